@@ -1,0 +1,309 @@
+//! A function's `bindings`: the `function.json` array Azure Functions users already write.
+//!
+//! Each element is dispatched on its `type` by hand and its remaining properties are read into
+//! that type's struct with unknown properties rejected. (serde's internally tagged enums would
+//! do the dispatch too, but they buffer the input and lose the path of the failing property.)
+//! Problems in different bindings are all reported at once, each with its path.
+
+mod checks;
+mod properties;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::names::BindingName;
+use crate::validation::{Problems, ValidationError, join_path};
+
+pub use properties::{
+    AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubTriggerBinding,
+    HttpOutputBinding, HttpTriggerBinding, KafkaTriggerBinding, QueueOutputBinding,
+    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+};
+
+/// One element of `bindings`, by `type`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Binding {
+    QueueTrigger(QueueTriggerBinding),
+    Queue(QueueOutputBinding),
+    ServiceBusTrigger(ServiceBusTriggerBinding),
+    ServiceBus(ServiceBusOutputBinding),
+    HttpTrigger(HttpTriggerBinding),
+    Http(HttpOutputBinding),
+    EventHubTrigger(EventHubTriggerBinding),
+    KafkaTrigger(KafkaTriggerBinding),
+    CosmosDbTrigger(CosmosDbTriggerBinding),
+}
+
+/// `(type, is trigger)` for every binding type Shoal knows, in the order error messages list them.
+const KNOWN_TYPES: [(&str, bool); 9] = [
+    ("queueTrigger", true),
+    ("queue", false),
+    ("serviceBusTrigger", true),
+    ("serviceBus", false),
+    ("httpTrigger", true),
+    ("http", false),
+    ("eventHubTrigger", true),
+    ("kafkaTrigger", true),
+    ("cosmosDBTrigger", true),
+];
+
+impl Binding {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Binding::QueueTrigger(_) => "queueTrigger",
+            Binding::Queue(_) => "queue",
+            Binding::ServiceBusTrigger(_) => "serviceBusTrigger",
+            Binding::ServiceBus(_) => "serviceBus",
+            Binding::HttpTrigger(_) => "httpTrigger",
+            Binding::Http(_) => "http",
+            Binding::EventHubTrigger(_) => "eventHubTrigger",
+            Binding::KafkaTrigger(_) => "kafkaTrigger",
+            Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
+        }
+    }
+
+    pub fn name(&self) -> &BindingName {
+        match self {
+            Binding::QueueTrigger(b) => &b.name,
+            Binding::Queue(b) => &b.name,
+            Binding::ServiceBusTrigger(b) => &b.name,
+            Binding::ServiceBus(b) => &b.name,
+            Binding::HttpTrigger(b) => &b.name,
+            Binding::Http(b) => &b.name,
+            Binding::EventHubTrigger(b) => &b.name,
+            Binding::KafkaTrigger(b) => &b.name,
+            Binding::CosmosDbTrigger(b) => &b.name,
+        }
+    }
+
+    /// Triggers are `in`, outputs `out`; no known type is `inout`.
+    pub fn direction(&self) -> Direction {
+        if self.is_trigger() {
+            Direction::In
+        } else {
+            Direction::Out
+        }
+    }
+
+    pub fn is_trigger(&self) -> bool {
+        is_trigger_type(self.type_name())
+    }
+
+    /// The `connection` property, `None` when absent or empty (the type's default connection).
+    pub fn connection(&self) -> Option<&str> {
+        let connection = match self {
+            Binding::QueueTrigger(b) => b.connection.as_deref(),
+            Binding::Queue(b) => b.connection.as_deref(),
+            Binding::ServiceBusTrigger(b) => b.connection.as_deref(),
+            Binding::ServiceBus(b) => b.connection.as_deref(),
+            Binding::EventHubTrigger(b) => b.connection.as_deref(),
+            Binding::CosmosDbTrigger(b) => Some(b.connection.as_str()),
+            Binding::HttpTrigger(_) | Binding::Http(_) | Binding::KafkaTrigger(_) => None,
+        };
+        connection.filter(|c| !c.is_empty())
+    }
+}
+
+fn is_trigger_type(type_name: &str) -> bool {
+    KNOWN_TYPES
+        .iter()
+        .any(|(t, trigger)| *t == type_name && *trigger)
+}
+
+/// Validate a bindings array: every element an object with a known `type`, a `direction`
+/// matching it (triggers `in`, outputs `out`), a valid `name`, the type's required properties
+/// and no unknown ones; binding names unique (case-insensitively, as Azure compares them); and
+/// exactly one trigger. Every problem found is reported.
+pub fn parse_bindings(value: &Value, prefix: &str) -> Result<Vec<Binding>, ValidationError> {
+    let Some(items) = value.as_array() else {
+        return Err(ValidationError::single(prefix, "expected an array"));
+    };
+    let mut problems = Problems::new();
+    let mut bindings = Vec::with_capacity(items.len());
+    let mut triggers = Vec::new();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for (index, item) in items.iter().enumerate() {
+        let path = join_path(prefix, &format!("[{index}]"));
+        if let Some(type_name) = item.get("type").and_then(Value::as_str)
+            && is_trigger_type(type_name)
+        {
+            triggers.push(type_name);
+        }
+        let binding = match parse_binding(item, &path) {
+            Ok(binding) => binding,
+            Err(err) => {
+                problems.absorb(err);
+                continue;
+            }
+        };
+        let name_path = join_path(&path, "name");
+        if let Some(first) = names.insert(binding.name().as_str().to_ascii_lowercase(), index) {
+            problems.push(
+                name_path,
+                format!(
+                    "duplicate binding name \"{}\" (also used by {prefix}[{first}]; names are case-insensitive)",
+                    binding.name()
+                ),
+            );
+        } else if binding.name().is_return() && binding.is_trigger() {
+            problems.push(name_path, "\"$return\" is only allowed on output bindings");
+        }
+        bindings.push(binding);
+    }
+    if triggers.len() != 1 {
+        let found = if triggers.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("{} ({})", triggers.len(), triggers.join(", "))
+        };
+        problems.push(
+            prefix,
+            format!("must contain exactly one trigger binding, found {found}"),
+        );
+    }
+    problems.finish()?;
+    Ok(bindings)
+}
+
+/// Validate one binding object; see [`parse_bindings`]. `prefix` is the element's path.
+pub fn parse_binding(value: &Value, prefix: &str) -> Result<Binding, ValidationError> {
+    let Some(object) = value.as_object() else {
+        return Err(ValidationError::single(prefix, "expected an object"));
+    };
+    let mut problems = Problems::new();
+    let type_path = join_path(prefix, "type");
+    let type_name = match object.get("type") {
+        None | Some(Value::Null) => {
+            problems.push(type_path, "is required");
+            None
+        }
+        Some(Value::String(t)) => match KNOWN_TYPES.iter().find(|(known, _)| known == t) {
+            Some((known, _)) => Some(*known),
+            None => {
+                problems.push(type_path, checks::unknown_type_message(t));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(type_path, "expected a string");
+            None
+        }
+    };
+    let direction_path = join_path(prefix, "direction");
+    match (object.get("direction"), type_name) {
+        (None | Some(Value::Null), _) => problems.push(direction_path, "is required"),
+        (Some(Value::String(d)), Some(t)) => {
+            let want = if is_trigger_type(t) { "in" } else { "out" };
+            if d != want {
+                problems.push(direction_path, format!("must be \"{want}\" for {t}"));
+            }
+        }
+        (Some(Value::String(_)), None) => {}
+        (Some(_), _) => problems.push(direction_path, "expected a string"),
+    }
+    let mut properties = object.clone();
+    properties.remove("type");
+    properties.remove("direction");
+    let binding = match type_name {
+        Some(t) => checks::read_properties(t, properties, prefix, &mut problems),
+        None => None,
+    };
+    problems.finish()?;
+    binding.ok_or_else(|| ValidationError::single(prefix, "is not a valid binding"))
+}
+
+/// Writes the binding back in `function.json` shape: `type`, `direction`, then its properties.
+impl Serialize for Binding {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a, T: Serialize> {
+            #[serde(rename = "type")]
+            type_name: &'static str,
+            direction: Direction,
+            #[serde(flatten)]
+            properties: &'a T,
+        }
+        let (type_name, direction) = (self.type_name(), self.direction());
+        macro_rules! tagged {
+            ($b:expr) => {
+                Tagged {
+                    type_name,
+                    direction,
+                    properties: $b,
+                }
+                .serialize(serializer)
+            };
+        }
+        match self {
+            Binding::QueueTrigger(b) => tagged!(b),
+            Binding::Queue(b) => tagged!(b),
+            Binding::ServiceBusTrigger(b) if b.cardinality == Some(Cardinality::Many) => {
+                // `isBatched` was implied by `cardinality`; write back only what was written.
+                let b = ServiceBusTriggerBinding {
+                    is_batched: false,
+                    ..b.clone()
+                };
+                tagged!(&b)
+            }
+            Binding::ServiceBusTrigger(b) => tagged!(b),
+            Binding::ServiceBus(b) => tagged!(b),
+            Binding::HttpTrigger(b) => tagged!(b),
+            Binding::Http(b) => tagged!(b),
+            Binding::EventHubTrigger(b) => tagged!(b),
+            Binding::KafkaTrigger(b) => tagged!(b),
+            Binding::CosmosDbTrigger(b) => tagged!(b),
+        }
+    }
+}
+
+/// Reads a binding stored in `function.json` shape (e.g. from the database) with the same
+/// validation as [`parse_binding`].
+impl<'de> Deserialize<'de> for Binding {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        parse_binding(&value, "").map_err(serde::de::Error::custom)
+    }
+}
+
+/// A loose schema: the common properties typed, the type-specific ones allowed.
+impl PartialSchema for Binding {
+    fn schema() -> RefOr<Schema> {
+        let string = || ObjectBuilder::new().schema_type(Type::String);
+        let known: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "One function.json binding: `type`, `direction`, `name` and the type's own properties \
+                 (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`).",
+            ))
+            .property("type", string().enum_values(Some(known)))
+            .property("direction", string().enum_values(Some(["in", "out"])))
+            .property("name", BindingName::schema())
+            .property("dataType", string().enum_values(Some(["string", "binary", "stream"])))
+            .property("connection", string())
+            .required("type")
+            .required("direction")
+            .required("name")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .examples([serde_json::json!({
+                "type": "queueTrigger", "direction": "in", "name": "order",
+                "queueName": "orders", "connection": "OrdersStorage"
+            })])
+            .into()
+    }
+}
+
+impl ToSchema for Binding {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("Binding")
+    }
+}
+
+#[cfg(test)]
+mod tests;

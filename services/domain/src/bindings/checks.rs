@@ -1,0 +1,297 @@
+//! Per-type reading of binding properties and the checks serde cannot express.
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use super::{
+    Binding, Cardinality, CosmosDbTriggerBinding, EventHubTriggerBinding, HttpTriggerBinding,
+    KNOWN_TYPES, KafkaTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+};
+use crate::names::SettingName;
+use crate::validation::{Problems, from_json, join_path};
+
+pub(super) fn unknown_type_message(written: &str) -> String {
+    if let Some((known, _)) = KNOWN_TYPES
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(written))
+    {
+        return format!("unknown binding type \"{written}\", did you mean \"{known}\"?");
+    }
+    let known: Vec<&str> = KNOWN_TYPES.iter().map(|(k, _)| *k).collect();
+    format!(
+        "unknown binding type \"{written}\"; known types: {}",
+        known.join(", ")
+    )
+}
+
+fn props<T: DeserializeOwned>(
+    properties: Map<String, Value>,
+    prefix: &str,
+    problems: &mut Problems,
+) -> Option<T> {
+    from_json(Value::Object(properties), prefix)
+        .map_err(|err| problems.absorb(err))
+        .ok()
+}
+
+/// Reads the properties of a binding of type `t` and applies the checks serde cannot express.
+pub(super) fn read_properties(
+    t: &str,
+    properties: Map<String, Value>,
+    prefix: &str,
+    problems: &mut Problems,
+) -> Option<Binding> {
+    let path = |field: &str| join_path(prefix, field);
+    let is_batched_written = properties.contains_key("isBatched");
+    let binding = match t {
+        "queueTrigger" => Binding::QueueTrigger(props(properties, prefix, problems)?),
+        "queue" => Binding::Queue(props(properties, prefix, problems)?),
+        "serviceBusTrigger" => {
+            let mut b: ServiceBusTriggerBinding = props(properties, prefix, problems)?;
+            check_service_bus_entity(
+                problems,
+                prefix,
+                &b.queue_name,
+                &b.topic_name,
+                Some(&b.subscription_name),
+            );
+            match b.cardinality {
+                Some(c) if is_batched_written && (c == Cardinality::Many) != b.is_batched => {
+                    problems.push(path("cardinality"), "contradicts isBatched");
+                }
+                Some(Cardinality::Many) => b.is_batched = true,
+                _ => {}
+            }
+            Binding::ServiceBusTrigger(b)
+        }
+        "serviceBus" => {
+            let b: ServiceBusOutputBinding = props(properties, prefix, problems)?;
+            check_service_bus_entity(problems, prefix, &b.queue_name, &b.topic_name, None);
+            Binding::ServiceBus(b)
+        }
+        "httpTrigger" => {
+            let b: HttpTriggerBinding = props(properties, prefix, problems)?;
+            check_http(problems, prefix, &b);
+            Binding::HttpTrigger(b)
+        }
+        "http" => Binding::Http(props(properties, prefix, problems)?),
+        "eventHubTrigger" => {
+            let b: EventHubTriggerBinding = props(properties, prefix, problems)?;
+            if let Some(name) = &b.event_hub_name {
+                check_entity_name(problems, &path("eventHubName"), name, 256, false);
+            }
+            if let Some(group) = &b.consumer_group {
+                check_consumer_group(problems, &path("consumerGroup"), group);
+            }
+            Binding::EventHubTrigger(b)
+        }
+        "kafkaTrigger" => {
+            let b: KafkaTriggerBinding = props(properties, prefix, problems)?;
+            check_kafka(problems, prefix, &b);
+            Binding::KafkaTrigger(b)
+        }
+        "cosmosDBTrigger" => {
+            let b: CosmosDbTriggerBinding = props(properties, prefix, problems)?;
+            for (field, value) in [
+                ("databaseName", &b.database_name),
+                ("containerName", &b.container_name),
+            ] {
+                if value.trim().is_empty() {
+                    problems.push(path(field), "must not be empty");
+                }
+            }
+            if b.connection.is_empty() {
+                problems.push(path("connection"), "must not be empty");
+            }
+            if b.max_items_per_invocation == Some(0) {
+                problems.push(path("maxItemsPerInvocation"), "must be at least 1");
+            }
+            if let Some(lease) = &b.lease_connection {
+                check_connection(problems, &path("leaseConnection"), Some(lease));
+            }
+            Binding::CosmosDbTrigger(b)
+        }
+        _ => return None,
+    };
+    check_connection(problems, &path("connection"), binding.connection());
+    Some(binding)
+}
+
+/// `connection` names an app setting or a prefix of settings, so it must be a valid setting name.
+fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str>) {
+    if let Some(connection) = connection.filter(|c| !c.is_empty())
+        && let Err(message) = SettingName::parse(connection)
+    {
+        problems.push(path, format!("must name an app setting: {message}"));
+    }
+}
+
+/// Service Bus: exactly one of `queueName` or `topicName` (+ `subscriptionName` for triggers).
+fn check_service_bus_entity(
+    problems: &mut Problems,
+    prefix: &str,
+    queue: &Option<String>,
+    topic: &Option<String>,
+    subscription: Option<&Option<String>>,
+) {
+    let path = |field: &str| join_path(prefix, field);
+    let needs_subscription = subscription.is_some();
+    let subscription = subscription.and_then(Option::as_ref);
+    match (queue, topic) {
+        (Some(_), Some(_)) => problems.push(prefix, "set either queueName or topicName, not both"),
+        (None, None) if needs_subscription => problems.push(
+            path("queueName"),
+            "queueName, or topicName with subscriptionName, is required",
+        ),
+        (None, None) => problems.push(path("queueName"), "queueName or topicName is required"),
+        _ => {}
+    }
+    if let Some(queue) = queue {
+        check_entity_name(problems, &path("queueName"), queue, 260, true);
+        if subscription.is_some() && topic.is_none() {
+            problems.push(path("subscriptionName"), "is only used with topicName");
+        }
+    }
+    if let Some(topic) = topic {
+        check_entity_name(problems, &path("topicName"), topic, 260, true);
+        if needs_subscription && subscription.is_none() {
+            problems.push(path("subscriptionName"), "is required with topicName");
+        }
+    }
+    if let (Some(subscription), None) = (subscription, queue) {
+        check_entity_name(problems, &path("subscriptionName"), subscription, 50, false);
+    }
+}
+
+/// Service Bus and Event Hubs entity names: letters, digits, `.`, `-`, `_` (and `/` for Service
+/// Bus paths), starting and ending with a letter or digit; or a `%Setting%` reference.
+fn check_entity_name(
+    problems: &mut Problems,
+    path: &str,
+    name: &str,
+    max: usize,
+    allow_slash: bool,
+) {
+    if is_setting_reference(name) {
+        return;
+    }
+    let valid_chars = name.chars().all(|c| {
+        c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') || (allow_slash && c == '/')
+    });
+    let valid_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if name.is_empty() || name.len() > max || !valid_chars || !valid_ends {
+        let extra = if allow_slash {
+            ", '_' and '/'"
+        } else {
+            " and '_'"
+        };
+        problems.push(
+            path,
+            format!(
+                "must be 1 to {max} letters, digits, '.', '-'{extra}, starting and ending with a letter or digit (or an app setting reference like %Name%)"
+            ),
+        );
+    }
+}
+
+fn check_consumer_group(problems: &mut Problems, path: &str, group: &str) {
+    if group.is_empty() || group.len() > 50 || group.chars().any(char::is_control) {
+        problems.push(path, "must be 1 to 50 characters");
+    }
+}
+
+fn is_setting_reference(value: &str) -> bool {
+    value
+        .strip_prefix('%')
+        .and_then(|rest| rest.strip_suffix('%'))
+        .is_some_and(|name| SettingName::parse(name).is_ok())
+}
+
+fn check_http(problems: &mut Problems, prefix: &str, binding: &HttpTriggerBinding) {
+    const METHODS: [&str; 8] = [
+        "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE",
+    ];
+    let mut seen = Vec::new();
+    for (i, method) in binding.methods.iter().flatten().enumerate() {
+        let upper = method.to_ascii_uppercase();
+        let path = join_path(&join_path(prefix, "methods"), &format!("[{i}]"));
+        if !METHODS.contains(&upper.as_str()) {
+            problems.push(path, format!("must be one of {}", METHODS.join(", ")));
+        } else if seen.contains(&upper) {
+            problems.push(path, format!("duplicate method {upper}"));
+        } else {
+            seen.push(upper);
+        }
+    }
+    if let Some(route) = &binding.route
+        && route
+            .chars()
+            .any(|c| c.is_control() || c == '?' || c == '#')
+    {
+        problems.push(
+            join_path(prefix, "route"),
+            "must not contain '?', '#' or control characters",
+        );
+    }
+}
+
+fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaTriggerBinding) {
+    let path = |field: &str| join_path(prefix, field);
+    if binding.broker_list.trim().is_empty() {
+        problems.push(path("brokerList"), "must not be empty");
+    }
+    let topic_ok = is_setting_reference(&binding.topic)
+        || (!binding.topic.is_empty()
+            && binding.topic.len() <= 249
+            && binding
+                .topic
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')));
+    if !topic_ok {
+        problems.push(path("topic"), "must be 1 to 249 letters, digits, '.', '_' and '-' (or an app setting reference like %Topic%)");
+    }
+    if let Some(group) = &binding.consumer_group {
+        check_consumer_group(problems, &path("consumerGroup"), group);
+    }
+    if binding.lag_threshold == Some(0) {
+        problems.push(path("lagThreshold"), "must be at least 1");
+    }
+    let choices: [(&str, &Option<String>, &[&str]); 2] = [
+        (
+            "protocol",
+            &binding.protocol,
+            &["plaintext", "ssl", "saslPlaintext", "saslSsl"],
+        ),
+        (
+            "authenticationMode",
+            &binding.authentication_mode,
+            &[
+                "gssapi",
+                "plain",
+                "scramSha256",
+                "scramSha512",
+                "oauthBearer",
+            ],
+        ),
+    ];
+    for (field, value, allowed) in choices {
+        if let Some(value) = value {
+            let normalized = value.replace(['_', '-'], "");
+            if !allowed.iter().any(|a| a.eq_ignore_ascii_case(&normalized)) {
+                problems.push(
+                    path(field),
+                    format!("must be one of {}", allowed.join(", ")),
+                );
+            }
+        }
+    }
+    if let Some(password) = &binding.password
+        && !is_setting_reference(password)
+    {
+        problems.push(
+                path("password"),
+                "must be an app setting reference like %KafkaPassword% so the secret stays in app settings",
+            );
+    }
+}

@@ -1,0 +1,209 @@
+//! The property structs of each binding type, as `function.json` spells them.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::names::{BindingName, QueueName};
+
+/// Data flow of a binding, as `function.json` spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    In,
+    Out,
+    InOut,
+}
+
+/// How the payload is handed to the handler; Azure's `dataType` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DataType {
+    String,
+    Binary,
+    Stream,
+}
+
+/// Whether a trigger delivers one message per invocation or a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Cardinality {
+    One,
+    Many,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthLevel {
+    Anonymous,
+    Function,
+    Admin,
+}
+
+/// Declares a binding's property struct: camelCase, unknown properties rejected, `None`
+/// omitted on output, and the `dataType` every binding may carry.
+macro_rules! binding_struct {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub struct $name {
+            pub name: BindingName,
+            $($(#[$fdoc])* pub $field: $ty,)*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub data_type: Option<DataType>,
+        }
+    };
+}
+
+binding_struct!(
+    /// `queueTrigger`: runs the function for each message on a storage queue.
+    QueueTriggerBinding {
+        queue_name: QueueName,
+        /// App setting (or prefix of settings) naming the account; empty means `AzureWebJobsStorage`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `queue` (out): enqueues the handler's output after a successful invocation.
+    QueueOutputBinding {
+        queue_name: QueueName,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `serviceBusTrigger`: a queue, or a topic subscription, of a Service Bus namespace.
+    ServiceBusTriggerBinding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        topic_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subscription_name: Option<String>,
+        /// Empty means `AzureWebJobsServiceBus`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_sessions_enabled: bool,
+        /// Batched execution; also set by Azure's `"cardinality": "many"`.
+        #[serde(default, skip_serializing_if = "is_false")]
+        is_batched: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cardinality: Option<Cardinality>,
+        /// Overrides `hostConfig.extensions.serviceBus.autoCompleteMessages` for this function.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto_complete_messages: Option<bool>,
+    }
+);
+
+binding_struct!(
+    /// `serviceBus` (out): sends the handler's output to a queue or topic.
+    ServiceBusOutputBinding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        queue_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        topic_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `httpTrigger`: invoked through Shoal's webhook ingress.
+    HttpTriggerBinding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auth_level: Option<AuthLevel>,
+        /// Allowed HTTP methods (any case); absent means all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        methods: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        route: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `http` (out): the handler's HTTP response.
+    HttpOutputBinding {}
+);
+
+binding_struct!(
+    /// `eventHubTrigger`: events from an event hub partition set.
+    EventHubTriggerBinding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event_hub_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        consumer_group: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cardinality: Option<Cardinality>,
+    }
+);
+
+binding_struct!(
+    /// `kafkaTrigger`: records from a Kafka topic.
+    KafkaTriggerBinding {
+        broker_list: String,
+        topic: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        consumer_group: Option<String>,
+        /// Lag per instance the scaler aims for; Azure's default is 1000.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lag_threshold: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cardinality: Option<Cardinality>,
+        /// `plaintext`, `ssl`, `saslPlaintext` or `saslSsl` (any case, as Azure accepts).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol: Option<String>,
+        /// `gssapi`, `plain`, `scramSha256`, `scramSha512` or `oauthBearer` (any case).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        authentication_mode: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// Must be an app setting reference (`%KafkaPassword%`): bindings are returned unmasked.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `cosmosDBTrigger`: the change feed of a Cosmos DB container.
+    CosmosDbTriggerBinding {
+        database_name: String,
+        container_name: String,
+        connection: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_connection: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_database_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_container_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lease_container_prefix: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        create_lease_container_if_not_exists: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        leases_container_throughput: Option<u32>,
+        /// Most changes per invocation; Azure's default is 100.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_items_per_invocation: Option<u32>,
+        /// Milliseconds between polls of an idle change feed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feed_poll_delay: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start_from_beginning: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        start_from_time: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preferred_locations: Option<String>,
+    }
+);
+
+/// `false` flags are the default, so reads return them only when they are set, which keeps a
+/// read equal to what was written in the usual case of leaving them out.
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}

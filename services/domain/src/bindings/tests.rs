@@ -1,0 +1,372 @@
+//! Tests for `bindings.rs`, kept beside it because the binding types alone fill that file.
+
+use super::*;
+use serde_json::json;
+
+fn errors(value: Value) -> Vec<(String, String)> {
+    parse_bindings(&value, "bindings")
+        .unwrap_err()
+        .errors
+        .into_iter()
+        .map(|e| (e.path, e.message))
+        .collect()
+}
+
+fn e(path: &str, message: &str) -> (String, String) {
+    (path.to_owned(), message.to_owned())
+}
+
+fn queue_trigger() -> Value {
+    json!({"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders", "connection": "OrdersStorage"})
+}
+
+#[test]
+fn queue_trigger_with_output_parses_and_roundtrips() {
+    let written = json!([
+        queue_trigger(),
+        {"type": "queue", "direction": "out", "name": "$return", "queueName": "%OutQueue%"}
+    ]);
+    let bindings = parse_bindings(&written, "bindings").unwrap();
+    assert_eq!(bindings.len(), 2);
+    let trigger = &bindings[0];
+    assert_eq!(
+        (
+            trigger.type_name(),
+            trigger.direction(),
+            trigger.is_trigger()
+        ),
+        ("queueTrigger", Direction::In, true)
+    );
+    assert_eq!(trigger.name().as_str(), "order");
+    assert_eq!(trigger.connection(), Some("OrdersStorage"));
+    assert_eq!(bindings[1].connection(), None);
+    assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
+    let stored: Vec<Binding> = serde_json::from_value(written.clone()).unwrap();
+    assert_eq!(stored, bindings);
+}
+
+#[test]
+fn every_known_type_parses() {
+    let cases = [
+        queue_trigger(),
+        json!({"type": "serviceBusTrigger", "direction": "in", "name": "msg", "topicName": "orders", "subscriptionName": "billing", "isSessionsEnabled": true}),
+        json!({"type": "httpTrigger", "direction": "in", "name": "req", "authLevel": "function", "methods": ["get", "POST"], "route": "orders/{id:int}"}),
+        json!({"type": "eventHubTrigger", "direction": "in", "name": "events", "eventHubName": "telemetry", "consumerGroup": "$Default", "cardinality": "many", "connection": "Hub"}),
+        json!({"type": "kafkaTrigger", "direction": "in", "name": "records", "brokerList": "%Brokers%", "topic": "orders", "consumerGroup": "g", "lagThreshold": 100, "protocol": "SASLSSL", "authenticationMode": "PLAIN", "username": "u", "password": "%KafkaPassword%"}),
+        json!({"type": "cosmosDBTrigger", "direction": "in", "name": "docs", "databaseName": "db", "containerName": "items", "connection": "Cosmos", "leaseContainerName": "leases", "createLeaseContainerIfNotExists": true, "maxItemsPerInvocation": 100}),
+    ];
+    for trigger in cases {
+        let written = json!([
+            trigger,
+            {"type": "serviceBus", "direction": "out", "name": "sb", "queueName": "out"},
+            {"type": "http", "direction": "out", "name": "res", "dataType": "string"}
+        ]);
+        let bindings =
+            parse_bindings(&written, "bindings").unwrap_or_else(|e| panic!("{written}: {e}"));
+        assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
+    }
+}
+
+#[test]
+fn service_bus_cardinality_many_means_batched() {
+    let written = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "msgs", "queueName": "orders", "cardinality": "many"}]);
+    let bindings = parse_bindings(&written, "bindings").unwrap();
+    let Binding::ServiceBusTrigger(b) = &bindings[0] else {
+        panic!("{bindings:?}")
+    };
+    assert!(b.is_batched && !b.is_sessions_enabled);
+    assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
+    let conflicting = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "m", "queueName": "q", "cardinality": "one", "isBatched": true}]);
+    assert_eq!(
+        errors(conflicting),
+        [e("bindings[0].cardinality", "contradicts isBatched")]
+    );
+}
+
+#[test]
+fn service_bus_needs_exactly_a_queue_or_a_topic_subscription() {
+    let sb = |props: Value| {
+        let mut binding = json!({"type": "serviceBusTrigger", "direction": "in", "name": "m"});
+        binding
+            .as_object_mut()
+            .unwrap()
+            .extend(props.as_object().unwrap().clone());
+        errors(json!([binding]))
+    };
+    assert_eq!(
+        sb(json!({})),
+        [e(
+            "bindings[0].queueName",
+            "queueName, or topicName with subscriptionName, is required"
+        )]
+    );
+    assert_eq!(
+        sb(json!({"topicName": "t"})),
+        [e(
+            "bindings[0].subscriptionName",
+            "is required with topicName"
+        )]
+    );
+    assert_eq!(
+        sb(json!({"queueName": "q", "subscriptionName": "s"})),
+        [e(
+            "bindings[0].subscriptionName",
+            "is only used with topicName"
+        )]
+    );
+    assert_eq!(
+        sb(json!({"queueName": "q", "topicName": "t", "subscriptionName": "s"})),
+        [e(
+            "bindings[0]",
+            "set either queueName or topicName, not both"
+        )]
+    );
+    assert_eq!(
+        sb(json!({"queueName": "-bad"}))[0].0,
+        "bindings[0].queueName"
+    );
+    let output = json!([queue_trigger(), {"type": "serviceBus", "direction": "out", "name": "o"}]);
+    assert_eq!(
+        errors(output),
+        [e(
+            "bindings[1].queueName",
+            "queueName or topicName is required"
+        )]
+    );
+}
+
+#[test]
+fn unknown_and_missing_type_are_reported_with_known_types() {
+    let got = errors(
+        json!([queue_trigger(), {"type": "blobTrigger", "direction": "in", "name": "b"}, {"direction": "out", "name": "x"}, {"type": "QueueTrigger", "direction": "in", "name": "y"}]),
+    );
+    assert_eq!(
+        got,
+        [
+            e(
+                "bindings[1].type",
+                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, kafkaTrigger, cosmosDBTrigger"
+            ),
+            e("bindings[2].type", "is required"),
+            e(
+                "bindings[3].type",
+                "unknown binding type \"QueueTrigger\", did you mean \"queueTrigger\"?"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn direction_must_match_the_type() {
+    let cases = [
+        (
+            json!({"type": "queueTrigger", "direction": "out", "name": "a", "queueName": "abc"}),
+            e("bindings[0].direction", "must be \"in\" for queueTrigger"),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "inout", "name": "a", "queueName": "abc"}),
+            e("bindings[0].direction", "must be \"in\" for queueTrigger"),
+        ),
+        (
+            json!({"type": "queueTrigger", "name": "a", "queueName": "abc"}),
+            e("bindings[0].direction", "is required"),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": 1, "name": "a", "queueName": "abc"}),
+            e("bindings[0].direction", "expected a string"),
+        ),
+    ];
+    for (binding, want) in cases {
+        assert_eq!(errors(json!([binding])), [want]);
+    }
+    let output = json!([queue_trigger(), {"type": "queue", "direction": "in", "name": "o", "queueName": "out"}]);
+    assert_eq!(
+        errors(output),
+        [e("bindings[1].direction", "must be \"out\" for queue")]
+    );
+}
+
+#[test]
+fn properties_are_validated_with_their_paths() {
+    let cases = [
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "1a", "queueName": "abc"}),
+            e(
+                "bindings[0].name",
+                "must start with a letter or '_' (or be \"$return\")",
+            ),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "Orders"}),
+            e(
+                "bindings[0].queueName",
+                "may contain only lowercase letters, digits and hyphens (or be an app setting reference like %QueueName%)",
+            ),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "a"}),
+            e("bindings[0].queueName", "is required"),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "abc", "queuename": "x"}),
+            e("bindings[0].queuename", "unknown field \"queuename\""),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "abc", "connection": "my storage"}),
+            e(
+                "bindings[0].connection",
+                "must name an app setting: may contain only letters, digits, '_', '.', '-' and ':'",
+            ),
+        ),
+        (
+            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "abc", "dataType": "json"}),
+            e(
+                "bindings[0].dataType",
+                "unknown value \"json\", expected one of \"string\", \"binary\", \"stream\"",
+            ),
+        ),
+        (
+            json!({"type": "serviceBusTrigger", "direction": "in", "name": "a", "queueName": "q", "isSessionsEnabled": "yes"}),
+            e("bindings[0].isSessionsEnabled", "expected a boolean"),
+        ),
+        (
+            json!({"type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get", "fetch"]}),
+            e(
+                "bindings[0].methods[1]",
+                "must be one of GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS, TRACE",
+            ),
+        ),
+        (
+            json!({"type": "httpTrigger", "direction": "in", "name": "req", "authLevel": "system"}),
+            e(
+                "bindings[0].authLevel",
+                "unknown value \"system\", expected one of \"anonymous\", \"function\", \"admin\"",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "password": "hunter2"}),
+            e(
+                "bindings[0].password",
+                "must be an app setting reference like %KafkaPassword% so the secret stays in app settings",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "lagThreshold": 0}),
+            e("bindings[0].lagThreshold", "must be at least 1"),
+        ),
+        (
+            json!({"type": "cosmosDBTrigger", "direction": "in", "name": "d", "databaseName": "db", "containerName": "c"}),
+            e("bindings[0].connection", "is required"),
+        ),
+        (
+            json!({"type": "eventHubTrigger", "direction": "in", "name": "ev", "eventHubName": "bad name"}),
+            e(
+                "bindings[0].eventHubName",
+                "must be 1 to 256 letters, digits, '.', '-' and '_', starting and ending with a letter or digit (or an app setting reference like %Name%)",
+            ),
+        ),
+        (
+            json!("queueTrigger"),
+            e("bindings[0]", "expected an object"),
+        ),
+    ];
+    for (binding, want) in cases {
+        let got = errors(json!([binding.clone()]));
+        assert!(got.contains(&want), "{binding}: {got:?}");
+    }
+}
+
+#[test]
+fn binding_names_must_be_unique_case_insensitively() {
+    let written = json!([queue_trigger(), {"type": "queue", "direction": "out", "name": "Order", "queueName": "out"}]);
+    assert_eq!(
+        errors(written),
+        [e(
+            "bindings[1].name",
+            "duplicate binding name \"Order\" (also used by bindings[0]; names are case-insensitive)"
+        )]
+    );
+}
+
+#[test]
+fn return_name_is_only_for_outputs() {
+    let written =
+        json!([{"type": "queueTrigger", "direction": "in", "name": "$return", "queueName": "abc"}]);
+    assert_eq!(
+        errors(written),
+        [e(
+            "bindings[0].name",
+            "\"$return\" is only allowed on output bindings"
+        )]
+    );
+}
+
+#[test]
+fn exactly_one_trigger_is_required() {
+    let output = json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out"});
+    assert_eq!(
+        errors(json!([])),
+        [e(
+            "bindings",
+            "must contain exactly one trigger binding, found none"
+        )]
+    );
+    assert_eq!(
+        errors(json!([output])),
+        [e(
+            "bindings",
+            "must contain exactly one trigger binding, found none"
+        )]
+    );
+    let two = json!([queue_trigger(), {"type": "httpTrigger", "direction": "in", "name": "req"}]);
+    assert_eq!(
+        errors(two),
+        [e(
+            "bindings",
+            "must contain exactly one trigger binding, found 2 (queueTrigger, httpTrigger)"
+        )]
+    );
+}
+
+#[test]
+fn an_invalid_trigger_still_counts_as_the_trigger() {
+    let written =
+        json!([{"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "AB"}]);
+    let got = errors(written);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].0, "bindings[0].queueName");
+}
+
+#[test]
+fn errors_across_bindings_are_all_reported() {
+    let written = json!([
+        {"type": "queueTrigger", "direction": "out", "name": "a", "queueName": "abc", "foo": 1},
+        {"type": "queue", "direction": "out", "name": "b"},
+        5,
+    ]);
+    let paths: Vec<String> = errors(written).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        paths,
+        [
+            "bindings[0].direction",
+            "bindings[0].foo",
+            "bindings[1].queueName",
+            "bindings[2]"
+        ]
+    );
+}
+
+#[test]
+fn non_array_is_rejected() {
+    assert_eq!(
+        errors(json!({"type": "queueTrigger"})),
+        [e("bindings", "expected an array")]
+    );
+}
+
+#[test]
+fn schema_is_a_loose_object_with_known_types() {
+    let schema = serde_json::to_value(<Binding as PartialSchema>::schema()).unwrap();
+    assert_eq!(schema["properties"]["type"]["enum"][8], "cosmosDBTrigger");
+    assert_eq!(schema["additionalProperties"], true);
+}

@@ -1,0 +1,19 @@
+//! Shoal's domain: pure types and rules with no I/O.
+//!
+//! Apps, functions and their `function.json` bindings, `host.json` settings with their
+//! documented ranges and defaults, connection resolution from app settings, validation errors
+//! that carry the field path, and JSON merge patch. Everything here is deterministic and is
+//! tested with plain unit tests (tables of cases, property tests where a property exists).
+
+pub mod apps;
+pub mod bindings;
+pub mod connection;
+pub mod functions;
+pub mod host_config;
+pub mod merge_patch;
+pub mod names;
+pub mod scale;
+pub mod settings;
+pub mod tenants;
+pub mod timespan;
+pub mod validation;

@@ -1,0 +1,420 @@
+//! Validated names: tenants, apps, functions, queues, app settings and bindings.
+//!
+//! Each name is a newtype that can only be built through `parse`, so code holding a
+//! `TenantName` never re-checks it. The rules are Azure's where Azure has one, so a name that
+//! works in Azure Functions works in Shoal and the other way round. On the wire every name is a
+//! plain JSON string; deserializing validates it.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+/// Declares a string newtype with `parse`, `as_str`, `Display`, `AsRef<str>`, serde as a
+/// string (validating on the way in) and an OpenAPI string schema.
+macro_rules! name_type {
+    (
+        $(#[$doc:meta])*
+        $name:ident,
+        validate = $validate:path,
+        pattern = $pattern:expr,
+        min = $min:expr,
+        max = $max:expr,
+        example = $example:expr,
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(try_from = "String", into = "String")]
+        pub struct $name(String);
+
+        impl $name {
+            /// Checks `s` against the rule above; the error is a short message for the field.
+            pub fn parse(s: &str) -> Result<Self, String> {
+                $validate(s)?;
+                Ok(Self(s.to_owned()))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::parse(s)
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+            fn try_from(s: String) -> Result<Self, String> {
+                $validate(&s)?;
+                Ok(Self(s))
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(name: $name) -> String {
+                name.0
+            }
+        }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern(Some($pattern))
+                    .min_length(Some($min))
+                    .max_length(Some($max))
+                    .examples([$example])
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> Cow<'static, str> {
+                Cow::Borrowed(stringify!($name))
+            }
+        }
+    };
+}
+
+name_type! {
+    /// A tenant: 2–63 lowercase ASCII letters, digits and hyphens, not starting or ending with
+    /// a hyphen. Kept this strict because the name is written into Postgres session settings
+    /// for row-level security and into URLs without escaping.
+    TenantName,
+    validate = validate_tenant,
+    pattern = "^[a-z0-9][a-z0-9-]*[a-z0-9]$",
+    min = 2,
+    max = 63,
+    example = "contoso",
+}
+
+name_type! {
+    /// A function app, by Azure's rule for app names: 2–60 ASCII letters, digits and hyphens,
+    /// not starting or ending with a hyphen.
+    AppName,
+    validate = validate_app,
+    pattern = "^[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]$",
+    min = 2,
+    max = 60,
+    example = "orders-app",
+}
+
+name_type! {
+    /// A function, by Azure Functions' rule `^[a-zA-Z][a-zA-Z0-9_-]{0,127}$`.
+    FunctionName,
+    validate = validate_function,
+    pattern = "^[a-zA-Z][a-zA-Z0-9_-]{0,127}$",
+    min = 1,
+    max = 128,
+    example = "ProcessOrder",
+}
+
+name_type! {
+    /// A storage queue by Azure Storage's rule (3–63 lowercase letters, digits and hyphens,
+    /// starting and ending with a letter or digit, no consecutive hyphens), or an app-setting
+    /// reference `%SettingName%` that the worker resolves when it starts the listener — the
+    /// binding expression Azure Functions users write to vary queue names per environment.
+    ///
+    /// Azure's extension lower-cases queue names before checking them; Shoal rejects upper
+    /// case instead, so what a read returns is exactly what was written.
+    QueueName,
+    validate = validate_queue,
+    pattern = "^(%[A-Za-z0-9_.:-]{1,256}%|[a-z0-9](-?[a-z0-9])*)$",
+    min = 3,
+    max = 258,
+    example = "orders",
+}
+
+name_type! {
+    /// An app setting name: 1–256 ASCII letters, digits, `_`, `.`, `-` and `:` (`:` and `__`
+    /// separate the parts of identity-based connection settings).
+    SettingName,
+    validate = validate_setting,
+    pattern = "^[A-Za-z0-9_.:-]{1,256}$",
+    min = 1,
+    max = 256,
+    example = "MyStorage__queueServiceUri",
+}
+
+name_type! {
+    /// A binding's `name`: an identifier (`^[A-Za-z_][A-Za-z0-9_]*$`), or `$return` for the
+    /// output binding that receives the handler's `ReturnValue`.
+    BindingName,
+    validate = validate_binding,
+    pattern = "^([A-Za-z_][A-Za-z0-9_]*|\\$return)$",
+    min = 1,
+    max = 128,
+    example = "myQueueItem",
+}
+
+impl QueueName {
+    /// The app setting named by a `%SettingName%` reference, or `None` for a literal queue name.
+    pub fn setting_reference(&self) -> Option<&str> {
+        self.0
+            .strip_prefix('%')
+            .and_then(|rest| rest.strip_suffix('%'))
+    }
+}
+
+impl BindingName {
+    /// `$return` binds the handler's return value rather than a named output.
+    pub fn is_return(&self) -> bool {
+        self.0 == "$return"
+    }
+}
+
+fn check_length(s: &str, min: usize, max: usize) -> Result<(), String> {
+    let len = s.chars().count();
+    if len < min || len > max {
+        return Err(format!("must be {min} to {max} characters long"));
+    }
+    Ok(())
+}
+
+/// Shared rule of tenant and app names: letters/digits/hyphens, no hyphen at either end.
+fn check_hyphenated(s: &str, allowed: impl Fn(char) -> bool, what: &str) -> Result<(), String> {
+    if !s.chars().all(|c| allowed(c) || c == '-') {
+        return Err(format!("may contain only {what}, digits and hyphens"));
+    }
+    if s.starts_with('-') || s.ends_with('-') {
+        return Err("must not start or end with a hyphen".to_owned());
+    }
+    Ok(())
+}
+
+fn validate_tenant(s: &str) -> Result<(), String> {
+    check_length(s, 2, 63)?;
+    check_hyphenated(
+        s,
+        |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+        "lowercase letters",
+    )
+}
+
+fn validate_app(s: &str) -> Result<(), String> {
+    check_length(s, 2, 60)?;
+    check_hyphenated(s, |c| c.is_ascii_alphanumeric(), "letters")
+}
+
+fn validate_function(s: &str) -> Result<(), String> {
+    check_length(s, 1, 128)?;
+    let mut chars = s.chars();
+    if !chars.next().is_some_and(|c| c.is_ascii_alphabetic()) {
+        return Err("must start with a letter".to_owned());
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Err("may contain only letters, digits, '_' and '-'".to_owned());
+    }
+    Ok(())
+}
+
+fn validate_queue(s: &str) -> Result<(), String> {
+    if let Some(setting) = s.strip_prefix('%').and_then(|rest| rest.strip_suffix('%')) {
+        return validate_setting(setting)
+            .map_err(|message| format!("app setting reference %{setting}%: name {message}"));
+    }
+    check_length(s, 3, 63)?;
+    if !s
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(
+            "may contain only lowercase letters, digits and hyphens (or be an app setting reference like %QueueName%)"
+                .to_owned(),
+        );
+    }
+    if s.starts_with('-') || s.ends_with('-') {
+        return Err("must start and end with a letter or digit".to_owned());
+    }
+    if s.contains("--") {
+        return Err("must not contain consecutive hyphens".to_owned());
+    }
+    Ok(())
+}
+
+fn validate_setting(s: &str) -> Result<(), String> {
+    check_length(s, 1, 256)?;
+    if !s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | ':'))
+    {
+        return Err("may contain only letters, digits, '_', '.', '-' and ':'".to_owned());
+    }
+    Ok(())
+}
+
+fn validate_binding(s: &str) -> Result<(), String> {
+    if s == "$return" {
+        return Ok(());
+    }
+    check_length(s, 1, 128)?;
+    let mut chars = s.chars();
+    if !chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    {
+        return Err("must start with a letter or '_' (or be \"$return\")".to_owned());
+    }
+    if !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err("may contain only letters, digits and '_'".to_owned());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<T>(parse: fn(&str) -> Result<T, String>, valid: &[&str], invalid: &[&str]) {
+        for name in valid {
+            assert!(parse(name).is_ok(), "{name:?} should be valid");
+        }
+        for name in invalid {
+            assert!(parse(name).is_err(), "{name:?} should be invalid");
+        }
+    }
+
+    #[test]
+    fn tenant_names_are_lowercase_dns_labels() {
+        let long_ok = "a".repeat(63);
+        let too_long = "a".repeat(64);
+        check(
+            TenantName::parse,
+            &["ab", "contoso", "team-42", "0a", "a--b", &long_ok],
+            &[
+                "", "a", "Contoso", "-ab", "ab-", "a_b", "a.b", "a b", "ä-b", "a;b", "a'b",
+                &too_long,
+            ],
+        );
+    }
+
+    #[test]
+    fn app_names_follow_azure_function_app_rule() {
+        let long_ok = "A".repeat(60);
+        let too_long = "a".repeat(61);
+        check(
+            AppName::parse,
+            &["ab", "Orders-App", "app1", &long_ok],
+            &[
+                "", "a", "-app", "app-", "my_app", "my.app", "my app", &too_long,
+            ],
+        );
+    }
+
+    #[test]
+    fn function_names_follow_azure_functions_rule() {
+        let long_ok = format!("F{}", "x".repeat(127));
+        let too_long = format!("F{}", "x".repeat(128));
+        check(
+            FunctionName::parse,
+            &["f", "ProcessOrder", "process_order-2", &long_ok],
+            &["", "1abc", "_abc", "-abc", "a.b", "a b", "a$b", &too_long],
+        );
+    }
+
+    #[test]
+    fn queue_names_follow_azure_storage_rule_or_setting_reference() {
+        let long_ok = "q".repeat(63);
+        let too_long = "q".repeat(64);
+        check(
+            QueueName::parse,
+            &[
+                "abc",
+                "orders",
+                "orders-poison",
+                "a1-b2",
+                "123",
+                &long_ok,
+                "%OrdersQueue%",
+                "%My.Queue:Name%",
+            ],
+            &[
+                "", "ab", "Orders", "-abc", "abc-", "a--b", "a_b", "a.b", &too_long, "%%", "%a b%",
+                "%abc", "abc%",
+            ],
+        );
+    }
+
+    #[test]
+    fn queue_setting_reference_is_exposed() {
+        let reference = QueueName::parse("%OrdersQueue%").unwrap();
+        assert_eq!(reference.setting_reference(), Some("OrdersQueue"));
+        assert_eq!(
+            QueueName::parse("orders").unwrap().setting_reference(),
+            None
+        );
+    }
+
+    #[test]
+    fn setting_names_allow_azure_separators() {
+        let long_ok = "S".repeat(256);
+        let too_long = "S".repeat(257);
+        check(
+            SettingName::parse,
+            &[
+                "A",
+                "AzureWebJobsStorage",
+                "My__queueServiceUri",
+                "My:serviceUri",
+                "a.b-c",
+                &long_ok,
+            ],
+            &["", "a b", "a=b", "a/b", "ä", "a$", &too_long],
+        );
+    }
+
+    #[test]
+    fn binding_names_are_identifiers_or_return() {
+        check(
+            BindingName::parse,
+            &["myQueueItem", "_x", "req", "A1_b", "$return"],
+            &["", "1a", "my-item", "a.b", "$Return", "$ret", "a b", "$"],
+        );
+        assert!(BindingName::parse("$return").unwrap().is_return());
+    }
+
+    #[test]
+    fn names_roundtrip_through_json_and_validate_on_the_way_in() {
+        let name: TenantName = serde_json::from_str("\"contoso\"").unwrap();
+        assert_eq!(name.as_str(), "contoso");
+        assert_eq!(serde_json::to_string(&name).unwrap(), "\"contoso\"");
+        assert_eq!(name.to_string(), "contoso");
+        let err = serde_json::from_str::<TenantName>("\"Contoso\"").unwrap_err();
+        assert!(err.to_string().contains("lowercase"), "{err}");
+    }
+
+    #[test]
+    fn error_messages_say_what_is_wrong() {
+        assert_eq!(
+            TenantName::parse("a").unwrap_err(),
+            "must be 2 to 63 characters long"
+        );
+        assert_eq!(
+            QueueName::parse("a--b").unwrap_err(),
+            "must not contain consecutive hyphens"
+        );
+        assert_eq!(
+            FunctionName::parse("1a").unwrap_err(),
+            "must start with a letter"
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! The tenant resource (platform scope): a display name and the quota the scheduler enforces
+//! across all of the tenant's apps.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::validation::{Problems, ValidationError, from_json};
+
+/// Ceiling on both limits; a larger number is almost certainly a typo.
+pub const MAX_LIMIT: u32 = 100_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TenantLimits {
+    /// Most apps the tenant may have (absent = unlimited).
+    pub max_apps: Option<u32>,
+    /// Most app instances running at once across the tenant (absent = unlimited).
+    pub max_instances: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantSpec {
+    pub display_name: String,
+    pub limits: TenantLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Body {
+    name: Option<Value>,
+    #[allow(dead_code)]
+    etag: Option<Value>,
+    #[allow(dead_code)]
+    created_at: Option<Value>,
+    #[allow(dead_code)]
+    updated_at: Option<Value>,
+    display_name: Option<Value>,
+    limits: Option<Value>,
+}
+
+impl TenantSpec {
+    pub fn parse(name: &str, body: &Value) -> Result<TenantSpec, ValidationError> {
+        if !body.is_object() {
+            return Err(ValidationError::single(
+                "",
+                "the body must be a JSON object",
+            ));
+        }
+        let body: Body = from_json(body.clone(), "")?;
+        let mut problems = Problems::new();
+        if let Some(written) = &body.name
+            && written.as_str() != Some(name)
+        {
+            problems.push(
+                "name",
+                format!("must match the name in the path ({name}) or be omitted"),
+            );
+        }
+        let display_name = match &body.display_name {
+            None | Some(Value::Null) => name.to_string(),
+            Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 256 => s.clone(),
+            Some(Value::String(_)) => {
+                problems.push("displayName", "must be 1–256 characters and not blank");
+                String::new()
+            }
+            Some(_) => {
+                problems.push("displayName", "expected a string");
+                String::new()
+            }
+        };
+        let limits = match &body.limits {
+            None | Some(Value::Null) => TenantLimits::default(),
+            Some(value) => from_json::<TenantLimits>(value.clone(), "limits").unwrap_or_else(|e| {
+                problems.absorb(e);
+                TenantLimits::default()
+            }),
+        };
+        for (path, value) in [
+            ("limits.maxApps", limits.max_apps),
+            ("limits.maxInstances", limits.max_instances),
+        ] {
+            if value.is_some_and(|v| v > MAX_LIMIT) {
+                problems.push(path, format!("must be at most {MAX_LIMIT}"));
+            }
+        }
+        problems.finish()?;
+        Ok(TenantSpec {
+            display_name,
+            limits,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn display_name_defaults_to_the_name() {
+        let spec = TenantSpec::parse("contoso", &json!({})).unwrap();
+        assert_eq!(spec.display_name, "contoso");
+        assert_eq!(spec.limits, TenantLimits::default());
+    }
+
+    #[test]
+    fn limits_are_validated_with_paths() {
+        let err = TenantSpec::parse(
+            "t1",
+            &json!({"displayName": " ", "limits": {"maxApps": -1}}),
+        )
+        .unwrap_err();
+        let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, vec!["displayName", "limits.maxApps"]);
+        let err =
+            TenantSpec::parse("t1", &json!({"limits": {"maxInstances": 100001}})).unwrap_err();
+        assert_eq!(err.errors[0].path, "limits.maxInstances");
+        let err = TenantSpec::parse("t1", &json!({"limits": {"maxPods": 1}})).unwrap_err();
+        assert_eq!(err.errors[0].path, "limits.maxPods");
+    }
+}
