@@ -1,0 +1,179 @@
+//! Shoal's HTTP API: the management REST API under `/v1`, the OpenAPI document and its
+//! browsable reference, health and readiness probes, Prometheus metrics and the JWK set.
+//!
+//! [`Application::build`] binds the listener (port 0 in tests) and [`Application::port`]
+//! tells which port it got; [`Application::run_until_stopped`] serves until the cancellation
+//! token fires, then finishes in-flight requests.
+
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod metrics;
+mod problem;
+pub mod routes;
+pub mod state;
+pub mod tokens;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderName;
+use axum::routing::get;
+use shoal_store::crypto::{Cipher, SecretKey};
+use shoal_store::pool::{PoolConfig, connect_lazy};
+use tokio_util::sync::CancellationToken;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::tokens::TokenService;
+
+/// Default request body limit: app bodies with many settings fit comfortably.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    pub listen: SocketAddr,
+    pub database_url: String,
+    pub secret_key: SecretKey,
+    pub issuer: String,
+    pub audience: String,
+    pub max_body_bytes: usize,
+    pub pool: PoolConfig,
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Shoal",
+        description = "Management API of Shoal, a self-hostable control plane for event-driven function apps.\n\n\
+            Resources are tenant-scoped; `PUT` creates or replaces (201/200), `PATCH` takes a JSON merge patch, \
+            every resource carries an `ETag` honoured through `If-Match`, lists are paginated with continuation \
+            tokens, and errors are `application/problem+json` with `errors[].path` for invalid fields."
+    ),
+    modifiers(&BearerAuth),
+    tags(
+        (name = routes::TAG_TENANTS, description = "Tenants and their quotas (platform scope)"),
+        (name = routes::TAG_APPS, description = "Function apps, their settings and diagnostics"),
+        (name = routes::TAG_FUNCTIONS, description = "Functions and their bindings"),
+    ),
+    components(schemas(error::Problem))
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                Http::builder()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("JWT")
+                    .build(),
+            ),
+        );
+        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]);
+    }
+}
+
+fn api_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(routes::tenants::router())
+        .merge(routes::apps::router())
+        .merge(routes::settings::router())
+        .merge(routes::diagnostics::router())
+        .merge(routes::functions::router())
+}
+
+/// The OpenAPI document (what `shoal openapi` prints and `/openapi.json` serves).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let (_, mut doc) = api_routes().split_for_parts();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc
+}
+
+/// The complete router with every middleware layer.
+pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let (api, _) = api_routes().split_for_parts();
+    let request_id = HeaderName::from_static(problem::REQUEST_ID);
+    Router::new()
+        .merge(api)
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi()))
+        .route("/healthz", get(routes::health::healthz))
+        .route("/readyz", get(routes::health::readyz))
+        .route("/metrics", get(metrics::render))
+        .route("/.well-known/jwks.json", get(routes::health::jwks))
+        .fallback(|| async { ApiError::NotFound })
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(CatchPanicLayer::new())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(axum::middleware::from_fn(problem::complete_problems))
+        .layer(TraceLayer::new_for_http())
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state)
+}
+
+pub struct Application {
+    listener: tokio::net::TcpListener,
+    router: Router,
+    port: u16,
+}
+
+impl Application {
+    /// Connects to Postgres, loads (or creates) the token signing key and binds the listener.
+    pub async fn build(config: ApiConfig) -> anyhow::Result<Application> {
+        let pool = connect_lazy(&config.database_url, &config.pool)?;
+        let cipher = Cipher::new(&config.secret_key);
+        let tokens = TokenService::new(&config.issuer, &config.audience);
+        tokens
+            .load_or_create(&pool, &cipher)
+            .await
+            .map_err(|e| anyhow::anyhow!("could not load the token signing keys: {e}"))?;
+        let state = AppState::new(pool, cipher, tokens);
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
+        let port = listener.local_addr()?.port();
+        Ok(Application {
+            listener,
+            router: router(state, config.max_body_bytes),
+            port,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until `shutdown` fires, then lets in-flight requests finish (at most 30 s).
+    pub async fn run_until_stopped(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let drain = shutdown.clone();
+        let serve = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move { drain.cancelled().await });
+        tokio::select! {
+            result = serve => result,
+            _ = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(30)).await } => {
+                tracing::warn!("in-flight requests did not finish within 30 s; stopping anyway");
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Middleware that makes every error response a complete problem document: it fills in
+//! `instance` and `requestId` for our own problems, and rewrites the plain-text rejections
+//! produced by axum and tower-http (unknown route, wrong method, oversized body, a path that
+//! is not UTF-8) into problem+json so clients parse one error shape.
+
+use axum::body::{Body, to_bytes};
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use crate::error::{PROBLEM_JSON, Problem};
+
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// Plain-text bodies longer than this are not copied into `detail`.
+const MAX_DETAIL: usize = 300;
+
+pub async fn complete_problems(request: Request, next: Next) -> Response {
+    let instance = request.uri().path().to_string();
+    let request_id = request
+        .headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let problem = match parts.extensions.remove::<Problem>() {
+        Some(problem) => problem,
+        None => {
+            let is_problem = parts
+                .headers
+                .get(header::CONTENT_TYPE)
+                .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+            if is_problem {
+                return Response::from_parts(parts, body);
+            }
+            foreign_problem(status, body).await
+        }
+    };
+    let problem = Problem {
+        instance: Some(instance),
+        request_id,
+        ..problem
+    };
+    let bytes = serde_json::to_vec(&problem).unwrap_or_default();
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+/// A problem for a response some other layer produced.
+async fn foreign_problem(status: StatusCode, body: Body) -> Problem {
+    let text = to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let (slug, default_detail) = match status {
+        StatusCode::NOT_FOUND => ("not-found", "no such resource"),
+        StatusCode::METHOD_NOT_ALLOWED => ("method-not-allowed", "this method is not allowed here"),
+        StatusCode::PAYLOAD_TOO_LARGE => ("payload-too-large", "the request body is too large"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ("unsupported-media-type", "unsupported content type")
+        }
+        StatusCode::REQUEST_TIMEOUT => ("timeout", "the request took too long"),
+        s if s.is_server_error() => ("internal", "an internal error occurred; it has been logged"),
+        _ => ("bad-request", "the request is malformed"),
+    };
+    let detail = if status.is_client_error() && !text.trim().is_empty() && text.len() <= MAX_DETAIL
+    {
+        text.trim().to_string()
+    } else {
+        default_detail.to_string()
+    };
+    Problem::new(status, slug, detail)
+}

@@ -1,0 +1,379 @@
+//! `/v1/tenants/{tenant}/apps`: function apps with their settings, host configuration,
+//! scale limits and identity.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use shoal_domain::apps::{AppSpec, AppState as RunState, Handler, Identity, Scale, WrittenApp};
+use shoal_domain::host_config::HostConfig;
+use shoal_domain::merge_patch::merge_patch;
+use shoal_domain::names::TenantName;
+use shoal_domain::settings::{MASK, is_secret_setting};
+use shoal_store::apps::{self, AppRecord, Setting};
+use shoal_store::{Precondition, TenantId, Written, begin_tenant};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{TAG_APPS, app_param, audit_write, resource_headers, tenant_param};
+use crate::auth::{Access, Caller, Principal};
+use crate::error::{ApiError, Problem};
+use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::state::AppState;
+
+/// A function app as the API returns it: what was written plus computed fields (defaults,
+/// `scale.mode`, identity ids, etag, timestamps). Secret setting values are masked.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct App {
+    pub name: String,
+    pub tenant: String,
+    pub handler: Handler,
+    /// Values of secret settings read as `********`; use `settings/list` for raw values.
+    pub app_settings: BTreeMap<String, String>,
+    pub host_config: HostConfig,
+    pub scale: Scale,
+    pub identity: Identity,
+    #[schema(value_type = String, example = "Running")]
+    pub state: RunState,
+    pub etag: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What a client sends to create or replace an app (every field but `handler` optional).
+#[derive(Debug, ToSchema)]
+#[schema(as = AppWrite)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+pub struct AppWriteDoc {
+    handler: HandlerWrite,
+    /// App settings (strings). Secret values may be sent back as `********` to keep them.
+    app_settings: Option<BTreeMap<String, String>>,
+    /// The `host.json` shape; omitted settings take their documented defaults.
+    host_config: Option<HostConfig>,
+    scale: Option<ScaleWrite>,
+    identity: Option<IdentityWrite>,
+    #[schema(value_type = Option<String>, example = "Running")]
+    state: Option<RunState>,
+}
+
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+struct HandlerWrite {
+    #[schema(example = "https://handler.example.com/api")]
+    url: String,
+    timeout_seconds: Option<u32>,
+}
+
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+struct ScaleWrite {
+    limit: Option<u32>,
+    minimum_instances: Option<u32>,
+}
+
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+struct IdentityWrite {
+    #[schema(example = "SystemAssigned")]
+    r#type: String,
+    user_assigned_identities: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppList {
+    pub items: Vec<App>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_apps))
+        .routes(routes!(get_app, put_app, patch_app, delete_app))
+}
+
+/// The document a merge patch applies to: the stored spec plus raw settings.
+pub(crate) fn written_document(record: &AppRecord) -> Value {
+    let mut doc = record.spec.clone();
+    if let Value::Object(map) = &mut doc {
+        let settings: serde_json::Map<String, Value> = record
+            .settings
+            .iter()
+            .map(|s| (s.name.clone(), Value::String(s.value.clone())))
+            .collect();
+        map.insert("appSettings".into(), Value::Object(settings));
+    }
+    doc
+}
+
+/// Re-validates what is stored and renders it; stored data always passed validation when
+/// written, so a failure here is a bug (or rules tightened without a migration).
+pub(crate) fn parse_stored(record: &AppRecord) -> Result<WrittenApp, ApiError> {
+    AppSpec::parse(&record.name, &written_document(record)).map_err(|e| {
+        ApiError::Internal(anyhow::anyhow!(
+            "stored app {} no longer validates: {e}",
+            record.name
+        ))
+    })
+}
+
+fn view(tenant: &TenantName, record: AppRecord) -> Result<App, ApiError> {
+    let spec = parse_stored(&record)?.spec;
+    let app_settings = record
+        .settings
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                if s.secret {
+                    MASK.to_string()
+                } else {
+                    s.value.clone()
+                },
+            )
+        })
+        .collect();
+    Ok(App {
+        tenant: tenant.to_string(),
+        handler: spec.handler,
+        app_settings,
+        host_config: spec.host_config,
+        scale: spec.scale,
+        identity: spec.identity,
+        state: spec.state,
+        etag: record.etag.to_string(),
+        created_at: record.created_at,
+        updated_at: record.updated_at,
+        name: record.name,
+    })
+}
+
+/// List a tenant's apps, ordered by name.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/apps", tag = TAG_APPS,
+    params(("tenant" = String, Path), ListQuery),
+    responses((status = 200, body = AppList), (status = 404, body = Problem), (status = 422, body = Problem)))]
+pub async fn list_apps(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(tenant): Path<String>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<AppList>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    caller.authorize(&tenant, Access::Read)?;
+    let page = query.page()?;
+    let id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    if !shoal_store::tenants::exists(&mut tx, tenant.as_str()).await? {
+        return Err(ApiError::NotFound);
+    }
+    let page = apps::list(&mut tx, &id, &state.cipher, &page).await?;
+    shoal_store::commit(tx).await?;
+    let items = page
+        .items
+        .into_iter()
+        .map(|r| view(&tenant, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(AppList {
+        items,
+        continuation_token: page.continuation_token,
+    }))
+}
+
+/// Read an app.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
+    params(("tenant" = String, Path), ("app" = String, Path)),
+    responses((status = 200, body = App, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem)))]
+pub async fn get_app(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::Read)?;
+    let id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
+    shoal_store::commit(tx).await?;
+    let etag = record.etag;
+    Ok((resource_headers(&etag, None), Json(view(&tenant, record)?)).into_response())
+}
+
+/// Create or replace an app (201 on create, 200 on replace). `If-Match` makes it conditional.
+#[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
+    params(("tenant" = String, Path), ("app" = String, Path)), request_body = AppWriteDoc,
+    responses((status = 200, body = App), (status = 201, body = App), (status = 404, body = Problem, description = "no such tenant"),
+        (status = 409, body = Problem, description = "tenant quota"), (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn put_app(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+    Conditional(precondition): Conditional,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::Write)?;
+    let written = AppSpec::parse(app.as_str(), &body)?;
+    write(
+        &state,
+        &caller,
+        &tenant,
+        app.as_str(),
+        written,
+        precondition,
+        None,
+    )
+    .await
+}
+
+/// Update an app with a JSON merge patch (RFC 7396); `null` removes a field or setting.
+#[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
+    params(("tenant" = String, Path), ("app" = String, Path)),
+    request_body(content = AppWriteDoc, content_type = "application/merge-patch+json"),
+    responses((status = 200, body = App), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn patch_app(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+    Conditional(precondition): Conditional,
+    JsonBody(patch): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::Write)?;
+    if !patch.is_object() {
+        return Err(ApiError::validation(
+            "",
+            "a merge patch must be a JSON object",
+        ));
+    }
+    let id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let current = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
+    drop(tx);
+    precondition.check(Some(current.etag))?;
+    let mut doc = written_document(&current);
+    merge_patch(&mut doc, &patch);
+    let written = AppSpec::parse(app.as_str(), &doc)?;
+    // Conditional on what we read: a concurrent write in between answers 412.
+    write(
+        &state,
+        &caller,
+        &tenant,
+        app.as_str(),
+        written,
+        Precondition::Matches(current.etag),
+        Some(current),
+    )
+    .await
+}
+
+async fn write(
+    state: &AppState,
+    caller: &Principal,
+    tenant: &TenantName,
+    app: &str,
+    written: WrittenApp,
+    precondition: Precondition,
+    current: Option<AppRecord>,
+) -> Result<Response, ApiError> {
+    let id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let needs_current = written.spec.app_settings.values().any(|v| v == MASK);
+    let current = match current {
+        Some(current) => Some(current),
+        None if needs_current => match apps::get(&mut tx, &id, &state.cipher, app).await {
+            Ok(record) => Some(record),
+            Err(shoal_store::StoreError::NotFound) => None,
+            Err(e) => return Err(e.into()),
+        },
+        None => None,
+    };
+    let settings = settings_to_store(&written.spec.app_settings, current.as_ref())?;
+    let (record, outcome) = apps::put(
+        &mut tx,
+        &id,
+        &state.cipher,
+        app,
+        &written.stored,
+        &settings,
+        precondition,
+    )
+    .await?;
+    let location = format!("/v1/tenants/{tenant}/apps/{app}");
+    audit_write(&mut tx, caller, "apps/write", &location).await?;
+    shoal_store::commit(tx).await?;
+    let status = if outcome == Written::Created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let location = (outcome == Written::Created).then_some(location);
+    let headers = resource_headers(&record.etag, location.as_deref());
+    Ok((status, headers, Json(view(tenant, record)?)).into_response())
+}
+
+/// Settings as stored, each classified secret or not. A value equal to the mask keeps the
+/// current secret value, so a client can PUT back what it read without erasing secrets.
+fn settings_to_store(
+    settings: &BTreeMap<String, String>,
+    current: Option<&AppRecord>,
+) -> Result<Vec<Setting>, ApiError> {
+    settings
+        .iter()
+        .map(|(name, value)| {
+            if value == MASK {
+                let kept = current
+                    .and_then(|c| c.settings.iter().find(|s| &s.name == name && s.secret))
+                    .ok_or_else(|| {
+                        ApiError::validation(
+                            format!("appSettings.{name}"),
+                            "is the mask of a secret value, but the app has no such secret to keep; send the real value",
+                        )
+                    })?;
+                return Ok(kept.clone());
+            }
+            Ok(Setting { name: name.clone(), value: value.clone(), secret: is_secret_setting(name, value) })
+        })
+        .collect()
+}
+
+/// Delete an app with its settings and functions.
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
+    params(("tenant" = String, Path), ("app" = String, Path)),
+    responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
+pub async fn delete_app(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+    Conditional(precondition): Conditional,
+) -> Result<StatusCode, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::Write)?;
+    let id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    apps::delete(&mut tx, &id, app.as_str(), precondition).await?;
+    audit_write(
+        &mut tx,
+        &caller,
+        "apps/delete",
+        &format!("/v1/tenants/{tenant}/apps/{app}"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

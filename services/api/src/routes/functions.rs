@@ -1,0 +1,282 @@
+//! `/v1/tenants/{tenant}/apps/{app}/functions`: an app's functions and their bindings.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use shoal_domain::bindings::Binding;
+use shoal_domain::functions::{FunctionSpec, WrittenFunction};
+use shoal_domain::host_config::RetryPolicy;
+use shoal_domain::merge_patch::merge_patch;
+use shoal_store::functions::{self, FunctionRecord};
+use shoal_store::{Precondition, StoreError, TenantId, Written, begin_tenant};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{
+    TAG_FUNCTIONS, app_param, audit_write, function_param, resource_headers, tenant_param,
+};
+use crate::auth::{Access, Caller};
+use crate::error::{ApiError, Problem};
+use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Function {
+    pub name: String,
+    pub app: String,
+    /// The `function.json` bindings array; exactly one trigger.
+    pub bindings: Vec<Binding>,
+    /// The trigger binding's type (computed).
+    pub trigger_type: String,
+    pub disabled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    pub etag: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(as = FunctionWrite)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionWriteDoc {
+    bindings: Vec<Binding>,
+    disabled: Option<bool>,
+    retry: Option<RetryPolicy>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionList {
+    pub items: Vec<Function>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_functions))
+        .routes(routes!(
+            get_function,
+            put_function,
+            patch_function,
+            delete_function
+        ))
+}
+
+pub(crate) fn parse_stored(record: &FunctionRecord) -> Result<WrittenFunction, ApiError> {
+    FunctionSpec::parse(&record.name, &record.spec).map_err(|e| {
+        ApiError::Internal(anyhow::anyhow!(
+            "stored function {} no longer validates: {e}",
+            record.name
+        ))
+    })
+}
+
+fn view(record: FunctionRecord) -> Result<Function, ApiError> {
+    let spec = parse_stored(&record)?.spec;
+    let trigger_type = spec
+        .trigger()
+        .map(|t| t.type_name().to_string())
+        .unwrap_or_default();
+    Ok(Function {
+        name: record.name,
+        app: record.app,
+        bindings: spec.bindings,
+        trigger_type,
+        disabled: spec.disabled,
+        retry: spec.retry,
+        etag: record.etag.to_string(),
+        created_at: record.created_at,
+        updated_at: record.updated_at,
+    })
+}
+
+/// List an app's functions, ordered by name.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions", tag = TAG_FUNCTIONS,
+    params(("tenant" = String, Path), ("app" = String, Path), ListQuery),
+    responses((status = 200, body = FunctionList), (status = 404, body = Problem), (status = 422, body = Problem)))]
+pub async fn list_functions(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<FunctionList>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::Read)?;
+    let page = query.page()?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    if !shoal_store::apps::exists(&mut tx, &id, app.as_str()).await? {
+        return Err(ApiError::NotFound);
+    }
+    let page = functions::list(&mut tx, &id, app.as_str(), &page).await?;
+    shoal_store::commit(tx).await?;
+    let items = page
+        .items
+        .into_iter()
+        .map(view)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(FunctionList {
+        items,
+        continuation_token: page.continuation_token,
+    }))
+}
+
+/// Read a function.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
+    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    responses((status = 200, body = Function, headers(("ETag" = String))), (status = 404, body = Problem)))]
+pub async fn get_function(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app, function)): Path<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    let function = function_param(&function)?;
+    caller.authorize(&tenant, Access::Read)?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let record = functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
+    shoal_store::commit(tx).await?;
+    let etag = record.etag;
+    Ok((resource_headers(&etag, None), Json(view(record)?)).into_response())
+}
+
+/// Create or replace a function (201 on create, 200 on replace). The app must exist.
+#[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
+    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)), request_body = FunctionWriteDoc,
+    responses((status = 200, body = Function), (status = 201, body = Function), (status = 404, body = Problem),
+        (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn put_function(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app, function)): Path<(String, String, String)>,
+    Conditional(precondition): Conditional,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    let function = function_param(&function)?;
+    caller.authorize(&tenant, Access::Write)?;
+    let written = FunctionSpec::parse(function.as_str(), &body)?;
+    write(
+        &state,
+        &caller,
+        TenantId::new(tenant),
+        app.as_str(),
+        function.as_str(),
+        &written.stored,
+        precondition,
+    )
+    .await
+}
+
+/// Update a function with a JSON merge patch (RFC 7396). Arrays such as `bindings` are
+/// replaced whole, as the RFC specifies.
+#[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
+    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    request_body(content = FunctionWriteDoc, content_type = "application/merge-patch+json"),
+    responses((status = 200, body = Function), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn patch_function(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app, function)): Path<(String, String, String)>,
+    Conditional(precondition): Conditional,
+    JsonBody(patch): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    let function = function_param(&function)?;
+    caller.authorize(&tenant, Access::Write)?;
+    if !patch.is_object() {
+        return Err(ApiError::validation(
+            "",
+            "a merge patch must be a JSON object",
+        ));
+    }
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let current = functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
+    drop(tx);
+    precondition.check(Some(current.etag))?;
+    let mut doc: Value = current.spec.clone();
+    merge_patch(&mut doc, &patch);
+    let written = FunctionSpec::parse(function.as_str(), &doc)?;
+    write(
+        &state,
+        &caller,
+        id,
+        app.as_str(),
+        function.as_str(),
+        &written.stored,
+        Precondition::Matches(current.etag),
+    )
+    .await
+}
+
+async fn write(
+    state: &AppState,
+    caller: &crate::auth::Principal,
+    id: TenantId,
+    app: &str,
+    function: &str,
+    stored: &Value,
+    precondition: Precondition,
+) -> Result<Response, ApiError> {
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let (record, outcome) = functions::put(&mut tx, &id, app, function, stored, precondition)
+        .await
+        .map_err(|e| {
+            match e {
+                // The app is missing: say so rather than a bare 404 on a PUT.
+                StoreError::NotFound => {
+                    ApiError::NotFoundDetail(format!("app {app} does not exist in tenant {id}"))
+                }
+                other => other.into(),
+            }
+        })?;
+    let location = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
+    audit_write(&mut tx, caller, "apps/functions/write", &location).await?;
+    shoal_store::commit(tx).await?;
+    let status = if outcome == Written::Created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let location = (outcome == Written::Created).then_some(location);
+    let headers = resource_headers(&record.etag, location.as_deref());
+    Ok((status, headers, Json(view(record)?)).into_response())
+}
+
+/// Delete a function.
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
+    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
+pub async fn delete_function(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app, function)): Path<(String, String, String)>,
+    Conditional(precondition): Conditional,
+) -> Result<StatusCode, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    let function = function_param(&function)?;
+    caller.authorize(&tenant, Access::Write)?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    functions::delete(&mut tx, &id, app.as_str(), function.as_str(), precondition).await?;
+    let resource = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
+    audit_write(&mut tx, &caller, "apps/functions/delete", &resource).await?;
+    shoal_store::commit(tx).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,28 @@
+//! Liveness, readiness and the JWK set.
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The process is up.
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// The database answers; 503 with `Retry-After` otherwise.
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if shoal_store::pool::is_ready(&state.pool).await {
+        Json(json!({ "status": "ready" })).into_response()
+    } else {
+        ApiError::Unavailable.into_response()
+    }
+}
+
+/// The public keys Shoal's tokens are signed with.
+pub async fn jwks(State(state): State<AppState>) -> Json<serde_json::Value> {
+    Json(state.tokens.jwks())
+}

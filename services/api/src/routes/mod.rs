@@ -1,0 +1,68 @@
+//! HTTP handlers, one module per resource.
+
+pub mod apps;
+pub mod diagnostics;
+pub mod functions;
+pub mod health;
+pub mod settings;
+pub mod tenants;
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use shoal_domain::names::{AppName, FunctionName, TenantName};
+use shoal_store::audit::{self, AuditEntry};
+use shoal_store::{Etag, Tx};
+
+use crate::auth::Principal;
+use crate::error::ApiError;
+use crate::extract::format_etag;
+
+pub const TAG_TENANTS: &str = "tenants";
+pub const TAG_APPS: &str = "apps";
+pub const TAG_FUNCTIONS: &str = "functions";
+pub const TAG_OPERATIONS: &str = "operations";
+
+/// Path parameters that are not valid names are a 422 naming the parameter.
+pub fn tenant_param(raw: &str) -> Result<TenantName, ApiError> {
+    TenantName::parse(raw).map_err(|m| ApiError::validation("tenant", m))
+}
+
+pub fn app_param(raw: &str) -> Result<AppName, ApiError> {
+    AppName::parse(raw).map_err(|m| ApiError::validation("app", m))
+}
+
+pub fn function_param(raw: &str) -> Result<FunctionName, ApiError> {
+    FunctionName::parse(raw).map_err(|m| ApiError::validation("function", m))
+}
+
+/// The `ETag` header (and `Location` on create) for a written or read resource.
+pub fn resource_headers(etag: &Etag, location: Option<&str>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    if let Ok(value) = HeaderValue::from_str(&format_etag(etag)) {
+        headers.insert(header::ETAG, value);
+    }
+    if let Some(location) = location.and_then(|l| HeaderValue::from_str(l).ok()) {
+        headers.insert(header::LOCATION, location);
+    }
+    headers
+}
+
+/// Records a successful write in the audit log, inside the write's own transaction.
+pub async fn audit_write(
+    tx: &mut Tx,
+    caller: &Principal,
+    action: &str,
+    resource: &str,
+) -> Result<(), ApiError> {
+    audit::record(
+        tx,
+        &AuditEntry {
+            principal: caller.subject(),
+            action,
+            resource,
+            outcome: "succeeded",
+            request_id: None,
+        },
+    )
+    .await?;
+    Ok(())
+}

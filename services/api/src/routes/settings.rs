@@ -1,0 +1,60 @@
+//! `POST …/apps/{app}/settings/list`: the raw values of an app's settings, secrets included.
+//! A POST (as in Azure) so that it is never cached or prefetched, and it needs more than the
+//! Reader role. Every call is audited.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Serialize;
+use shoal_store::{TenantId, apps, begin_tenant};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{TAG_APPS, app_param, audit_write, tenant_param};
+use crate::auth::{Access, Caller};
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsList {
+    pub app_settings: BTreeMap<String, String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_settings))
+}
+
+/// List an app's settings with secret values in the clear.
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/settings/list", tag = TAG_APPS,
+    params(("tenant" = String, Path), ("app" = String, Path)),
+    responses((status = 200, body = SettingsList), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn list_settings(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+) -> Result<Json<SettingsList>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::ListSecrets)?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
+    audit_write(
+        &mut tx,
+        &caller,
+        "apps/settings/list",
+        &format!("/v1/tenants/{id}/apps/{app}/settings"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(Json(SettingsList {
+        app_settings: record
+            .settings
+            .into_iter()
+            .map(|s| (s.name, s.value))
+            .collect(),
+    }))
+}

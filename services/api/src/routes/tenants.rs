@@ -1,0 +1,218 @@
+//! `/v1/tenants`: platform-scoped management of tenants and their quotas.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use shoal_domain::merge_patch::merge_patch;
+use shoal_domain::tenants::{TenantLimits, TenantSpec};
+use shoal_store::tenants::{self, TenantRecord, TenantWrite};
+use shoal_store::{Precondition, Written, begin_platform};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{TAG_TENANTS, audit_write, resource_headers, tenant_param};
+use crate::auth::{Access, Caller};
+use crate::error::{ApiError, Problem};
+use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tenant {
+    pub name: String,
+    pub display_name: String,
+    pub limits: TenantLimits,
+    pub etag: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What a client sends to create or replace a tenant.
+#[derive(Debug, ToSchema)]
+#[schema(as = TenantWrite)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantWriteDoc {
+    /// Defaults to the tenant's name.
+    display_name: Option<String>,
+    limits: Option<TenantLimits>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TenantList {
+    pub items: Vec<Tenant>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continuation_token: Option<String>,
+}
+
+impl From<TenantRecord> for Tenant {
+    fn from(r: TenantRecord) -> Tenant {
+        Tenant {
+            limits: TenantLimits {
+                max_apps: r.max_apps.map(|v| v.max(0) as u32),
+                max_instances: r.max_instances.map(|v| v.max(0) as u32),
+            },
+            etag: r.etag.to_string(),
+            name: r.name,
+            display_name: r.display_name,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tenants))
+        .routes(routes!(get_tenant, put_tenant, patch_tenant, delete_tenant))
+}
+
+/// List tenants (platform administrators only).
+#[utoipa::path(get, path = "/v1/tenants", tag = TAG_TENANTS, params(ListQuery),
+    responses((status = 200, body = TenantList), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)))]
+pub async fn list_tenants(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<TenantList>, ApiError> {
+    caller.authorize_platform()?;
+    let page = query.page()?;
+    let mut tx = begin_platform(&state.pool).await?;
+    let page = tenants::list(&mut tx, &page).await?;
+    shoal_store::commit(tx).await?;
+    Ok(Json(TenantList {
+        items: page.items.into_iter().map(Tenant::from).collect(),
+        continuation_token: page.continuation_token,
+    }))
+}
+
+/// Read a tenant (platform administrators, or the tenant's own principals).
+#[utoipa::path(get, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+    responses((status = 200, body = Tenant, headers(("ETag" = String))), (status = 404, body = Problem)))]
+pub async fn get_tenant(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(tenant): Path<String>,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    caller.authorize(&tenant, Access::Read)?;
+    let mut tx = begin_platform(&state.pool).await?;
+    let record = tenants::get(&mut tx, tenant.as_str()).await?;
+    shoal_store::commit(tx).await?;
+    Ok((
+        resource_headers(&record.etag, None),
+        Json(Tenant::from(record)),
+    )
+        .into_response())
+}
+
+/// Create or replace a tenant (201 on create, 200 on replace).
+#[utoipa::path(put, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+    request_body = TenantWriteDoc,
+    responses((status = 200, body = Tenant), (status = 201, body = Tenant), (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn put_tenant(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(tenant): Path<String>,
+    Conditional(precondition): Conditional,
+    JsonBody(body): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    caller.authorize_platform()?;
+    let spec = TenantSpec::parse(tenant.as_str(), &body)?;
+    write(&state, &caller, tenant.as_str(), &spec, precondition).await
+}
+
+/// Update a tenant with a JSON merge patch (RFC 7396).
+#[utoipa::path(patch, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+    request_body(content = TenantWriteDoc, content_type = "application/merge-patch+json"),
+    responses((status = 200, body = Tenant), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
+pub async fn patch_tenant(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(tenant): Path<String>,
+    Conditional(precondition): Conditional,
+    JsonBody(patch): JsonBody,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    caller.authorize_platform()?;
+    let mut tx = begin_platform(&state.pool).await?;
+    let current = tenants::get(&mut tx, tenant.as_str()).await?;
+    drop(tx);
+    precondition.check(Some(current.etag))?;
+    let mut written = serde_json::json!({
+        "displayName": current.display_name,
+        "limits": { "maxApps": current.max_apps, "maxInstances": current.max_instances },
+    });
+    merge_patch(&mut written, &patch);
+    let spec = TenantSpec::parse(tenant.as_str(), &written)?;
+    // The write is conditional on what we read, so a concurrent change answers 412.
+    write(
+        &state,
+        &caller,
+        tenant.as_str(),
+        &spec,
+        Precondition::Matches(current.etag),
+    )
+    .await
+}
+
+async fn write(
+    state: &AppState,
+    caller: &crate::auth::Principal,
+    name: &str,
+    spec: &TenantSpec,
+    precondition: Precondition,
+) -> Result<Response, ApiError> {
+    let write = TenantWrite {
+        display_name: spec.display_name.clone(),
+        max_apps: spec.limits.max_apps.map(|v| v as i32),
+        max_instances: spec.limits.max_instances.map(|v| v as i32),
+    };
+    let mut tx = begin_platform(&state.pool).await?;
+    let (record, written) = tenants::put(&mut tx, name, &write, precondition).await?;
+    let location = format!("/v1/tenants/{name}");
+    audit_write(&mut tx, caller, "tenants/write", &location).await?;
+    shoal_store::commit(tx).await?;
+    let status = if written == Written::Created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let location = (written == Written::Created).then_some(location);
+    Ok((
+        status,
+        resource_headers(&record.etag, location.as_deref()),
+        Json(Tenant::from(record)),
+    )
+        .into_response())
+}
+
+/// Delete a tenant and everything it owns.
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+    responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
+pub async fn delete_tenant(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path(tenant): Path<String>,
+    Conditional(precondition): Conditional,
+) -> Result<StatusCode, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    caller.authorize_platform()?;
+    let mut tx = begin_platform(&state.pool).await?;
+    tenants::delete(&mut tx, tenant.as_str(), precondition).await?;
+    audit_write(
+        &mut tx,
+        &caller,
+        "tenants/delete",
+        &format!("/v1/tenants/{tenant}"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

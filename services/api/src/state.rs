@@ -1,0 +1,46 @@
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shoal_store::crypto::Cipher;
+use sqlx::PgPool;
+use tokio::sync::Mutex;
+
+use crate::metrics::Metrics;
+use crate::tokens::TokenService;
+
+/// Shared by every request handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: PgPool,
+    pub cipher: Cipher,
+    pub tokens: TokenService,
+    pub metrics: Arc<Metrics>,
+    last_key_refresh: Arc<Mutex<Option<Instant>>>,
+}
+
+/// Tokens naming unknown keys trigger at most one key reload this often, so a flood of
+/// forged tokens cannot turn into a flood of database reads.
+const KEY_REFRESH_INTERVAL: Duration = Duration::from_secs(5);
+
+impl AppState {
+    pub fn new(pool: PgPool, cipher: Cipher, tokens: TokenService) -> AppState {
+        AppState {
+            pool,
+            cipher,
+            tokens,
+            metrics: Arc::new(Metrics::new()),
+            last_key_refresh: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub async fn refresh_keys(&self) {
+        let mut last = self.last_key_refresh.lock().await;
+        if last.is_some_and(|at| at.elapsed() < KEY_REFRESH_INTERVAL) {
+            return;
+        }
+        *last = Some(Instant::now());
+        if let Err(err) = self.tokens.refresh(&self.pool, &self.cipher).await {
+            tracing::warn!(error = %err, "could not reload signing keys");
+        }
+    }
+}

@@ -1,0 +1,422 @@
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use shoal_api::auth::Role;
+
+use crate::helpers::*;
+
+#[tokio::test]
+async fn app_read_returns_what_was_written_plus_defaults() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let body = json!({
+        "handler": {"url": "http://127.0.0.1:7071/api", "timeoutSeconds": 10},
+        "appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "FEATURE": "on"},
+        "hostConfig": {"extensions": {"queues": {"batchSize": 8}}},
+    });
+    let created = app.put_app("contoso", "orders", &body).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    assert_eq!(
+        created.headers()["location"],
+        "/v1/tenants/contoso/apps/orders"
+    );
+    let etag = etag_of(&created);
+    let read = app.get("/v1/tenants/contoso/apps/orders").await;
+    assert_eq!(etag_of(&read), etag);
+    let read: Value = read.json().await.unwrap();
+    assert_eq!(
+        read["handler"],
+        json!({"url": "http://127.0.0.1:7071/api", "timeoutSeconds": 10})
+    );
+    assert_eq!(read["appSettings"]["FEATURE"], "on");
+    let queues = &read["hostConfig"]["extensions"]["queues"];
+    assert_eq!(queues["batchSize"], 8);
+    assert_eq!(queues["newBatchThreshold"], 4, "computed from batchSize");
+    assert_eq!(queues["maxDequeueCount"], 5);
+    assert_eq!(read["scale"]["mode"], "target");
+    assert_eq!(read["state"], "Running");
+    assert_eq!(read["etag"], etag.trim_matches('"'));
+}
+
+#[tokio::test]
+async fn scale_mode_is_computed_from_the_app_setting() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let patched: Value = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"appSettings": {"TARGET_BASED_SCALING_ENABLED": "0"}}"#)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(patched["scale"]["mode"], "incremental");
+}
+
+#[tokio::test]
+async fn secret_settings_are_masked_and_listed_only_through_settings_list() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let conn = "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=c2VjcmV0;EndpointSuffix=core.windows.net";
+    let body = json!({"handler": {"url": "http://h.example"}, "appSettings": {"Storage": conn, "REGION": "eu"}});
+    let created: Value = app
+        .put_app("contoso", "orders", &body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(created["appSettings"]["Storage"], "********");
+    assert_eq!(created["appSettings"]["REGION"], "eu");
+
+    let listed: Value = app
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/settings/list",
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["appSettings"]["Storage"], conn);
+
+    let reader = app.token_for("contoso", Role::Reader);
+    let denied = app
+        .request(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/settings/list",
+            Some(&reader),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(denied.status(), StatusCode::FORBIDDEN);
+
+    // Putting back what was read keeps the secret rather than storing the mask.
+    let mut echoed = created.clone();
+    echoed["appSettings"]["REGION"] = json!("us");
+    assert_eq!(
+        app.put_app("contoso", "orders", &echoed).await.status(),
+        StatusCode::OK
+    );
+    let listed: Value = app
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/settings/list",
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["appSettings"],
+        json!({"Storage": conn, "REGION": "us"})
+    );
+}
+
+#[tokio::test]
+async fn secrets_are_encrypted_at_rest() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let body = json!({"handler": {"url": "http://h.example"}, "appSettings": {"ApiPassword": "hunter2-very-secret"}});
+    app.put_app("contoso", "orders", &body).await;
+    use sqlx::Connection;
+    let mut db = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .unwrap();
+    let raw: Vec<u8> =
+        sqlx::query_scalar("select value from app_settings where name = 'ApiPassword'")
+            .fetch_one(&mut db)
+            .await
+            .unwrap();
+    assert!(!String::from_utf8_lossy(&raw).contains("hunter2"));
+}
+
+#[tokio::test]
+async fn if_match_with_a_stale_etag_is_412() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let first = app.put_app("contoso", "orders", &minimal_app()).await;
+    let stale = etag_of(&first);
+    let second = app.put_app("contoso", "orders", &minimal_app()).await;
+    let fresh = etag_of(&second);
+    assert_ne!(stale, fresh, "every write changes the ETag");
+
+    let conditional = |etag: String| {
+        app.admin(Method::PUT, "/v1/tenants/contoso/apps/orders")
+            .header("if-match", etag)
+            .json(&minimal_app())
+    };
+    assert_eq!(
+        conditional(stale.clone()).send().await.unwrap().status(),
+        StatusCode::PRECONDITION_FAILED
+    );
+    assert_eq!(
+        conditional(fresh).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    let patch = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .header("if-match", stale.clone())
+        .json(&json!({"state": "Stopped"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(patch.status(), StatusCode::PRECONDITION_FAILED);
+    let delete = app
+        .admin(Method::DELETE, "/v1/tenants/contoso/apps/orders")
+        .header("if-match", stale)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(delete.status(), StatusCode::PRECONDITION_FAILED);
+
+    let create_only = app
+        .admin(Method::PUT, "/v1/tenants/contoso/apps/orders")
+        .header("if-none-match", "*")
+        .json(&minimal_app())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(create_only.status(), StatusCode::PRECONDITION_FAILED);
+    let must_exist = app
+        .admin(Method::PUT, "/v1/tenants/contoso/apps/absent")
+        .header("if-match", "*")
+        .json(&minimal_app())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(must_exist.status(), StatusCode::PRECONDITION_FAILED);
+}
+
+#[tokio::test]
+async fn merge_patch_removes_settings_with_null_and_keeps_the_rest() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let body = json!({"handler": {"url": "http://h.example"}, "appSettings": {"A": "1", "B": "2"}, "scale": {"limit": 5}});
+    app.put_app("contoso", "orders", &body).await;
+    let patched: Value = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"A": null, "C": "3"}, "scale": {"minimumInstances": 2}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(patched["appSettings"], json!({"B": "2", "C": "3"}));
+    assert_eq!(patched["scale"]["limit"], 5);
+    assert_eq!(patched["scale"]["minimumInstances"], 2);
+    assert_eq!(patched["handler"]["url"], "http://h.example/");
+}
+
+#[tokio::test]
+async fn patch_of_a_missing_app_is_404() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let response = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/absent")
+        .json(&json!({"state": "Stopped"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn apps_of_a_missing_tenant_are_404() {
+    let app = TestApp::spawn().await;
+    assert_eq!(
+        app.put_app("nobody", "orders", &minimal_app())
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        app.get("/v1/tenants/nobody/apps").await.status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn tenant_app_quota_is_enforced_with_409() {
+    let app = TestApp::spawn().await;
+    app.admin(Method::PUT, "/v1/tenants/small")
+        .json(&json!({"limits": {"maxApps": 1}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        app.put_app("small", "one", &minimal_app()).await.status(),
+        StatusCode::CREATED
+    );
+    let second = app.put_app("small", "two", &minimal_app()).await;
+    assert_eq!(second.status(), StatusCode::CONFLICT);
+    assert!(
+        problem(second).await["detail"]
+            .as_str()
+            .unwrap()
+            .contains("at most 1")
+    );
+    // Replacing the existing app is not a new app.
+    assert_eq!(
+        app.put_app("small", "one", &minimal_app()).await.status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn app_list_pages_and_reader_can_read_but_not_write() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    for i in 0..5 {
+        app.put_app("contoso", &format!("app-{i}"), &minimal_app())
+            .await;
+    }
+    let reader = app.token_for("contoso", Role::Reader);
+    let page: Value = app
+        .request(
+            Method::GET,
+            "/v1/tenants/contoso/apps?limit=3",
+            Some(&reader),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["items"].as_array().unwrap().len(), 3);
+    let token = page["continuationToken"].as_str().unwrap();
+    let rest: Value = app
+        .request(
+            Method::GET,
+            &format!("/v1/tenants/contoso/apps?limit=3&continuationToken={token}"),
+            Some(&reader),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<_> = rest["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["app-3", "app-4"]);
+    assert!(rest.get("continuationToken").is_none());
+
+    let write = app
+        .request(Method::PUT, "/v1/tenants/contoso/apps/app-9", Some(&reader))
+        .json(&minimal_app())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), StatusCode::FORBIDDEN);
+    let contributor = app.token_for("contoso", Role::Contributor);
+    let write = app
+        .request(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/app-9",
+            Some(&contributor),
+        )
+        .json(&minimal_app())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn app_validation_reports_every_field_path() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let body = json!({
+        "handler": {"url": "file:///etc/passwd"},
+        "hostConfig": {"extensions": {"queues": {"batchSize": 64, "maxPollingInterval": "00:00:00.050"}}},
+        "appSettings": {"Bad Name": "x", "Count": 3},
+    });
+    let response = app.put_app("contoso", "orders", &body).await;
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let paths = error_paths(&problem(response).await);
+    for want in [
+        "handler.url",
+        "hostConfig.extensions.queues.batchSize",
+        "hostConfig.extensions.queues.maxPollingInterval",
+    ] {
+        assert!(
+            paths.iter().any(|p| p == want),
+            "missing {want} in {paths:?}"
+        );
+    }
+    assert!(
+        paths.iter().any(|p| p.starts_with("appSettings")),
+        "{paths:?}"
+    );
+}
+
+#[tokio::test]
+async fn invalid_app_names_are_422_naming_the_parameter() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    for name in ["-lead", "trail-", "a", &"x".repeat(61), "under_score"] {
+        let response = app.put_app("contoso", name, &minimal_app()).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{name}"
+        );
+        assert_eq!(error_paths(&problem(response).await), vec!["app"]);
+    }
+}
+
+#[tokio::test]
+async fn diagnostics_report_unresolved_connections() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let function = json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders", "connection": "OrdersStorage"}]});
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Process",
+        )
+        .json(&function)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        put.status(),
+        StatusCode::CREATED,
+        "an unresolved connection is not a write error"
+    );
+    let diagnostics: Value = app
+        .get("/v1/tenants/contoso/apps/orders/diagnostics")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(diagnostics["healthy"], false);
+    assert_eq!(diagnostics["checks"][0]["status"], "error");
+
+    app.admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"OrdersStorage__queueServiceUri": "https://acct.queue.core.windows.net"}}))
+        .send()
+        .await
+        .unwrap();
+    let diagnostics: Value = app
+        .get("/v1/tenants/contoso/apps/orders/diagnostics")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(diagnostics["healthy"], true, "{diagnostics}");
+    assert_eq!(diagnostics["checks"][0]["status"], "ok");
+}

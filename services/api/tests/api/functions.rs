@@ -1,0 +1,165 @@
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn queue_function() -> Value {
+    json!({"bindings": [
+        {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"},
+        {"type": "queue", "direction": "out", "name": "done", "queueName": "orders-done"}
+    ]})
+}
+
+const PATH: &str = "/v1/tenants/contoso/apps/orders/functions/Process";
+
+#[tokio::test]
+async fn function_lifecycle() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let created = app
+        .admin(Method::PUT, PATH)
+        .json(&queue_function())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let body: Value = created.json().await.unwrap();
+    assert_eq!(body["triggerType"], "queueTrigger");
+    assert_eq!(body["bindings"][0]["queueName"], "orders");
+    assert_eq!(body["disabled"], false);
+
+    let replaced = app
+        .admin(Method::PUT, PATH)
+        .json(&queue_function())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replaced.status(), StatusCode::OK);
+    let patched: Value = app
+        .admin(Method::PATCH, PATH)
+        .json(&json!({"disabled": true}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(patched["disabled"], true);
+    assert_eq!(patched["bindings"], body["bindings"]);
+
+    let list: Value = app
+        .get("/v1/tenants/contoso/apps/orders/functions")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+
+    assert_eq!(
+        app.admin(Method::DELETE, PATH)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(app.get(PATH).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        app.admin(Method::DELETE, PATH)
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn function_of_a_missing_app_is_404() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let response = app
+        .admin(Method::PUT, PATH)
+        .json(&queue_function())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn deleting_the_app_deletes_its_functions() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    app.admin(Method::PUT, PATH)
+        .json(&queue_function())
+        .send()
+        .await
+        .unwrap();
+    app.admin(Method::DELETE, "/v1/tenants/contoso/apps/orders")
+        .send()
+        .await
+        .unwrap();
+    app.put_app("contoso", "orders", &minimal_app()).await;
+    assert_eq!(app.get(PATH).await.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn binding_errors_are_422_with_field_paths() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let cases = [
+        (
+            json!({"bindings": [{"type": "blobTrigger", "direction": "in", "name": "b"}]}),
+            "bindings[0].type",
+        ),
+        (
+            json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "Bad_Queue"}]}),
+            "bindings[0].queueName",
+        ),
+        (
+            json!({"bindings": [{"type": "queue", "direction": "out", "name": "o", "queueName": "out-q"}]}),
+            "bindings",
+        ),
+        (
+            json!({"bindings": [
+            {"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "q-one"},
+            {"type": "queueTrigger", "direction": "in", "name": "b", "queueName": "q-two"}]}),
+            "bindings",
+        ),
+        (
+            json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "q-one", "colour": "red"}]}),
+            "bindings[0].colour",
+        ),
+        (json!({"bindings": "nope"}), "bindings"),
+    ];
+    for (body, path) in cases {
+        let response = app
+            .admin(Method::PUT, PATH)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}"
+        );
+        let paths = error_paths(&problem(response).await);
+        assert!(
+            paths.iter().any(|p| p == path),
+            "expected {path} in {paths:?} for {body}"
+        );
+    }
+    let bad_name = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/9lives",
+        )
+        .json(&queue_function())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_name.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error_paths(&problem(bad_name).await), vec!["function"]);
+}

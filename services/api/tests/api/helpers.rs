@@ -1,0 +1,252 @@
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use shoal_api::auth::{Principal, Role};
+use shoal_api::tokens::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenService};
+use shoal_api::{ApiConfig, Application};
+use shoal_domain::names::TenantName;
+use shoal_store::crypto::{Cipher, SecretKey};
+use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use sqlx::{Connection, Executor, PgConnection};
+use tokio_util::sync::CancellationToken;
+
+pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+pub fn admin_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string())
+}
+
+/// `admin_url` with its database replaced.
+pub fn url_for(database: &str) -> String {
+    let mut url = url::Url::parse(&admin_url()).expect("DATABASE_URL is a URL");
+    url.set_path(&format!("/{database}"));
+    url.to_string()
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub database: String,
+    pub database_url: String,
+    pub tokens: TokenService,
+    pub admin_token: String,
+    shutdown: CancellationToken,
+}
+
+pub struct Options {
+    /// Connect the app to its database through 127.0.0.1 on this port (a proxy) instead of
+    /// straight to Postgres.
+    pub through_port: Option<u16>,
+    pub max_body_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            through_port: None,
+            max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Creates a fresh, migrated database and returns its name and URL.
+pub async fn fresh_database() -> (String, String) {
+    let name = format!("shoal_test_{}", uuid::Uuid::new_v4().simple());
+    let mut admin = PgConnection::connect(&admin_url())
+        .await
+        .expect("connect to DATABASE_URL as admin");
+    admin
+        .execute(sqlx::AssertSqlSafe(format!("create database {name}")))
+        .await
+        .expect("create test database");
+    admin.close().await.ok();
+    let url = url_for(&name);
+    migrate(&url).await.expect("migrate test database");
+    (name, url)
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(Options::default()).await
+    }
+
+    pub async fn spawn_with(options: Options) -> TestApp {
+        let (database, database_url) = fresh_database().await;
+        let secret_key = SecretKey::generate();
+        let config = ApiConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: match options.through_port {
+                Some(port) => {
+                    let mut url = url::Url::parse(&database_url).unwrap();
+                    url.set_host(Some("127.0.0.1")).unwrap();
+                    url.set_port(Some(port)).unwrap();
+                    url.to_string()
+                }
+                None => database_url.clone(),
+            },
+            secret_key: secret_key.clone(),
+            issuer: DEFAULT_ISSUER.into(),
+            audience: DEFAULT_AUDIENCE.into(),
+            max_body_bytes: options.max_body_bytes,
+            pool: PoolConfig {
+                max_connections: 4,
+                acquire_timeout: Duration::from_secs(2),
+            },
+        };
+        let app = Application::build(config).await.expect("build application");
+        let base = format!("http://127.0.0.1:{}", app.port());
+        let shutdown = CancellationToken::new();
+        tokio::spawn(app.run_until_stopped(shutdown.clone()));
+
+        let pool = connect_lazy(&database_url, &PoolConfig::default()).unwrap();
+        let tokens = TokenService::new(DEFAULT_ISSUER, DEFAULT_AUDIENCE);
+        tokens
+            .load_or_create(&pool, &Cipher::new(&secret_key))
+            .await
+            .unwrap();
+        pool.close().await;
+        let admin_token = tokens
+            .issue(
+                &Principal::PlatformAdmin {
+                    subject: "admin".into(),
+                },
+                Duration::from_secs(600),
+            )
+            .unwrap();
+        TestApp {
+            base,
+            client: reqwest::Client::new(),
+            database,
+            database_url,
+            tokens,
+            admin_token,
+            shutdown,
+        }
+    }
+
+    pub fn token_for(&self, tenant: &str, role: Role) -> String {
+        let principal = Principal::Tenant {
+            subject: format!("{tenant}-{}", role.as_str().to_lowercase()),
+            tenant: TenantName::parse(tenant).unwrap(),
+            role,
+        };
+        self.tokens
+            .issue(&principal, Duration::from_secs(600))
+            .unwrap()
+    }
+
+    pub fn request(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+    ) -> reqwest::RequestBuilder {
+        let builder = self.client.request(method, format!("{}{path}", self.base));
+        match token {
+            Some(token) => builder.bearer_auth(token),
+            None => builder,
+        }
+    }
+
+    /// A request as the platform admin.
+    pub fn admin(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.request(method, path, Some(&self.admin_token))
+    }
+
+    pub async fn put_tenant(&self, tenant: &str) -> reqwest::Response {
+        self.admin(Method::PUT, &format!("/v1/tenants/{tenant}"))
+            .json(&json!({"displayName": tenant}))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn put_app(&self, tenant: &str, app: &str, body: &Value) -> reqwest::Response {
+        self.admin(Method::PUT, &format!("/v1/tenants/{tenant}/apps/{app}"))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.admin(Method::GET, path).send().await.unwrap()
+    }
+
+    /// A tenant with one app, for tests about something else.
+    pub async fn with_app(&self, tenant: &str, app: &str) {
+        assert_eq!(self.put_tenant(tenant).await.status(), StatusCode::CREATED);
+        assert_eq!(
+            self.put_app(tenant, app, &minimal_app()).await.status(),
+            StatusCode::CREATED
+        );
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+        let name = self.database.clone();
+        // Drop the database on a thread of its own: Drop cannot await.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let mut admin = PgConnection::connect(&admin_url()).await.ok()?;
+                admin
+                    .execute(sqlx::AssertSqlSafe(format!(
+                        "drop database if exists {name} with (force)"
+                    )))
+                    .await
+                    .ok()?;
+                Some(())
+            })
+        })
+        .join();
+    }
+}
+
+pub fn minimal_app() -> Value {
+    json!({"handler": {"url": "http://127.0.0.1:7071/api"}})
+}
+
+/// Reads a problem+json body, checking the content type.
+pub async fn problem(response: reqwest::Response) -> Value {
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(
+        content_type.as_deref(),
+        Some("application/problem+json"),
+        "status {}",
+        response.status()
+    );
+    response.json().await.unwrap()
+}
+
+/// The `errors[].path` values of a problem.
+pub fn error_paths(problem: &Value) -> Vec<String> {
+    problem["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| e["path"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub fn etag_of(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("etag")
+        .expect("ETag header")
+        .to_str()
+        .unwrap()
+        .to_string()
+}

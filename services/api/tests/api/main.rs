@@ -1,0 +1,11 @@
+//! Black-box tests of the management API: a real server on port 0 against a fresh Postgres
+//! database per test (`DATABASE_URL` names an admin connection; see deploy/local/postgres.sh).
+
+mod apps;
+mod bad_input;
+mod functions;
+mod helpers;
+mod isolation;
+mod openapi;
+mod outage;
+mod tenants;

@@ -1,0 +1,196 @@
+//! The command line: every option has a `SHOAL_*` environment variable (Postgres is
+//! `DATABASE_URL`) and is validated before anything starts.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use shoal_store::crypto::SecretKey;
+
+use crate::telemetry::LogFormat;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "shoal",
+    version,
+    about = "Control plane for event-driven function apps"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply database migrations.
+    Migrate(DatabaseArgs),
+    /// Serve the management API.
+    Serve(ServeArgs),
+    /// Print the OpenAPI document.
+    Openapi,
+    /// Print a bearer token signed with Shoal's key (for operators and scripts).
+    Token(TokenArgs),
+    /// Run everything locally on embedded defaults.
+    Dev(DevArgs),
+}
+
+impl Command {
+    pub fn log_format(&self) -> LogFormat {
+        match self {
+            Command::Serve(args) => args.log_format,
+            Command::Dev(args) => args.log_format,
+            _ => LogFormat::Text,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct DatabaseArgs {
+    /// Postgres connection URL.
+    #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
+    pub url: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretArgs {
+    /// Base64 of 32 random bytes; encrypts secrets at rest (`openssl rand -base64 32`).
+    #[arg(long = "secret-key", env = "SHOAL_SECRET_KEY", hide_env_values = true, value_parser = parse_secret_key)]
+    pub key: SecretKey,
+}
+
+#[derive(Debug, Args)]
+pub struct IssuerArgs {
+    /// The `iss` of tokens Shoal issues and accepts.
+    #[arg(long, env = "SHOAL_ISSUER", default_value = shoal_api::tokens::DEFAULT_ISSUER)]
+    pub issuer: String,
+    /// The `aud` of tokens Shoal issues and accepts.
+    #[arg(long, env = "SHOAL_AUDIENCE", default_value = shoal_api::tokens::DEFAULT_AUDIENCE)]
+    pub audience: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub secret: SecretArgs,
+    #[command(flatten)]
+    pub issuer: IssuerArgs,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = shoal_api::DEFAULT_MAX_BODY_BYTES,
+          value_parser = clap::value_parser!(usize))]
+    pub max_body_bytes: usize,
+    /// Postgres connections in the pool.
+    #[arg(long, env = "SHOAL_DB_MAX_CONNECTIONS", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_max_connections: u32,
+    /// Apply pending migrations before serving.
+    #[arg(long, env = "SHOAL_MIGRATE", default_value_t = false)]
+    pub migrate: bool,
+    #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("scope").required(true).args(["platform_admin", "tenant"])))]
+pub struct TokenArgs {
+    /// The token's subject (who it identifies).
+    #[arg(long)]
+    pub subject: String,
+    /// A platform administrator's token.
+    #[arg(long)]
+    pub platform_admin: bool,
+    /// The tenant the token is for.
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// The role within the tenant.
+    #[arg(long, value_parser = ["Owner", "Contributor", "Reader"], default_value = "Owner", requires = "tenant")]
+    pub role: String,
+    /// Lifetime, e.g. `15m`, `1h`, `24h` (at most 24h).
+    #[arg(long, default_value = "1h", value_parser = parse_ttl)]
+    pub ttl: Duration,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub secret: SecretArgs,
+    #[command(flatten)]
+    pub issuer: IssuerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DevArgs {
+    /// Address of the API.
+    #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Where `dev` keeps its state (Postgres data, the generated secret key).
+    #[arg(long, env = "SHOAL_DEV_DIR", default_value = ".shoal")]
+    pub dir: PathBuf,
+    /// Use this Postgres instead of a private cluster.
+    #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+fn parse_secret_key(text: &str) -> Result<SecretKey, String> {
+    SecretKey::from_base64(text)
+}
+
+/// Parses `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
+pub fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 15m or 1h"))?;
+    let seconds = match unit {
+        "" | "s" => number,
+        "m" => number.saturating_mul(60),
+        "h" => number.saturating_mul(3600),
+        "d" => number.saturating_mul(86_400),
+        _ => return Err(format!("unknown unit `{unit}` (use s, m, h or d)")),
+    };
+    let ttl = Duration::from_secs(seconds);
+    if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {
+        return Err("must be more than 0 and at most 24h".into());
+    }
+    Ok(ttl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ttl_parsing() {
+        assert_eq!(parse_ttl("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_ttl("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_ttl("15m").unwrap(), Duration::from_secs(900));
+        for bad in ["0", "25h", "1w", "h", "-1h", ""] {
+            assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_needs_a_scope() {
+        let err = Cli::try_parse_from([
+            "shoal",
+            "token",
+            "--subject",
+            "x",
+            "--database-url",
+            "postgres://x",
+            "--secret-key",
+            &SecretKey::generate().to_base64(),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("--platform-admin"), "{err}");
+    }
+}

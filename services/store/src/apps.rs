@@ -1,0 +1,259 @@
+//! Apps and their settings (tenant scope).
+//!
+//! The app's specification is kept as the tenant wrote it (minus settings), so merge patches
+//! apply to what was written and documented defaults are computed on read. Settings live in
+//! their own rows, every value sealed with the row's identity as associated data.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use crate::crypto::Cipher;
+use crate::page::{Page, PageRequest};
+use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub name: String,
+    pub value: String,
+    pub secret: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppRecord {
+    pub name: String,
+    pub spec: serde_json::Value,
+    /// Ordered by name, values decrypted.
+    pub settings: Vec<Setting>,
+    pub etag: Etag,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One statement reads an app with all its settings, so a GET is a single round trip
+/// inside its transaction.
+macro_rules! app_select {
+    () => {
+        "
+    select a.name, a.spec, a.etag, a.created_at, a.updated_at, s.names, s.vals, s.secrets
+    from apps a
+    cross join lateral (
+        select coalesce(array_agg(name order by name), '{}') as names,
+               coalesce(array_agg(value order by name), '{}') as vals,
+               coalesce(array_agg(secret order by name), '{}') as secrets
+        from app_settings
+        where tenant_id = a.tenant_id and app_name = a.name
+    ) s"
+    };
+}
+
+fn setting_aad(tenant: &TenantId, app: &str, name: &str) -> String {
+    format!("app-setting/{tenant}/{app}/{name}")
+}
+
+fn from_row(
+    row: &sqlx::postgres::PgRow,
+    tenant: &TenantId,
+    cipher: &Cipher,
+) -> Result<AppRecord, StoreError> {
+    let name: String = row.try_get("name")?;
+    let names: Vec<String> = row.try_get("names")?;
+    let values: Vec<Vec<u8>> = row.try_get("vals")?;
+    let secrets: Vec<bool> = row.try_get("secrets")?;
+    let settings = names
+        .into_iter()
+        .zip(values)
+        .zip(secrets)
+        .map(|((setting, sealed), secret)| {
+            let value = cipher.decrypt_string(&sealed, &setting_aad(tenant, &name, &setting))?;
+            Ok(Setting {
+                name: setting,
+                value,
+                secret,
+            })
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok(AppRecord {
+        spec: row.try_get("spec")?,
+        etag: row.try_get("etag")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        name,
+        settings,
+    })
+}
+
+#[tracing::instrument(skip_all, fields(tenant = %tenant, app = name))]
+pub async fn get(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    cipher: &Cipher,
+    name: &str,
+) -> Result<AppRecord, StoreError> {
+    let row = sqlx::query(concat!(
+        app_select!(),
+        " where a.tenant_id = $1 and a.name = $2"
+    ))
+    .bind(tenant.as_str())
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    from_row(&row, tenant, cipher)
+}
+
+pub async fn exists(tx: &mut Tx, tenant: &TenantId, name: &str) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("select exists(select 1 from apps where tenant_id = $1 and name = $2)")
+            .bind(tenant.as_str())
+            .bind(name)
+            .fetch_one(&mut **tx)
+            .await?,
+    )
+}
+
+pub async fn list(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    cipher: &Cipher,
+    page: &PageRequest,
+) -> Result<Page<AppRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        app_select!(),
+        " where a.tenant_id = $1 and ($2::text is null or a.name > $2)
+         order by a.name limit $3"
+    ))
+    .bind(tenant.as_str())
+    .bind(page.after.as_deref())
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&mut **tx)
+    .await?;
+    let items = rows
+        .iter()
+        .map(|r| from_row(r, tenant, cipher))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(items, page.limit, |a| &a.name))
+}
+
+/// Creates or replaces an app and all its settings, honouring the precondition and, on
+/// create, the tenant's `maxApps` quota.
+#[tracing::instrument(skip_all, fields(tenant = %tenant, app = name))]
+pub async fn put(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    cipher: &Cipher,
+    name: &str,
+    spec: &serde_json::Value,
+    settings: &[Setting],
+    precondition: Precondition,
+) -> Result<(AppRecord, Written), StoreError> {
+    let current: Option<Etag> =
+        sqlx::query_scalar("select etag from apps where tenant_id = $1 and name = $2 for update")
+            .bind(tenant.as_str())
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+    precondition.check(current)?;
+    if current.is_none() {
+        check_app_quota(tx, tenant).await?;
+    }
+    sqlx::query(
+        "insert into apps (tenant_id, name, spec, etag) values ($1, $2, $3, $4)
+         on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag",
+    )
+    .bind(tenant.as_str())
+    .bind(name)
+    .bind(spec)
+    .bind(Etag::new_v4())
+    .execute(&mut **tx)
+    .await?;
+    replace_settings(tx, tenant, cipher, name, settings).await?;
+    let record = get(tx, tenant, cipher, name).await?;
+    let written = if current.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    };
+    Ok((record, written))
+}
+
+/// Locks the tenant row so concurrent creates cannot both slip under the quota.
+async fn check_app_quota(tx: &mut Tx, tenant: &TenantId) -> Result<(), StoreError> {
+    let max_apps: Option<i32> =
+        sqlx::query_scalar("select max_apps from tenants where name = $1 for update")
+            .bind(tenant.as_str())
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+    if let Some(max) = max_apps {
+        let count: i64 = sqlx::query_scalar("select count(*) from apps where tenant_id = $1")
+            .bind(tenant.as_str())
+            .fetch_one(&mut **tx)
+            .await?;
+        if count >= i64::from(max) {
+            return Err(StoreError::QuotaExceeded(format!(
+                "tenant {tenant} may have at most {max} apps"
+            )));
+        }
+    }
+    Ok(())
+}
+
+async fn replace_settings(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    cipher: &Cipher,
+    app: &str,
+    settings: &[Setting],
+) -> Result<(), StoreError> {
+    sqlx::query("delete from app_settings where tenant_id = $1 and app_name = $2")
+        .bind(tenant.as_str())
+        .bind(app)
+        .execute(&mut **tx)
+        .await?;
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = settings.iter().map(|s| s.name.as_str()).collect();
+    let secrets: Vec<bool> = settings.iter().map(|s| s.secret).collect();
+    let values = settings
+        .iter()
+        .map(|s| cipher.encrypt(s.value.as_bytes(), &setting_aad(tenant, app, &s.name)))
+        .collect::<Result<Vec<_>, _>>()?;
+    sqlx::query(
+        "insert into app_settings (tenant_id, app_name, name, value, secret)
+         select $1, $2, n, v, s from unnest($3::text[], $4::bytea[], $5::bool[]) as t(n, v, s)",
+    )
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(names)
+    .bind(values)
+    .bind(secrets)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes an app with its settings and functions.
+pub async fn delete(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    name: &str,
+    precondition: Precondition,
+) -> Result<(), StoreError> {
+    let current: Option<Etag> =
+        sqlx::query_scalar("select etag from apps where tenant_id = $1 and name = $2 for update")
+            .bind(tenant.as_str())
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+    if current.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    precondition.check(current)?;
+    sqlx::query("delete from apps where tenant_id = $1 and name = $2")
+        .bind(tenant.as_str())
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! Functions of an app (tenant scope): the `function.json` bindings as written, `disabled`
+//! and `retry`.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use crate::page::{Page, PageRequest};
+use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionRecord {
+    pub app: String,
+    pub name: String,
+    pub spec: serde_json::Value,
+    pub etag: Etag,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+macro_rules! function_columns {
+    () => {
+        "app_name, name, spec, etag, created_at, updated_at"
+    };
+}
+
+fn from_row(row: &sqlx::postgres::PgRow) -> Result<FunctionRecord, sqlx::Error> {
+    Ok(FunctionRecord {
+        app: row.try_get("app_name")?,
+        name: row.try_get("name")?,
+        spec: row.try_get("spec")?,
+        etag: row.try_get("etag")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub async fn get(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+    name: &str,
+) -> Result<FunctionRecord, StoreError> {
+    let row = sqlx::query(concat!(
+        "select ",
+        function_columns!(),
+        " from functions where tenant_id = $1 and app_name = $2 and name = $3"
+    ))
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    Ok(from_row(&row)?)
+}
+
+pub async fn list(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+    page: &PageRequest,
+) -> Result<Page<FunctionRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        "select ",
+        function_columns!(),
+        " from functions
+         where tenant_id = $1 and app_name = $2 and ($3::text is null or name > $3)
+         order by name limit $4"
+    ))
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(page.after.as_deref())
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&mut **tx)
+    .await?;
+    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(items, page.limit, |f| &f.name))
+}
+
+/// Every function of an app, for diagnostics (an app has a bounded number of functions).
+pub async fn all_of_app(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+) -> Result<Vec<FunctionRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        "select ",
+        function_columns!(),
+        " from functions where tenant_id = $1 and app_name = $2 order by name"
+    ))
+    .bind(tenant.as_str())
+    .bind(app)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Creates or replaces a function. The app must exist (NotFound otherwise).
+pub async fn put(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+    name: &str,
+    spec: &serde_json::Value,
+    precondition: Precondition,
+) -> Result<(FunctionRecord, Written), StoreError> {
+    let current: Option<Etag> = sqlx::query_scalar(
+        "select etag from functions where tenant_id = $1 and app_name = $2 and name = $3 for update",
+    )
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    precondition.check(current)?;
+    let row = sqlx::query(concat!("insert into functions (tenant_id, app_name, name, spec, etag) values ($1, $2, $3, $4, $5)
+         on conflict (tenant_id, app_name, name) do update set spec = excluded.spec, etag = excluded.etag
+         returning ", function_columns!()))
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(name)
+    .bind(spec)
+    .bind(Etag::new_v4())
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| match e {
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("23503") => StoreError::NotFound,
+        other => StoreError::from(other),
+    })?;
+    let written = if current.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    };
+    Ok((from_row(&row)?, written))
+}
+
+pub async fn delete(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+    name: &str,
+    precondition: Precondition,
+) -> Result<(), StoreError> {
+    let current: Option<Etag> = sqlx::query_scalar(
+        "select etag from functions where tenant_id = $1 and app_name = $2 and name = $3 for update",
+    )
+    .bind(tenant.as_str())
+    .bind(app)
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if current.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    precondition.check(current)?;
+    sqlx::query("delete from functions where tenant_id = $1 and app_name = $2 and name = $3")
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

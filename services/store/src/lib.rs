@@ -1,0 +1,72 @@
+//! Shoal's Postgres persistence.
+//!
+//! Postgres is the single source of truth: tenants, apps (their specification as written),
+//! app settings (every value encrypted with AES-256-GCM under `SHOAL_SECRET_KEY`), functions,
+//! principals, role definitions and assignments, token signing keys and the audit log. One
+//! module per aggregate holds that aggregate's SQL. Tenant-scoped functions take a
+//! [`TenantId`] and run inside a transaction that has set `shoal.tenant_id`, so row-level
+//! security backs up every `where tenant_id = …`; platform-scoped functions say so in their
+//! names or docs.
+
+pub mod apps;
+pub mod audit;
+pub mod crypto;
+mod error;
+pub mod functions;
+pub mod page;
+pub mod pool;
+pub mod signing_keys;
+mod tenant;
+pub mod tenants;
+
+pub use error::StoreError;
+pub use tenant::{TenantId, begin_platform, begin_tenant};
+
+/// The transaction type every repository function takes; the caller owns begin/commit.
+pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
+
+/// An entity tag: changes on every write, compared for `If-Match`.
+pub type Etag = uuid::Uuid;
+
+/// A conditional-write precondition from `If-Match` / `If-None-Match`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precondition {
+    /// No condition: create or replace.
+    #[default]
+    None,
+    /// `If-Match: *` — the resource must exist.
+    Exists,
+    /// `If-None-Match: *` — the resource must not exist.
+    Absent,
+    /// `If-Match: "<etag>"` — the resource must exist with this entity tag.
+    Matches(Etag),
+}
+
+impl Precondition {
+    /// Checks the precondition against the current entity tag (None when absent).
+    pub fn check(self, current: Option<Etag>) -> Result<(), StoreError> {
+        let ok = match self {
+            Precondition::None => true,
+            Precondition::Exists => current.is_some(),
+            Precondition::Absent => current.is_none(),
+            Precondition::Matches(want) => current == Some(want),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(StoreError::PreconditionFailed)
+        }
+    }
+}
+
+/// Whether a create-or-replace created the resource (201) or replaced it (200).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    Created,
+    Replaced,
+}
+
+/// Commits a transaction, mapping the error like every other store call.
+pub async fn commit(tx: Tx) -> Result<(), StoreError> {
+    Ok(tx.commit().await?)
+}

@@ -1,0 +1,135 @@
+//! Tenants (platform scope): the unit of isolation and of quota.
+
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use crate::page::{Page, PageRequest};
+use crate::{Etag, Precondition, StoreError, Tx, Written};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantRecord {
+    pub name: String,
+    pub display_name: String,
+    pub max_apps: Option<i32>,
+    pub max_instances: Option<i32>,
+    pub etag: Etag,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantWrite {
+    pub display_name: String,
+    pub max_apps: Option<i32>,
+    pub max_instances: Option<i32>,
+}
+
+macro_rules! tenant_columns {
+    () => {
+        "name, display_name, max_apps, max_instances, etag, created_at, updated_at"
+    };
+}
+
+fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
+    Ok(TenantRecord {
+        name: row.try_get("name")?,
+        display_name: row.try_get("display_name")?,
+        max_apps: row.try_get("max_apps")?,
+        max_instances: row.try_get("max_instances")?,
+        etag: row.try_get("etag")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub async fn get(tx: &mut Tx, name: &str) -> Result<TenantRecord, StoreError> {
+    let row = sqlx::query(concat!(
+        "select ",
+        tenant_columns!(),
+        " from tenants where name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or(StoreError::NotFound)?;
+    Ok(from_row(&row)?)
+}
+
+pub async fn exists(tx: &mut Tx, name: &str) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("select exists(select 1 from tenants where name = $1)")
+            .bind(name)
+            .fetch_one(&mut **tx)
+            .await?,
+    )
+}
+
+pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<TenantRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        "select ",
+        tenant_columns!(),
+        " from tenants where ($1::text is null or name > $1) order by name limit $2"
+    ))
+    .bind(page.after.as_deref())
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&mut **tx)
+    .await?;
+    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(items, page.limit, |t| &t.name))
+}
+
+/// Creates or replaces a tenant, honouring the precondition.
+pub async fn put(
+    tx: &mut Tx,
+    name: &str,
+    write: &TenantWrite,
+    precondition: Precondition,
+) -> Result<(TenantRecord, Written), StoreError> {
+    let current: Option<Etag> =
+        sqlx::query_scalar("select etag from tenants where name = $1 for update")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+    precondition.check(current)?;
+    let etag = Etag::new_v4();
+    let row = sqlx::query(concat!(
+        "insert into tenants (name, display_name, max_apps, max_instances, etag)
+         values ($1, $2, $3, $4, $5)
+         on conflict (name) do update set display_name = excluded.display_name,
+             max_apps = excluded.max_apps, max_instances = excluded.max_instances,
+             etag = excluded.etag
+         returning ",
+        tenant_columns!()
+    ))
+    .bind(name)
+    .bind(&write.display_name)
+    .bind(write.max_apps)
+    .bind(write.max_instances)
+    .bind(etag)
+    .fetch_one(&mut **tx)
+    .await?;
+    let written = if current.is_some() {
+        Written::Replaced
+    } else {
+        Written::Created
+    };
+    Ok((from_row(&row)?, written))
+}
+
+/// Deletes a tenant and, by cascade, everything it owns.
+pub async fn delete(tx: &mut Tx, name: &str, precondition: Precondition) -> Result<(), StoreError> {
+    let current: Option<Etag> =
+        sqlx::query_scalar("select etag from tenants where name = $1 for update")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?;
+    if current.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    precondition.check(current)?;
+    sqlx::query("delete from tenants where name = $1")
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
