@@ -1,0 +1,51 @@
+# Developer entry points. Each installs what is missing first (deploy/local/ensure-tools.sh);
+# the logic lives in the scripts under deploy/, the recipes stay short.
+#   make dev      build and run Shoal with embedded defaults (`shoal dev`)
+#   make test     formatting, clippy and every test of the workspace against a real Postgres
+#   make bench    Shoal's API against pgbench on the same database, as ratios
+#   make lint | fmt | openapi
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+CARGO ?= cargo
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+# sqlx's macros check queries against the committed .sqlx/ data, never against whatever
+# database DATABASE_URL happens to name.
+export SQLX_OFFLINE := true
+
+.PHONY: dev test bench lint fmt openapi tools
+
+tools:
+	@deploy/local/ensure-tools.sh
+
+dev: tools
+	$(CARGO) build -p shoal
+	exec $(TARGET_DIR)/debug/shoal dev
+
+test: tools
+	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
+	$(CARGO) fmt --all --check; \
+	$(CARGO) clippy --workspace --all-targets -- -D warnings; \
+	if $(CARGO) nextest --version >/dev/null 2>&1; then \
+		$(CARGO) test --workspace --doc; \
+		$(CARGO) nextest run --workspace; \
+	else \
+		$(CARGO) test --workspace; \
+	fi
+
+bench: tools
+	$(CARGO) build --release -p shoal -p shoal-bench
+	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
+	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
+
+lint: tools
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+# Through a temporary file, so a failed build leaves the committed spec as it was.
+openapi:
+	$(CARGO) run -q -p shoal -- openapi > openapi/openapi.json.tmp
+	mv openapi/openapi.json.tmp openapi/openapi.json

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs what building, testing and running Shoal needs and this machine lacks; quiet when
+# everything is there, so `make dev`, `make test` and `make bench` can call it every time.
+#   Debian: postgresql (server binaries for private clusters, pgbench, psql, pg_isready),
+#           pkg-config; nodejs/npm only once web/package.json exists.
+#   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io).
+#   npm:    web/'s packages when web/package.json exists and web/node_modules does not.
+# Nothing is downloaded from outside the package registries.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+say() { echo "ensure-tools: $*" >&2; }
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then sudo="sudo"; fi
+fi
+
+apt_missing=()
+has_postgres_server() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+has_postgres_server && command -v pgbench >/dev/null && command -v psql >/dev/null ||
+    apt_missing+=(postgresql)
+command -v pkg-config >/dev/null || apt_missing+=(pkg-config)
+# aws-lc-rs builds with the C compiler alone on x86_64/aarch64 Linux (pre-generated bindings,
+# no CMake), so neither cmake nor clang is needed.
+if [ -f "$repo/web/package.json" ]; then
+    command -v node >/dev/null || apt_missing+=(nodejs)
+    command -v npm >/dev/null || apt_missing+=(npm)
+fi
+
+if [ "${#apt_missing[@]}" -gt 0 ]; then
+    if ! command -v apt-get >/dev/null; then
+        say "missing ${apt_missing[*]} and no apt-get: install them with your package manager"
+        exit 1
+    fi
+    say "installing ${apt_missing[*]} (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq >&2
+    $sudo apt-get install -y -qq --no-install-recommends "${apt_missing[@]}" >&2
+fi
+
+# rustup may be unreachable (offline mirror, distro Rust): then say what is missing and go on;
+# the step that needs the component fails with cargo's own message.
+for pair in rustfmt:fmt clippy:clippy; do
+    component="${pair%%:*}" subcommand="${pair##*:}"
+    cargo "$subcommand" --version >/dev/null 2>&1 && continue
+    command -v rustup >/dev/null && rustup component add "$component" >&2 && continue
+    say "warning: the Rust component $component is missing and could not be added" \
+        "(rustup component add $component)"
+done
+
+if ! cargo nextest --version >/dev/null 2>&1; then
+    say "installing cargo-nextest (cargo install; a few minutes, once)"
+    if ! cargo install cargo-nextest --locked >&2; then
+        say "warning: cargo-nextest could not be installed; tests will run with cargo test"
+    fi
+fi
+
+if [ -f "$repo/web/package.json" ] && [ ! -d "$repo/web/node_modules" ]; then
+    say "installing web/'s npm packages"
+    if [ -f "$repo/web/package-lock.json" ]; then
+        (cd "$repo/web" && npm ci --no-audit --no-fund >&2)
+    else
+        (cd "$repo/web" && npm install --no-audit --no-fund >&2)
+    fi
+fi

@@ -1,0 +1,269 @@
+//! `shoal-bench` measures Shoal's management API under load and, in the same run and on the same
+//! database, pgbench executing the SQL the store executes for the same operation. Each figure is
+//! printed as a ratio against that reference, so a result means the same on any machine: what
+//! fraction of the database's own single-row throughput survives the HTTP, auth, JSON and
+//! encryption layers above it.
+//!
+//! The run creates a fresh database on the admin `DATABASE_URL`, migrates it, starts
+//! `shoal serve`, loads 1,000 apps, measures GET then PUT of one app, runs pgbench for each, prints
+//! the table, and always stops the server and drops the database, also when something failed.
+
+mod database;
+mod http;
+mod load;
+mod pgbench;
+mod report;
+mod server;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use clap::Parser;
+use hyper::Method;
+
+use crate::database::BenchDatabase;
+use crate::load::LoadPlan;
+use crate::report::{Figure, Goal};
+use crate::server::{Server, ShoalBin};
+
+/// The tenant the bench creates its apps in.
+const TENANT: &str = "bench";
+/// A realistic app body: a handler and a few settings, one of them a secret.
+const APP_BODY: &str = r#"{"handler":{"url":"http://127.0.0.1:9/handler"},"appSettings":{"AzureWebJobsStorage":"UseDevelopmentStorage=true","MySecret":"s3cr3t"}}"#;
+/// More failed requests than this fraction fails the run.
+const MAX_ERROR_RATE: f64 = 0.001;
+
+#[derive(Debug, Parser)]
+#[command(about = "Benchmarks Shoal's API against pgbench on the same database")]
+struct Args {
+    /// Admin URL of the Postgres server; the bench creates (and drops) its own database there.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    database_url: String,
+    /// The `shoal` binary (default: beside this one, else $CARGO_TARGET_DIR/release/shoal).
+    #[arg(long, env = "SHOAL_BIN")]
+    shoal_bin: Option<PathBuf>,
+    /// Measured seconds per figure (after the warm-up).
+    #[arg(long, default_value_t = 10)]
+    duration_secs: u64,
+    /// Unmeasured seconds before each figure.
+    #[arg(long, default_value_t = 2)]
+    warmup_secs: u64,
+    /// Concurrent keep-alive connections (and pgbench clients).
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    /// Apps created before measuring; each request picks one at random.
+    #[arg(long, default_value_t = 1000)]
+    apps: usize,
+    /// Threads of the load generator (it competes with the server for the same cores).
+    #[arg(long, default_value_t = 2)]
+    client_threads: usize,
+    /// The pgbench binary.
+    #[arg(long, env = "PGBENCH", default_value = "pgbench")]
+    pgbench: PathBuf,
+    /// Worker threads of pgbench (`-j`).
+    #[arg(long, default_value_t = 2)]
+    pgbench_threads: usize,
+    /// Directory holding pgbench-get-app.sql and pgbench-put-app.sql.
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/bench"))]
+    scripts: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.client_threads.max(1))
+        .enable_all()
+        .build();
+    let outcome = match runtime {
+        Ok(runtime) => runtime.block_on(run(&args)),
+        Err(error) => Err(error).context("cannot start the async runtime"),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("shoal-bench: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Owns the database: whatever happens in between, it is dropped at the end.
+async fn run(args: &Args) -> Result<()> {
+    if args.connections == 0 || args.apps == 0 || args.duration_secs == 0 {
+        bail!("--connections, --apps and --duration-secs must be positive");
+    }
+    let shoal = ShoalBin::locate(args.shoal_bin.clone())?;
+    let database = BenchDatabase::create(&args.database_url).await?;
+    eprintln!("shoal-bench: database {}", database.name());
+    let outcome = tokio::select! {
+        outcome = with_server(args, &shoal, &database) => outcome,
+        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+    };
+    let dropped = database.drop().await;
+    outcome.and(dropped)
+}
+
+/// Owns the server: it is stopped whatever the measurement's outcome.
+async fn with_server(args: &Args, shoal: &ShoalBin, database: &BenchDatabase) -> Result<()> {
+    shoal.migrate(database.url()).await?;
+    let server = Server::start(shoal, database.url()).await?;
+    let outcome = measure(args, shoal, &server, database).await;
+    let stopped = server.stop().await;
+    outcome.and(stopped)
+}
+
+async fn measure(
+    args: &Args,
+    shoal: &ShoalBin,
+    server: &Server,
+    database: &BenchDatabase,
+) -> Result<()> {
+    let token = shoal.platform_admin_token(server).await?;
+    let body = Bytes::from_static(APP_BODY.as_bytes());
+    load::create_tenant_and_apps(server.addr(), &token, TENANT, args.apps, &body).await?;
+    eprintln!(
+        "shoal-bench: tenant `{TENANT}` with {} apps created",
+        args.apps
+    );
+
+    let plan = |method: Method, body: Option<Bytes>| LoadPlan {
+        addr: server.addr(),
+        token: token.clone(),
+        tenant: TENANT,
+        apps: args.apps,
+        connections: args.connections,
+        warmup: Duration::from_secs(args.warmup_secs),
+        duration: Duration::from_secs(args.duration_secs),
+        method,
+        body,
+    };
+    let pgbench = pgbench::Pgbench {
+        program: args.pgbench.clone(),
+        url: database.url().to_owned(),
+        role: database.app_role().await?,
+        clients: args.connections,
+        threads: args.pgbench_threads,
+        warmup: Duration::from_secs(args.warmup_secs),
+        duration: Duration::from_secs(args.duration_secs),
+    };
+    let goal = Goal {
+        min_ratio: 0.40,
+        max_p99: Duration::from_millis(10),
+    };
+
+    let get_variables = vec![
+        ("tenant", TENANT.to_owned()),
+        ("apps", args.apps.to_string()),
+    ];
+    let mut put_variables = get_variables.clone();
+    put_variables.extend(stored_app_variables());
+
+    let mut figures = Vec::new();
+    for (name, method, body, script, variables) in [
+        (
+            "GET app",
+            Method::GET,
+            None,
+            "pgbench-get-app.sql",
+            get_variables,
+        ),
+        (
+            "PUT app",
+            Method::PUT,
+            Some(body.clone()),
+            "pgbench-put-app.sql",
+            put_variables,
+        ),
+    ] {
+        eprintln!(
+            "shoal-bench: {name}: shoal, {} connections",
+            args.connections
+        );
+        let shoal_load = load::run(plan(method, body)).await?;
+        eprintln!("shoal-bench: {name}: pgbench {script}");
+        let tps = pgbench.run(&args.scripts.join(script), &variables).await?;
+        figures.push(Figure {
+            name,
+            shoal: shoal_load,
+            pgbench_tps: tps,
+            goal,
+        });
+    }
+
+    println!();
+    for figure in &figures {
+        println!("{}", report::line(figure));
+    }
+    let failed: Vec<String> = figures
+        .iter()
+        .filter(|figure| figure.shoal.error_rate() > MAX_ERROR_RATE)
+        .map(report::errors)
+        .collect();
+    if !failed.is_empty() {
+        bail!("too many failed requests: {}", failed.join("; "));
+    }
+    Ok(())
+}
+
+/// What the store writes for [`APP_BODY`], as pgbench-put-app.sql's variables: the spec without
+/// settings, and the settings with values sealed the way AES-256-GCM seals them (12-byte nonce,
+/// ciphertext as long as the value, 16-byte tag), so rows have the size Shoal's have.
+fn stored_app_variables() -> Vec<(&'static str, String)> {
+    let sealed = |value: &str| {
+        let bytes: Vec<u8> = (0..12 + value.len() + 16).map(|_| rand::random()).collect();
+        let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        // An element of a Postgres array literal: `"\\x…"`, its backslash escaped.
+        format!(r#""\\x{hex}""#)
+    };
+    let vals = format!(
+        "{{{},{}}}",
+        sealed("UseDevelopmentStorage=true"),
+        sealed("s3cr3t")
+    );
+    vec![
+        (
+            "spec",
+            r#"{"handler":{"url":"http://127.0.0.1:9/handler"}}"#.to_owned(),
+        ),
+        ("names", "{AzureWebJobsStorage,MySecret}".to_owned()),
+        ("vals", vals),
+        ("secrets", "{f,t}".to_owned()),
+        // The audit entry's principal: the token's subject.
+        ("principal", "bench".to_owned()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_settings_are_array_literals_of_aes_gcm_sized_bytea() {
+        let variables: std::collections::HashMap<_, _> =
+            stored_app_variables().into_iter().collect();
+        let vals = &variables["vals"];
+        let elements: Vec<&str> = vals
+            .trim_start_matches('{')
+            .trim_end_matches('}')
+            .split(',')
+            .collect();
+        let hex_lengths: Vec<usize> = elements
+            .iter()
+            .map(|element| {
+                element
+                    .trim_start_matches(r#""\\x"#)
+                    .trim_end_matches('"')
+                    .len()
+            })
+            .collect();
+        assert_eq!(
+            hex_lengths,
+            [2 * (12 + 26 + 16), 2 * (12 + 6 + 16)],
+            "{vals}"
+        );
+        assert!(elements.iter().all(|e| e.starts_with(r#""\\x"#)), "{vals}");
+    }
+}

@@ -1,0 +1,219 @@
+//! The `shoal` binary under test: `migrate`, `token` and a `serve` process the bench starts on a
+//! free port and stops at the end.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine;
+use http::{Method, StatusCode};
+use rand::RngCore;
+use tokio::process::{Child, Command};
+
+use crate::http::Connection;
+
+/// How long `shoal serve` may take to answer `/readyz`.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long it may take to shut down after SIGTERM before it is killed.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct ShoalBin {
+    path: PathBuf,
+    /// `SHOAL_SECRET_KEY` shared by `serve` and `token`: base64 of 32 random bytes.
+    secret_key: String,
+}
+
+impl ShoalBin {
+    /// The given path, else `shoal` beside this binary (both are built into the same target
+    /// directory), else `$CARGO_TARGET_DIR/release/shoal` (default `target`).
+    pub fn locate(path: Option<PathBuf>) -> Result<ShoalBin> {
+        let path = match path {
+            Some(path) => path,
+            None => {
+                let sibling = std::env::current_exe()
+                    .ok()
+                    .and_then(|exe| Some(exe.parent()?.join("shoal")));
+                match sibling {
+                    Some(sibling) if sibling.is_file() => sibling,
+                    _ => {
+                        let target = std::env::var_os("CARGO_TARGET_DIR")
+                            .map(PathBuf::from)
+                            .unwrap_or_else(|| PathBuf::from("target"));
+                        target.join("release").join("shoal")
+                    }
+                }
+            }
+        };
+        if !path.is_file() {
+            bail!(
+                "{} not found: build it with `cargo build --release -p shoal` or set SHOAL_BIN",
+                path.display()
+            );
+        }
+        let mut key = [0u8; 32];
+        rand::rng().fill_bytes(&mut key);
+        Ok(ShoalBin {
+            path,
+            secret_key: base64::engine::general_purpose::STANDARD.encode(key),
+        })
+    }
+
+    fn command(&self, database_url: &str) -> Command {
+        let mut command = Command::new(&self.path);
+        command
+            .env("DATABASE_URL", database_url)
+            .env("SHOAL_SECRET_KEY", &self.secret_key)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    pub async fn migrate(&self, database_url: &str) -> Result<()> {
+        let output = self
+            .command(database_url)
+            .arg("migrate")
+            .output()
+            .await
+            .with_context(|| format!("cannot run {}", self.path.display()))?;
+        if !output.status.success() {
+            bail!(
+                "shoal migrate failed ({}): {}",
+                output.status,
+                output_text(&output)
+            );
+        }
+        Ok(())
+    }
+
+    /// `shoal token --subject bench --platform-admin`, which prints the token and nothing else.
+    pub async fn platform_admin_token(&self, server: &Server) -> Result<String> {
+        let output = self
+            .command(&server.database_url)
+            .args(["token", "--subject", "bench", "--platform-admin"])
+            .output()
+            .await
+            .with_context(|| format!("cannot run {}", self.path.display()))?;
+        let token = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        if !output.status.success() || token.is_empty() || token.contains(char::is_whitespace) {
+            bail!(
+                "shoal token failed ({}): {}",
+                output.status,
+                output_text(&output)
+            );
+        }
+        Ok(token)
+    }
+}
+
+/// A running `shoal serve`.
+pub struct Server {
+    child: Child,
+    addr: SocketAddr,
+    database_url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    /// Starts `shoal serve` on a free port, its output in a log file (per-request logging to a
+    /// terminal would cost the server CPU), and waits until `/readyz` answers 200.
+    pub async fn start(shoal: &ShoalBin, database_url: &str) -> Result<Server> {
+        let addr = free_addr()?;
+        let log = std::env::temp_dir().join(format!("shoal-bench-{}.log", std::process::id()));
+        let file = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let mut command = shoal.command(database_url);
+        command
+            .args(["serve", "--listen", &addr.to_string()])
+            .stdout(file.try_clone()?)
+            .stderr(file);
+        if std::env::var_os("RUST_LOG").is_none() {
+            command.env("RUST_LOG", "warn");
+        }
+        let child = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", shoal.path.display()))?;
+        let mut server = Server {
+            child,
+            addr,
+            database_url: database_url.to_owned(),
+            log,
+        };
+        if let Err(error) = server.wait_until_ready().await {
+            let tail = server.log_tail();
+            let _ = server.stop().await;
+            return Err(anyhow!("{error:#}; its output:\n{tail}"));
+        }
+        Ok(server)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    async fn wait_until_ready(&mut self) -> Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("shoal serve exited ({status}) before it was ready");
+            }
+            if let Ok(mut connection) = Connection::open(self.addr, None).await
+                && let Ok((StatusCode::OK, _)) = connection.send(Method::GET, "/readyz", None).await
+            {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!("shoal serve did not answer /readyz with 200 within {READY_TIMEOUT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// SIGTERM (graceful shutdown), then SIGKILL if it does not end in time.
+    pub async fn stop(mut self) -> Result<()> {
+        if self.child.try_wait()?.is_some() {
+            return Ok(());
+        }
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow!("shoal serve has no pid"))?;
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await;
+        match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
+            Ok(status) => {
+                status?;
+            }
+            Err(_) => {
+                self.child.kill().await?;
+                eprintln!("shoal-bench: shoal serve ignored SIGTERM for {STOP_TIMEOUT:?}; killed");
+            }
+        }
+        let _ = std::fs::remove_file(&self.log);
+        Ok(())
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+/// What a failed command said: its stderr, else its stdout.
+fn output_text(output: &std::process::Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.trim().is_empty() {
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    } else {
+        stderr.trim().to_owned()
+    }
+}
+
+fn free_addr() -> Result<SocketAddr> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("no free port")?;
+    Ok(listener.local_addr()?)
+}

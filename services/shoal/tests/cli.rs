@@ -1,0 +1,346 @@
+//! The command-line contract other tests and scripts rely on, exercised on the real binary:
+//! `migrate`, `serve --listen`, `token` printing only the token, `openapi` printing the
+//! committed spec, `dev` on a private cluster, and flag errors that name the flag.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, Executor, PgConnection};
+
+const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+
+fn admin_url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A fresh, empty database on the admin server; dropped when the guard goes.
+struct Database {
+    name: String,
+    url: String,
+}
+
+impl Database {
+    async fn create() -> Database {
+        let name = format!("shoal_cli_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = PgConnection::connect(&admin_url()).await.unwrap();
+        admin
+            .execute(sqlx::AssertSqlSafe(format!("create database {name}")))
+            .await
+            .unwrap();
+        let mut url = url::Url::parse(&admin_url()).unwrap();
+        url.set_path(&format!("/{name}"));
+        Database {
+            name,
+            url: url.to_string(),
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let mut admin = PgConnection::connect(&admin_url()).await.ok()?;
+                admin
+                    .execute(sqlx::AssertSqlSafe(format!(
+                        "drop database if exists {name} with (force)"
+                    )))
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+    }
+}
+
+fn secret_key() -> String {
+    shoal_store::crypto::SecretKey::generate().to_base64()
+}
+
+fn shoal(args: &[&str]) -> Command {
+    let mut command = Command::new(SHOAL);
+    command
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .env_remove("SHOAL_SECRET_KEY")
+        .env("RUST_LOG", "warn");
+    command
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn wait_for(url: &str, deadline: Duration) {
+    let client = reqwest::Client::new();
+    let until = Instant::now() + deadline;
+    loop {
+        if let Ok(r) = client.get(url).send().await
+            && r.status().is_success()
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "{url} did not answer within {deadline:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn terminate(child: &std::process::Child) {
+    // SIGTERM, as an orchestrator would send it.
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+}
+
+#[test]
+fn openapi_prints_the_committed_spec() {
+    let output = shoal(&["openapi"]).output().unwrap();
+    assert!(output.status.success());
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../openapi/openapi.json"
+    ))
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap().trim_end(),
+        committed.trim_end()
+    );
+}
+
+#[tokio::test]
+async fn migrate_token_and_serve_work_together() {
+    let db = Database::create().await;
+    let key = secret_key();
+    let migrate = shoal(&["migrate"])
+        .env("DATABASE_URL", &db.url)
+        .output()
+        .unwrap();
+    assert!(
+        migrate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrate.stderr)
+    );
+
+    let token = shoal(&[
+        "token",
+        "--subject",
+        "ops",
+        "--platform-admin",
+        "--ttl",
+        "15m",
+    ])
+    .env("DATABASE_URL", &db.url)
+    .env("SHOAL_SECRET_KEY", &key)
+    .output()
+    .unwrap();
+    assert!(
+        token.status.success(),
+        "{}",
+        String::from_utf8_lossy(&token.stderr)
+    );
+    let stdout = String::from_utf8(token.stdout).unwrap();
+    let token = stdout.trim_end_matches('\n');
+    assert_eq!(
+        token.lines().count(),
+        1,
+        "only the token is printed: {stdout:?}"
+    );
+    assert_eq!(token.split('.').count(), 3, "a JWT");
+
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = shoal(&["serve", "--listen", &listen])
+        .env("DATABASE_URL", &db.url)
+        .env("SHOAL_SECRET_KEY", &key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://{listen}");
+    wait_for(&format!("{base}/readyz"), Duration::from_secs(30)).await;
+    let client = reqwest::Client::new();
+    let created = client
+        .put(format!("{base}/v1/tenants/contoso"))
+        .bearer_auth(token)
+        .json(&serde_json::json!({"displayName": "Contoso"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), reqwest::StatusCode::CREATED);
+
+    // A tenant token issued by the CLI for that tenant reads it, and sees nothing else.
+    let tenant_token = shoal(&[
+        "token",
+        "--subject",
+        "alice",
+        "--tenant",
+        "contoso",
+        "--role",
+        "Reader",
+    ])
+    .env("DATABASE_URL", &db.url)
+    .env("SHOAL_SECRET_KEY", &key)
+    .output()
+    .unwrap();
+    let tenant_token = String::from_utf8(tenant_token.stdout).unwrap();
+    let read = client
+        .get(format!("{base}/v1/tenants/contoso"))
+        .bearer_auth(tenant_token.trim())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), reqwest::StatusCode::OK);
+    let list = client
+        .get(format!("{base}/v1/tenants"))
+        .bearer_auth(tenant_token.trim())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.status(), reqwest::StatusCode::FORBIDDEN);
+
+    terminate(&server);
+    let status = server.wait().unwrap();
+    assert!(status.success(), "SIGTERM is a clean shutdown: {status}");
+}
+
+#[test]
+fn missing_or_malformed_settings_name_the_flag() {
+    let key = secret_key();
+    let db = ("DATABASE_URL", "postgres://x");
+    type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
+    let cases: [Case; 6] = [
+        (&["serve"], vec![db], "--secret-key"),
+        (
+            &["serve"],
+            vec![db, ("SHOAL_SECRET_KEY", "c2hvcnQ=")],
+            "--secret-key",
+        ),
+        (
+            &["serve", "--listen", "nowhere"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--listen",
+        ),
+        (
+            &["serve"],
+            vec![("SHOAL_SECRET_KEY", &key)],
+            "--database-url",
+        ),
+        (
+            &["token", "--subject", "s"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--platform-admin",
+        ),
+        (
+            &["token", "--subject", "s", "--platform-admin", "--ttl", "3d"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--ttl",
+        ),
+    ];
+    for (args, env, flag) in cases {
+        let mut command = shoal(args);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let output = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} should fail");
+        assert!(
+            stderr.contains(flag),
+            "{args:?}: expected {flag} in {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn token_against_an_unmigrated_database_explains_itself() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let db = runtime.block_on(Database::create());
+    let output = shoal(&["token", "--subject", "s", "--platform-admin"])
+        .env("DATABASE_URL", &db.url)
+        .env("SHOAL_SECRET_KEY", secret_key())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("shoal migrate"), "{stderr}");
+    drop(db);
+}
+
+#[tokio::test]
+async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut dev = shoal(&[
+        "dev",
+        "--listen",
+        &listen,
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    let stdout = dev.stdout.take().unwrap();
+    let printed = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut text = String::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            text.push_str(&line);
+            text.push('\n');
+            if line.contains("Stop with Ctrl-C") {
+                break;
+            }
+        }
+        text
+    });
+    let printed = tokio::time::timeout(Duration::from_secs(120), printed)
+        .await
+        .expect("dev started")
+        .unwrap();
+    let base = format!("http://{listen}");
+    assert!(printed.contains(&format!("{base}/docs")), "{printed}");
+    let token = printed
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("export SHOAL_TOKEN="))
+        .expect("a platform-admin token is printed")
+        .to_string();
+    let response = reqwest::Client::new()
+        .put(format!("{base}/v1/tenants/demo"))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"displayName": "Demo"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::CREATED);
+    assert!(dir.path().join("secret-key").exists());
+
+    terminate(&dev);
+    let status = dev.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(
+        !dir.path().join("postgres/postmaster.pid").exists(),
+        "the private cluster is stopped"
+    );
+}
