@@ -55,12 +55,18 @@ struct KeySet {
     jwks: Vec<Jwk>,
 }
 
+/// Verified tokens are remembered until they expire, so a client that reuses its token does not
+/// pay for an ECDSA verification on every request. The key is the whole token, so only a token
+/// that verified can hit; the cache is emptied whenever the key set changes.
+const VERIFIED_CACHE_CAPACITY: usize = 10_000;
+
 #[derive(Clone)]
 pub struct TokenService {
     issuer: String,
     audience: String,
     keys: Arc<RwLock<KeySet>>,
     validation: Arc<Validation>,
+    verified: Arc<std::sync::Mutex<HashMap<String, (Principal, u64)>>>,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -88,6 +94,7 @@ impl TokenService {
                 jwks: Vec::new(),
             })),
             validation: Arc::new(validation),
+            verified: Arc::new(std::sync::Mutex::new(HashMap::new())),
         }
     }
 
@@ -136,6 +143,10 @@ impl TokenService {
             verifying,
             jwks,
         };
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
         Ok(())
     }
 
@@ -146,10 +157,7 @@ impl TokenService {
     }
 
     pub fn issue(&self, principal: &Principal, ttl: Duration) -> Result<String, TokenError> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
+        let now = unix_now();
         let (sub, tid, roles) = match principal {
             Principal::PlatformAdmin { subject } => {
                 (subject.clone(), None, vec![PLATFORM_ADMIN.to_string()])
@@ -187,6 +195,29 @@ impl TokenService {
     /// Verifies signature, algorithm, issuer, audience and lifetime, and maps the claims to
     /// a principal.
     pub fn verify(&self, token: &str) -> Result<Principal, TokenError> {
+        let now = unix_now();
+        if let Some((principal, exp)) = self
+            .verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(token)
+            && now < *exp
+        {
+            return Ok(principal.clone());
+        }
+        let (principal, exp) = self.verify_signature(token)?;
+        let mut cache = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= VERIFIED_CACHE_CAPACITY {
+            cache.retain(|_, (_, exp)| now < *exp);
+            if cache.len() >= VERIFIED_CACHE_CAPACITY {
+                cache.clear();
+            }
+        }
+        cache.insert(token.to_string(), (principal.clone(), exp));
+        Ok(principal)
+    }
+
+    fn verify_signature(&self, token: &str) -> Result<(Principal, u64), TokenError> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
         if header.alg != ALGORITHM {
@@ -205,8 +236,16 @@ impl TokenService {
                 .map_err(|e| TokenError::Invalid(e.to_string()))?
                 .claims
         };
-        principal_from(claims)
+        let exp = claims.exp;
+        Ok((principal_from(claims)?, exp))
     }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 fn principal_from(claims: Claims) -> Result<Principal, TokenError> {
@@ -334,6 +373,32 @@ mod tests {
             strict.verify(&expired),
             Err(TokenError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn a_cached_token_stops_verifying_when_it_expires_or_keys_change() {
+        let service = service_with_key();
+        let principal = tenant_principal(Role::Reader);
+        let token = service.issue(&principal, Duration::from_secs(60)).unwrap();
+        assert_eq!(service.verify(&token).unwrap(), principal);
+        assert_eq!(
+            service.verify(&token).unwrap(),
+            principal,
+            "served from the cache"
+        );
+        // A new key set (rotation, reload) forgets everything verified under the old one.
+        service.install(&[generate_key().unwrap()]).unwrap();
+        assert!(matches!(
+            service.verify(&token),
+            Err(TokenError::UnknownKey)
+        ));
+        // An entry past its expiry is not served.
+        service
+            .verified
+            .lock()
+            .unwrap()
+            .insert("t".into(), (principal, unix_now()));
+        assert!(service.verify("t").is_err());
     }
 
     #[test]

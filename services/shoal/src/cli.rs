@@ -84,10 +84,10 @@ pub struct ServeArgs {
     #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = shoal_api::DEFAULT_MAX_BODY_BYTES,
           value_parser = clap::value_parser!(usize))]
     pub max_body_bytes: usize,
-    /// Postgres connections in the pool.
-    #[arg(long, env = "SHOAL_DB_MAX_CONNECTIONS", default_value_t = 32,
+    /// Postgres connections in the pool (default: 2 per core, at least 4).
+    #[arg(long, env = "SHOAL_DB_MAX_CONNECTIONS",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub db_max_connections: u32,
+    pub db_max_connections: Option<u32>,
     /// Apply pending migrations before serving.
     #[arg(long, env = "SHOAL_MIGRATE", default_value_t = false)]
     pub migrate: bool,

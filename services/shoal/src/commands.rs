@@ -50,7 +50,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         audience: args.issuer.audience,
         max_body_bytes: args.max_body_bytes,
         pool: PoolConfig {
-            max_connections: args.db_max_connections,
+            max_connections: args
+                .db_max_connections
+                .unwrap_or_else(shoal_store::pool::default_max_connections),
             ..PoolConfig::default()
         },
     };

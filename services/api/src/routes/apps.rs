@@ -204,9 +204,7 @@ pub async fn get_app(
     let app = app_param(&app)?;
     caller.authorize(&tenant, Access::Read)?;
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    shoal_store::commit(tx).await?;
+    let record = apps::read(&state.pool, &id, &state.cipher, app.as_str()).await?;
     let etag = record.etag;
     Ok((resource_headers(&etag, None), Json(view(&tenant, record)?)).into_response())
 }

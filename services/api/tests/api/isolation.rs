@@ -105,3 +105,31 @@ async fn row_level_security_hides_rows_without_the_tenant_setting() {
         .unwrap();
     assert_eq!(count, 0);
 }
+
+#[tokio::test]
+async fn single_statement_read_sets_the_tenant_only_for_itself() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let mut db = PgConnection::connect(&app.database_url).await.unwrap();
+    db.execute("set role shoal_app").await.unwrap();
+    let found: Vec<String> =
+        sqlx::query_scalar("select name from shoal_read_app('contoso', 'orders')")
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+    assert_eq!(found, vec!["orders"]);
+    let other: Vec<String> =
+        sqlx::query_scalar("select name from shoal_read_app('fabrikam', 'orders')")
+            .fetch_all(&mut db)
+            .await
+            .unwrap();
+    assert!(
+        other.is_empty(),
+        "another tenant's app is not visible under its name"
+    );
+    let after: i64 = sqlx::query_scalar("select count(*) from apps")
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+    assert_eq!(after, 0, "the tenant setting ended with the statement");
+}
