@@ -9,9 +9,8 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
-# sqlx's macros check queries against the committed .sqlx/ data, never against whatever
-# database DATABASE_URL happens to name.
-export SQLX_OFFLINE := true
+# Queries live in one module per aggregate (services/store), checked by the tests against a
+# real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
 .PHONY: dev test bench lint fmt openapi tools
 

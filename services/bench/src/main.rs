@@ -149,9 +149,14 @@ async fn measure(
         warmup: Duration::from_secs(args.warmup_secs),
         duration: Duration::from_secs(args.duration_secs),
     };
-    let goal = Goal {
-        min_ratio: 0.40,
-        max_p99: Duration::from_millis(10),
+    // The issue sets goals for GET only: at least 0.4 of pgbench's rate, p99 under 10 ms.
+    let get_goal = Goal {
+        min_ratio: Some(0.40),
+        max_p99: Some(Duration::from_millis(10)),
+    };
+    let put_goal = Goal {
+        min_ratio: None,
+        max_p99: None,
     };
 
     let get_variables = vec![
@@ -162,13 +167,14 @@ async fn measure(
     put_variables.extend(stored_app_variables());
 
     let mut figures = Vec::new();
-    for (name, method, body, script, variables) in [
+    for (name, method, body, script, variables, goal) in [
         (
             "GET app",
             Method::GET,
             None,
             "pgbench-get-app.sql",
             get_variables,
+            get_goal,
         ),
         (
             "PUT app",
@@ -176,6 +182,7 @@ async fn measure(
             Some(body.clone()),
             "pgbench-put-app.sql",
             put_variables,
+            put_goal,
         ),
     ] {
         eprintln!(

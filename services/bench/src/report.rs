@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use crate::load::LoadResult;
 
+/// The goals an issue set for a figure; a figure without goals is reported as measured.
 #[derive(Clone, Copy)]
 pub struct Goal {
     /// Shoal's req/s divided by pgbench's tps should be at least this.
-    pub min_ratio: f64,
+    pub min_ratio: Option<f64>,
     /// Shoal's p99 latency should stay below this.
-    pub max_p99: Duration,
+    pub max_p99: Option<Duration>,
 }
 
 pub struct Figure {
@@ -32,18 +33,30 @@ pub fn line(figure: &Figure) -> String {
     let p50 = figure.shoal.quantile(0.50);
     let p99 = figure.shoal.quantile(0.99);
     let mut line = format!(
-        "{:<9} shoal {} req/s  p50 {}  p99 {} | pgbench {} tps | ratio {ratio:.2} (goal >= {:.2}); p99 goal < {} ms",
+        "{:<9} shoal {} req/s  p50 {}  p99 {} | pgbench {} tps | ratio {ratio:.2}",
         figure.name,
         thousands(rate),
         millis(p50),
         millis(p99),
         thousands(figure.pgbench_tps),
-        figure.goal.min_ratio,
-        figure.goal.max_p99.as_millis(),
     );
+    match (figure.goal.min_ratio, figure.goal.max_p99) {
+        (None, None) => line.push_str(" (no goal set)"),
+        (min_ratio, max_p99) => {
+            if let Some(min) = min_ratio {
+                line.push_str(&format!(" (goal >= {min:.2})"));
+            }
+            if let Some(max) = max_p99 {
+                line.push_str(&format!("; p99 goal < {} ms", max.as_millis()));
+            }
+        }
+    }
     let missed: Vec<&str> = [
-        (ratio < figure.goal.min_ratio, "ratio"),
-        (p99 >= figure.goal.max_p99, "p99"),
+        (
+            figure.goal.min_ratio.is_some_and(|min| ratio < min),
+            "ratio",
+        ),
+        (figure.goal.max_p99.is_some_and(|max| p99 >= max), "p99"),
     ]
     .into_iter()
     .filter_map(|(missed, what)| missed.then_some(what))
@@ -133,8 +146,8 @@ mod tests {
             },
             pgbench_tps,
             goal: Goal {
-                min_ratio: 0.40,
-                max_p99: Duration::from_millis(10),
+                min_ratio: Some(0.40),
+                max_p99: Some(Duration::from_millis(10)),
             },
         }
     }
@@ -147,6 +160,17 @@ mod tests {
             "GET app   shoal 9,812 req/s  p50 4.1 ms  p99 4.1 ms | pgbench 21,030 tps | \
              ratio 0.47 (goal >= 0.40); p99 goal < 10 ms"
         );
+    }
+
+    #[test]
+    fn a_figure_without_goals_says_so_and_misses_nothing() {
+        let mut put = figure(40_000, 10_000, 0, 2_000.0);
+        put.goal = Goal {
+            min_ratio: None,
+            max_p99: None,
+        };
+        let line = line(&put);
+        assert!(line.ends_with("ratio 0.50 (no goal set)"), "{line}");
     }
 
     #[test]

@@ -82,7 +82,7 @@ fn from_row(
     })
 }
 
-#[tracing::instrument(skip_all, fields(tenant = %tenant, app = name))]
+#[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, app = name))]
 pub async fn get(
     tx: &mut Tx,
     tenant: &TenantId,
@@ -104,7 +104,7 @@ pub async fn get(
 /// Reads one app in a single statement outside any transaction: `shoal_read_app` sets the
 /// tenant for the statement's implicit transaction, so row-level security applies as in
 /// [`get`] at a quarter of the round trips. Used by the API's hot read path.
-#[tracing::instrument(skip_all, fields(tenant = %tenant, app = name))]
+#[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, app = name))]
 pub async fn read(
     pool: &sqlx::PgPool,
     tenant: &TenantId,
@@ -155,7 +155,7 @@ pub async fn list(
 
 /// Creates or replaces an app and all its settings, honouring the precondition and, on
 /// create, the tenant's `maxApps` quota.
-#[tracing::instrument(skip_all, fields(tenant = %tenant, app = name))]
+#[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, app = name))]
 pub async fn put(
     tx: &mut Tx,
     tenant: &TenantId,
