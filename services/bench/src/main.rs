@@ -24,10 +24,10 @@ use bytes::Bytes;
 use clap::Parser;
 use hyper::Method;
 
-use crate::database::BenchDatabase;
 use crate::load::LoadPlan;
 use crate::report::{Figure, Goal};
 use crate::server::{Server, ShoalBin};
+use shoal_testkit::ScratchDatabase;
 
 /// The tenant the bench creates its apps in.
 const TENANT: &str = "bench";
@@ -96,18 +96,18 @@ async fn run(args: &Args) -> Result<()> {
         bail!("--connections, --apps and --duration-secs must be positive");
     }
     let shoal = ShoalBin::locate(args.shoal_bin.clone())?;
-    let database = BenchDatabase::create(&args.database_url).await?;
+    let database = ScratchDatabase::create(&args.database_url, "shoal_bench").await?;
     eprintln!("shoal-bench: database {}", database.name());
     let outcome = tokio::select! {
         outcome = with_server(args, &shoal, &database) => outcome,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
     };
-    let dropped = database.drop().await;
+    let dropped = database.drop_now().await;
     outcome.and(dropped)
 }
 
 /// Owns the server: it is stopped whatever the measurement's outcome.
-async fn with_server(args: &Args, shoal: &ShoalBin, database: &BenchDatabase) -> Result<()> {
+async fn with_server(args: &Args, shoal: &ShoalBin, database: &ScratchDatabase) -> Result<()> {
     shoal.migrate(database.url()).await?;
     let server = Server::start(shoal, database.url()).await?;
     let outcome = measure(args, shoal, &server, database).await;
@@ -119,7 +119,7 @@ async fn measure(
     args: &Args,
     shoal: &ShoalBin,
     server: &Server,
-    database: &BenchDatabase,
+    database: &ScratchDatabase,
 ) -> Result<()> {
     let token = shoal.platform_admin_token(server).await?;
     let body = Bytes::from_static(APP_BODY.as_bytes());
@@ -143,7 +143,7 @@ async fn measure(
     let pgbench = pgbench::Pgbench {
         program: args.pgbench.clone(),
         url: database.url().to_owned(),
-        role: database.app_role().await?,
+        role: database::app_role(database.url()).await?,
         clients: args.connections,
         threads: args.pgbench_threads,
         warmup: Duration::from_secs(args.warmup_secs),

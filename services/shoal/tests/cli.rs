@@ -5,58 +5,14 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sqlx::{Connection, Executor, PgConnection};
+use shoal_testkit::{ScratchDatabase, admin_url};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
-fn admin_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
-}
-
-/// A fresh, empty database on the admin server; dropped when the guard goes.
-struct Database {
-    name: String,
-    url: String,
-}
-
-impl Database {
-    async fn create() -> Database {
-        let name = format!("shoal_cli_{}", uuid::Uuid::new_v4().simple());
-        let mut admin = PgConnection::connect(&admin_url()).await.unwrap();
-        admin
-            .execute(sqlx::AssertSqlSafe(format!("create database {name}")))
-            .await
-            .unwrap();
-        let mut url = url::Url::parse(&admin_url()).unwrap();
-        url.set_path(&format!("/{name}"));
-        Database {
-            name,
-            url: url.to_string(),
-        }
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let mut admin = PgConnection::connect(&admin_url()).await.ok()?;
-                admin
-                    .execute(sqlx::AssertSqlSafe(format!(
-                        "drop database if exists {name} with (force)"
-                    )))
-                    .await
-                    .ok()
-            })
-        })
-        .join();
-    }
+async fn scratch_database() -> ScratchDatabase {
+    ScratchDatabase::create(&admin_url(), "shoal_cli")
+        .await
+        .unwrap()
 }
 
 fn secret_key() -> String {
@@ -123,10 +79,10 @@ fn openapi_prints_the_committed_spec() {
 
 #[tokio::test]
 async fn migrate_token_and_serve_work_together() {
-    let db = Database::create().await;
+    let db = scratch_database().await;
     let key = secret_key();
     let migrate = shoal(&["migrate"])
-        .env("DATABASE_URL", &db.url)
+        .env("DATABASE_URL", db.url())
         .output()
         .unwrap();
     assert!(
@@ -143,7 +99,7 @@ async fn migrate_token_and_serve_work_together() {
         "--ttl",
         "15m",
     ])
-    .env("DATABASE_URL", &db.url)
+    .env("DATABASE_URL", db.url())
     .env("SHOAL_SECRET_KEY", &key)
     .output()
     .unwrap();
@@ -164,7 +120,7 @@ async fn migrate_token_and_serve_work_together() {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let mut server = shoal(&["serve", "--listen", &listen])
-        .env("DATABASE_URL", &db.url)
+        .env("DATABASE_URL", db.url())
         .env("SHOAL_SECRET_KEY", &key)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -192,7 +148,7 @@ async fn migrate_token_and_serve_work_together() {
         "--role",
         "Reader",
     ])
-    .env("DATABASE_URL", &db.url)
+    .env("DATABASE_URL", db.url())
     .env("SHOAL_SECRET_KEY", &key)
     .output()
     .unwrap();
@@ -269,9 +225,9 @@ fn missing_or_malformed_settings_name_the_flag() {
 #[test]
 fn token_against_an_unmigrated_database_explains_itself() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let db = runtime.block_on(Database::create());
+    let db = runtime.block_on(scratch_database());
     let output = shoal(&["token", "--subject", "s", "--platform-admin"])
-        .env("DATABASE_URL", &db.url)
+        .env("DATABASE_URL", db.url())
         .env("SHOAL_SECRET_KEY", secret_key())
         .output()
         .unwrap();

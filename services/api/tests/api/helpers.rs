@@ -8,30 +8,20 @@ use shoal_api::{ApiConfig, Application};
 use shoal_domain::names::TenantName;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
-use sqlx::{Connection, Executor, PgConnection};
+use shoal_testkit::ScratchDatabase;
 use tokio_util::sync::CancellationToken;
 
-pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
-
-pub fn admin_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_string())
-}
-
-/// `admin_url` with its database replaced.
-pub fn url_for(database: &str) -> String {
-    let mut url = url::Url::parse(&admin_url()).expect("DATABASE_URL is a URL");
-    url.set_path(&format!("/{database}"));
-    url.to_string()
-}
+pub use shoal_testkit::admin_url;
 
 pub struct TestApp {
     pub base: String,
     pub client: reqwest::Client,
-    pub database: String,
     pub database_url: String,
     pub tokens: TokenService,
     pub admin_token: String,
     shutdown: CancellationToken,
+    // Declared last: dropped after the server has been told to stop.
+    _database: ScratchDatabase,
 }
 
 pub struct Options {
@@ -50,20 +40,15 @@ impl Default for Options {
     }
 }
 
-/// Creates a fresh, migrated database and returns its name and URL.
-pub async fn fresh_database() -> (String, String) {
-    let name = format!("shoal_test_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = PgConnection::connect(&admin_url())
-        .await
-        .expect("connect to DATABASE_URL as admin");
-    admin
-        .execute(sqlx::AssertSqlSafe(format!("create database {name}")))
+/// Creates a fresh, migrated database, dropped with the returned guard.
+pub async fn fresh_database() -> ScratchDatabase {
+    let database = ScratchDatabase::create(&admin_url(), "shoal_test")
         .await
         .expect("create test database");
-    admin.close().await.ok();
-    let url = url_for(&name);
-    migrate(&url).await.expect("migrate test database");
-    (name, url)
+    migrate(database.url())
+        .await
+        .expect("migrate test database");
+    database
 }
 
 impl TestApp {
@@ -72,7 +57,8 @@ impl TestApp {
     }
 
     pub async fn spawn_with(options: Options) -> TestApp {
-        let (database, database_url) = fresh_database().await;
+        let database = fresh_database().await;
+        let database_url = database.url().to_string();
         let secret_key = SecretKey::generate();
         let config = ApiConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
@@ -117,11 +103,11 @@ impl TestApp {
         TestApp {
             base,
             client: reqwest::Client::new(),
-            database,
             database_url,
             tokens,
             admin_token,
             shutdown,
+            _database: database,
         }
     }
 
@@ -187,25 +173,6 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.shutdown.cancel();
-        let name = self.database.clone();
-        // Drop the database on a thread of its own: Drop cannot await.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let mut admin = PgConnection::connect(&admin_url()).await.ok()?;
-                admin
-                    .execute(sqlx::AssertSqlSafe(format!(
-                        "drop database if exists {name} with (force)"
-                    )))
-                    .await
-                    .ok()?;
-                Some(())
-            })
-        })
-        .join();
     }
 }
 
