@@ -12,9 +12,11 @@
 \set n random(1, :apps)
 begin;
 select set_config('shoal.tenant_id', :tenant, true);
-select etag from apps where tenant_id = :tenant and name = 'app-' || :n::text for update;
+select etag as previous from apps where tenant_id = :tenant and name = 'app-' || :n::text for update \gset
 insert into apps (tenant_id, name, spec, etag) values (:tenant, 'app-' || :n::text, :spec, gen_random_uuid())
-    on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag;
+    on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag
+        where apps.etag is not distinct from :previous::uuid
+    returning 1;
 delete from app_settings where tenant_id = :tenant and app_name = 'app-' || :n::text;
 insert into app_settings (tenant_id, app_name, name, value, secret)
     select :tenant, 'app-' || :n::text, n, v, s

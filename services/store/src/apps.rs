@@ -175,16 +175,25 @@ pub async fn put(
     if current.is_none() {
         check_app_quota(tx, tenant).await?;
     }
-    sqlx::query(
+    let wrote: Option<i32> = sqlx::query_scalar(
         "insert into apps (tenant_id, name, spec, etag) values ($1, $2, $3, $4)
-         on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag",
+         on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag
+             where apps.etag is not distinct from $5
+         returning 1",
     )
     .bind(tenant.as_str())
     .bind(name)
     .bind(spec)
     .bind(Etag::new_v4())
-    .execute(&mut **tx)
+    .bind(current)
+    .fetch_optional(&mut **tx)
     .await?;
+    if wrote.is_none() {
+        return Err(crate::lost_create_race(
+            precondition,
+            &format!("app {name}"),
+        ));
+    }
     replace_settings(tx, tenant, cipher, name, settings).await?;
     let record = get(tx, tenant, cipher, name).await?;
     let written = if current.is_some() {

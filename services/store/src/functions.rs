@@ -115,18 +115,21 @@ pub async fn put(
     precondition.check(current)?;
     let row = sqlx::query(concat!("insert into functions (tenant_id, app_name, name, spec, etag) values ($1, $2, $3, $4, $5)
          on conflict (tenant_id, app_name, name) do update set spec = excluded.spec, etag = excluded.etag
+             where functions.etag is not distinct from $6
          returning ", function_columns!()))
     .bind(tenant.as_str())
     .bind(app)
     .bind(name)
     .bind(spec)
     .bind(Etag::new_v4())
-    .fetch_one(&mut **tx)
+    .bind(current)
+    .fetch_optional(&mut **tx)
     .await
     .map_err(|e| match e {
         sqlx::Error::Database(db) if db.code().as_deref() == Some("23503") => StoreError::NotFound,
         other => StoreError::from(other),
-    })?;
+    })?
+    .ok_or_else(|| crate::lost_create_race(precondition, &format!("function {name}")))?;
     let written = if current.is_some() {
         Written::Replaced
     } else {

@@ -59,6 +59,19 @@ impl Precondition {
     }
 }
 
+/// The error for a create that lost a race with a concurrent create of the same resource: the
+/// upserts only update the row whose ETag they read under lock (none, for a create), so the
+/// loser writes nothing. `If-None-Match: *` answers 412; otherwise the client may retry.
+pub fn lost_create_race(precondition: Precondition, what: &str) -> StoreError {
+    if precondition == Precondition::Absent {
+        StoreError::PreconditionFailed
+    } else {
+        StoreError::Conflict(format!(
+            "{what} was created concurrently; retry the request"
+        ))
+    }
+}
+
 /// Whether a create-or-replace created the resource (201) or replaced it (200).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {

@@ -98,6 +98,7 @@ pub async fn put(
          on conflict (name) do update set display_name = excluded.display_name,
              max_apps = excluded.max_apps, max_instances = excluded.max_instances,
              etag = excluded.etag
+             where tenants.etag is not distinct from $6
          returning ",
         tenant_columns!()
     ))
@@ -106,8 +107,10 @@ pub async fn put(
     .bind(write.max_apps)
     .bind(write.max_instances)
     .bind(etag)
-    .fetch_one(&mut **tx)
-    .await?;
+    .bind(current)
+    .fetch_optional(&mut **tx)
+    .await?
+    .ok_or_else(|| crate::lost_create_race(precondition, &format!("tenant {name}")))?;
     let written = if current.is_some() {
         Written::Replaced
     } else {

@@ -420,3 +420,42 @@ async fn diagnostics_report_unresolved_connections() {
     assert_eq!(diagnostics["healthy"], true, "{diagnostics}");
     assert_eq!(diagnostics["checks"][0]["status"], "ok");
 }
+
+#[tokio::test]
+async fn concurrent_creates_never_overwrite_each_other() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let attempts = (0..8).map(|i| {
+        let request = app
+            .admin(Method::PUT, "/v1/tenants/contoso/apps/orders")
+            .header("if-none-match", "*")
+            .json(&json!({"handler": {"url": format!("http://h{i}.example")}}));
+        async move {
+            let response = request.send().await.unwrap();
+            (i, response.status())
+        }
+    });
+    let outcomes = futures::future::join_all(attempts).await;
+    let winners: Vec<_> = outcomes
+        .iter()
+        .filter(|(_, s)| *s == StatusCode::CREATED)
+        .collect();
+    assert_eq!(winners.len(), 1, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .all(|(_, s)| *s == StatusCode::CREATED || *s == StatusCode::PRECONDITION_FAILED),
+        "{outcomes:?}"
+    );
+    let stored: Value = app
+        .get("/v1/tenants/contoso/apps/orders")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        stored["handler"]["url"],
+        format!("http://h{}.example/", winners[0].0),
+        "the winner's body is kept"
+    );
+}
