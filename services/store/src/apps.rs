@@ -7,6 +7,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use crate::conditional::{delete_checked, locked_etag};
 use crate::crypto::Cipher;
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
@@ -45,6 +46,9 @@ macro_rules! app_select {
     ) s"
     };
 }
+
+/// Reads an app's ETag and locks its row (see `conditional`).
+const LOCK: &str = "select etag from apps where tenant_id = $1 and name = $2 for update";
 
 fn setting_aad(tenant: &TenantId, app: &str, name: &str) -> String {
     format!("app-setting/{tenant}/{app}/{name}")
@@ -165,12 +169,7 @@ pub async fn put(
     settings: &[Setting],
     precondition: Precondition,
 ) -> Result<(AppRecord, Written), StoreError> {
-    let current: Option<Etag> =
-        sqlx::query_scalar("select etag from apps where tenant_id = $1 and name = $2 for update")
-            .bind(tenant.as_str())
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?;
+    let current = locked_etag(tx, LOCK, &[tenant.as_str(), name]).await?;
     precondition.check(current)?;
     if current.is_none() {
         check_app_quota(tx, tenant).await?;
@@ -268,20 +267,6 @@ pub async fn delete(
     name: &str,
     precondition: Precondition,
 ) -> Result<(), StoreError> {
-    let current: Option<Etag> =
-        sqlx::query_scalar("select etag from apps where tenant_id = $1 and name = $2 for update")
-            .bind(tenant.as_str())
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?;
-    if current.is_none() {
-        return Err(StoreError::NotFound);
-    }
-    precondition.check(current)?;
-    sqlx::query("delete from apps where tenant_id = $1 and name = $2")
-        .bind(tenant.as_str())
-        .bind(name)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    let delete = "delete from apps where tenant_id = $1 and name = $2";
+    delete_checked(tx, LOCK, delete, &[tenant.as_str(), name], precondition).await
 }

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use crate::conditional::{delete_checked, locked_etag};
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
 
@@ -22,6 +23,10 @@ macro_rules! function_columns {
         "app_name, name, spec, etag, created_at, updated_at"
     };
 }
+
+/// Reads a function's ETag and locks its row (see `conditional`).
+const LOCK: &str =
+    "select etag from functions where tenant_id = $1 and app_name = $2 and name = $3 for update";
 
 fn from_row(row: &sqlx::postgres::PgRow) -> Result<FunctionRecord, sqlx::Error> {
     Ok(FunctionRecord {
@@ -104,14 +109,7 @@ pub async fn put(
     spec: &serde_json::Value,
     precondition: Precondition,
 ) -> Result<(FunctionRecord, Written), StoreError> {
-    let current: Option<Etag> = sqlx::query_scalar(
-        "select etag from functions where tenant_id = $1 and app_name = $2 and name = $3 for update",
-    )
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let current = locked_etag(tx, LOCK, &[tenant.as_str(), app, name]).await?;
     precondition.check(current)?;
     let row = sqlx::query(concat!("insert into functions (tenant_id, app_name, name, spec, etag) values ($1, $2, $3, $4, $5)
          on conflict (tenant_id, app_name, name) do update set spec = excluded.spec, etag = excluded.etag
@@ -145,23 +143,13 @@ pub async fn delete(
     name: &str,
     precondition: Precondition,
 ) -> Result<(), StoreError> {
-    let current: Option<Etag> = sqlx::query_scalar(
-        "select etag from functions where tenant_id = $1 and app_name = $2 and name = $3 for update",
+    let delete = "delete from functions where tenant_id = $1 and app_name = $2 and name = $3";
+    delete_checked(
+        tx,
+        LOCK,
+        delete,
+        &[tenant.as_str(), app, name],
+        precondition,
     )
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if current.is_none() {
-        return Err(StoreError::NotFound);
-    }
-    precondition.check(current)?;
-    sqlx::query("delete from functions where tenant_id = $1 and app_name = $2 and name = $3")
-        .bind(tenant.as_str())
-        .bind(app)
-        .bind(name)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    .await
 }

@@ -10,6 +10,7 @@
 
 pub mod apps;
 pub mod audit;
+mod conditional;
 pub mod crypto;
 mod error;
 pub mod functions;

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
+use crate::conditional::{delete_checked, locked_etag};
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, Tx, Written};
 
@@ -29,6 +30,9 @@ macro_rules! tenant_columns {
         "name, display_name, max_apps, max_instances, etag, created_at, updated_at"
     };
 }
+
+/// Reads a tenant's ETag and locks its row (see `conditional`).
+const LOCK: &str = "select etag from tenants where name = $1 for update";
 
 fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
     Ok(TenantRecord {
@@ -85,11 +89,7 @@ pub async fn put(
     write: &TenantWrite,
     precondition: Precondition,
 ) -> Result<(TenantRecord, Written), StoreError> {
-    let current: Option<Etag> =
-        sqlx::query_scalar("select etag from tenants where name = $1 for update")
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?;
+    let current = locked_etag(tx, LOCK, &[name]).await?;
     precondition.check(current)?;
     let etag = Etag::new_v4();
     let row = sqlx::query(concat!(
@@ -121,18 +121,6 @@ pub async fn put(
 
 /// Deletes a tenant and, by cascade, everything it owns.
 pub async fn delete(tx: &mut Tx, name: &str, precondition: Precondition) -> Result<(), StoreError> {
-    let current: Option<Etag> =
-        sqlx::query_scalar("select etag from tenants where name = $1 for update")
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?;
-    if current.is_none() {
-        return Err(StoreError::NotFound);
-    }
-    precondition.check(current)?;
-    sqlx::query("delete from tenants where name = $1")
-        .bind(name)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    let delete = "delete from tenants where name = $1";
+    delete_checked(tx, LOCK, delete, &[name], precondition).await
 }

@@ -45,12 +45,8 @@ async fn scale_mode_is_computed_from_the_app_setting() {
         .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
         .header("content-type", "application/merge-patch+json")
         .body(r#"{"appSettings": {"TARGET_BASED_SCALING_ENABLED": "0"}}"#)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(patched["scale"]["mode"], "incremental");
 }
 
@@ -74,12 +70,8 @@ async fn secret_settings_are_masked_and_listed_only_through_settings_list() {
             Method::POST,
             "/v1/tenants/contoso/apps/orders/settings/list",
         )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(listed["appSettings"]["Storage"], conn);
 
     let reader = app.token_for("contoso", Role::Reader);
@@ -89,9 +81,8 @@ async fn secret_settings_are_masked_and_listed_only_through_settings_list() {
             "/v1/tenants/contoso/apps/orders/settings/list",
             Some(&reader),
         )
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(denied.status(), StatusCode::FORBIDDEN);
 
     // Putting back what was read keeps the secret rather than storing the mask.
@@ -106,12 +97,8 @@ async fn secret_settings_are_masked_and_listed_only_through_settings_list() {
             Method::POST,
             "/v1/tenants/contoso/apps/orders/settings/list",
         )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(
         listed["appSettings"],
         json!({"Storage": conn, "REGION": "us"})
@@ -152,45 +139,38 @@ async fn if_match_with_a_stale_etag_is_412() {
             .json(&minimal_app())
     };
     assert_eq!(
-        conditional(stale.clone()).send().await.unwrap().status(),
+        conditional(stale.clone()).fetch().await.status(),
         StatusCode::PRECONDITION_FAILED
     );
-    assert_eq!(
-        conditional(fresh).send().await.unwrap().status(),
-        StatusCode::OK
-    );
+    assert_eq!(conditional(fresh).fetch().await.status(), StatusCode::OK);
 
     let patch = app
         .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
         .header("if-match", stale.clone())
         .json(&json!({"state": "Stopped"}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(patch.status(), StatusCode::PRECONDITION_FAILED);
     let delete = app
         .admin(Method::DELETE, "/v1/tenants/contoso/apps/orders")
         .header("if-match", stale)
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(delete.status(), StatusCode::PRECONDITION_FAILED);
 
     let create_only = app
         .admin(Method::PUT, "/v1/tenants/contoso/apps/orders")
         .header("if-none-match", "*")
         .json(&minimal_app())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(create_only.status(), StatusCode::PRECONDITION_FAILED);
     let must_exist = app
         .admin(Method::PUT, "/v1/tenants/contoso/apps/absent")
         .header("if-match", "*")
         .json(&minimal_app())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(must_exist.status(), StatusCode::PRECONDITION_FAILED);
 }
 
@@ -203,12 +183,8 @@ async fn merge_patch_removes_settings_with_null_and_keeps_the_rest() {
     let patched: Value = app
         .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
         .json(&json!({"appSettings": {"A": null, "C": "3"}, "scale": {"minimumInstances": 2}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(patched["appSettings"], json!({"B": "2", "C": "3"}));
     assert_eq!(patched["scale"]["limit"], 5);
     assert_eq!(patched["scale"]["minimumInstances"], 2);
@@ -222,9 +198,8 @@ async fn patch_of_a_missing_app_is_404() {
     let response = app
         .admin(Method::PATCH, "/v1/tenants/contoso/apps/absent")
         .json(&json!({"state": "Stopped"}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
 
@@ -248,9 +223,8 @@ async fn tenant_app_quota_is_enforced_with_409() {
     let app = TestApp::spawn().await;
     app.admin(Method::PUT, "/v1/tenants/small")
         .json(&json!({"limits": {"maxApps": 1}}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(
         app.put_app("small", "one", &minimal_app()).await.status(),
         StatusCode::CREATED
@@ -285,12 +259,8 @@ async fn app_list_pages_and_reader_can_read_but_not_write() {
             "/v1/tenants/contoso/apps?limit=3",
             Some(&reader),
         )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(page["items"].as_array().unwrap().len(), 3);
     let token = page["continuationToken"].as_str().unwrap();
     let rest: Value = app
@@ -299,12 +269,8 @@ async fn app_list_pages_and_reader_can_read_but_not_write() {
             &format!("/v1/tenants/contoso/apps?limit=3&continuationToken={token}"),
             Some(&reader),
         )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     let names: Vec<_> = rest["items"]
         .as_array()
         .unwrap()
@@ -317,9 +283,8 @@ async fn app_list_pages_and_reader_can_read_but_not_write() {
     let write = app
         .request(Method::PUT, "/v1/tenants/contoso/apps/app-9", Some(&reader))
         .json(&minimal_app())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(write.status(), StatusCode::FORBIDDEN);
     let contributor = app.token_for("contoso", Role::Contributor);
     let write = app
@@ -329,9 +294,8 @@ async fn app_list_pages_and_reader_can_read_but_not_write() {
             Some(&contributor),
         )
         .json(&minimal_app())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(write.status(), StatusCode::CREATED);
 }
 
@@ -389,9 +353,8 @@ async fn diagnostics_report_unresolved_connections() {
             "/v1/tenants/contoso/apps/orders/functions/Process",
         )
         .json(&function)
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(
         put.status(),
         StatusCode::CREATED,
@@ -408,9 +371,7 @@ async fn diagnostics_report_unresolved_connections() {
 
     app.admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
         .json(&json!({"appSettings": {"OrdersStorage__queueServiceUri": "https://acct.queue.core.windows.net"}}))
-        .send()
-        .await
-        .unwrap();
+        .fetch().await;
     let diagnostics: Value = app
         .get("/v1/tenants/contoso/apps/orders/diagnostics")
         .await
@@ -431,7 +392,7 @@ async fn concurrent_creates_never_overwrite_each_other() {
             .header("if-none-match", "*")
             .json(&json!({"handler": {"url": format!("http://h{i}.example")}}));
         async move {
-            let response = request.send().await.unwrap();
+            let response = request.fetch().await;
             (i, response.status())
         }
     });

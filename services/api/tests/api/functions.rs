@@ -19,9 +19,8 @@ async fn function_lifecycle() {
     let created = app
         .admin(Method::PUT, PATH)
         .json(&queue_function())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(created.status(), StatusCode::CREATED);
     let body: Value = created.json().await.unwrap();
     assert_eq!(body["triggerType"], "queueTrigger");
@@ -31,19 +30,14 @@ async fn function_lifecycle() {
     let replaced = app
         .admin(Method::PUT, PATH)
         .json(&queue_function())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(replaced.status(), StatusCode::OK);
     let patched: Value = app
         .admin(Method::PATCH, PATH)
         .json(&json!({"disabled": true}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(patched["disabled"], true);
     assert_eq!(patched["bindings"], body["bindings"]);
 
@@ -56,20 +50,12 @@ async fn function_lifecycle() {
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
 
     assert_eq!(
-        app.admin(Method::DELETE, PATH)
-            .send()
-            .await
-            .unwrap()
-            .status(),
+        app.admin(Method::DELETE, PATH).fetch().await.status(),
         StatusCode::NO_CONTENT
     );
     assert_eq!(app.get(PATH).await.status(), StatusCode::NOT_FOUND);
     assert_eq!(
-        app.admin(Method::DELETE, PATH)
-            .send()
-            .await
-            .unwrap()
-            .status(),
+        app.admin(Method::DELETE, PATH).fetch().await.status(),
         StatusCode::NOT_FOUND
     );
 }
@@ -81,9 +67,8 @@ async fn function_of_a_missing_app_is_404() {
     let response = app
         .admin(Method::PUT, PATH)
         .json(&queue_function())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
 }
 
@@ -93,13 +78,11 @@ async fn deleting_the_app_deletes_its_functions() {
     app.with_app("contoso", "orders").await;
     app.admin(Method::PUT, PATH)
         .json(&queue_function())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     app.admin(Method::DELETE, "/v1/tenants/contoso/apps/orders")
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     app.put_app("contoso", "orders", &minimal_app()).await;
     assert_eq!(app.get(PATH).await.status(), StatusCode::NOT_FOUND);
 }
@@ -134,12 +117,7 @@ async fn binding_errors_are_422_with_field_paths() {
         (json!({"bindings": "nope"}), "bindings"),
     ];
     for (body, path) in cases {
-        let response = app
-            .admin(Method::PUT, PATH)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let response = app.admin(Method::PUT, PATH).json(&body).fetch().await;
         assert_eq!(
             response.status(),
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -157,9 +135,8 @@ async fn binding_errors_are_422_with_field_paths() {
             "/v1/tenants/contoso/apps/orders/functions/9lives",
         )
         .json(&queue_function())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(bad_name.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error_paths(&problem(bad_name).await), vec!["function"]);
 }

@@ -176,6 +176,23 @@ impl Drop for TestApp {
     }
 }
 
+/// Sending a request in a test: any transport error fails the test.
+pub trait Fetch {
+    async fn fetch(self) -> reqwest::Response;
+    /// The response body as JSON, whatever the status.
+    async fn fetch_json(self) -> Value;
+}
+
+impl Fetch for reqwest::RequestBuilder {
+    async fn fetch(self) -> reqwest::Response {
+        self.send().await.expect("request sent")
+    }
+
+    async fn fetch_json(self) -> Value {
+        self.fetch().await.json().await.expect("a JSON body")
+    }
+}
+
 pub fn minimal_app() -> Value {
     json!({"handler": {"url": "http://127.0.0.1:7071/api"}})
 }

@@ -25,17 +25,15 @@ async fn another_tenants_resources_are_404_never_403() {
     ] {
         let response = app
             .request(method.clone(), path, Some(&owner))
-            .send()
-            .await
-            .unwrap();
+            .fetch()
+            .await;
         assert_eq!(response.status(), StatusCode::NOT_FOUND, "{method} {path}");
     }
     let put = app
         .request(Method::PUT, "/v1/tenants/contoso/apps/stolen", Some(&owner))
         .json(&minimal_app())
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(put.status(), StatusCode::NOT_FOUND);
     // The other tenant's app is untouched.
     assert_eq!(
@@ -55,9 +53,7 @@ async fn row_level_security_hides_rows_without_the_tenant_setting() {
     app.with_app("fabrikam", "billing").await;
     app.admin(Method::PUT, "/v1/tenants/contoso/apps/orders/functions/Process")
         .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]}))
-        .send()
-        .await
-        .unwrap();
+        .fetch().await;
 
     let mut db = PgConnection::connect(&app.database_url).await.unwrap();
     db.execute("set role shoal_app").await.unwrap();

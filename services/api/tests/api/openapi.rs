@@ -1,7 +1,7 @@
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use crate::helpers::TestApp;
+use crate::helpers::{Fetch, TestApp};
 
 fn committed() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi/openapi.json");
@@ -40,19 +40,10 @@ async fn spec_reference_page_jwks_and_probes_are_served() {
     let spec: Value = app
         .client
         .get(format!("{}/openapi.json", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(spec["info"]["title"], "Shoal");
-    let docs = app
-        .client
-        .get(format!("{}/docs/", app.base))
-        .send()
-        .await
-        .unwrap();
+    let docs = app.client.get(format!("{}/docs/", app.base)).fetch().await;
     assert_eq!(docs.status(), StatusCode::OK);
     let html = docs.text().await.unwrap();
     assert!(
@@ -62,30 +53,20 @@ async fn spec_reference_page_jwks_and_probes_are_served() {
     let jwks: Value = app
         .client
         .get(format!("{}/.well-known/jwks.json", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .fetch_json()
+        .await;
     assert_eq!(jwks["keys"][0]["kty"], "EC");
     assert!(jwks["keys"][0].get("d").is_none(), "no private material");
     for probe in ["/healthz", "/readyz"] {
-        let r = app
-            .client
-            .get(format!("{}{probe}", app.base))
-            .send()
-            .await
-            .unwrap();
+        let r = app.client.get(format!("{}{probe}", app.base)).fetch().await;
         assert_eq!(r.status(), StatusCode::OK, "{probe}");
     }
     app.get("/v1/tenants").await;
     let metrics = app
         .client
         .get(format!("{}/metrics", app.base))
-        .send()
+        .fetch()
         .await
-        .unwrap()
         .text()
         .await
         .unwrap();

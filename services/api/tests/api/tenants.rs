@@ -12,9 +12,8 @@ async fn put_creates_then_replaces_a_tenant() {
     let replaced = app
         .admin(Method::PUT, "/v1/tenants/contoso")
         .json(&json!({"displayName": "Contoso Ltd", "limits": {"maxApps": 3}}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(replaced.status(), StatusCode::OK);
     let body: Value = replaced.json().await.unwrap();
     assert_eq!(body["displayName"], "Contoso Ltd");
@@ -28,18 +27,16 @@ async fn get_after_delete_is_404_and_deleting_twice_is_404() {
     app.put_tenant("contoso").await;
     let deleted = app
         .admin(Method::DELETE, "/v1/tenants/contoso")
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(deleted.status(), StatusCode::NO_CONTENT);
     let missing = app.get("/v1/tenants/contoso").await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert_eq!(problem(missing).await["status"], 404);
     let again = app
         .admin(Method::DELETE, "/v1/tenants/contoso")
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(again.status(), StatusCode::NOT_FOUND);
 }
 
@@ -77,16 +74,14 @@ async fn merge_patch_changes_only_what_it_names() {
     let app = TestApp::spawn().await;
     app.admin(Method::PUT, "/v1/tenants/contoso")
         .json(&json!({"displayName": "Contoso", "limits": {"maxApps": 3, "maxInstances": 10}}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     let patched = app
         .admin(Method::PATCH, "/v1/tenants/contoso")
         .header("content-type", "application/merge-patch+json")
         .body(r#"{"limits": {"maxInstances": null}}"#)
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(patched.status(), StatusCode::OK);
     let body: Value = patched.json().await.unwrap();
     assert_eq!(body["displayName"], "Contoso");
@@ -100,33 +95,26 @@ async fn tenant_principals_cannot_manage_tenants() {
     let owner = app.token_for("contoso", shoal_api::auth::Role::Owner);
     let list = app
         .request(Method::GET, "/v1/tenants", Some(&owner))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(list.status(), StatusCode::FORBIDDEN);
     let own = app
         .request(Method::GET, "/v1/tenants/contoso", Some(&owner))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(own.status(), StatusCode::OK);
     let put = app
         .request(Method::PUT, "/v1/tenants/contoso", Some(&owner))
         .json(&json!({"limits": {"maxApps": 1000}}))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(put.status(), StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]
 async fn missing_or_invalid_token_is_401_with_a_challenge() {
     let app = TestApp::spawn().await;
-    let none = app
-        .request(Method::GET, "/v1/tenants", None)
-        .send()
-        .await
-        .unwrap();
+    let none = app.request(Method::GET, "/v1/tenants", None).fetch().await;
     assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
     assert!(
         none.headers()["www-authenticate"]
@@ -136,9 +124,8 @@ async fn missing_or_invalid_token_is_401_with_a_challenge() {
     );
     let garbage = app
         .request(Method::GET, "/v1/tenants", Some("not-a-jwt"))
-        .send()
-        .await
-        .unwrap();
+        .fetch()
+        .await;
     assert_eq!(garbage.status(), StatusCode::UNAUTHORIZED);
     let body = problem(garbage).await;
     assert_eq!(body["status"], 401);
