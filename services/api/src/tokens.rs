@@ -308,6 +308,15 @@ mod tests {
         service
     }
 
+    /// Signs arbitrary claims with the service's current key, as a forger holding it could.
+    fn sign(service: &TokenService, claims: &Claims) -> String {
+        let set = service.keys.read().unwrap();
+        let (kid, key) = set.signing.as_ref().unwrap();
+        let mut header = Header::new(ALGORITHM);
+        header.kid = Some(kid.clone());
+        jsonwebtoken::encode(&header, claims, key).unwrap()
+    }
+
     fn tenant_principal(role: Role) -> Principal {
         Principal::Tenant {
             subject: "alice".into(),
@@ -356,23 +365,30 @@ mod tests {
             service.verify(&token),
             Err(TokenError::Invalid(_))
         ));
-        let expired = service
-            .issue(&tenant_principal(Role::Owner), Duration::ZERO)
-            .unwrap();
-        // Lifetime zero is expired once the leeway has passed; emulate by a stricter check.
-        let strict = TokenService {
-            validation: Arc::new({
-                let mut v = (*service.validation).clone();
-                v.leeway = 0;
-                v
-            }),
-            ..service.clone()
+        // Signed with the service's own key, expired beyond the leeway.
+        let now = unix_now();
+        let claims = Claims {
+            iss: DEFAULT_ISSUER.into(),
+            aud: DEFAULT_AUDIENCE.into(),
+            sub: "alice".into(),
+            iat: now - 600,
+            nbf: now - 600,
+            exp: now - 120,
+            tid: Some("contoso".into()),
+            roles: vec!["Owner".into()],
         };
-        std::thread::sleep(Duration::from_millis(1100));
+        let expired = sign(&service, &claims);
         assert!(matches!(
-            strict.verify(&expired),
+            service.verify(&expired),
             Err(TokenError::Invalid(_))
         ));
+        // The same claims with a future expiry verify, so it is the expiry that was refused.
+        let fresh = Claims {
+            exp: now + 120,
+            ..claims
+        };
+        let valid = sign(&service, &fresh);
+        assert!(service.verify(&valid).is_ok());
     }
 
     #[test]
