@@ -3,6 +3,7 @@
 #   make dev      build and run Shoal with embedded defaults (`shoal dev`)
 #   make test     formatting, clippy and every test of the workspace against a real Postgres
 #   make bench    Shoal's API against pgbench on the same database, as ratios
+#   make fuzz     schemathesis against the OpenAPI document (not part of test)
 #   make lint | fmt | openapi
 
 SHELL := /bin/bash
@@ -12,7 +13,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Queries live in one module per aggregate (services/store), checked by the tests against a
 # real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
-.PHONY: dev test bench lint fmt openapi tools
+.PHONY: dev test bench fuzz lint fmt openapi tools
 
 tools:
 	@deploy/local/ensure-tools.sh
@@ -36,6 +37,10 @@ bench: tools
 	$(CARGO) build --release -p shoal -p shoal-bench
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
+
+# Not part of `test`: see deploy/local/fuzz.sh.
+fuzz: tools
+	deploy/local/fuzz.sh $(FUZZ_ARGS)
 
 lint: tools
 	$(CARGO) fmt --all --check

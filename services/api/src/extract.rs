@@ -108,7 +108,8 @@ fn parse_etag(text: &str) -> Option<uuid::Uuid> {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Items per page, 1–1000 (default 100).
+    /// Items per page, 1–1000 (default 100). Read as text so a bad value gets our 422.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
     pub limit: Option<String>,
     /// Token from the previous page's `continuationToken`.
     pub continuation_token: Option<String>,

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod metrics;
+mod openapi;
 mod problem;
 pub mod routes;
 pub mod state;
@@ -27,8 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
@@ -50,48 +50,8 @@ pub struct ApiConfig {
     pub pool: PoolConfig,
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "Shoal",
-        description = "Management API of Shoal, a self-hostable control plane for event-driven function apps.\n\n\
-            Resources are tenant-scoped; `PUT` creates or replaces (201/200), `PATCH` takes a JSON merge patch, \
-            every resource carries an `ETag` honoured through `If-Match`, lists are paginated with continuation \
-            tokens, and errors are `application/problem+json` with `errors[].path` for invalid fields."
-    ),
-    modifiers(&BearerAuth),
-    tags(
-        (name = routes::TAG_TENANTS, description = "Tenants and their quotas (platform scope)"),
-        (name = routes::TAG_APPS, description = "Function apps, their settings and diagnostics"),
-        (name = routes::TAG_FUNCTIONS, description = "Functions and their bindings"),
-    ),
-    components(schemas(error::Problem))
-)]
-struct ApiDoc;
-
-struct BearerAuth;
-
-impl Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                Http::builder()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
-                    .build(),
-            ),
-        );
-        openapi.security = Some(vec![utoipa::openapi::security::SecurityRequirement::new(
-            "bearer",
-            Vec::<String>::new(),
-        )]);
-    }
-}
-
 fn api_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(routes::tenants::router())
         .merge(routes::apps::router())
         .merge(routes::settings::router())
@@ -102,6 +62,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
 /// The OpenAPI document (what `shoal openapi` prints and `/openapi.json` serves).
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = api_routes().split_for_parts();
+    utoipa::Modify::modify(&openapi::ProblemResponses, &mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
 }

@@ -51,7 +51,7 @@ pub struct App {
 #[derive(Debug, ToSchema)]
 #[schema(as = AppWrite)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AppWriteDoc {
     handler: HandlerWrite,
     /// App settings (strings). Secret values may be sent back as `********` to keep them.
@@ -66,24 +66,26 @@ pub struct AppWriteDoc {
 
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct HandlerWrite {
     #[schema(example = "https://handler.example.com/api")]
     url: String,
+    #[schema(minimum = 1, maximum = 3600)]
     timeout_seconds: Option<u32>,
 }
 
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ScaleWrite {
+    #[schema(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
     minimum_instances: Option<u32>,
 }
 
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct IdentityWrite {
     #[schema(example = "SystemAssigned")]
     r#type: String,
@@ -162,7 +164,7 @@ fn view(tenant: &TenantName, record: AppRecord) -> Result<App, ApiError> {
 
 /// List a tenant's apps, ordered by name.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps", tag = TAG_APPS,
-    params(("tenant" = String, Path), ListQuery),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ListQuery),
     responses((status = 200, body = AppList), (status = 404, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_apps(
     State(state): State<AppState>,
@@ -193,7 +195,7 @@ pub async fn list_apps(
 
 /// Read an app.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = App, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem)))]
 pub async fn get_app(
     State(state): State<AppState>,
@@ -211,7 +213,7 @@ pub async fn get_app(
 
 /// Create or replace an app (201 on create, 200 on replace). `If-Match` makes it conditional.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)), request_body = AppWriteDoc,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)), request_body = AppWriteDoc,
     responses((status = 200, body = App), (status = 201, body = App), (status = 404, body = Problem, description = "no such tenant"),
         (status = 409, body = Problem, description = "tenant quota"), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_app(
@@ -239,7 +241,7 @@ pub async fn put_app(
 
 /// Update an app with a JSON merge patch (RFC 7396); `null` removes a field or setting.
 #[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     request_body(content = AppWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = App), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_app(
@@ -351,7 +353,7 @@ fn settings_to_store(
 
 /// Delete an app with its settings and functions.
 #[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_app(
     State(state): State<AppState>,

@@ -55,7 +55,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Check every function's bindings against the app's settings.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/diagnostics", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
 pub async fn get_diagnostics(
     State(state): State<AppState>,

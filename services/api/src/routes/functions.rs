@@ -45,7 +45,7 @@ pub struct Function {
 #[derive(Debug, ToSchema)]
 #[schema(as = FunctionWrite)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FunctionWriteDoc {
     bindings: Vec<Binding>,
     disabled: Option<bool>,
@@ -101,7 +101,7 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
 
 /// List an app's functions, ordered by name.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions", tag = TAG_FUNCTIONS,
-    params(("tenant" = String, Path), ("app" = String, Path), ListQuery),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ListQuery),
     responses((status = 200, body = FunctionList), (status = 404, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_functions(
     State(state): State<AppState>,
@@ -133,7 +133,7 @@ pub async fn list_functions(
 
 /// Read a function.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
     responses((status = 200, body = Function, headers(("ETag" = String))), (status = 404, body = Problem)))]
 pub async fn get_function(
     State(state): State<AppState>,
@@ -154,7 +154,7 @@ pub async fn get_function(
 
 /// Create or replace a function (201 on create, 200 on replace). The app must exist.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)), request_body = FunctionWriteDoc,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)), request_body = FunctionWriteDoc,
     responses((status = 200, body = Function), (status = 201, body = Function), (status = 404, body = Problem),
         (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_function(
@@ -184,7 +184,7 @@ pub async fn put_function(
 /// Update a function with a JSON merge patch (RFC 7396). Arrays such as `bindings` are
 /// replaced whole, as the RFC specifies.
 #[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
     request_body(content = FunctionWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = Function), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_function(
@@ -260,7 +260,7 @@ async fn write(
 
 /// Delete a function.
 #[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = String, Path), ("app" = String, Path), ("function" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_function(
     State(state): State<AppState>,

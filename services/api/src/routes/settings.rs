@@ -29,7 +29,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// List an app's settings with secret values in the clear.
 #[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/settings/list", tag = TAG_APPS,
-    params(("tenant" = String, Path), ("app" = String, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = SettingsList), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn list_settings(
     State(state): State<AppState>,

@@ -35,7 +35,7 @@ pub struct Tenant {
 #[derive(Debug, ToSchema)]
 #[schema(as = TenantWrite)]
 #[allow(dead_code)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TenantWriteDoc {
     /// Defaults to the tenant's name.
     display_name: Option<String>,
@@ -92,7 +92,7 @@ pub async fn list_tenants(
 }
 
 /// Read a tenant (platform administrators, or the tenant's own principals).
-#[utoipa::path(get, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+#[utoipa::path(get, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
     responses((status = 200, body = Tenant, headers(("ETag" = String))), (status = 404, body = Problem)))]
 pub async fn get_tenant(
     State(state): State<AppState>,
@@ -112,7 +112,7 @@ pub async fn get_tenant(
 }
 
 /// Create or replace a tenant (201 on create, 200 on replace).
-#[utoipa::path(put, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+#[utoipa::path(put, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
     request_body = TenantWriteDoc,
     responses((status = 200, body = Tenant), (status = 201, body = Tenant), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_tenant(
@@ -129,7 +129,7 @@ pub async fn put_tenant(
 }
 
 /// Update a tenant with a JSON merge patch (RFC 7396).
-#[utoipa::path(patch, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+#[utoipa::path(patch, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
     request_body(content = TenantWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = Tenant), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_tenant(
@@ -194,7 +194,7 @@ async fn write(
 }
 
 /// Delete a tenant and everything it owns.
-#[utoipa::path(delete, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = String, Path)),
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_tenant(
     State(state): State<AppState>,

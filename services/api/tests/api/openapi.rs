@@ -73,3 +73,62 @@ async fn spec_reference_page_jwks_and_probes_are_served() {
     assert!(metrics.contains("shoal_http_requests_total"), "{metrics}");
     assert!(metrics.contains("route=\"/v1/tenants\""));
 }
+
+/// Every `$ref` in the document points at a component that exists (generators and
+/// validators refuse a document with a dangling reference).
+#[test]
+fn every_reference_resolves() {
+    fn refs(value: &Value, found: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    found.push(r.clone());
+                }
+                map.values().for_each(|v| refs(v, found));
+            }
+            Value::Array(items) => items.iter().for_each(|v| refs(v, found)),
+            _ => {}
+        }
+    }
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    let mut found = Vec::new();
+    refs(&doc, &mut found);
+    assert!(!found.is_empty());
+    for reference in found {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .expect("a schema reference");
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "dangling {reference}"
+        );
+    }
+}
+
+#[test]
+fn errors_are_documented_as_problem_json_on_every_operation() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let responses = operation["responses"].as_object().unwrap();
+            for status in ["400", "401", "403", "404", "422", "503"] {
+                let content = &responses
+                    .get(status)
+                    .unwrap_or_else(|| panic!("{method} {path} lacks {status}"))["content"];
+                assert!(
+                    content.get("application/problem+json").is_some(),
+                    "{method} {path} {status}"
+                );
+            }
+            for (status, response) in responses
+                .iter()
+                .filter(|(s, _)| s.starts_with('4') || s.starts_with('5'))
+            {
+                assert!(
+                    response["content"].get("application/json").is_none(),
+                    "{method} {path} {status} is problem+json"
+                );
+            }
+        }
+    }
+}
