@@ -129,6 +129,13 @@ impl FromRequestParts<AppState> for Caller {
             .ok_or_else(|| {
                 ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into())
             })?;
+        if !state.tokens.has_keys() {
+            // Keys not loaded yet because Postgres is unreachable: an outage, not a bad token.
+            state.refresh_keys().await;
+            if !state.tokens.has_keys() {
+                return Err(ApiError::Unavailable);
+            }
+        }
         match state.tokens.verify(token) {
             Ok(principal) => Ok(Caller(principal)),
             Err(TokenError::UnknownKey) => {

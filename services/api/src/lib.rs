@@ -22,6 +22,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderName;
 use axum::routing::get;
+use shoal_store::StoreError;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy};
 use tokio_util::sync::CancellationToken;
@@ -92,6 +93,25 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .with_state(state)
 }
 
+/// Retries loading (or creating) the signing keys until Postgres answers.
+async fn load_keys_until_available(tokens: TokenService, pool: sqlx::PgPool, cipher: Cipher) {
+    let mut delay = Duration::from_millis(250);
+    loop {
+        tokio::time::sleep(delay).await;
+        match tokens.load_or_create(&pool, &cipher).await {
+            Ok(()) => {
+                tracing::info!("signing keys loaded");
+                return;
+            }
+            Err(StoreError::Unavailable(_)) => delay = (delay * 2).min(Duration::from_secs(5)),
+            Err(err) => {
+                tracing::error!(error = %err, "cannot load the signing keys; tokens will not verify");
+                return;
+            }
+        }
+    }
+}
+
 pub struct Application {
     listener: tokio::net::TcpListener,
     router: Router,
@@ -104,10 +124,20 @@ impl Application {
         let pool = connect_lazy(&config.database_url, &config.pool)?;
         let cipher = Cipher::new(&config.secret_key);
         let tokens = TokenService::new(&config.issuer, &config.audience);
-        tokens
-            .load_or_create(&pool, &cipher)
-            .await
-            .map_err(|e| anyhow::anyhow!("could not load the token signing keys: {e}"))?;
+        match tokens.load_or_create(&pool, &cipher).await {
+            Ok(()) => {}
+            // Postgres is not up yet: serve anyway (readiness and authenticated requests answer
+            // 503) and keep trying, so start-up order does not matter to an orchestrator.
+            Err(StoreError::Unavailable(err)) => {
+                tracing::warn!(error = %err, "Postgres unavailable; loading signing keys in the background");
+                tokio::spawn(load_keys_until_available(
+                    tokens.clone(),
+                    pool.clone(),
+                    cipher.clone(),
+                ));
+            }
+            Err(err) => anyhow::bail!("could not load the token signing keys: {err}"),
+        }
         let state = AppState::new(pool, cipher, tokens);
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

@@ -150,6 +150,16 @@ impl TokenService {
         Ok(())
     }
 
+    /// Whether keys have been loaded: until then no token can be issued or verified.
+    pub fn has_keys(&self) -> bool {
+        !self
+            .keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .verifying
+            .is_empty()
+    }
+
     /// The public keys as a JWK set document.
     pub fn jwks(&self) -> serde_json::Value {
         let set = self.keys.read().unwrap_or_else(|p| p.into_inner());

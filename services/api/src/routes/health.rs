@@ -13,9 +13,9 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// The database answers; 503 with `Retry-After` otherwise.
+/// The database answers and the token keys are loaded; 503 with `Retry-After` otherwise.
 pub async fn readyz(State(state): State<AppState>) -> Response {
-    if shoal_store::pool::is_ready(&state.pool).await {
+    if state.tokens.has_keys() && shoal_store::pool::is_ready(&state.pool).await {
         Json(json!({ "status": "ready" })).into_response()
     } else {
         ApiError::Unavailable.into_response()

@@ -118,3 +118,44 @@ async fn database_outage_is_503_with_retry_after_and_recovers() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn api_started_while_postgres_is_down_becomes_ready_by_itself() {
+    let admin = url::Url::parse(&admin_url()).unwrap();
+    let upstream = format!(
+        "{}:{}",
+        admin.host_str().unwrap_or("127.0.0.1"),
+        admin.port().unwrap_or(5432)
+    );
+    let proxy = Proxy::start(upstream).await;
+    proxy.cut().await;
+
+    let app = TestApp::spawn_with(Options {
+        through_port: Some(proxy.port),
+        ..Options::default()
+    })
+    .await;
+    let ready = app.get("/readyz").await;
+    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(ready.headers().contains_key("retry-after"));
+    let request = app.get("/v1/tenants").await;
+    assert_eq!(
+        request.status(),
+        StatusCode::SERVICE_UNAVAILABLE,
+        "an outage, not a bad token"
+    );
+
+    proxy.restore().await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while app.get("/readyz").await.status() != StatusCode::OK {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the API did not become ready after Postgres came up"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        app.put_tenant("contoso").await.status(),
+        StatusCode::CREATED
+    );
+}
