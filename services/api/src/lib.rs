@@ -64,6 +64,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let (_, mut doc) = api_routes().split_for_parts();
     utoipa::Modify::modify(&openapi::ProblemResponses, &mut doc);
+    openapi::add_write_schemas(&mut doc);
     doc.info.version = env!("CARGO_PKG_VERSION").to_string();
     doc
 }

@@ -132,3 +132,63 @@ fn problem(description: &str) -> RefOr<Response> {
             .build(),
     )
 }
+
+/// `host.json` sections in which every setting has a documented default. Reads return them
+/// complete (so their schemas require every field), but a write may omit any field: the write
+/// schema gets a `…Write` copy of each with nothing required.
+const DEFAULTED_SECTIONS: &[&str] = &[
+    "HostConfig",
+    "Extensions",
+    "QueuesOptions",
+    "ServiceBusOptions",
+    "ServiceBusRetryOptions",
+    "EventHubsOptions",
+    "EventHubsRetryOptions",
+];
+
+/// Adds the `…Write` copies of [`DEFAULTED_SECTIONS`] and points `AppWrite.hostConfig` at them.
+pub fn add_write_schemas(openapi: &mut utoipa::openapi::OpenApi) {
+    let Some(components) = openapi.components.as_mut() else {
+        return;
+    };
+    for name in DEFAULTED_SECTIONS {
+        let Some(schema) = components.schemas.get(*name) else {
+            continue;
+        };
+        let Ok(mut value) = serde_json::to_value(schema) else {
+            continue;
+        };
+        if let Some(object) = value.as_object_mut() {
+            object.remove("required");
+        }
+        point_at_write_copies(&mut value);
+        if let Ok(copy) = serde_json::from_value(value) {
+            components.schemas.insert(format!("{name}Write"), copy);
+        }
+    }
+    if let Some(app_write) = components.schemas.get_mut("AppWrite")
+        && let Ok(mut value) = serde_json::to_value(&*app_write)
+    {
+        point_at_write_copies(&mut value);
+        if let Ok(rewritten) = serde_json::from_value(value) {
+            *app_write = rewritten;
+        }
+    }
+}
+
+/// Rewrites references to defaulted sections into references to their write copies.
+fn point_at_write_copies(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::String(reference)) = map.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix("#/components/schemas/")
+                && DEFAULTED_SECTIONS.contains(&name)
+            {
+                *reference = format!("{reference}Write");
+            }
+            map.values_mut().for_each(point_at_write_copies);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(point_at_write_copies),
+        _ => {}
+    }
+}

@@ -132,3 +132,32 @@ fn errors_are_documented_as_problem_json_on_every_operation() {
         }
     }
 }
+
+/// A write may omit any `host.json` setting (it takes its default); a read returns them all.
+#[test]
+fn host_config_is_optional_field_by_field_on_write_and_complete_on_read() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    let schemas = &doc["components"]["schemas"];
+    assert!(
+        schemas["QueuesOptions"]["required"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
+    assert!(schemas["QueuesOptionsWrite"].get("required").is_none());
+    let app_write = serde_json::to_string(&schemas["AppWrite"]).unwrap();
+    assert!(
+        app_write.contains("#/components/schemas/HostConfigWrite"),
+        "{app_write}"
+    );
+    let host_write = serde_json::to_string(&schemas["ExtensionsWrite"]).unwrap();
+    assert!(
+        host_write.contains("QueuesOptionsWrite")
+            && !host_write.contains("\"#/components/schemas/QueuesOptions\"")
+    );
+    // Function retry policies keep their required fields.
+    assert!(
+        schemas["RetryPolicy"]["required"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    );
+}
