@@ -178,11 +178,22 @@ fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
             vec![db, ("SHOAL_SECRET_KEY", "c2hvcnQ=")],
+            "--secret-key",
+        ),
+        (
+            &["serve"],
+            vec![
+                db,
+                (
+                    "SHOAL_SECRET_KEY",
+                    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                ),
+            ],
             "--secret-key",
         ),
         (

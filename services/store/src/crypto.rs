@@ -28,6 +28,14 @@ impl SecretKey {
         let key: [u8; 32] = bytes
             .try_into()
             .map_err(|b: Vec<u8>| format!("must decode to 32 bytes, got {}", b.len()))?;
+        // A placeholder (all zeros, one repeated byte) is not a key; refuse it rather than
+        // encrypt every secret under it.
+        if key.iter().all(|b| *b == key[0]) {
+            return Err(
+                "is a placeholder (one repeated byte), not random: use `openssl rand -base64 32`"
+                    .into(),
+            );
+        }
         Ok(SecretKey(key))
     }
 
@@ -158,6 +166,12 @@ mod tests {
                 .contains("32 bytes")
         );
         assert!(SecretKey::from_base64("not base64!").is_err());
+        let zeros = STANDARD.encode([0u8; 32]);
+        assert!(
+            SecretKey::from_base64(&zeros)
+                .unwrap_err()
+                .contains("placeholder")
+        );
         assert_eq!(format!("{key:?}"), "SecretKey(********)");
     }
 }
