@@ -8,6 +8,7 @@
 pub mod apps;
 pub mod bindings;
 pub mod connection;
+pub mod diagnostics;
 pub mod functions;
 pub mod host_config;
 pub mod merge_patch;

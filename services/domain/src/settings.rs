@@ -119,6 +119,44 @@ pub fn validate_app_settings(
     Ok(settings)
 }
 
+/// A setting as stored: its value and whether reads mask it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSetting {
+    pub name: String,
+    pub value: String,
+    pub secret: bool,
+}
+
+/// The settings to store for what a client wrote, each classified secret or not. A value equal
+/// to [`MASK`] keeps the current secret of that name, so a client can write back what it read
+/// without erasing secrets; a mask with no such secret to keep is an error at its path.
+pub fn settings_to_store(
+    written: &BTreeMap<String, String>,
+    current: &[StoredSetting],
+) -> Result<Vec<StoredSetting>, ValidationError> {
+    let mut problems = Problems::new();
+    let mut stored = Vec::with_capacity(written.len());
+    for (name, value) in written {
+        if value == MASK {
+            match current.iter().find(|s| &s.name == name && s.secret) {
+                Some(kept) => stored.push(kept.clone()),
+                None => problems.push(
+                    format!("appSettings.{name}"),
+                    "is the mask of a secret value, but the app has no such secret to keep; send the real value",
+                ),
+            }
+        } else {
+            stored.push(StoredSetting {
+                name: name.clone(),
+                value: value.clone(),
+                secret: is_secret_setting(name, value),
+            });
+        }
+    }
+    problems.finish()?;
+    Ok(stored)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,5 +290,37 @@ mod tests {
     fn non_object_is_rejected() {
         let err = validate_app_settings(&json!(["A"]), "appSettings").unwrap_err();
         assert_eq!(err.errors[0].path, "appSettings");
+    }
+
+    #[test]
+    fn a_mask_keeps_the_current_secret_and_is_an_error_without_one() {
+        let current = vec![StoredSetting {
+            name: "Key".into(),
+            value: "s3cr3t".into(),
+            secret: true,
+        }];
+        let written = BTreeMap::from([
+            ("Key".to_string(), MASK.to_string()),
+            ("Region".to_string(), "eu".to_string()),
+        ]);
+        let stored = settings_to_store(&written, &current).unwrap();
+        assert_eq!(stored[0], current[0]);
+        assert_eq!(
+            stored[1],
+            StoredSetting {
+                name: "Region".into(),
+                value: "eu".into(),
+                secret: false
+            }
+        );
+        let err = settings_to_store(&written, &[]).unwrap_err();
+        assert_eq!(err.errors[0].path, "appSettings.Key");
+        // A non-secret setting of that name is not kept: the mask never stands for plain text.
+        let plain = vec![StoredSetting {
+            name: "Key".into(),
+            value: "x".into(),
+            secret: false,
+        }];
+        assert!(settings_to_store(&written, &plain).is_err());
     }
 }

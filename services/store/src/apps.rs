@@ -12,12 +12,8 @@ use crate::crypto::Cipher;
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Setting {
-    pub name: String,
-    pub value: String,
-    pub secret: bool,
-}
+/// A setting as stored: the domain's shape, so the API's rules apply to it directly.
+pub use shoal_domain::settings::StoredSetting as Setting;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppRecord {

@@ -14,8 +14,8 @@ use shoal_domain::apps::{AppSpec, AppState as RunState, Handler, Identity, Scale
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::merge_patch::merge_patch;
 use shoal_domain::names::TenantName;
-use shoal_domain::settings::{MASK, is_secret_setting};
-use shoal_store::apps::{self, AppRecord, Setting};
+use shoal_domain::settings::{MASK, settings_to_store};
+use shoal_store::apps::{self, AppRecord};
 use shoal_store::{Precondition, TenantId, Written, begin_tenant};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -302,7 +302,8 @@ async fn write(
         },
         None => None,
     };
-    let settings = settings_to_store(&written.spec.app_settings, current.as_ref())?;
+    let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
+    let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
     let (record, outcome) = apps::put(
         &mut tx,
         &id,
@@ -324,31 +325,6 @@ async fn write(
     let location = (outcome == Written::Created).then_some(location);
     let headers = resource_headers(&record.etag, location.as_deref());
     Ok((status, headers, Json(view(tenant, record)?)).into_response())
-}
-
-/// Settings as stored, each classified secret or not. A value equal to the mask keeps the
-/// current secret value, so a client can PUT back what it read without erasing secrets.
-fn settings_to_store(
-    settings: &BTreeMap<String, String>,
-    current: Option<&AppRecord>,
-) -> Result<Vec<Setting>, ApiError> {
-    settings
-        .iter()
-        .map(|(name, value)| {
-            if value == MASK {
-                let kept = current
-                    .and_then(|c| c.settings.iter().find(|s| &s.name == name && s.secret))
-                    .ok_or_else(|| {
-                        ApiError::validation(
-                            format!("appSettings.{name}"),
-                            "is the mask of a secret value, but the app has no such secret to keep; send the real value",
-                        )
-                    })?;
-                return Ok(kept.clone());
-            }
-            Ok(Setting { name: name.clone(), value: value.clone(), secret: is_secret_setting(name, value) })
-        })
-        .collect()
 }
 
 /// Delete an app with its settings and functions.

@@ -18,6 +18,13 @@ struct Proxy {
 }
 
 impl Proxy {
+    /// A proxy in front of the Postgres server `DATABASE_URL` names.
+    async fn to_postgres() -> Proxy {
+        let admin = url::Url::parse(&admin_url()).unwrap();
+        let host = admin.host_str().unwrap_or("127.0.0.1");
+        Proxy::start(format!("{host}:{}", admin.port().unwrap_or(5432))).await
+    }
+
     async fn start(upstream: String) -> Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -68,15 +75,21 @@ impl Proxy {
     }
 }
 
+/// Polls `/readyz` until it answers 200, failing the test after 20 s.
+async fn wait_until_ready(app: &TestApp) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while app.get("/readyz").await.status() != StatusCode::OK {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the API did not become ready after Postgres came back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn database_outage_is_503_with_retry_after_and_recovers() {
-    let admin = url::Url::parse(&admin_url()).unwrap();
-    let upstream = format!(
-        "{}:{}",
-        admin.host_str().unwrap_or("127.0.0.1"),
-        admin.port().unwrap_or(5432)
-    );
-    let proxy = Proxy::start(upstream).await;
+    let proxy = Proxy::to_postgres().await;
     let app = TestApp::spawn_with(Options {
         through_port: Some(proxy.port),
         ..Options::default()
@@ -102,17 +115,7 @@ async fn database_outage_is_503_with_retry_after_and_recovers() {
     assert_eq!(write.status(), StatusCode::SERVICE_UNAVAILABLE);
 
     proxy.restore().await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    loop {
-        if app.get("/readyz").await.status() == StatusCode::OK {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the API did not recover after Postgres came back"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_until_ready(&app).await;
     assert_eq!(
         app.get("/v1/tenants/contoso").await.status(),
         StatusCode::OK
@@ -121,13 +124,7 @@ async fn database_outage_is_503_with_retry_after_and_recovers() {
 
 #[tokio::test]
 async fn api_started_while_postgres_is_down_becomes_ready_by_itself() {
-    let admin = url::Url::parse(&admin_url()).unwrap();
-    let upstream = format!(
-        "{}:{}",
-        admin.host_str().unwrap_or("127.0.0.1"),
-        admin.port().unwrap_or(5432)
-    );
-    let proxy = Proxy::start(upstream).await;
+    let proxy = Proxy::to_postgres().await;
     proxy.cut().await;
 
     let app = TestApp::spawn_with(Options {
@@ -146,14 +143,7 @@ async fn api_started_while_postgres_is_down_becomes_ready_by_itself() {
     );
 
     proxy.restore().await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while app.get("/readyz").await.status() != StatusCode::OK {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the API did not become ready after Postgres came up"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_until_ready(&app).await;
     assert_eq!(
         app.put_tenant("contoso").await.status(),
         StatusCode::CREATED
