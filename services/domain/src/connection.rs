@@ -95,6 +95,9 @@ pub struct IdentityConnection {
     pub client_id: Option<String>,
     pub tenant_id: Option<String>,
     pub client_secret: Option<String>,
+    /// `<prefix>__authorityHost`: the Entra ID authority the client secret credential asks for
+    /// tokens (Microsoft.Extensions.Azure reads the same setting); the public cloud when absent.
+    pub authority_host: Option<Url>,
 }
 
 /// `<prefix>__credential`, matched case-insensitively.
@@ -261,6 +264,10 @@ impl fmt::Debug for IdentityConnection {
             .field(
                 "client_secret",
                 &self.client_secret.as_ref().map(|_| REDACTED),
+            )
+            .field(
+                "authority_host",
+                &self.authority_host.as_ref().map(safe_url),
             )
             .finish()
     }

@@ -26,6 +26,23 @@ pub struct AppRecord {
     pub updated_at: DateTime<Utc>,
 }
 
+impl AppRecord {
+    /// The app as its writer sees it: the stored spec plus raw settings under `appSettings`.
+    /// Merge patches apply to it and re-parsing it yields the app's full specification.
+    pub fn written_document(&self) -> serde_json::Value {
+        let mut doc = self.spec.clone();
+        if let serde_json::Value::Object(map) = &mut doc {
+            let settings: serde_json::Map<String, serde_json::Value> = self
+                .settings
+                .iter()
+                .map(|s| (s.name.clone(), serde_json::Value::String(s.value.clone())))
+                .collect();
+            map.insert("appSettings".into(), serde_json::Value::Object(settings));
+        }
+        doc
+    }
+}
+
 /// One statement reads an app with all its settings, so a GET is a single round trip
 /// inside its transaction.
 macro_rules! app_select {
@@ -151,6 +168,23 @@ pub async fn list(
         .map(|r| from_row(r, tenant, cipher))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Page::from_rows(items, page.limit, |a| &a.name))
+}
+
+/// Every app of a tenant, for workers hosting them (a tenant has a bounded number of apps:
+/// its `maxApps` quota).
+pub async fn all_of_tenant(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    cipher: &Cipher,
+) -> Result<Vec<AppRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        app_select!(),
+        " where a.tenant_id = $1 order by a.name"
+    ))
+    .bind(tenant.as_str())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter().map(|r| from_row(r, tenant, cipher)).collect()
 }
 
 /// Creates or replaces an app and all its settings, honouring the precondition and, on

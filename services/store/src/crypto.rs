@@ -53,6 +53,15 @@ impl SecretKey {
     }
 }
 
+/// `len` bytes from the system's secure random number generator (for generated secrets).
+pub fn random_bytes(len: usize) -> Result<Vec<u8>, StoreError> {
+    let mut bytes = vec![0u8; len];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| StoreError::Crypto("no randomness".into()))?;
+    Ok(bytes)
+}
+
 /// Seals and opens secrets with the master key.
 #[derive(Clone)]
 pub struct Cipher {

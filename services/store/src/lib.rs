@@ -2,7 +2,8 @@
 //!
 //! Postgres is the single source of truth: tenants, apps (their specification as written),
 //! app settings (every value encrypted with AES-256-GCM under `SHOAL_SECRET_KEY`), functions,
-//! principals, role definitions and assignments, token signing keys and the audit log. One
+//! principals, role definitions and assignments, token signing keys, each app's webhook signing
+//! secret, the worker registry with its heartbeats and the audit log. One
 //! module per aggregate holds that aggregate's SQL. Tenant-scoped functions take a
 //! [`TenantId`] and run inside a transaction that has set `shoal.tenant_id`, so row-level
 //! security backs up every `where tenant_id = …`; platform-scoped functions say so in their
@@ -17,8 +18,10 @@ pub mod functions;
 pub mod page;
 pub mod pool;
 pub mod signing_keys;
+pub mod signing_secrets;
 mod tenant;
 pub mod tenants;
+pub mod workers;
 
 pub use error::StoreError;
 pub use tenant::{TenantId, begin_platform, begin_tenant};

@@ -82,6 +82,13 @@ pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<TenantRecord>,
     Ok(Page::from_rows(items, page.limit, |t| &t.name))
 }
 
+/// Every tenant's name, for workers that host all running apps.
+pub async fn all_names(tx: &mut Tx) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar("select name from tenants order by name")
+        .fetch_all(&mut **tx)
+        .await?)
+}
+
 /// Creates or replaces a tenant, honouring the precondition.
 pub async fn put(
     tx: &mut Tx,

@@ -5,9 +5,11 @@ use serde_json::{Map, Value};
 
 use super::{
     Binding, Cardinality, CosmosDbTriggerBinding, EventHubTriggerBinding, HttpTriggerBinding,
-    KNOWN_TYPES, KafkaTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    KNOWN_TYPES, KafkaTriggerBinding, QueueTriggerBinding, ServiceBusOutputBinding,
+    ServiceBusTriggerBinding,
 };
-use crate::names::SettingName;
+use crate::names::{QueueName, SettingName};
+use crate::queue_trigger::MAX_TRIGGER_QUEUE_NAME;
 use crate::validation::{Problems, from_json, join_path};
 
 pub(super) fn unknown_type_message(written: &str) -> String {
@@ -44,7 +46,11 @@ pub(super) fn read_properties(
     let path = |field: &str| join_path(prefix, field);
     let is_batched_written = properties.contains_key("isBatched");
     let binding = match t {
-        "queueTrigger" => Binding::QueueTrigger(props(properties, prefix, problems)?),
+        "queueTrigger" => {
+            let b: QueueTriggerBinding = props(properties, prefix, problems)?;
+            check_poison_queue_fits(problems, &path("queueName"), &b.queue_name);
+            Binding::QueueTrigger(b)
+        }
         "queue" => Binding::Queue(props(properties, prefix, problems)?),
         "serviceBusTrigger" => {
             let mut b: ServiceBusTriggerBinding = props(properties, prefix, problems)?;
@@ -118,6 +124,19 @@ pub(super) fn read_properties(
 }
 
 /// `connection` names an app setting or a prefix of settings, so it must be a valid setting name.
+/// The trigger's poison queue `<queue>-poison` must itself be a valid queue name.
+fn check_poison_queue_fits(problems: &mut Problems, path: &str, queue: &QueueName) {
+    if queue.setting_reference().is_none() && queue.as_str().len() > MAX_TRIGGER_QUEUE_NAME {
+        let queue = queue.as_str();
+        problems.push(
+            path.to_owned(),
+            format!(
+                "a trigger queue name may have at most {MAX_TRIGGER_QUEUE_NAME} characters, so that its poison queue {queue}-poison is a valid queue name"
+            ),
+        );
+    }
+}
+
 fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str>) {
     if let Some(connection) = connection.filter(|c| !c.is_empty())
         && let Err(message) = SettingName::parse(connection)

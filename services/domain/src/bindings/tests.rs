@@ -370,3 +370,20 @@ fn schema_is_a_loose_object_with_known_types() {
     assert_eq!(schema["properties"]["type"]["enum"][8], "cosmosDBTrigger");
     assert_eq!(schema["additionalProperties"], true);
 }
+
+#[test]
+fn trigger_queue_name_leaves_room_for_its_poison_queue() {
+    let long = "q".repeat(57);
+    let errs = errors(
+        json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": long}]),
+    );
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].0, "bindings[0].queueName");
+    assert!(errs[0].1.contains("at most 56 characters"), "{}", errs[0].1);
+    // Output queues have no poison queue; 56 characters are fine for a trigger.
+    let ok = json!([
+        {"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "q".repeat(56)},
+        {"type": "queue", "direction": "out", "name": "o", "queueName": "q".repeat(63)}
+    ]);
+    assert!(parse_bindings(&ok, "bindings").is_ok());
+}

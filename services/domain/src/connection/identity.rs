@@ -33,6 +33,7 @@ pub(super) fn identity(
     let client_id = child(settings, prefix, "clientId").map(|(_, v)| v.to_owned());
     let tenant_id = child(settings, prefix, "tenantId").map(|(_, v)| v.to_owned());
     let client_secret = child(settings, prefix, "clientSecret").map(|(_, v)| v.to_owned());
+    let authority_host = authority_host(prefix, settings)?;
     let credential = match child(settings, prefix, "credential") {
         Some((_, v)) if v.eq_ignore_ascii_case("managedidentity") => {
             CredentialKind::ManagedIdentity
@@ -81,7 +82,31 @@ pub(super) fn identity(
         client_id,
         tenant_id,
         client_secret,
+        authority_host,
     })
+}
+
+/// `authorityHost`, e.g. `https://login.microsoftonline.us` for a sovereign cloud: an https URL
+/// without query or fragment (tokens are requested from it with the client secret).
+fn authority_host(
+    prefix: &str,
+    settings: &BTreeMap<String, String>,
+) -> Result<Option<Url>, ConnectionError> {
+    let Some((setting, value)) = child(settings, prefix, "authorityHost") else {
+        return Ok(None);
+    };
+    let message = "must be an https URL like https://login.microsoftonline.com";
+    let url = Url::parse(value).map_err(|_| invalid(setting, message))?;
+    if url.scheme() != "https"
+        || url.host_str().is_none()
+        || url.query().is_some()
+        || url.fragment().is_some()
+        || !url.username().is_empty()
+        || url.password().is_some()
+    {
+        return Err(invalid(setting, message));
+    }
+    Ok(Some(url))
 }
 
 /// `queueServiceUri`, else its alias `serviceUri` (Azure: the former wins when both are set),

@@ -187,6 +187,42 @@ fn identity_based_storage_queue_uris() {
 }
 
 #[test]
+fn authority_host_is_optional_and_kept() {
+    let uri = ("Q__queueServiceUri", "https://a.queue.core.windows.net");
+    let cases = [
+        (vec![], None),
+        (
+            vec![("Q__authorityHost", "https://login.microsoftonline.us")],
+            Some("https://login.microsoftonline.us/"),
+        ),
+        (
+            vec![("Q:authorityHost", "https://127.0.0.1:8443")],
+            Some("https://127.0.0.1:8443/"),
+        ),
+        (
+            vec![
+                ("Q__credential", "clientsecret"),
+                ("Q__tenantId", "t"),
+                ("Q__clientId", "c"),
+                ("Q__clientSecret", "s"),
+                ("Q__authorityHost", "  https://login.chinacloudapi.cn  "),
+            ],
+            Some("https://login.chinacloudapi.cn/"),
+        ),
+        (vec![("Q__authorityHost", " ")], None),
+    ];
+    for (mut pairs, want) in cases {
+        pairs.push(uri);
+        let i = identity(storage(Some("Q"), &pairs));
+        assert_eq!(
+            i.authority_host.as_ref().map(Url::as_str),
+            want,
+            "{pairs:?}"
+        );
+    }
+}
+
+#[test]
 fn credential_kinds() {
     let uri = ("Q__queueServiceUri", "https://a.queue.core.windows.net");
     let cases = [
@@ -262,6 +298,9 @@ fn invalid_and_unsupported_identity_settings() {
         (vec![("Q__queueServiceUri", "http://a.queue.core.windows.net")], invalid("Q__queueServiceUri", "must be an https URL (tokens are only sent over TLS)")),
         (vec![("Q__credential", "managedidentity")], invalid("Q__queueServiceUri", "an identity-based queue connection needs Q__queueServiceUri (or Q__serviceUri)")),
         (vec![("Q__accountName", "bad.name")], invalid("Q__accountName", "must be a storage account name (letters and digits)")),
+        (vec![uri, ("Q__authorityHost", "http://login.example")], invalid("Q__authorityHost", "must be an https URL like https://login.microsoftonline.com")),
+        (vec![uri, ("Q__authorityHost", "login.microsoftonline.com")], invalid("Q__authorityHost", "must be an https URL like https://login.microsoftonline.com")),
+        (vec![uri, ("Q__authorityHost", "https://login.example/?x=1")], invalid("Q__authorityHost", "must be an https URL like https://login.microsoftonline.com")),
     ];
     for (pairs, want) in cases {
         assert_eq!(storage(Some("Q"), &pairs), Err(want), "{pairs:?}");

@@ -1,0 +1,115 @@
+//! The Storage Queue trigger's rules, as the Azure Functions queue listener applies them:
+//! when to fetch the next batch, how long to wait between polls, what happens to a message
+//! that failed or arrived already past `maxDequeueCount`, and how bodies are encoded.
+//!
+//! The worker owns the I/O; every decision it takes about a message comes from here.
+
+use std::time::Duration;
+
+use crate::host_config::{MessageEncoding, QueuesOptions};
+
+mod polling;
+#[cfg(test)]
+mod tests;
+
+pub use polling::{MINIMUM_POLLING_INTERVAL, PollingBackoff};
+
+/// How long a received message stays invisible to other consumers while its handler runs, and
+/// the period at which that invisibility is renewed (half of it), as Azure's listener does.
+pub const INVISIBILITY: Duration = Duration::from_secs(600);
+
+/// The renewal period for a given invisibility: half of it, so one missed renewal is survivable.
+pub fn renewal_period(invisibility: Duration) -> Duration {
+    invisibility / 2
+}
+
+/// The queue a function's messages go to after `maxDequeueCount` failed deliveries.
+pub fn poison_queue_name(queue: &str) -> String {
+    format!("{queue}{POISON_SUFFIX}")
+}
+
+pub const POISON_SUFFIX: &str = "-poison";
+
+/// Longest trigger queue name whose poison queue is still a valid queue name (63 characters).
+pub const MAX_TRIGGER_QUEUE_NAME: usize = 63 - POISON_SUFFIX.len();
+
+/// Whether the listener may fetch another batch: only once in-flight work has dropped to
+/// `newBatchThreshold`, so at most `batchSize + newBatchThreshold` messages are ever in flight.
+pub fn may_fetch(in_flight: usize, options: &QueuesOptions) -> bool {
+    in_flight <= options.new_batch_threshold as usize
+}
+
+/// The most messages one function's listener can have in flight on one instance.
+pub fn max_in_flight(options: &QueuesOptions) -> usize {
+    (options.batch_size + options.new_batch_threshold) as usize
+}
+
+/// What to do with a message as it arrives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Hand it to the function.
+    Process,
+    /// Its dequeue count is already past `maxDequeueCount` (for instance a worker crashed on
+    /// its last attempt): move it to the poison queue without invoking the function.
+    Poison,
+}
+
+pub fn on_arrival(dequeue_count: u32, options: &QueuesOptions) -> Arrival {
+    if dequeue_count > options.max_dequeue_count {
+        Arrival::Poison
+    } else {
+        Arrival::Process
+    }
+}
+
+/// What to do with a message whose invocation failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// That was the last allowed attempt: copy it to the poison queue, then delete it.
+    Poison,
+    /// Make it visible again after this delay (`visibilityTimeout`).
+    Release(Duration),
+}
+
+pub fn after_failure(dequeue_count: u32, options: &QueuesOptions) -> AfterFailure {
+    if dequeue_count >= options.max_dequeue_count {
+        AfterFailure::Poison
+    } else {
+        AfterFailure::Release(options.visibility_timeout.as_duration())
+    }
+}
+
+/// Why a message body could not be turned into the text the handler receives.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the message is not valid base64 (messageEncoding is base64)")]
+    NotBase64,
+    #[error("the message's decoded bytes are not UTF-8 text")]
+    NotUtf8,
+}
+
+/// The message text the handler receives. A body that cannot be decoded is a failed delivery:
+/// it is retried and ends in the poison queue with its body intact, never dropped.
+pub fn decode_body(raw: &str, encoding: MessageEncoding) -> Result<String, DecodeError> {
+    match encoding {
+        MessageEncoding::None => Ok(raw.to_owned()),
+        MessageEncoding::Base64 => {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(raw.trim())
+                .map_err(|_| DecodeError::NotBase64)?;
+            String::from_utf8(bytes).map_err(|_| DecodeError::NotUtf8)
+        }
+    }
+}
+
+/// The body to put on a queue for `text` under the app's `messageEncoding`.
+pub fn encode_body(text: &str, encoding: MessageEncoding) -> String {
+    match encoding {
+        MessageEncoding::None => text.to_owned(),
+        MessageEncoding::Base64 => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
+        }
+    }
+}

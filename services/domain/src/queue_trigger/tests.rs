@@ -1,0 +1,150 @@
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::timespan::TimeSpan;
+
+fn options(batch: u32, threshold: u32, max_dequeue: u32, visibility: TimeSpan) -> QueuesOptions {
+    QueuesOptions {
+        batch_size: batch,
+        new_batch_threshold: threshold,
+        max_dequeue_count: max_dequeue,
+        visibility_timeout: visibility,
+        ..QueuesOptions::default()
+    }
+}
+
+#[test]
+fn default_capacity_is_sixteen_plus_eight() {
+    let defaults = QueuesOptions::default();
+    assert_eq!(max_in_flight(&defaults), 24);
+    assert!(may_fetch(8, &defaults));
+    assert!(!may_fetch(9, &defaults));
+}
+
+#[test]
+fn arrival_past_max_dequeue_count_goes_straight_to_poison() {
+    let o = options(16, 8, 5, TimeSpan::ZERO);
+    assert_eq!(on_arrival(1, &o), Arrival::Process);
+    assert_eq!(on_arrival(5, &o), Arrival::Process);
+    assert_eq!(on_arrival(6, &o), Arrival::Poison);
+}
+
+#[test]
+fn failure_releases_until_the_last_attempt_then_poisons() {
+    let o = options(16, 8, 3, TimeSpan::from_secs(7));
+    assert_eq!(
+        after_failure(1, &o),
+        AfterFailure::Release(Duration::from_secs(7))
+    );
+    assert_eq!(
+        after_failure(2, &o),
+        AfterFailure::Release(Duration::from_secs(7))
+    );
+    assert_eq!(after_failure(3, &o), AfterFailure::Poison);
+    assert_eq!(after_failure(9, &o), AfterFailure::Poison);
+}
+
+#[test]
+fn poison_queue_name_appends_suffix_and_fits_the_limit() {
+    assert_eq!(poison_queue_name("orders"), "orders-poison");
+    assert_eq!(
+        poison_queue_name(&"a".repeat(MAX_TRIGGER_QUEUE_NAME)).len(),
+        63
+    );
+}
+
+#[test]
+fn renewal_happens_at_half_the_invisibility() {
+    assert_eq!(renewal_period(INVISIBILITY), Duration::from_secs(300));
+}
+
+#[test]
+fn bodies_decode_by_encoding() {
+    let cases: &[(&str, MessageEncoding, Result<&str, DecodeError>)] = &[
+        ("aGVsbG8=", MessageEncoding::Base64, Ok("hello")),
+        ("aGVsbG8=", MessageEncoding::None, Ok("aGVsbG8=")),
+        ("{\"a\":1}", MessageEncoding::None, Ok("{\"a\":1}")),
+        (
+            "not base64!",
+            MessageEncoding::Base64,
+            Err(DecodeError::NotBase64),
+        ),
+        ("//79", MessageEncoding::Base64, Err(DecodeError::NotUtf8)),
+        ("", MessageEncoding::Base64, Ok("")),
+    ];
+    for (raw, encoding, want) in cases {
+        let got = decode_body(raw, *encoding);
+        assert_eq!(
+            got.as_deref().map_err(Clone::clone),
+            want.clone(),
+            "{raw:?} {encoding:?}"
+        );
+    }
+}
+
+#[test]
+fn encoding_round_trips() {
+    for text in ["", "hello", "{\"ünï\":\"cödé\"}"] {
+        for encoding in [MessageEncoding::Base64, MessageEncoding::None] {
+            assert_eq!(
+                decode_body(&encode_body(text, encoding), encoding).unwrap(),
+                text
+            );
+        }
+    }
+}
+
+#[test]
+fn idle_polls_back_off_exponentially_and_messages_reset_it() {
+    let mut b = PollingBackoff::new(Duration::from_secs(60));
+    // A jitter of 0.5 is a factor of exactly 1.0.
+    let idle: Vec<u64> = (0..5)
+        .map(|_| b.after_empty_poll(0.5).as_millis() as u64)
+        .collect();
+    assert_eq!(idle, [200, 300, 500, 900, 1700]);
+    b.found_messages();
+    assert_eq!(b.current(), Duration::ZERO);
+    assert_eq!(b.after_empty_poll(0.5), Duration::from_millis(100));
+    assert_eq!(b.after_empty_poll(0.5), Duration::from_millis(200));
+}
+
+#[test]
+fn polling_reaches_and_stays_at_the_maximum() {
+    let mut b = PollingBackoff::new(Duration::from_secs(2));
+    let waits: Vec<Duration> = (0..10).map(|_| b.after_empty_poll(0.99)).collect();
+    assert_eq!(waits[9], Duration::from_secs(2));
+    assert_eq!(b.after_empty_poll(0.0), Duration::from_secs(2));
+}
+
+#[test]
+fn polling_maximum_is_never_below_the_minimum() {
+    let mut b = PollingBackoff::new(Duration::from_millis(10));
+    assert_eq!(b.after_empty_poll(0.5), Duration::from_millis(100));
+}
+
+proptest! {
+    #[test]
+    fn polling_stays_within_bounds_and_never_shrinks_while_idle(
+        max_ms in 100u64..120_000,
+        steps in proptest::collection::vec((any::<bool>(), 0.0f64..1.0), 1..80),
+    ) {
+        let max = Duration::from_millis(max_ms);
+        let mut b = PollingBackoff::new(max);
+        let mut previous: Option<Duration> = None;
+        for (found, jitter) in steps {
+            if found {
+                b.found_messages();
+                previous = None;
+                continue;
+            }
+            let wait = b.after_empty_poll(jitter);
+            prop_assert!(wait >= MINIMUM_POLLING_INTERVAL && wait <= max);
+            if let Some(p) = previous {
+                prop_assert!(wait >= p);
+            }
+            previous = Some(wait);
+        }
+    }
+}

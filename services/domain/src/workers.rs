@@ -1,0 +1,63 @@
+//! What a worker reports about itself in its heartbeats: its state and one line of statistics
+//! per listener. Written by workers, stored as is, shown by `GET /v1/workers`.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum WorkerState {
+    /// Polling and invoking.
+    Running,
+    /// Shutting down: no new polls, finishing in-flight invocations.
+    Draining,
+    /// Shut down cleanly; nothing in flight.
+    Stopped,
+}
+
+impl WorkerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerState::Running => "running",
+            WorkerState::Draining => "draining",
+            WorkerState::Stopped => "stopped",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<WorkerState> {
+        match s {
+            "running" => Some(WorkerState::Running),
+            "draining" => Some(WorkerState::Draining),
+            "stopped" => Some(WorkerState::Stopped),
+            _ => None,
+        }
+    }
+}
+
+/// One trigger listener's statistics since it started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListenerReport {
+    pub tenant: String,
+    pub app: String,
+    /// The app instance this listener belongs to (0 until the scheduler places several).
+    pub instance: u32,
+    pub function: String,
+    /// `queueTrigger`, …
+    pub trigger: String,
+    /// The queue (or entity) listened to.
+    pub source: String,
+    /// `listening`, or `stopped: <why>` when the listener cannot run (e.g. its connection does
+    /// not resolve); the reason never contains secret values.
+    pub status: String,
+    pub received: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub poisoned: u64,
+    pub in_flight: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_poll: Option<DateTime<Utc>>,
+    /// The wait before the next poll, in milliseconds.
+    pub current_backoff_ms: u64,
+}
