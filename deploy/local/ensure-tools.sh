@@ -2,9 +2,11 @@
 # Installs what building, testing and running Shoal needs and this machine lacks; quiet when
 # everything is there, so `make dev`, `make test` and `make bench` can call it every time.
 #   Debian: postgresql (server binaries for private clusters, pgbench, psql, pg_isready),
-#           pkg-config; nodejs/npm only once web/package.json exists.
+#           pkg-config, nodejs and npm.
 #   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io).
-#   npm:    web/'s packages when web/package.json exists and web/node_modules does not.
+#   npm:    deploy/local's packages (Azurite, for the queue tests, benchmarks and `shoal dev`)
+#           when deploy/local/node_modules is missing; web/'s likewise once web/package.json
+#           exists.
 # Nothing is downloaded from outside the package registries.
 set -euo pipefail
 
@@ -23,10 +25,9 @@ has_postgres_server && command -v pgbench >/dev/null && command -v psql >/dev/nu
 command -v pkg-config >/dev/null || apt_missing+=(pkg-config)
 # aws-lc-rs builds with the C compiler alone on x86_64/aarch64 Linux (pre-generated bindings,
 # no CMake), so neither cmake nor clang is needed.
-if [ -f "$repo/web/package.json" ]; then
-    command -v node >/dev/null || apt_missing+=(nodejs)
-    command -v npm >/dev/null || apt_missing+=(npm)
-fi
+# Azurite (deploy/local/package.json) runs on Node.js.
+command -v node >/dev/null || apt_missing+=(nodejs)
+command -v npm >/dev/null || apt_missing+=(npm)
 
 if [ "${#apt_missing[@]}" -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then
@@ -54,6 +55,11 @@ if ! cargo nextest --version >/dev/null 2>&1; then
     if ! cargo install cargo-nextest --locked >&2; then
         say "warning: cargo-nextest could not be installed; tests will run with cargo test"
     fi
+fi
+
+if [ ! -d "$repo/deploy/local/node_modules" ]; then
+    say "installing deploy/local's npm packages (Azurite)"
+    (cd "$repo/deploy/local" && npm ci --no-audit --no-fund >&2)
 fi
 
 if [ -f "$repo/web/package.json" ] && [ ! -d "$repo/web/node_modules" ]; then

@@ -1,6 +1,11 @@
-//! Support for tests and benchmarks that need Postgres: a throwaway database on the server
-//! `DATABASE_URL` names (an admin connection that may create databases), dropped afterwards so
-//! runs never see each other's data and leave nothing behind.
+//! Support for tests and benchmarks that need real services: a throwaway Postgres database on
+//! the server `DATABASE_URL` names (an admin connection that may create databases), dropped
+//! afterwards so runs never see each other's data and leave nothing behind; and Azurite's queue
+//! service ([`azurite`]), started in memory per test on a free port; and a recording function-app
+//! handler ([`handler`]) that answers as a test tells it to.
+
+pub mod azurite;
+pub mod handler;
 
 use anyhow::{Context, Result};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};

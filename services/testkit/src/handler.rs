@@ -1,0 +1,226 @@
+//! A function-app handler for tests: records every request the worker makes (function,
+//! headers, JSON body, when), tracks how many run at once (overall and per `webhook-id`), and
+//! answers as the test tells it to.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::Value;
+use tokio::time::Instant;
+
+/// How the handler answers.
+#[derive(Clone, Debug)]
+pub enum Behaviour {
+    /// 200 with this JSON body.
+    Respond(Value),
+    /// 200 with this raw body (for malformed responses).
+    RespondRaw(&'static str),
+    /// This status with an empty body.
+    Status(u16),
+    /// Wait, then 200 with this JSON body.
+    Delay(Duration, Value),
+    /// Wait a random time in the range, then 200 with this JSON body.
+    RandomDelay(std::ops::Range<Duration>, Value),
+    /// Never answer (until the connection is dropped).
+    Hang,
+}
+
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub function: String,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub raw: Bytes,
+    pub at: Instant,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    requests: Mutex<Vec<Recorded>>,
+    behaviour: Mutex<Option<Behaviour>>,
+    /// Behaviours used for the first requests, in order, before `behaviour`.
+    script: Mutex<Vec<Behaviour>>,
+    running: AtomicUsize,
+    max_running: AtomicUsize,
+    running_ids: Mutex<HashMap<String, usize>>,
+    overlapping_ids: AtomicUsize,
+}
+
+/// Started on a free port; stops when dropped.
+pub struct RecordingHandler {
+    url: url::Url,
+    inner: Arc<Inner>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RecordingHandler {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl RecordingHandler {
+    pub async fn start(behaviour: Behaviour) -> Result<RecordingHandler> {
+        let inner = Arc::new(Inner::default());
+        *lock(&inner.behaviour) = Some(behaviour);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let port = listener.local_addr()?.port();
+        let app = Router::new()
+            .route("/api/{function}", post(handle))
+            .with_state(inner.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(RecordingHandler {
+            url: url::Url::parse(&format!("http://127.0.0.1:{port}/api"))?,
+            inner,
+            task,
+        })
+    }
+
+    /// The base URL to put in the app's `handler.url`.
+    pub fn url(&self) -> &url::Url {
+        &self.url
+    }
+
+    pub fn set_behaviour(&self, behaviour: Behaviour) {
+        *lock(&self.inner.behaviour) = Some(behaviour);
+    }
+
+    /// Answer the next requests with these, in order, then fall back to the behaviour.
+    pub fn script(&self, first: Vec<Behaviour>) {
+        let mut script = lock(&self.inner.script);
+        *script = first;
+        script.reverse();
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        lock(&self.inner.requests).clone()
+    }
+
+    pub fn count(&self) -> usize {
+        lock(&self.inner.requests).len()
+    }
+
+    /// The most requests that were in progress at the same time.
+    pub fn max_concurrent(&self) -> usize {
+        self.inner.max_running.load(Ordering::SeqCst)
+    }
+
+    /// How often a request arrived while another with the same `webhook-id` was in progress.
+    pub fn overlapping_deliveries(&self) -> usize {
+        self.inner.overlapping_ids.load(Ordering::SeqCst)
+    }
+
+    /// Waits until at least `n` requests have arrived.
+    pub async fn wait_for(&self, n: usize, timeout: Duration) -> Result<Vec<Recorded>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let requests = self.requests();
+            if requests.len() >= n {
+                return Ok(requests);
+            }
+            if Instant::now() >= deadline {
+                bail!("the handler saw {} requests, expected {n}", requests.len());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+async fn handle(
+    State(inner): State<Arc<Inner>>,
+    Path(function): Path<String>,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
+    let id = headers
+        .get("webhook-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    lock(&inner.requests).push(Recorded {
+        function,
+        body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+        headers,
+        raw,
+        at: Instant::now(),
+    });
+    let now = inner.running.fetch_add(1, Ordering::SeqCst) + 1;
+    inner.max_running.fetch_max(now, Ordering::SeqCst);
+    {
+        let mut ids = lock(&inner.running_ids);
+        let n = ids.entry(id.clone()).or_default();
+        if *n > 0 {
+            inner.overlapping_ids.fetch_add(1, Ordering::SeqCst);
+        }
+        *n += 1;
+    }
+    let _running = Running {
+        inner: inner.clone(),
+        id,
+    };
+    let behaviour = lock(&inner.script)
+        .pop()
+        .or_else(|| lock(&inner.behaviour).clone())
+        .unwrap_or(Behaviour::Respond(Value::Null));
+    match behaviour {
+        Behaviour::Respond(body) => axum::Json(body).into_response(),
+        Behaviour::RespondRaw(body) => body.into_response(),
+        Behaviour::Status(code) => StatusCode::from_u16(code)
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            .into_response(),
+        Behaviour::Delay(wait, body) => {
+            tokio::time::sleep(wait).await;
+            axum::Json(body).into_response()
+        }
+        Behaviour::RandomDelay(range, body) => {
+            let wait =
+                rand::random_range(range.start.as_millis() as u64..range.end.as_millis() as u64);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            axum::Json(body).into_response()
+        }
+        Behaviour::Hang => {
+            std::future::pending::<()>().await;
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// Counts a request as running until its response is produced or it is dropped.
+struct Running {
+    inner: Arc<Inner>,
+    id: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.inner.running.fetch_sub(1, Ordering::SeqCst);
+        let mut ids = lock(&self.inner.running_ids);
+        if let Some(n) = ids.get_mut(&self.id) {
+            *n -= 1;
+            if *n == 0 {
+                ids.remove(&self.id);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
