@@ -59,6 +59,8 @@ pub enum Access {
     Write,
     /// `settings/list`: raw setting values.
     ListSecrets,
+    /// An app's webhook signing secret: read or regenerate.
+    ManageSigningSecret,
     ManageRoleAssignments,
 }
 
@@ -67,7 +69,7 @@ impl Access {
         match self {
             Access::Read => Role::Reader,
             Access::Write | Access::ListSecrets => Role::Contributor,
-            Access::ManageRoleAssignments => Role::Owner,
+            Access::ManageSigningSecret | Access::ManageRoleAssignments => Role::Owner,
         }
     }
 }

@@ -56,6 +56,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::tenants::router())
         .merge(routes::apps::router())
         .merge(routes::settings::router())
+        .merge(routes::signing_secret::router())
+        .merge(routes::workers::router())
         .merge(routes::diagnostics::router())
         .merge(routes::functions::router())
 }
@@ -122,6 +124,15 @@ pub struct Application {
 impl Application {
     /// Connects to Postgres, loads (or creates) the token signing key and binds the listener.
     pub async fn build(config: ApiConfig) -> anyhow::Result<Application> {
+        Self::build_with_collectors(config, Vec::new()).await
+    }
+
+    /// [`Application::build`] with more series for `/metrics` (`shoal dev` adds its worker's
+    /// listener statistics).
+    pub async fn build_with_collectors(
+        config: ApiConfig,
+        collectors: Vec<Box<dyn prometheus_client::collector::Collector>>,
+    ) -> anyhow::Result<Application> {
         let pool = connect_lazy(&config.database_url, &config.pool)?;
         let cipher = Cipher::new(&config.secret_key);
         let tokens = TokenService::new(&config.issuer, &config.audience);
@@ -139,7 +150,8 @@ impl Application {
             }
             Err(err) => anyhow::bail!("could not load the token signing keys: {err}"),
         }
-        let state = AppState::new(pool, cipher, tokens);
+        let mut state = AppState::new(pool, cipher, tokens);
+        state.metrics = std::sync::Arc::new(metrics::Metrics::with_collectors(collectors));
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;

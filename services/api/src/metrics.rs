@@ -36,7 +36,16 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Metrics {
+        Self::with_collectors(Vec::new())
+    }
+
+    pub fn with_collectors(
+        collectors: Vec<Box<dyn prometheus_client::collector::Collector>>,
+    ) -> Metrics {
         let mut registry = Registry::with_prefix("shoal");
+        for collector in collectors {
+            registry.register_collector(collector);
+        }
         let requests = Family::<RequestLabels, Counter>::default();
         let latency = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
             Histogram::new([

@@ -31,6 +31,8 @@ pub enum Command {
     Openapi,
     /// Print a bearer token signed with Shoal's key (for operators and scripts).
     Token(TokenArgs),
+    /// Run a worker: listeners for hosted apps' trigger functions, invoking their handlers.
+    Worker(WorkerArgs),
     /// Run everything locally on embedded defaults.
     Dev(DevArgs),
 }
@@ -40,6 +42,7 @@ impl Command {
         match self {
             Command::Serve(args) => args.log_format,
             Command::Dev(args) => args.log_format,
+            Command::Worker(args) => args.log_format,
             _ => LogFormat::Text,
         }
     }
@@ -122,6 +125,50 @@ pub struct TokenArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The worker's name, unique among workers (letters, digits, `.`, `_`, `-`).
+    #[arg(long, env = "SHOAL_WORKER_NAME", value_parser = parse_worker_name)]
+    pub name: String,
+    /// Host one instance of every running app. Required until the scheduler assigns instances.
+    #[arg(long, env = "SHOAL_WORKER_ALL_APPS", required = true)]
+    pub all_apps: bool,
+    /// Address of the worker's `/metrics` and `/healthz`.
+    #[arg(long, env = "SHOAL_WORKER_LISTEN", default_value = "127.0.0.1:9464")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub secret: SecretArgs,
+    /// How long a shutdown waits for in-flight invocations before releasing their messages,
+    /// e.g. `30s`, `2m`.
+    #[arg(long, env = "SHOAL_DRAIN_DEADLINE", default_value = "30s", value_parser = parse_ttl)]
+    pub drain_deadline: Duration,
+    /// A PEM file of extra CA certificates to trust for storage endpoints and token requests
+    /// (private endpoints, emulators with their own CA).
+    #[arg(long, env = "SHOAL_EXTRA_CA_FILE")]
+    pub extra_ca_file: Option<PathBuf>,
+    /// Use local-development `host.json` defaults (`maxPollingInterval` 2 s).
+    #[arg(long, env = "SHOAL_LOCAL_DEVELOPMENT", default_value_t = false)]
+    pub local_development: bool,
+    #[command(flatten)]
+    pub timings: WorkerTimings,
+    #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// Internal timing constants, overridable for tests only (hidden from `--help`): production
+/// keeps Azure's 10-minute invisibility and a 5-second refresh and heartbeat.
+#[derive(Debug, Args)]
+pub struct WorkerTimings {
+    #[arg(long, hide = true, env = "SHOAL_TEST_INVISIBILITY_MS", value_parser = parse_millis)]
+    pub test_invisibility_ms: Option<Duration>,
+    #[arg(long, hide = true, env = "SHOAL_TEST_REFRESH_MS", value_parser = parse_millis)]
+    pub test_refresh_ms: Option<Duration>,
+    #[arg(long, hide = true, env = "SHOAL_TEST_HEARTBEAT_MS", value_parser = parse_millis)]
+    pub test_heartbeat_ms: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
 pub struct DevArgs {
     /// Address of the API.
     #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8080")]
@@ -134,6 +181,26 @@ pub struct DevArgs {
     pub database_url: Option<String>,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+}
+
+fn parse_worker_name(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 128
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err("must be 1-128 letters, digits, '.', '_' or '-'".into())
+    }
+}
+
+fn parse_millis(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+        _ => Err("must be a positive number of milliseconds".into()),
+    }
 }
 
 fn parse_secret_key(text: &str) -> Result<SecretKey, String> {

@@ -32,6 +32,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", token(&args).await?);
             Ok(())
         }
+        Command::Worker(args) => crate::worker::run(args).await,
         Command::Dev(args) => crate::dev::run(args).await,
     }
 }

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod dev;
 mod telemetry;
+mod worker;
 
 use clap::Parser;
 

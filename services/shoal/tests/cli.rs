@@ -293,14 +293,66 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
         .find_map(|l| l.trim().strip_prefix("export SHOAL_TOKEN="))
         .expect("a platform-admin token is printed")
         .to_string();
-    let response = reqwest::Client::new()
-        .put(format!("{base}/v1/tenants/demo"))
+    // The demo flows: a message on demo-in reaches the demo handler through the worker and its
+    // result lands on demo-out.
+    let connection = printed
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("connection string "))
+        .expect("Azurite's connection string is printed")
+        .trim()
+        .to_string();
+    let settings =
+        std::collections::BTreeMap::from([("AzureWebJobsStorage".to_owned(), connection)]);
+    let spec = shoal_domain::connection::resolve(
+        shoal_domain::connection::ConnectionKind::StorageQueue,
+        None,
+        &settings,
+    )
+    .unwrap();
+    let queues = shoal_connectors::StorageQueues::connect(&spec, &Default::default()).unwrap();
+    let input = queues.queue("demo-in").unwrap();
+    input.create_if_missing().await.unwrap();
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    input.enqueue(&b64.encode("world")).await.unwrap();
+    let output = queues.queue("demo-out").unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    let result = loop {
+        if let Ok(got) = output.receive(1, Duration::from_secs(30)).await
+            && let Some(message) = got.into_iter().next()
+        {
+            break message;
+        }
+        assert!(Instant::now() < until, "no result on demo-out");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let result: serde_json::Value =
+        serde_json::from_slice(&b64.decode(&result.text).unwrap()).unwrap();
+    assert_eq!(result["greeting"], "Hello, world!");
+
+    let client = reqwest::Client::new();
+    let workers: serde_json::Value = client
+        .get(format!("{base}/v1/workers"))
         .bearer_auth(&token)
-        .json(&serde_json::json!({"displayName": "Demo"}))
         .send()
         .await
+        .unwrap()
+        .json()
+        .await
         .unwrap();
-    assert_eq!(response.status(), reqwest::StatusCode::CREATED);
+    assert_eq!(workers["items"][0]["name"], "dev-worker", "{workers}");
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("shoal_listener_messages_received_total{tenant=\"demo\""),
+        "{metrics}"
+    );
     assert!(dir.path().join("secret-key").exists());
 
     terminate(&dev);

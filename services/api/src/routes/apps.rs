@@ -108,16 +108,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The document a merge patch applies to: the stored spec plus raw settings.
 pub(crate) fn written_document(record: &AppRecord) -> Value {
-    let mut doc = record.spec.clone();
-    if let Value::Object(map) = &mut doc {
-        let settings: serde_json::Map<String, Value> = record
-            .settings
-            .iter()
-            .map(|s| (s.name.clone(), Value::String(s.value.clone())))
-            .collect();
-        map.insert("appSettings".into(), Value::Object(settings));
-    }
-    doc
+    record.written_document()
 }
 
 /// Re-validates what is stored and renders it; stored data always passed validation when

@@ -5,7 +5,9 @@ pub mod diagnostics;
 pub mod functions;
 pub mod health;
 pub mod settings;
+pub mod signing_secret;
 pub mod tenants;
+pub mod workers;
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use shoal_domain::names::{AppName, FunctionName, TenantName};

@@ -9,3 +9,4 @@ mod isolation;
 mod openapi;
 mod outage;
 mod tenants;
+mod workers;

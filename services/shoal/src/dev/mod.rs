@@ -1,7 +1,9 @@
 //! `shoal dev`: everything in one process on embedded defaults. A private Postgres cluster
 //! (unless `DATABASE_URL` is set) and a secret key are kept under `.shoal/`, so the data and
-//! tokens survive restarts.
+//! tokens survive restarts. Azurite runs in memory (its queues start empty each time), with a
+//! worker hosting every running app and the demo app with its handler.
 
+mod demo;
 pub mod postgres;
 
 use std::path::Path;
@@ -12,6 +14,9 @@ use shoal_api::auth::Principal;
 use shoal_api::{ApiConfig, Application};
 use shoal_store::crypto::SecretKey;
 use shoal_store::pool::{PoolConfig, migrate};
+
+use shoal_domain::host_config::HostDefaults;
+use shoal_worker::{ListenerMetrics, Worker, WorkerConfig};
 
 use crate::cli::DevArgs;
 use crate::commands::{issue_token, shutdown_on_signal};
@@ -51,7 +56,21 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
         pool: PoolConfig::default(),
     };
-    let app = Application::build(config).await?;
+    let azurite = shoal_testkit::azurite::Azurite::start()
+        .await
+        .context("starting Azurite (make dev installs it; SHOAL_AZURITE_BIN overrides)")?;
+    let pool = shoal_store::pool::connect_lazy(database_url, &PoolConfig::default())?;
+    let cipher = shoal_store::crypto::Cipher::new(&secret_key);
+    let (handler_listener, handler_url) = demo::bind_handler().await?;
+    let secret =
+        demo::ensure_app(&pool, &cipher, &handler_url, &azurite.connection_string()).await?;
+    demo::start_handler(handler_listener, secret);
+    let mut worker_config = WorkerConfig::new("dev-worker");
+    worker_config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
+    let worker = Worker::new(worker_config, pool, cipher);
+    let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> =
+        vec![Box::new(ListenerMetrics(worker.stats()))];
+    let app = Application::build_with_collectors(config, collectors).await?;
     let admin = Principal::PlatformAdmin {
         subject: "dev-admin".into(),
     };
@@ -65,14 +84,27 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     )
     .await?;
     let base = format!("http://{}:{}", args.listen.ip(), app.port());
+    let sas = shoal_connectors::account_sas(
+        shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
+        shoal_domain::connection::DEVELOPMENT_ACCOUNT_KEY,
+        chrono::Utc::now() + chrono::TimeDelta::days(7),
+    )?;
     println!(
         "\nShoal is running.\n\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s -X PUT {base}/v1/tenants/demo -H \"Authorization: Bearer $SHOAL_TOKEN\" \\\n    -H 'Content-Type: application/json' -d '{{\"displayName\": \"Demo\"}}'\n\n\
-         Stop with Ctrl-C.\n"
+         Azurite (queues)  {}\n  connection string {}\n\n{}\n         Stop with Ctrl-C.\n",
+        azurite.queue_endpoint(),
+        azurite.connection_string(),
+        demo::instructions(&azurite.queue_endpoint(), &sas, &base),
     );
-    app.run_until_stopped(shutdown_on_signal()).await?;
-    Ok(())
+    let shutdown = shutdown_on_signal();
+    let worker = worker.start(shutdown.clone())?;
+    let served = app.run_until_stopped(shutdown).await;
+    let drained = worker.stopped().await;
+    drop(azurite);
+    served?;
+    drained
 }
 
 /// The dev secret key, generated once and kept (owner-only) so stored secrets stay readable.

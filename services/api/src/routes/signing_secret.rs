@@ -1,0 +1,91 @@
+//! `POST …/apps/{app}/signing-secret/list` and `…/signing-secret/regenerate`: the secret
+//! workers sign deliveries to the app's handler with (Standard Webhooks `whsec_…`), so the
+//! handler can verify that a request came from Shoal. POSTs so they are never cached; only
+//! the app's Owners may read or replace it, and every call is audited.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Serialize;
+use shoal_store::{TenantId, begin_tenant, signing_secrets};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::{TAG_APPS, app_param, audit_write, tenant_param};
+use crate::auth::{Access, Caller};
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningSecret {
+    /// `whsec_` + base64 of the key, the form Standard Webhooks libraries take.
+    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
+    pub secret: String,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_signing_secret))
+        .routes(routes!(regenerate_signing_secret))
+}
+
+/// Read the app's webhook signing secret (Owner).
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signing-secret/list", tag = TAG_APPS,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
+    responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn list_signing_secret(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+) -> Result<Json<SigningSecret>, ApiError> {
+    respond(state, caller, tenant, app, false).await
+}
+
+/// Replace the app's webhook signing secret with a new random one and return it (Owner).
+/// Workers sign with the new secret within a few seconds.
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signing-secret/regenerate", tag = TAG_APPS,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
+    responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn regenerate_signing_secret(
+    State(state): State<AppState>,
+    Caller(caller): Caller,
+    Path((tenant, app)): Path<(String, String)>,
+) -> Result<Json<SigningSecret>, ApiError> {
+    respond(state, caller, tenant, app, true).await
+}
+
+async fn respond(
+    state: AppState,
+    caller: crate::auth::Principal,
+    tenant: String,
+    app: String,
+    regenerate: bool,
+) -> Result<Json<SigningSecret>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    let app = app_param(&app)?;
+    caller.authorize(&tenant, Access::ManageSigningSecret)?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let secret = if regenerate {
+        signing_secrets::regenerate(&mut tx, &id, &state.cipher, app.as_str()).await?
+    } else {
+        signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?
+    };
+    let action = if regenerate {
+        "apps/signing-secret/regenerate"
+    } else {
+        "apps/signing-secret/list"
+    };
+    audit_write(
+        &mut tx,
+        &caller,
+        action,
+        &format!("/v1/tenants/{id}/apps/{app}/signing-secret"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(Json(SigningSecret {
+        secret: secret.expose(),
+    }))
+}

@@ -1,0 +1,60 @@
+//! `shoal worker`: a worker process with its own `/metrics` endpoint, draining on SIGTERM.
+
+use anyhow::Context;
+use shoal_connectors::ConnectorOptions;
+use shoal_domain::host_config::HostDefaults;
+use shoal_store::crypto::Cipher;
+use shoal_store::pool::{PoolConfig, connect_lazy};
+use shoal_worker::{Hosting, Worker, WorkerConfig};
+
+use crate::cli::WorkerArgs;
+use crate::commands::shutdown_on_signal;
+
+pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
+    let config = worker_config(&args)?;
+    let pool =
+        connect_lazy(&args.database.url, &PoolConfig::default()).context("--database-url")?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
+    let worker = Worker::new(config, pool, Cipher::new(&args.secret.key));
+    let stats = worker.stats();
+    let shutdown = shutdown_on_signal();
+    let metrics_stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(shoal_worker::server::serve(
+        listener,
+        stats,
+        metrics_stop.clone(),
+    ));
+    tracing::info!(listen = %args.listen, "worker metrics at /metrics");
+    let result = worker.start(shutdown)?.stopped().await;
+    metrics_stop.cancel();
+    let _ = server.await;
+    result
+}
+
+pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
+    let mut config = WorkerConfig::new(&args.name);
+    config.hosting = Hosting::AllApps;
+    config.drain_deadline = args.drain_deadline;
+    if args.local_development {
+        config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
+    }
+    if let Some(path) = &args.extra_ca_file {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("--extra-ca-file {}: cannot read", path.display()))?;
+        config.connector = ConnectorOptions {
+            extra_root_ca_pem: Some(pem),
+        };
+    }
+    if let Some(v) = args.timings.test_invisibility_ms {
+        config.invisibility = v;
+    }
+    if let Some(v) = args.timings.test_refresh_ms {
+        config.refresh_interval = v;
+    }
+    if let Some(v) = args.timings.test_heartbeat_ms {
+        config.heartbeat_interval = v;
+    }
+    Ok(config)
+}

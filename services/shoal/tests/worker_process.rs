@@ -1,0 +1,125 @@
+//! `shoal worker` as a process: killed with SIGKILL mid-invocation nothing is lost (the message
+//! reappears after the invisibility and another worker processes it); stopped with SIGTERM it
+//! finishes its in-flight work first.
+
+#[path = "../../worker/tests/worker/support.rs"]
+#[allow(dead_code)]
+mod support;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::json;
+use shoal_testkit::handler::Behaviour;
+use support::{Harness, base64, queue_trigger};
+
+const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
+
+fn spawn_worker(h: &Harness, name: &str) -> Child {
+    Command::new(SHOAL)
+        .args([
+            "worker",
+            "--name",
+            name,
+            "--all-apps",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .env("DATABASE_URL", &h.database_url)
+        .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
+        // Test-only timings: a 3-second invisibility so a crashed worker's message comes back
+        // quickly, and a fast refresh.
+        .env("SHOAL_TEST_INVISIBILITY_MS", "3000")
+        .env("SHOAL_TEST_REFRESH_MS", "200")
+        .env("SHOAL_TEST_HEARTBEAT_MS", "200")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("shoal worker starts")
+}
+
+fn signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .arg(signal)
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+async fn wait_exit(mut child: Child, timeout: Duration) -> std::process::ExitStatus {
+    tokio::task::spawn_blocking(move || {
+        let until = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if std::time::Instant::now() > until {
+                let _ = child.kill();
+                panic!("the worker did not exit within {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn sigkill_mid_invocation_loses_nothing() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    // The first delivery never returns: the worker is killed while it waits.
+    h.handler.script(vec![Behaviour::Hang]);
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("crashy", queue_trigger("crashy")).await?;
+    h.enqueue("crashy", &base64("survives")).await?;
+
+    let first = spawn_worker(&h, "w-killed");
+    h.handler.wait_for(1, Duration::from_secs(30)).await?;
+    signal(&first, "-KILL");
+    wait_exit(first, Duration::from_secs(10)).await;
+
+    let second = spawn_worker(&h, "w-survivor");
+    let requests = h.handler.wait_for(2, Duration::from_secs(30)).await?;
+    let (a, b) = (&requests[0], &requests[1]);
+    assert_eq!(
+        a.header("webhook-id"),
+        b.header("webhook-id"),
+        "the same message"
+    );
+    assert_eq!(b.body["Metadata"]["DequeueCount"], 2);
+    assert_eq!(b.body["Data"]["msg"], "survives");
+    assert!(
+        b.at - a.at >= Duration::from_millis(2500),
+        "it reappeared only after the invisibility"
+    );
+    h.wait_until_empty("crashy", Duration::from_secs(20))
+        .await?;
+    signal(&second, "-TERM");
+    assert!(wait_exit(second, Duration::from_secs(20)).await.success());
+    Ok(())
+}
+
+#[tokio::test]
+async fn sigterm_finishes_in_flight_invocations() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Delay(Duration::from_secs(2), json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("slow", queue_trigger("slow")).await?;
+    for i in 0..3 {
+        h.enqueue("slow", &base64(&format!("m{i}"))).await?;
+    }
+    let worker = spawn_worker(&h, "w-drained");
+    h.handler.wait_for(3, Duration::from_secs(30)).await?;
+    signal(&worker, "-TERM");
+    let status = wait_exit(worker, Duration::from_secs(30)).await;
+    assert!(status.success(), "{status}");
+    // Everything in flight completed and was deleted before the process exited.
+    assert_eq!(h.queue("slow").approximate_length().await?, 0);
+    assert_eq!(h.handler.count(), 3);
+    let state: String = sqlx::query_scalar("select state from workers where name = 'w-drained'")
+        .fetch_one(&h.pool)
+        .await?;
+    assert_eq!(state, "stopped");
+    Ok(())
+}

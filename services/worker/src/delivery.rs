@@ -1,0 +1,257 @@
+//! One message's delivery, from receipt to settlement, by the Azure Functions rules:
+//! already past `maxDequeueCount` → poison without invoking; otherwise decode, invoke the
+//! handler while renewing the invisibility at half its period, then on success write the
+//! outputs and delete; on failure poison (last attempt) or release after `visibilityTimeout`.
+//! If the worker's drain deadline passes first, the message is released at once (it was not
+//! the handler's failure, and another worker can take it now).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use shoal_connectors::{Queue, QueueError, QueueMessage};
+use shoal_domain::host_config::QueuesOptions;
+use shoal_domain::invocation::{HandlerResponse, QueueDelivery, queue_payload};
+use shoal_domain::queue_trigger::{
+    AfterFailure, Arrival, after_failure, decode_body, on_arrival, renewal_period,
+};
+use shoal_domain::webhooks::WebhookSecret;
+use tokio::sync::OnceCell;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+use url::Url;
+use uuid::Uuid;
+
+use crate::invoker::{Invocation, Invoker};
+use crate::listener::InFlight;
+use crate::outputs::{self, OutputQueue};
+use crate::stats::ListenerStats;
+
+/// Everything a listener's deliveries share.
+pub struct FunctionContext {
+    pub tenant: String,
+    pub app: String,
+    pub function: String,
+    /// The trigger binding's name (`Data.<name>`).
+    pub binding: String,
+    pub queue: Queue,
+    pub poison: Queue,
+    pub poison_created: OnceCell<()>,
+    pub outputs: Vec<OutputQueue>,
+    pub output_names: Vec<String>,
+    pub options: QueuesOptions,
+    pub handler: Url,
+    /// `min(handler.timeoutSeconds, functionTimeout)`.
+    pub timeout: Duration,
+    pub secret: WebhookSecret,
+    pub invoker: Invoker,
+    pub invisibility: Duration,
+    pub stats: Arc<ListenerStats>,
+}
+
+enum Outcome {
+    Succeeded,
+    Failed(String),
+    /// The drain deadline passed before the invocation finished.
+    Abandoned,
+}
+
+pub async fn deliver(
+    ctx: Arc<FunctionContext>,
+    message: QueueMessage,
+    receipt: Arc<Mutex<String>>,
+    in_flight: Arc<InFlight>,
+    abandon: CancellationToken,
+) {
+    ctx.stats.received();
+    let id = message.message_id.clone();
+    let invocation_id = Uuid::now_v7();
+    let span = tracing::info_span!("delivery", tenant = ctx.tenant, app = ctx.app,
+        function = ctx.function, message_id = id, dequeue_count = message.dequeue_count,
+        invocation_id = %invocation_id);
+    async {
+        if on_arrival(message.dequeue_count, &ctx.options) == Arrival::Poison {
+            tracing::warn!("message arrived past maxDequeueCount; moving it to the poison queue");
+            poison(&ctx, &message, &receipt).await;
+            return;
+        }
+        let outcome = tokio::select! {
+            outcome = attempt(&ctx, &message, invocation_id) => outcome,
+            _ = renew_invisibility(&ctx, &message.message_id, &receipt) => unreachable_renewal(),
+            _ = abandon.cancelled() => Outcome::Abandoned,
+        };
+        match outcome {
+            Outcome::Succeeded => {
+                settle(&ctx, "delete", || {
+                    let r = current(&receipt);
+                    let q = ctx.queue.clone();
+                    let id = message.message_id.clone();
+                    async move { q.delete(&id, &r).await }
+                })
+                .await;
+                ctx.stats.succeeded();
+            }
+            Outcome::Failed(reason) => {
+                ctx.stats.failed();
+                match after_failure(message.dequeue_count, &ctx.options) {
+                    AfterFailure::Poison => {
+                        tracing::warn!(reason, "invocation failed on its last attempt; moving the message to the poison queue");
+                        poison(&ctx, &message, &receipt).await;
+                    }
+                    AfterFailure::Release(delay) => {
+                        tracing::warn!(reason, retry_in = ?delay, "invocation failed; the message becomes visible again");
+                        release(&ctx, &message.message_id, &receipt, delay).await;
+                    }
+                }
+            }
+            Outcome::Abandoned => {
+                tracing::warn!("drain deadline passed mid-invocation; releasing the message for another worker");
+                release(&ctx, &message.message_id, &receipt, Duration::ZERO).await;
+            }
+        }
+    }
+    .instrument(span)
+    .await;
+    in_flight.end(&id);
+    ctx.stats.set_in_flight(in_flight.len());
+}
+
+/// The renewal loop never ends by itself; this only satisfies the `select!` arm's type.
+fn unreachable_renewal() -> Outcome {
+    Outcome::Failed("invisibility renewal stopped".into())
+}
+
+async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
+    let text = match decode_body(&message.text, ctx.options.message_encoding) {
+        Ok(text) => text,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    let rand_guid = Uuid::new_v4().to_string();
+    let payload = queue_payload(&QueueDelivery {
+        binding: &ctx.binding,
+        function: &ctx.function,
+        text: &text,
+        id: &message.message_id,
+        pop_receipt: &message.pop_receipt,
+        dequeue_count: message.dequeue_count,
+        insertion_time: message.insertion_time,
+        expiration_time: message.expiration_time,
+        next_visible_time: message.next_visible_time,
+        now: chrono::Utc::now(),
+        rand_guid: &rand_guid,
+    });
+    let body = match serde_json::to_vec(&payload) {
+        Ok(body) => body,
+        Err(e) => return Outcome::Failed(format!("cannot encode the request: {e}")),
+    };
+    let outputs: Vec<&str> = ctx.output_names.iter().map(String::as_str).collect();
+    let response = ctx
+        .invoker
+        .invoke(Invocation {
+            handler: &ctx.handler,
+            function: &ctx.function,
+            secret: &ctx.secret,
+            webhook_id: &message.message_id,
+            invocation_id,
+            body,
+            timeout: ctx.timeout,
+            outputs: &outputs,
+        })
+        .await;
+    match response {
+        Ok(response) => {
+            log_handler_lines(&response);
+            match outputs::write(&ctx.outputs, &response).await {
+                Ok(_) => Outcome::Succeeded,
+                Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
+            }
+        }
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+fn log_handler_lines(response: &HandlerResponse) {
+    for line in &response.logs {
+        tracing::info!(target: "shoal::handler", "{line}");
+    }
+}
+
+/// Keeps the message invisible while the handler runs: every half period, push its
+/// visibility out by the full period again and keep the new receipt.
+async fn renew_invisibility(ctx: &FunctionContext, id: &str, receipt: &Mutex<String>) {
+    let period = renewal_period(ctx.invisibility);
+    loop {
+        tokio::time::sleep(period).await;
+        match ctx
+            .queue
+            .update_visibility(id, &current(receipt), ctx.invisibility)
+            .await
+        {
+            Ok(new) => *receipt.lock().unwrap_or_else(|p| p.into_inner()) = new.pop_receipt,
+            Err(e) => tracing::warn!(error = %e, "renewing the message's invisibility failed"),
+        }
+    }
+}
+
+async fn release(ctx: &FunctionContext, id: &str, receipt: &Mutex<String>, delay: Duration) {
+    settle(ctx, "release", || {
+        let r = current(receipt);
+        let q = ctx.queue.clone();
+        let id = id.to_owned();
+        async move { q.update_visibility(&id, &r, delay).await.map(|_| ()) }
+    })
+    .await;
+}
+
+/// Copies the message, body untouched, to `<queue>-poison` (created on first use), then
+/// deletes it. If the delete fails the message may be poisoned twice, never lost.
+async fn poison(ctx: &FunctionContext, message: &QueueMessage, receipt: &Mutex<String>) {
+    let copied = settle(ctx, "poison", || async {
+        ctx.poison_created
+            .get_or_try_init(|| ctx.poison.create_if_missing())
+            .await?;
+        ctx.poison.enqueue(&message.text).await
+    })
+    .await;
+    if !copied {
+        // Leave it on the queue: it becomes visible again and is poisoned on a later attempt.
+        return;
+    }
+    ctx.stats.poisoned();
+    settle(ctx, "delete", || {
+        let r = current(receipt);
+        let q = ctx.queue.clone();
+        let id = message.message_id.clone();
+        async move { q.delete(&id, &r).await }
+    })
+    .await;
+}
+
+fn current(receipt: &Mutex<String>) -> String {
+    receipt.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Runs a settlement step, retrying transient errors a few times. A lost receipt
+/// (`MessageNotFound`) is not retried: the message was received again elsewhere or is gone,
+/// and at-least-once delivery takes it from there.
+async fn settle<F, Fut>(ctx: &FunctionContext, step: &str, mut op: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), QueueError>>,
+{
+    const ATTEMPTS: u32 = 4;
+    for attempt in 1..=ATTEMPTS {
+        match op().await {
+            Ok(()) => return true,
+            Err(e) if e.is_transient() && attempt < ATTEMPTS => {
+                tracing::debug!(step, attempt, error = %e, "settlement step failed; retrying");
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+            }
+            Err(e) => {
+                tracing::warn!(step, queue = ctx.queue.name(), error = %e,
+                    "settlement step failed; the message will be delivered again after its invisibility");
+                return false;
+            }
+        }
+    }
+    false
+}

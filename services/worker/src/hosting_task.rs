@@ -1,0 +1,225 @@
+//! Runs one hosted app instance: a listener per enabled trigger function, each with its
+//! resolved connection, queues and output bindings. A function whose connection or queue
+//! cannot be resolved does not listen; its statistics line says why.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use shoal_connectors::{Queue, StorageQueues};
+use shoal_domain::bindings::Binding;
+use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::names::QueueName;
+use shoal_domain::queue_trigger::poison_queue_name;
+use tokio::sync::OnceCell;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WorkerConfig;
+use crate::delivery::FunctionContext;
+use crate::hosting::{HostedApp, HostedFunction};
+use crate::invoker::Invoker;
+use crate::listener::QueueListener;
+use crate::outputs::OutputQueue;
+use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};
+
+pub async fn run_app(
+    app: HostedApp,
+    config: WorkerConfig,
+    stats: Arc<StatsRegistry>,
+    invoker: Invoker,
+    stop: CancellationToken,
+    abandon: CancellationToken,
+) {
+    let mut listeners = JoinSet::new();
+    let mut keys = Vec::new();
+    for function in app.functions.iter().filter(|f| !f.spec.disabled) {
+        let Some(trigger) = function.spec.trigger() else {
+            continue;
+        };
+        let Binding::QueueTrigger(queue_trigger) = trigger else {
+            // httpTrigger functions are invoked through the webhook ingress, not a listener.
+            if !matches!(trigger, Binding::HttpTrigger(_)) {
+                let key = key(&app, function, trigger.type_name(), String::new());
+                stats.register(
+                    key.clone(),
+                    format!(
+                        "stopped: {} listeners are not available yet",
+                        trigger.type_name()
+                    ),
+                );
+                keys.push(key);
+            }
+            continue;
+        };
+        let source = resolve_queue_name(&queue_trigger.queue_name, &app.settings)
+            .unwrap_or_else(|_| queue_trigger.queue_name.as_str().to_owned());
+        let key = key(&app, function, "queueTrigger", source);
+        let line = stats.register(key.clone(), "starting");
+        match context(&app, function, &config, &invoker, line.clone()) {
+            Ok(ctx) => {
+                listeners.spawn(
+                    QueueListener {
+                        options: ctx.options.clone(),
+                        context: Arc::new(ctx),
+                        stop: stop.clone(),
+                        abandon: abandon.clone(),
+                    }
+                    .run(),
+                );
+            }
+            Err(reason) => {
+                tracing::warn!(instance = %app.instance, function = function.name, reason, "listener not started");
+                line.set_status(format!("stopped: {reason}"));
+            }
+        }
+        keys.push(key);
+    }
+    while listeners.join_next().await.is_some() {}
+    for key in &keys {
+        stats.unregister(key);
+    }
+}
+
+fn key(
+    app: &HostedApp,
+    function: &HostedFunction,
+    trigger: &'static str,
+    source: String,
+) -> ListenerKey {
+    ListenerKey {
+        instance: app.instance.clone(),
+        function: function.name.clone(),
+        trigger,
+        source,
+    }
+}
+
+/// Everything the listener needs, or why it cannot run (never containing a secret value).
+fn context(
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+    invoker: &Invoker,
+    stats: Arc<ListenerStats>,
+) -> Result<FunctionContext, String> {
+    let Some(Binding::QueueTrigger(trigger)) = function.spec.trigger() else {
+        return Err("not a queue trigger".into());
+    };
+    let queues = connect(trigger.connection.as_deref(), app, config)?;
+    let queue_name = resolve_queue_name(&trigger.queue_name, &app.settings)?;
+    let queue = queues.queue(&queue_name).map_err(|e| e.to_string())?;
+    let poison = queues
+        .queue(&poison_queue_name(&queue_name))
+        .map_err(|e| e.to_string())?;
+    let mut outputs = Vec::new();
+    let mut output_names = Vec::new();
+    for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
+        match binding {
+            Binding::Queue(out) => {
+                let queues = connect(out.connection.as_deref(), app, config)?;
+                let name = resolve_queue_name(&out.queue_name, &app.settings)?;
+                let queue: Queue = queues.queue(&name).map_err(|e| e.to_string())?;
+                outputs.push(OutputQueue::new(
+                    out.name.as_str().to_owned(),
+                    queue,
+                    app.host.extensions.queues.message_encoding,
+                ));
+                output_names.push(out.name.as_str().to_owned());
+            }
+            other => {
+                return Err(format!(
+                    "{} output bindings are not available yet (binding {})",
+                    other.type_name(),
+                    other.name().as_str()
+                ));
+            }
+        }
+    }
+    let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
+        .min(app.host.function_timeout.as_duration());
+    Ok(FunctionContext {
+        tenant: app.instance.tenant.clone(),
+        app: app.instance.app.clone(),
+        function: function.name.clone(),
+        binding: trigger.name.as_str().to_owned(),
+        queue,
+        poison,
+        poison_created: OnceCell::new(),
+        outputs,
+        output_names,
+        options: app.host.extensions.queues.clone(),
+        handler: app.handler.url.clone(),
+        timeout,
+        secret: app.secret.clone(),
+        invoker: invoker.clone(),
+        invisibility: config.invisibility,
+        stats,
+    })
+}
+
+fn connect(
+    connection: Option<&str>,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<StorageQueues, String> {
+    let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
+        .map_err(|e| e.to_string())?;
+    StorageQueues::connect(&spec, &config.connector).map_err(|e| e.to_string())
+}
+
+/// A literal queue name, or the value of the app setting a `%Setting%` reference names
+/// (which must itself be a valid queue name).
+fn resolve_queue_name(
+    name: &QueueName,
+    settings: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let Some(setting) = name.setting_reference() else {
+        return Ok(name.as_str().to_owned());
+    };
+    let value = settings
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(setting))
+        .map(|(_, v)| v.trim())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| {
+            format!("queue name %{setting}% refers to app setting {setting}, which is not set")
+        })?;
+    let parsed = QueueName::parse(value)
+        .map_err(|m| format!("app setting {setting} is not a valid queue name: {m}"))?;
+    if parsed.setting_reference().is_some() {
+        return Err(format!("app setting {setting} is not a valid queue name"));
+    }
+    Ok(parsed.as_str().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_name_references_resolve_from_settings() {
+        let settings: BTreeMap<String, String> = [
+            ("OrdersQueue".to_owned(), "orders".to_owned()),
+            ("Bad".to_owned(), "Not_Valid".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let literal = QueueName::parse("plain").unwrap();
+        assert_eq!(resolve_queue_name(&literal, &settings).unwrap(), "plain");
+        let reference = QueueName::parse("%ordersqueue%").unwrap();
+        assert_eq!(resolve_queue_name(&reference, &settings).unwrap(), "orders");
+        let missing = QueueName::parse("%Nope%").unwrap();
+        assert!(
+            resolve_queue_name(&missing, &settings)
+                .unwrap_err()
+                .contains("not set")
+        );
+        let bad = QueueName::parse("%Bad%").unwrap();
+        assert!(
+            resolve_queue_name(&bad, &settings)
+                .unwrap_err()
+                .contains("not a valid queue name")
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Queue output bindings: after a successful invocation, the handler's `Outputs.<name>` (and
+//! `ReturnValue` for a binding named `$return`) are enqueued. The queue is created on first
+//! use, as Azure's output binding does.
+
+use shoal_connectors::{Queue, QueueError};
+use shoal_domain::host_config::MessageEncoding;
+use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
+use shoal_domain::queue_trigger::encode_body;
+use tokio::sync::OnceCell;
+
+pub const RETURN_BINDING: &str = "$return";
+
+pub struct OutputQueue {
+    pub binding: String,
+    pub queue: Queue,
+    pub encoding: MessageEncoding,
+    created: OnceCell<()>,
+}
+
+impl OutputQueue {
+    pub fn new(binding: String, queue: Queue, encoding: MessageEncoding) -> OutputQueue {
+        OutputQueue {
+            binding,
+            queue,
+            encoding,
+            created: OnceCell::new(),
+        }
+    }
+
+    async fn ensure_exists(&self) -> Result<(), QueueError> {
+        self.created
+            .get_or_try_init(|| self.queue.create_if_missing())
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Writes every output value of `response`. Returns how many messages were written.
+pub async fn write(
+    outputs: &[OutputQueue],
+    response: &HandlerResponse,
+) -> Result<usize, QueueError> {
+    let mut written = 0;
+    for output in outputs {
+        let value = if output.binding == RETURN_BINDING {
+            response.return_value.as_ref()
+        } else {
+            response.outputs.get(&output.binding)
+        };
+        let Some(value) = value else { continue };
+        let messages = queue_output_messages(value);
+        if messages.is_empty() {
+            continue;
+        }
+        output.ensure_exists().await?;
+        for text in messages {
+            output
+                .queue
+                .enqueue(&encode_body(&text, output.encoding))
+                .await?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}

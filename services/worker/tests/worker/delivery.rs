@@ -1,0 +1,180 @@
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use shoal_testkit::handler::Behaviour;
+
+use crate::support::*;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn time(v: &serde_json::Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v.as_str().expect("a time string"))
+        .expect("RFC 3339")
+        .with_timezone(&Utc)
+}
+
+#[tokio::test]
+async fn delivers_message_with_metadata_signature_and_writes_output() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({
+        "Outputs": {"done": {"order": 42, "status": "shipped"}},
+        "Logs": ["handled order 42"],
+        "ReturnValue": null
+    })))
+    .await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function(
+        "ship",
+        json!([
+            {"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"},
+            {"type": "queue", "direction": "out", "name": "done", "queueName": "shipped"}
+        ]),
+    )
+    .await?;
+    let text = r#"{"order": 42, "note": "ünïcødé"}"#;
+    h.enqueue("orders", &base64(text)).await?;
+    let before = Utc::now();
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    let requests = h.handler.wait_for(1, WAIT).await?;
+    let request = &requests[0];
+    assert_eq!(request.function, "ship");
+    let body = &request.body;
+    assert_eq!(body["Data"]["order"], text, "decoded from base64");
+    let meta = &body["Metadata"];
+    assert_eq!(meta["QueueTrigger"], text);
+    assert_eq!(meta["DequeueCount"], 1);
+    assert_eq!(meta["sys"]["MethodName"], "ship");
+    let id = meta["Id"].as_str().expect("Id");
+    assert!(!id.is_empty());
+    assert!(!meta["PopReceipt"].as_str().expect("PopReceipt").is_empty());
+    let inserted = time(&meta["InsertionTime"]);
+    let expires = time(&meta["ExpirationTime"]);
+    let next_visible = time(&meta["NextVisibleTime"]);
+    assert!(inserted <= Utc::now() && inserted >= before - chrono::TimeDelta::seconds(60));
+    assert_eq!(
+        expires - inserted,
+        chrono::TimeDelta::days(7),
+        "Azure's default time to live"
+    );
+    // Received invisible for the 10-minute invisibility.
+    let invisible_for = next_visible - Utc::now();
+    assert!(
+        invisible_for > chrono::TimeDelta::minutes(9),
+        "{invisible_for}"
+    );
+
+    // Standard Webhooks headers, verifiable with the secret the app's owner can read.
+    assert_eq!(
+        request.header("webhook-id"),
+        Some(id),
+        "webhook-id is the message id"
+    );
+    let timestamp: i64 = request
+        .header("webhook-timestamp")
+        .expect("timestamp")
+        .parse()?;
+    assert!((Utc::now().timestamp() - timestamp).abs() < 60);
+    let signature = request.header("webhook-signature").expect("signature");
+    assert!(
+        h.secret()
+            .await?
+            .verify(id, timestamp, &request.raw, signature)
+    );
+    let invocation = request
+        .header("x-shoal-invocation-id")
+        .expect("invocation id");
+    uuid::Uuid::parse_str(invocation)?;
+
+    // The output binding is written (base64, the app's encoding) and the trigger is deleted.
+    let out = h.wait_for_messages("shipped", 1, WAIT).await?;
+    assert_eq!(out.len(), 1);
+    let written: serde_json::Value = serde_json::from_slice(&base64_decode(&out[0].text))?;
+    assert_eq!(written, json!({"order": 42, "status": "shipped"}));
+    h.wait_until_empty("orders", WAIT).await?;
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn none_encoding_passes_the_body_verbatim_and_return_value_feeds_return_binding()
+-> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({"ReturnValue": ["a", {"b": 2}]}))).await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"messageEncoding": "none"}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function(
+        "echo",
+        json!([
+            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "plain"},
+            {"type": "queue", "direction": "out", "name": "$return", "queueName": "echoed"}
+        ]),
+    )
+    .await?;
+    h.enqueue("plain", "not base64 at all!").await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let requests = h.handler.wait_for(1, WAIT).await?;
+    assert_eq!(requests[0].body["Data"]["msg"], "not base64 at all!");
+    let mut out: Vec<String> = h
+        .wait_for_messages("echoed", 2, WAIT)
+        .await?
+        .into_iter()
+        .map(|m| m.text)
+        .collect();
+    out.sort();
+    assert_eq!(
+        out,
+        vec!["a".to_owned(), "{\"b\":2}".to_owned()],
+        "one message per array element, not encoded"
+    );
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn concurrency_stays_within_batch_size_plus_threshold() -> anyhow::Result<()> {
+    // Varying handler times, so in-flight work drains one message at a time.
+    let h = Harness::start(Behaviour::RandomDelay(
+        Duration::from_millis(50)..Duration::from_millis(600),
+        json!({}),
+    ))
+    .await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"batchSize": 4, "newBatchThreshold": 2, "messageEncoding": "none"}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function("slow", queue_trigger("work")).await?;
+    for i in 0..40 {
+        h.enqueue("work", &format!("job {i}")).await?;
+    }
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    h.handler.wait_for(40, Duration::from_secs(60)).await?;
+    h.wait_until_empty("work", WAIT).await?;
+    let max = h.handler.max_concurrent();
+    assert!(
+        max <= 6,
+        "at most batchSize + newBatchThreshold = 6 at once, saw {max}"
+    );
+    assert!(
+        max >= 5,
+        "the next batch is fetched at the threshold, so more than one batch runs at once; saw {max}"
+    );
+    assert_eq!(
+        h.handler.overlapping_deliveries(),
+        0,
+        "never the same message twice at once"
+    );
+    assert_eq!(h.handler.count(), 40, "each message exactly once");
+    worker.shut_down().await?;
+    Ok(())
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .expect("base64")
+}

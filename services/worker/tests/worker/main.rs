@@ -1,0 +1,9 @@
+//! Worker behaviour against real Postgres and a real Azurite: one test binary, a fresh
+//! database, Azurite and handler per test.
+
+mod delivery;
+mod failures;
+mod identity;
+mod observability;
+mod polling;
+mod support;

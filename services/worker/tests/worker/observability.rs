@@ -1,0 +1,170 @@
+use std::time::Duration;
+
+use serde_json::json;
+use shoal_domain::workers::WorkerState;
+use shoal_store::{begin_platform, page::PageRequest, workers};
+use shoal_testkit::handler::Behaviour;
+
+use crate::support::*;
+
+async fn worker_rows(h: &Harness) -> anyhow::Result<Vec<workers::WorkerRecord>> {
+    let mut tx = begin_platform(&h.pool).await?;
+    let page = workers::list(
+        &mut tx,
+        &PageRequest {
+            limit: 10,
+            after: None,
+        },
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(page.items)
+}
+
+#[tokio::test]
+async fn heartbeats_carry_listener_statistics_and_metrics_show_them() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("count", queue_trigger("counted")).await?;
+    // A function whose connection does not resolve: reported, not listening.
+    h.put_function(
+        "broken",
+        json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "xyz", "connection": "Missing"}]),
+    )
+    .await?;
+    for i in 0..3 {
+        h.enqueue("counted", &base64(&format!("m{i}"))).await?;
+    }
+    let worker = h.start_worker(h.worker_config("w-observed"))?;
+    h.handler.wait_for(3, Duration::from_secs(20)).await?;
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let rows = worker_rows(&h).await?;
+        if let Some(row) = rows.into_iter().find(|r| r.name == "w-observed")
+            && row
+                .listeners
+                .iter()
+                .any(|l| l.function == "count" && l.succeeded == 3)
+        {
+            break row;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no heartbeat with the statistics"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(row.state, WorkerState::Running);
+    let count = row
+        .listeners
+        .iter()
+        .find(|l| l.function == "count")
+        .unwrap();
+    assert_eq!(
+        (
+            count.tenant.as_str(),
+            count.app.as_str(),
+            count.source.as_str()
+        ),
+        (TENANT, APP, "counted")
+    );
+    assert_eq!(
+        (
+            count.received,
+            count.failed,
+            count.poisoned,
+            count.in_flight
+        ),
+        (3, 0, 0, 0)
+    );
+    assert_eq!(count.status, "listening");
+    let broken = row
+        .listeners
+        .iter()
+        .find(|l| l.function == "broken")
+        .unwrap();
+    assert!(
+        broken.status.starts_with("stopped:") && broken.status.contains("AzureWebJobsMissing"),
+        "{}",
+        broken.status
+    );
+
+    // The same statistics as Prometheus series.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let port = listener.local_addr()?.port();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(shoal_worker::server::serve(
+        listener,
+        worker.stats.clone(),
+        stop.clone(),
+    ));
+    let text = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
+        .await?
+        .text()
+        .await?;
+    let line = text
+        .lines()
+        .find(|l| {
+            l.starts_with("shoal_listener_messages_succeeded_total{")
+                && l.contains("function=\"count\"")
+        })
+        .unwrap_or_else(|| panic!("no succeeded series in\n{text}"));
+    assert!(line.ends_with(" 3"), "{line}");
+    assert!(text.contains("shoal_listener_backoff_seconds{"));
+    stop.cancel();
+    server.await??;
+
+    worker.shut_down().await?;
+    let rows = worker_rows(&h).await?;
+    assert_eq!(
+        rows[0].state,
+        WorkerState::Stopped,
+        "the last heartbeat says it stopped cleanly"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn shutdown_lets_in_flight_invocations_finish() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Delay(Duration::from_secs(2), json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("slow", queue_trigger("drain")).await?;
+    for i in 0..3 {
+        h.enqueue("drain", &base64(&format!("m{i}"))).await?;
+    }
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    h.handler.wait_for(3, Duration::from_secs(20)).await?;
+    let stats = worker.stats.clone();
+    worker.shut_down().await?;
+    // All three finished and were deleted before the worker stopped; nothing was released.
+    assert_eq!(h.queue("drain").approximate_length().await?, 0);
+    assert_eq!(h.handler.count(), 3);
+    assert!(
+        stats.reports().is_empty(),
+        "listeners unregistered after the drain"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn drain_deadline_releases_unfinished_messages_at_once() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Hang).await?;
+    h.put_app(
+        json!({}),
+        json!({"handler": {"url": h.handler.url().as_str(), "timeoutSeconds": 600}}),
+    )
+    .await?;
+    h.put_function("stuck", queue_trigger("stuck")).await?;
+    h.enqueue("stuck", &base64("m")).await?;
+    let mut config = h.worker_config("w1");
+    config.drain_deadline = Duration::from_millis(500);
+    let worker = h.start_worker(config)?;
+    h.handler.wait_for(1, Duration::from_secs(20)).await?;
+    worker.shut_down().await?;
+    // Released with visibility 0, not left invisible for ten minutes.
+    let again = h.queue("stuck").receive(1, Duration::from_secs(30)).await?;
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].dequeue_count, 2);
+    Ok(())
+}

@@ -1,0 +1,287 @@
+//! The test harness: a scratch database with a tenant, Azurite, a recording handler, apps
+//! written through the store as the API writes them, and an in-process worker.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+use shoal_connectors::{ConnectorOptions, Queue, QueueMessage, StorageQueues};
+use shoal_domain::apps::AppSpec;
+use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::names::TenantName;
+use shoal_domain::settings::settings_to_store;
+use shoal_domain::webhooks::WebhookSecret;
+use shoal_store::crypto::{Cipher, SecretKey};
+use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::tenants::TenantWrite;
+use shoal_store::{
+    Precondition, TenantId, apps, begin_platform, begin_tenant, functions, signing_secrets, tenants,
+};
+use shoal_testkit::ScratchDatabase;
+use shoal_testkit::azurite::Azurite;
+use shoal_testkit::handler::{Behaviour, RecordingHandler};
+use shoal_worker::{Worker, WorkerConfig, WorkerHandle};
+use tokio_util::sync::CancellationToken;
+
+pub const TENANT: &str = "contoso";
+pub const APP: &str = "orders";
+
+pub struct Harness {
+    /// Kept so the database lives (and is dropped) with the harness.
+    _db: ScratchDatabase,
+    pub database_url: String,
+    pub secret_key: SecretKey,
+    pub pool: sqlx::PgPool,
+    pub cipher: Cipher,
+    pub azurite: Azurite,
+    pub handler: RecordingHandler,
+    /// The tests' own client for Azurite, by connection string.
+    pub queues: StorageQueues,
+}
+
+pub struct RunningWorker {
+    pub stop: CancellationToken,
+    pub handle: WorkerHandle,
+    pub stats: std::sync::Arc<shoal_worker::StatsRegistry>,
+}
+
+impl RunningWorker {
+    pub async fn shut_down(self) -> Result<()> {
+        self.stop.cancel();
+        tokio::time::timeout(Duration::from_secs(30), self.handle.stopped())
+            .await
+            .context("worker did not stop")?
+    }
+}
+
+impl Harness {
+    pub async fn start(behaviour: Behaviour) -> Result<Harness> {
+        Self::start_with(Azurite::start().await?, behaviour).await
+    }
+
+    pub async fn start_with(azurite: Azurite, behaviour: Behaviour) -> Result<Harness> {
+        let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_worker").await?;
+        migrate(db.url()).await?;
+        let pool = connect_lazy(db.url(), &PoolConfig::default())?;
+        let secret_key = SecretKey::generate();
+        let cipher = Cipher::new(&secret_key);
+        let mut tx = begin_platform(&pool).await?;
+        tenants::put(
+            &mut tx,
+            TENANT,
+            &TenantWrite {
+                display_name: "Contoso".into(),
+                max_apps: None,
+                max_instances: None,
+            },
+            Precondition::None,
+        )
+        .await?;
+        shoal_store::commit(tx).await?;
+        let queues = if azurite.is_https() {
+            connect_queues(
+                &identity_settings(&azurite),
+                &ConnectorOptions {
+                    extra_root_ca_pem: Some(azurite.ca_pem().as_bytes().to_vec()),
+                },
+            )?
+        } else {
+            connect_queues(
+                &BTreeMap::from([(
+                    "AzureWebJobsStorage".to_owned(),
+                    azurite.connection_string(),
+                )]),
+                &ConnectorOptions::default(),
+            )?
+        };
+        Ok(Harness {
+            handler: RecordingHandler::start(behaviour).await?,
+            database_url: db.url().to_owned(),
+            secret_key,
+            _db: db,
+            pool,
+            cipher,
+            azurite,
+            queues,
+        })
+    }
+
+    pub fn queue(&self, name: &str) -> Queue {
+        self.queues.queue(name).expect("valid queue name")
+    }
+
+    /// Creates the queue and enqueues `text` as is.
+    pub async fn enqueue(&self, queue: &str, text: &str) -> Result<()> {
+        let q = self.queue(queue);
+        q.create_if_missing().await?;
+        q.enqueue(text).await?;
+        Ok(())
+    }
+
+    /// Writes the app `APP` with this `hostConfig`, the storage connection and the handler.
+    pub async fn put_app(&self, host_config: Value, extra: Value) -> Result<()> {
+        let mut settings = json!({"AzureWebJobsStorage": self.azurite.connection_string()});
+        if self.azurite.is_https() {
+            settings = Value::Object(
+                identity_settings(&self.azurite)
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::String(v)))
+                    .collect(),
+            );
+        }
+        let mut body = json!({
+            "handler": {"url": self.handler.url().as_str(), "timeoutSeconds": 5},
+            "appSettings": settings,
+            "hostConfig": host_config,
+        });
+        merge(&mut body, extra);
+        let written = AppSpec::parse(APP, &body).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let stored = settings_to_store(&written.spec.app_settings, &[])
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let tenant = tenant();
+        let mut tx = begin_tenant(&self.pool, &tenant).await?;
+        apps::put(
+            &mut tx,
+            &tenant,
+            &self.cipher,
+            APP,
+            &written.stored,
+            &stored,
+            Precondition::None,
+        )
+        .await?;
+        shoal_store::commit(tx).await?;
+        Ok(())
+    }
+
+    pub async fn put_function(&self, name: &str, bindings: Value) -> Result<()> {
+        let tenant = tenant();
+        let mut tx = begin_tenant(&self.pool, &tenant).await?;
+        functions::put(
+            &mut tx,
+            &tenant,
+            APP,
+            name,
+            &json!({"bindings": bindings}),
+            Precondition::None,
+        )
+        .await?;
+        shoal_store::commit(tx).await?;
+        Ok(())
+    }
+
+    pub async fn secret(&self) -> Result<WebhookSecret> {
+        let tenant = tenant();
+        let mut tx = begin_tenant(&self.pool, &tenant).await?;
+        let secret = signing_secrets::get_or_create(&mut tx, &tenant, &self.cipher, APP).await?;
+        shoal_store::commit(tx).await?;
+        Ok(secret)
+    }
+
+    pub fn worker_config(&self, name: &str) -> WorkerConfig {
+        let mut config = WorkerConfig::new(name);
+        config.refresh_interval = Duration::from_millis(200);
+        config.heartbeat_interval = Duration::from_millis(200);
+        config.drain_deadline = Duration::from_secs(10);
+        if self.azurite.is_https() {
+            config.connector = ConnectorOptions {
+                extra_root_ca_pem: Some(self.azurite.ca_pem().as_bytes().to_vec()),
+            };
+        }
+        config
+    }
+
+    pub fn start_worker(&self, config: WorkerConfig) -> Result<RunningWorker> {
+        let worker = Worker::new(config, self.pool.clone(), self.cipher.clone());
+        let stats = worker.stats();
+        let stop = CancellationToken::new();
+        let handle = worker.start(stop.clone())?;
+        Ok(RunningWorker {
+            stop,
+            handle,
+            stats,
+        })
+    }
+
+    /// Waits until `queue` holds `n` messages (approximately, as Azure counts), then receives
+    /// and returns them (invisible for a minute).
+    pub async fn wait_for_messages(
+        &self,
+        queue: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Vec<QueueMessage>> {
+        let q = self.queue(queue);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let len = match q.approximate_length().await {
+                Ok(len) => len as usize,
+                Err(shoal_connectors::QueueError::QueueNotFound { .. }) => 0,
+                Err(e) => return Err(e.into()),
+            };
+            if len >= n {
+                return Ok(q.receive(32, Duration::from_secs(60)).await?);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "{queue} has {len} messages, expected {n}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn wait_until_empty(&self, queue: &str, timeout: Duration) -> Result<()> {
+        let q = self.queue(queue);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let len = q.approximate_length().await?;
+            if len == 0 {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "{queue} still has {len} messages"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+pub fn tenant() -> TenantId {
+    TenantId::new(TenantName::parse(TENANT).expect("valid tenant"))
+}
+
+/// An identity-based (`clientsecret`) connection under `AzureWebJobsStorage__…` to an Azurite
+/// started with OAuth, through its token endpoint.
+pub fn identity_settings(azurite: &Azurite) -> BTreeMap<String, String> {
+    azurite
+        .client_secret_settings("AzureWebJobsStorage")
+        .into_iter()
+        .collect()
+}
+
+fn connect_queues(
+    settings: &BTreeMap<String, String>,
+    options: &ConnectorOptions,
+) -> Result<StorageQueues> {
+    let spec = resolve(ConnectionKind::StorageQueue, None, settings)?;
+    Ok(StorageQueues::connect(&spec, options)?)
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    if let (Value::Object(into), Value::Object(extra)) = (into, extra) {
+        for (k, v) in extra {
+            into.insert(k, v);
+        }
+    }
+}
+
+pub fn base64(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+pub fn queue_trigger(queue: &str) -> Value {
+    json!([{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue}])
+}
