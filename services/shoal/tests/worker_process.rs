@@ -15,8 +15,30 @@ use support::{Harness, base64, queue_trigger};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
-fn spawn_worker(h: &Harness, name: &str) -> Child {
-    Command::new(SHOAL)
+/// A worker process, killed (and reaped) if a test ends early.
+struct WorkerProcess(Option<Child>);
+
+impl WorkerProcess {
+    fn child(&self) -> &Child {
+        self.0.as_ref().expect("running")
+    }
+
+    fn take(mut self) -> Child {
+        self.0.take().expect("running")
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn_worker(h: &Harness, name: &str) -> WorkerProcess {
+    let child = Command::new(SHOAL)
         .args([
             "worker",
             "--name",
@@ -36,7 +58,8 @@ fn spawn_worker(h: &Harness, name: &str) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("shoal worker starts")
+        .expect("shoal worker starts");
+    WorkerProcess(Some(child))
 }
 
 fn signal(child: &Child, signal: &str) {
@@ -77,8 +100,8 @@ async fn sigkill_mid_invocation_loses_nothing() -> anyhow::Result<()> {
 
     let first = spawn_worker(&h, "w-killed");
     h.handler.wait_for(1, Duration::from_secs(30)).await?;
-    signal(&first, "-KILL");
-    wait_exit(first, Duration::from_secs(10)).await;
+    signal(first.child(), "-KILL");
+    wait_exit(first.take(), Duration::from_secs(10)).await;
 
     let second = spawn_worker(&h, "w-survivor");
     let requests = h.handler.wait_for(2, Duration::from_secs(30)).await?;
@@ -96,8 +119,12 @@ async fn sigkill_mid_invocation_loses_nothing() -> anyhow::Result<()> {
     );
     h.wait_until_empty("crashy", Duration::from_secs(20))
         .await?;
-    signal(&second, "-TERM");
-    assert!(wait_exit(second, Duration::from_secs(20)).await.success());
+    signal(second.child(), "-TERM");
+    assert!(
+        wait_exit(second.take(), Duration::from_secs(20))
+            .await
+            .success()
+    );
     Ok(())
 }
 
@@ -111,8 +138,8 @@ async fn sigterm_finishes_in_flight_invocations() -> anyhow::Result<()> {
     }
     let worker = spawn_worker(&h, "w-drained");
     h.handler.wait_for(3, Duration::from_secs(30)).await?;
-    signal(&worker, "-TERM");
-    let status = wait_exit(worker, Duration::from_secs(30)).await;
+    signal(worker.child(), "-TERM");
+    let status = wait_exit(worker.take(), Duration::from_secs(30)).await;
     assert!(status.success(), "{status}");
     // Everything in flight completed and was deleted before the process exited.
     assert_eq!(h.queue("slow").approximate_length().await?, 0);

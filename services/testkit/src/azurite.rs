@@ -63,8 +63,19 @@ struct Output {
 impl Azurite {
     /// Plain HTTP, shared key and SAS authentication.
     pub async fn start() -> Result<Azurite> {
+        Self::start_plain(false).await
+    }
+
+    /// [`Azurite::start`] without the access log (`--silent`): for long runs (`shoal dev`,
+    /// benchmarks) where keeping one line per request would only grow memory.
+    /// [`Azurite::requests_matching`] sees no requests then.
+    pub async fn start_silent() -> Result<Azurite> {
+        Self::start_plain(true).await
+    }
+
+    async fn start_plain(silent: bool) -> Result<Azurite> {
         let dir = tempfile::tempdir()?;
-        let (child, port, output) = spawn(&dir, None).await?;
+        let (child, port, output) = spawn(&dir, None, silent).await?;
         Ok(Azurite {
             child,
             port,
@@ -81,7 +92,7 @@ impl Azurite {
         let dir = tempfile::tempdir()?;
         let ca = TestCa::generate(dir.path())?;
         let token_endpoint = TokenEndpoint::start(ca.server_config()?).await?;
-        let (child, port, output) = spawn(&dir, Some(&ca)).await?;
+        let (child, port, output) = spawn(&dir, Some(&ca), false).await?;
         Ok(Azurite {
             child,
             port,
@@ -272,12 +283,16 @@ fn find_binary(
 
 /// Starts Azurite on a free port, retrying with another port when the one picked was taken
 /// in the meantime.
-async fn spawn(dir: &tempfile::TempDir, tls: Option<&TestCa>) -> Result<(Child, u16, Output)> {
+async fn spawn(
+    dir: &tempfile::TempDir,
+    tls: Option<&TestCa>,
+    silent: bool,
+) -> Result<(Child, u16, Output)> {
     let binary = azurite_binary()?;
     let mut last_error = anyhow!("Azurite did not start");
     for _ in 0..START_ATTEMPTS {
         let port = free_port()?;
-        match spawn_on(&binary, dir.path(), port, tls).await {
+        match spawn_on(&binary, dir.path(), port, tls, silent).await {
             Ok((child, output)) => return Ok((child, port, output)),
             Err(StartError::PortTaken(e)) => last_error = e,
             Err(StartError::Failed(e)) => return Err(e),
@@ -301,8 +316,12 @@ async fn spawn_on(
     dir: &Path,
     port: u16,
     tls: Option<&TestCa>,
+    silent: bool,
 ) -> Result<(Child, Output), StartError> {
     let mut command = Command::new(binary);
+    if silent {
+        command.arg("--silent");
+    }
     command
         .args(["--inMemoryPersistence", "--disableTelemetry"])
         .args(["--queueHost", "127.0.0.1", "--queuePort", &port.to_string()])

@@ -17,6 +17,8 @@ use crate::stats::StatsRegistry;
 pub struct ListenerMetrics(pub Arc<StatsRegistry>);
 
 type Labels = [(&'static str, String); 5];
+/// A series: name, help text and how to read its value from a report.
+type Series<T> = (&'static str, &'static str, fn(&ListenerReport) -> T);
 
 fn labels(r: &ListenerReport) -> Labels {
     [
@@ -31,7 +33,7 @@ fn labels(r: &ListenerReport) -> Labels {
 impl Collector for ListenerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let reports = self.0.reports();
-        let counters: [(&str, &str, fn(&ListenerReport) -> u64); 4] = [
+        let counters: [Series<u64>; 4] = [
             (
                 "listener_messages_received",
                 "Messages received by the listener",
@@ -58,7 +60,7 @@ impl Collector for ListenerMetrics {
                 ConstCounter::new(value(r)).encode(metric.encode_family(&labels(r))?)?;
             }
         }
-        let gauges: [(&str, &str, fn(&ListenerReport) -> f64); 3] = [
+        let gauges: [Series<f64>; 3] = [
             ("listener_in_flight", "Messages being processed now", |r| {
                 r.in_flight as f64
             }),

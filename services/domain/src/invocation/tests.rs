@@ -73,7 +73,8 @@ fn responses_parse_by_the_documented_shape() {
 #[test]
 fn malformed_responses_are_errors() {
     let outputs = ["out"];
-    let cases: &[(&[u8], fn(&ResponseError) -> bool)] = &[
+    type Check = fn(&ResponseError) -> bool;
+    let cases: &[(&[u8], Check)] = &[
         (b"not json", |e| matches!(e, ResponseError::NotJson(_))),
         (b"[1,2]", |e| *e == ResponseError::NotObject),
         (br#"{"Outputs": 3}"#, |e| *e == ResponseError::Outputs),

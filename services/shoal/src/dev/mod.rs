@@ -56,7 +56,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
         pool: PoolConfig::default(),
     };
-    let azurite = shoal_testkit::azurite::Azurite::start()
+    let azurite = shoal_testkit::azurite::Azurite::start_silent()
         .await
         .context("starting Azurite (make dev installs it; SHOAL_AZURITE_BIN overrides)")?;
     let pool = shoal_store::pool::connect_lazy(database_url, &PoolConfig::default())?;

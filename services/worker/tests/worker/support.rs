@@ -30,7 +30,10 @@ pub const APP: &str = "orders";
 pub struct Harness {
     /// Kept so the database lives (and is dropped) with the harness.
     _db: ScratchDatabase,
+    /// For worker processes (services/shoal/tests/worker_process.rs includes this file).
+    #[allow(dead_code)]
     pub database_url: String,
+    #[allow(dead_code)]
     pub secret_key: SecretKey,
     pub pool: sqlx::PgPool,
     pub cipher: Cipher,
