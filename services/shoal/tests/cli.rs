@@ -178,7 +178,7 @@ fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 7] = [
+    let cases: [Case; 12] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
@@ -215,6 +215,45 @@ fn missing_or_malformed_settings_name_the_flag() {
             &["token", "--subject", "s", "--platform-admin", "--ttl", "3d"],
             vec![db, ("SHOAL_SECRET_KEY", &key)],
             "--ttl",
+        ),
+        (
+            &["worker", "--name", "w1"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--all-apps",
+        ),
+        (
+            &["worker", "--all-apps"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--name",
+        ),
+        (
+            &["worker", "--all-apps", "--name", "bad name!"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--name",
+        ),
+        (
+            &[
+                "worker",
+                "--all-apps",
+                "--name",
+                "w1",
+                "--drain-deadline",
+                "soon",
+            ],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--drain-deadline",
+        ),
+        (
+            &[
+                "worker",
+                "--all-apps",
+                "--name",
+                "w1",
+                "--extra-ca-file",
+                "/nonexistent/ca.pem",
+            ],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--extra-ca-file",
         ),
     ];
     for (args, env, flag) in cases {

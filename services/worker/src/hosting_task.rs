@@ -10,7 +10,7 @@ use shoal_connectors::{Queue, StorageQueues};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::names::QueueName;
-use shoal_domain::queue_trigger::poison_queue_name;
+use shoal_domain::queue_trigger::{MAX_TRIGGER_QUEUE_NAME, poison_queue_name};
 use tokio::sync::OnceCell;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -108,6 +108,12 @@ fn context(
     };
     let queues = connect(trigger.connection.as_deref(), app, config)?;
     let queue_name = resolve_queue_name(&trigger.queue_name, &app.settings)?;
+    // A literal name was checked on write; one taken from a setting is checked here.
+    if queue_name.len() > MAX_TRIGGER_QUEUE_NAME {
+        return Err(format!(
+            "trigger queue {queue_name} is longer than {MAX_TRIGGER_QUEUE_NAME} characters, so its poison queue would not be a valid queue name"
+        ));
+    }
     let queue = queues.queue(&queue_name).map_err(|e| e.to_string())?;
     let poison = queues
         .queue(&poison_queue_name(&queue_name))

@@ -100,9 +100,12 @@ impl QueueListener {
                 _ = self.stop.cancelled() => break,
                 batch = ctx.queue.receive(self.options.batch_size as u8, ctx.invisibility) => batch,
             };
+            if batch.is_ok() && missing_queue_logged {
+                stats.set_status("listening");
+                missing_queue_logged = false;
+            }
             let found = match batch {
                 Ok(messages) if !messages.is_empty() => {
-                    missing_queue_logged = false;
                     for message in messages {
                         let Some(receipt) =
                             in_flight.begin(&message.message_id, &message.pop_receipt)
