@@ -147,6 +147,21 @@ pub async fn ensure_app(
     Ok(secret)
 }
 
+/// Creates the demo's queues, so the printed commands work at once (Azurite starts empty).
+pub async fn create_queues(storage_connection: &str) -> anyhow::Result<()> {
+    let settings = BTreeMap::from([("AzureWebJobsStorage".to_owned(), storage_connection.to_owned())]);
+    let spec = shoal_domain::connection::resolve(
+        shoal_domain::connection::ConnectionKind::StorageQueue,
+        None,
+        &settings,
+    )?;
+    let queues = shoal_connectors::StorageQueues::connect(&spec, &Default::default())?;
+    for name in [INPUT_QUEUE, OUTPUT_QUEUE] {
+        queues.queue(name)?.create_if_missing().await?;
+    }
+    Ok(())
+}
+
 /// The lines `shoal dev` prints about the demo: how to enqueue and where to look.
 pub fn instructions(queue_endpoint: &str, sas: &str, api: &str) -> String {
     let version = shoal_connectors::STORAGE_API_VERSION;

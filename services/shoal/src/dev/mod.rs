@@ -65,6 +65,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     let secret =
         demo::ensure_app(&pool, &cipher, &handler_url, &azurite.connection_string()).await?;
     demo::start_handler(handler_listener, secret);
+    demo::create_queues(&azurite.connection_string()).await?;
     let mut worker_config = WorkerConfig::new("dev-worker");
     worker_config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
     let worker = Worker::new(worker_config, pool, cipher);
@@ -92,8 +93,9 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     println!(
         "\nShoal is running.\n\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
-         Try:\n\n  curl -s -X PUT {base}/v1/tenants/demo -H \"Authorization: Bearer $SHOAL_TOKEN\" \\\n    -H 'Content-Type: application/json' -d '{{\"displayName\": \"Demo\"}}'\n\n\
-         Azurite (queues)  {}\n  connection string {}\n\n{}\n         Stop with Ctrl-C.\n",
+         Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
+         Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n\
+         Stop with Ctrl-C.\n",
         azurite.queue_endpoint(),
         azurite.connection_string(),
         demo::instructions(&azurite.queue_endpoint(), &sas, &base),
