@@ -242,6 +242,14 @@ impl Queue {
         &self.inner.name
     }
 
+    /// The queue's URL without its query (so never a SAS): the same for every connection to
+    /// this queue, whichever credential it uses.
+    pub fn address(&self) -> String {
+        let mut url = self.inner.client.url().clone();
+        url.set_query(None);
+        url.to_string()
+    }
+
     fn error(&self, err: &azure_core::Error, op: Op<'_>) -> QueueError {
         from_azure(err, op, &self.inner.name, &self.inner.account.redactor)
     }

@@ -25,6 +25,7 @@ use crate::invoker::{Invocation, Invoker};
 use crate::listener::InFlight;
 use crate::outputs::{self, OutputQueue};
 use crate::stats::ListenerStats;
+use crate::watcher::QueueWatcher;
 
 /// Everything a listener's deliveries share.
 pub struct FunctionContext {
@@ -46,6 +47,7 @@ pub struct FunctionContext {
     pub invoker: Invoker,
     pub invisibility: Duration,
     pub stats: Arc<ListenerStats>,
+    pub watcher: Arc<QueueWatcher>,
 }
 
 enum Outcome {
@@ -160,7 +162,7 @@ async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: U
     match response {
         Ok(response) => {
             log_handler_lines(&response);
-            match outputs::write(&ctx.outputs, &response).await {
+            match outputs::write(&ctx.outputs, &response, &ctx.watcher).await {
                 Ok(_) => Outcome::Succeeded,
                 Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
             }

@@ -22,11 +22,13 @@ use crate::invoker::Invoker;
 use crate::listener::QueueListener;
 use crate::outputs::OutputQueue;
 use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};
+use crate::watcher::QueueWatcher;
 
 pub async fn run_app(
     app: HostedApp,
     config: WorkerConfig,
     stats: Arc<StatsRegistry>,
+    watcher: Arc<QueueWatcher>,
     invoker: Invoker,
     stop: CancellationToken,
     abandon: CancellationToken,
@@ -56,7 +58,14 @@ pub async fn run_app(
             .unwrap_or_else(|_| queue_trigger.queue_name.as_str().to_owned());
         let key = key(&app, function, "queueTrigger", source);
         let line = stats.register(key.clone(), "starting");
-        match context(&app, function, &config, &invoker, line.clone()) {
+        match context(
+            &app,
+            function,
+            &config,
+            &invoker,
+            line.clone(),
+            watcher.clone(),
+        ) {
             Ok(ctx) => {
                 listeners.spawn(
                     QueueListener {
@@ -102,6 +111,7 @@ fn context(
     config: &WorkerConfig,
     invoker: &Invoker,
     stats: Arc<ListenerStats>,
+    watcher: Arc<QueueWatcher>,
 ) -> Result<FunctionContext, String> {
     let Some(Binding::QueueTrigger(trigger)) = function.spec.trigger() else {
         return Err("not a queue trigger".into());
@@ -161,6 +171,7 @@ fn context(
         invoker: invoker.clone(),
         invisibility: config.invisibility,
         stats,
+        watcher,
     })
 }
 

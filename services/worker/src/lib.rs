@@ -18,6 +18,7 @@ mod outputs;
 mod runtime;
 pub mod server;
 mod stats;
+mod watcher;
 
 pub use config::{Hosting, WorkerConfig};
 pub use hosting::AppInstance;

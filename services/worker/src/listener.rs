@@ -86,6 +86,7 @@ impl QueueListener {
         let mut deliveries = JoinSet::new();
         let mut backoff = PollingBackoff::new(self.options.max_polling_interval.as_duration());
         let mut missing_queue_logged = false;
+        let written_to = ctx.watcher.watch(ctx.queue.address());
         stats.set_status("listening");
         loop {
             tokio::select! {
@@ -155,6 +156,8 @@ impl QueueListener {
             tokio::select! {
                 _ = self.stop.cancelled() => break,
                 _ = tokio::time::sleep(wait) => {}
+                // This worker just wrote to the queue: poll now.
+                _ = written_to.notified() => {}
             }
         }
         stats.set_status("draining");

@@ -8,12 +8,15 @@ use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
 use tokio::sync::OnceCell;
 
+use crate::watcher::QueueWatcher;
+
 pub const RETURN_BINDING: &str = "$return";
 
 pub struct OutputQueue {
     pub binding: String,
     pub queue: Queue,
     pub encoding: MessageEncoding,
+    address: String,
     created: OnceCell<()>,
 }
 
@@ -21,6 +24,7 @@ impl OutputQueue {
     pub fn new(binding: String, queue: Queue, encoding: MessageEncoding) -> OutputQueue {
         OutputQueue {
             binding,
+            address: queue.address(),
             queue,
             encoding,
             created: OnceCell::new(),
@@ -35,10 +39,12 @@ impl OutputQueue {
     }
 }
 
-/// Writes every output value of `response`. Returns how many messages were written.
+/// Writes every output value of `response`. Returns how many messages were written. Listeners
+/// of the written queues on this worker are woken (see [`QueueWatcher`]).
 pub async fn write(
     outputs: &[OutputQueue],
     response: &HandlerResponse,
+    watcher: &QueueWatcher,
 ) -> Result<usize, QueueError> {
     let mut written = 0;
     for output in outputs {
@@ -60,6 +66,7 @@ pub async fn write(
                 .await?;
             written += 1;
         }
+        watcher.written(&output.address);
     }
     Ok(written)
 }

@@ -20,12 +20,14 @@ use crate::heartbeat::Heartbeats;
 use crate::hosting::{self, AppInstance, HostedApp};
 use crate::invoker::Invoker;
 use crate::stats::StatsRegistry;
+use crate::watcher::QueueWatcher;
 
 pub struct Worker {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     cipher: Cipher,
     stats: Arc<StatsRegistry>,
+    watcher: Arc<QueueWatcher>,
 }
 
 /// A started worker: wait for it with [`WorkerHandle::stopped`].
@@ -53,6 +55,7 @@ impl Worker {
             pool,
             cipher,
             stats: Arc::new(StatsRegistry::default()),
+            watcher: Arc::new(QueueWatcher::default()),
         }
     }
 
@@ -182,6 +185,7 @@ impl Worker {
                 app,
                 self.config.clone(),
                 self.stats.clone(),
+                self.watcher.clone(),
                 invoker.clone(),
                 stop.clone(),
                 abandon.clone(),

@@ -48,3 +48,71 @@ async fn idle_listener_backs_off_to_max_polling_interval() -> anyhow::Result<()>
     worker.shut_down().await?;
     Ok(())
 }
+
+/// A function writing to the queue another function of this worker listens to wakes that
+/// listener at once, as Azure's host does, instead of leaving the message for its back-off.
+#[tokio::test]
+async fn output_to_a_watched_queue_wakes_its_listener() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({"Outputs": {"next": "step two"}}))).await?;
+    // The first function's app polls at least every 200 ms; the second's backs off to a minute.
+    h.put_app_named(
+        "eager",
+        json!({"extensions": {"queues": {"maxPollingInterval": "00:00:00.200"}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function_in(
+        "eager",
+        "first",
+        json!([
+            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "stage-one"},
+            {"type": "queue", "direction": "out", "name": "next", "queueName": "stage-two"}
+        ]),
+    )
+    .await?;
+    h.put_app_named(
+        "patient",
+        json!({"extensions": {"queues": {"maxPollingInterval": "00:01:00"}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function_in("patient", "second", queue_trigger("stage-two"))
+        .await?;
+    h.queue("stage-one").create_if_missing().await?;
+    h.queue("stage-two").create_if_missing().await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    // Wait until the second listener has just polled with a back-off of at least 3 s: its next
+    // poll of its own accord is then at least 2.5 s away.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let reports = worker.stats.reports();
+        if let Some(second) = reports.iter().find(|r| r.function == "second")
+            && second.current_backoff_ms >= 3000
+            && second
+                .last_poll
+                .is_some_and(|t| chrono::Utc::now() - t < chrono::TimeDelta::milliseconds(500))
+        {
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the back-off never grew"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let sent = tokio::time::Instant::now();
+    h.queue("stage-one").enqueue(&base64("step one")).await?;
+    let requests = h.handler.wait_for(2, Duration::from_secs(70)).await?;
+    let second = requests
+        .iter()
+        .find(|r| r.function == "second")
+        .expect("second ran");
+    let delay = second.at - sent;
+    assert!(
+        delay < Duration::from_millis(2000),
+        "the second function ran {delay:?} after the first message was sent; without the wake-up it waits out its back-off"
+    );
+    worker.shut_down().await?;
+    Ok(())
+}

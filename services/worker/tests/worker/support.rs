@@ -124,6 +124,10 @@ impl Harness {
 
     /// Writes the app `APP` with this `hostConfig`, the storage connection and the handler.
     pub async fn put_app(&self, host_config: Value, extra: Value) -> Result<()> {
+        self.put_app_named(APP, host_config, extra).await
+    }
+
+    pub async fn put_app_named(&self, app: &str, host_config: Value, extra: Value) -> Result<()> {
         let mut settings = json!({"AzureWebJobsStorage": self.azurite.connection_string()});
         if self.azurite.is_https() {
             settings = Value::Object(
@@ -139,7 +143,7 @@ impl Harness {
             "hostConfig": host_config,
         });
         merge(&mut body, extra);
-        let written = AppSpec::parse(APP, &body).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        let written = AppSpec::parse(app, &body).map_err(|e| anyhow::anyhow!("{e:?}"))?;
         let stored = settings_to_store(&written.spec.app_settings, &[])
             .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         let tenant = tenant();
@@ -148,7 +152,7 @@ impl Harness {
             &mut tx,
             &tenant,
             &self.cipher,
-            APP,
+            app,
             &written.stored,
             &stored,
             Precondition::None,
@@ -159,12 +163,16 @@ impl Harness {
     }
 
     pub async fn put_function(&self, name: &str, bindings: Value) -> Result<()> {
+        self.put_function_in(APP, name, bindings).await
+    }
+
+    pub async fn put_function_in(&self, app: &str, name: &str, bindings: Value) -> Result<()> {
         let tenant = tenant();
         let mut tx = begin_tenant(&self.pool, &tenant).await?;
         functions::put(
             &mut tx,
             &tenant,
-            APP,
+            app,
             name,
             &json!({"bindings": bindings}),
             Precondition::None,
