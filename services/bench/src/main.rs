@@ -1,17 +1,21 @@
-//! `shoal-bench` measures Shoal's management API under load and, in the same run and on the same
-//! database, pgbench executing the SQL the store executes for the same operation. Each figure is
-//! printed as a ratio against that reference, so a result means the same on any machine: what
-//! fraction of the database's own single-row throughput survives the HTTP, auth, JSON and
-//! encryption layers above it.
+//! `shoal-bench` measures, in one run, two parts of Shoal against references measured minutes
+//! apart on the same machine, and prints each figure as a ratio, so a result means the same on
+//! any machine:
 //!
-//! The run creates a fresh database on the admin `DATABASE_URL`, migrates it, starts
-//! `shoal serve`, loads 1,000 apps, measures GET then PUT of one app, runs pgbench for each, prints
-//! the table, and always stops the server and drops the database, also when something failed.
+//! * `api`: the management API under load and, on the same database, pgbench executing the SQL
+//!   the store executes for the same operation: what fraction of the database's own single-row
+//!   throughput survives the HTTP, auth, JSON and encryption layers above it. The part creates a
+//!   fresh database on the admin `DATABASE_URL`, migrates it, starts `shoal serve`, loads 1,000
+//!   apps, measures GET then PUT of one app, runs pgbench for each, prints the table, and always
+//!   stops the server and drops the database, also when something failed.
+//! * `queue`: Storage Queue dispatch by one `shoal worker` against Azurite, next to the SDK's
+//!   own ceiling and a Python consumer written with the official SDK (see [`queue`]).
 
 mod database;
 mod http;
 mod load;
 mod pgbench;
+mod queue;
 mod report;
 mod server;
 
@@ -36,9 +40,24 @@ const APP_BODY: &str = r#"{"handler":{"url":"http://127.0.0.1:9/handler"},"appSe
 /// More failed requests than this fraction fails the run.
 const MAX_ERROR_RATE: f64 = 0.001;
 
+/// The parts of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    /// The management API against pgbench.
+    Api,
+    /// Storage Queue dispatch against the SDK ceiling and a Python consumer.
+    Queue,
+}
+
 #[derive(Debug, Parser)]
-#[command(about = "Benchmarks Shoal's API against pgbench on the same database")]
+#[command(
+    about = "Benchmarks Shoal's API against pgbench and its queue dispatch against the SDK \
+             ceiling and a Python consumer"
+)]
 struct Args {
+    /// Run only this part (default: all of them, api then queue).
+    #[arg(long, value_enum)]
+    only: Option<Part>,
     /// Admin URL of the Postgres server; the bench creates (and drops) its own database there.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     database_url: String,
@@ -66,9 +85,33 @@ struct Args {
     /// Worker threads of pgbench (`-j`).
     #[arg(long, default_value_t = 2)]
     pgbench_threads: usize,
-    /// Directory holding pgbench-get-app.sql and pgbench-put-app.sql.
+    /// Directory holding pgbench-get-app.sql, pgbench-put-app.sql, python-consumer.py and
+    /// python-requirements.txt.
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/bench"))]
     scripts: PathBuf,
+    /// Messages preloaded on an empty queue for each queue figure and round (Azurite slows down
+    /// steeply, and loses messages, with many thousands on its queues).
+    #[arg(long, default_value_t = 1_000)]
+    messages: u64,
+    /// Rounds of the three queue figures; each figure's rate is over all its rounds.
+    #[arg(long, default_value_t = 5)]
+    rounds: u32,
+    /// The app's `hostConfig.extensions.queues.batchSize` (1-32).
+    #[arg(long, default_value_t = 32)]
+    batch_size: u8,
+    /// Its `newBatchThreshold`; Shoal has up to batchSize + newBatchThreshold invocations in
+    /// flight, and the Python consumer runs that many threads.
+    #[arg(long, default_value_t = 16)]
+    new_batch_threshold: u8,
+    /// The Python that creates the reference consumer's virtual environment.
+    #[arg(long, env = "PYTHON", default_value = "python3")]
+    python: PathBuf,
+    /// The reference consumer's virtual environment (created when missing).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.shoal/bench-venv"))]
+    venv: PathBuf,
+    /// The longest one queue figure may take to drain its queue in one round.
+    #[arg(long, default_value_t = 120)]
+    queue_timeout_secs: u64,
 }
 
 fn main() -> ExitCode {
@@ -90,16 +133,52 @@ fn main() -> ExitCode {
     }
 }
 
-/// Owns the database: whatever happens in between, it is dropped at the end.
 async fn run(args: &Args) -> Result<()> {
+    let shoal = ShoalBin::locate(args.shoal_bin.clone())?;
+    if args.only.is_none_or(|part| part == Part::Api) {
+        api(args, &shoal).await?;
+    }
+    if args.only.is_none_or(|part| part == Part::Queue) {
+        queue(args, &shoal).await?;
+    }
+    Ok(())
+}
+
+/// The queue part; Azurite, the worker and the scratch database go away with it, also on
+/// Ctrl-C.
+async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = queue::QueuePlan {
+        shoal,
+        admin_url: &args.database_url,
+        messages: args.messages,
+        rounds: args.rounds,
+        batch_size: args.batch_size,
+        new_batch_threshold: args.new_batch_threshold,
+        python: args.python.clone(),
+        venv: args.venv.clone(),
+        scripts: args.scripts.clone(),
+        timeout: Duration::from_secs(args.queue_timeout_secs),
+    };
+    let figures = tokio::select! {
+        figures = queue::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+    };
+    println!();
+    for line in report::queue_lines(&figures) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The API part. Owns the database: whatever happens in between, it is dropped at the end.
+async fn api(args: &Args, shoal: &ShoalBin) -> Result<()> {
     if args.connections == 0 || args.apps == 0 || args.duration_secs == 0 {
         bail!("--connections, --apps and --duration-secs must be positive");
     }
-    let shoal = ShoalBin::locate(args.shoal_bin.clone())?;
     let database = ScratchDatabase::create(&args.database_url, "shoal_bench").await?;
     eprintln!("shoal-bench: database {}", database.name());
     let outcome = tokio::select! {
-        outcome = with_server(args, &shoal, &database) => outcome,
+        outcome = with_server(args, shoal, &database) => outcome,
         _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
     };
     let dropped = database.drop_now().await;

@@ -60,7 +60,7 @@ impl ShoalBin {
         })
     }
 
-    fn command(&self, database_url: &str) -> Command {
+    pub fn command(&self, database_url: &str) -> Command {
         let mut command = Command::new(&self.path);
         command
             .env("DATABASE_URL", database_url)
@@ -172,35 +172,44 @@ impl Server {
 
     /// SIGTERM (graceful shutdown), then SIGKILL if it does not end in time.
     pub async fn stop(mut self) -> Result<()> {
-        if self.child.try_wait()?.is_some() {
-            return Ok(());
-        }
-        let pid = self
-            .child
-            .id()
-            .ok_or_else(|| anyhow!("shoal serve has no pid"))?;
-        let _ = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .await;
-        match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
-            Ok(status) => {
-                status?;
-            }
-            Err(_) => {
-                self.child.kill().await?;
-                eprintln!("shoal-bench: shoal serve ignored SIGTERM for {STOP_TIMEOUT:?}; killed");
-            }
-        }
+        terminate(&mut self.child, "shoal serve").await?;
         let _ = std::fs::remove_file(&self.log);
         Ok(())
     }
 
     fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
+        log_tail(&self.log)
     }
+}
+
+/// SIGTERM (graceful shutdown), then SIGKILL if the process does not end within
+/// [`STOP_TIMEOUT`].
+pub async fn terminate(child: &mut Child, what: &str) -> Result<()> {
+    if child.try_wait()?.is_some() {
+        return Ok(());
+    }
+    let pid = child.id().ok_or_else(|| anyhow!("{what} has no pid"))?;
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .await;
+    match tokio::time::timeout(STOP_TIMEOUT, child.wait()).await {
+        Ok(status) => {
+            status?;
+        }
+        Err(_) => {
+            child.kill().await?;
+            eprintln!("shoal-bench: {what} ignored SIGTERM for {STOP_TIMEOUT:?}; killed");
+        }
+    }
+    Ok(())
+}
+
+/// The last 30 lines of a log file.
+pub fn log_tail(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
 }
 
 /// What a failed command said: its stderr, else its stdout.
@@ -213,7 +222,7 @@ fn output_text(output: &std::process::Output) -> String {
     }
 }
 
-fn free_addr() -> Result<SocketAddr> {
+pub fn free_addr() -> Result<SocketAddr> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").context("no free port")?;
     Ok(listener.local_addr()?)
 }

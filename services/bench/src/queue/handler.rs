@@ -1,0 +1,169 @@
+//! The trivial function-app handler of the queue figures: answers every request with `200 {}`
+//! (success for Shoal's custom-handler protocol) after reading its body, and counts requests.
+//! Shoal's worker and the Python consumer call the same one, over keep-alive HTTP/1.1.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// What the handler has seen since it started or was last reset.
+pub struct Tally {
+    requests: AtomicU64,
+    /// Nanoseconds from `base` to the first request, plus one; 0 before the first request.
+    first: AtomicU64,
+    base: Instant,
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            requests: AtomicU64::new(0),
+            first: AtomicU64::new(0),
+            base: Instant::now(),
+        }
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Acquire)
+    }
+
+    /// When the first request arrived.
+    pub fn first(&self) -> Option<Instant> {
+        match self.first.load(Ordering::Acquire) {
+            0 => None,
+            nanos => Some(self.base + Duration::from_nanos(nanos - 1)),
+        }
+    }
+
+    /// Back to no requests, for the next round.
+    pub fn reset(&self) {
+        self.first.store(0, Ordering::Release);
+        self.requests.store(0, Ordering::Release);
+    }
+
+    fn count(&self) {
+        if self.first.load(Ordering::Acquire) == 0 {
+            let nanos = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX - 1);
+            let _ = self
+                .first
+                .compare_exchange(0, nanos + 1, Ordering::AcqRel, Ordering::Acquire);
+        }
+        self.requests.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
+/// A running handler on a free loopback port; stops accepting when dropped.
+pub struct Handler {
+    addr: SocketAddr,
+    tally: Arc<Tally>,
+    task: JoinHandle<()>,
+}
+
+impl Handler {
+    pub async fn start() -> Result<Handler> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("the bench handler cannot bind a port")?;
+        let addr = listener.local_addr()?;
+        let tally = Arc::new(Tally::new());
+        let task = tokio::spawn(accept(listener, tally.clone()));
+        Ok(Handler { addr, tally, task })
+    }
+
+    /// `http://127.0.0.1:PORT`: Shoal posts to `{url}/{function}`, the Python consumer to
+    /// whatever path it is given.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn tally(&self) -> &Tally {
+        &self.tally
+    }
+}
+
+impl Drop for Handler {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn accept(listener: TcpListener, tally: Arc<Tally>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let tally = tally.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| answer(request, tally.clone()));
+            // A connection error (the client went away) only ends this connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    tally: Arc<Tally>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    // Read the whole body, as a real handler would, before answering.
+    let _ = request.into_body().collect().await;
+    tally.count();
+    let mut response = Response::new(Full::new(Bytes::from_static(b"{}")));
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::Connection;
+    use http::{Method, StatusCode};
+
+    #[tokio::test]
+    async fn answers_empty_json_and_counts_requests() {
+        let handler = Handler::start().await.unwrap();
+        assert_eq!(handler.tally().requests(), 0);
+        assert!(handler.tally().first().is_none());
+        let addr = handler.url().trim_start_matches("http://").parse().unwrap();
+        let mut connection = Connection::open(addr, None).await.unwrap();
+        for _ in 0..3 {
+            let body = Bytes::from_static(br#"{"Data":{"msg":"x"},"Metadata":{}}"#);
+            let (status, answer) = connection
+                .send(Method::POST, "/bench", Some(body))
+                .await
+                .unwrap();
+            assert_eq!((status, &answer[..]), (StatusCode::OK, &b"{}"[..]));
+        }
+        assert_eq!(handler.tally().requests(), 3);
+        let first = handler.tally().first().unwrap();
+        assert!(first <= Instant::now());
+        handler.tally().reset();
+        assert_eq!(handler.tally().requests(), 0);
+        assert!(handler.tally().first().is_none());
+        let body = Bytes::from_static(b"{}");
+        connection
+            .send(Method::POST, "/bench", Some(body))
+            .await
+            .unwrap();
+        assert!(handler.tally().first().unwrap() > first);
+    }
+}
