@@ -92,6 +92,25 @@ fn safe_url(url: &Url) -> String {
 impl StorageQueues {
     /// Builds the account's pipeline from a resolved connection. No request is made; a wrong
     /// key or identity shows on the first operation.
+    /// A storage connection string used directly (tools, tests, `shoal dev`), read by the same
+    /// rules as the `AzureWebJobsStorage` app setting.
+    pub fn from_connection_string(
+        connection_string: &str,
+        options: &ConnectorOptions,
+    ) -> Result<StorageQueues, QueueError> {
+        let settings = std::collections::BTreeMap::from([(
+            "AzureWebJobsStorage".to_owned(),
+            connection_string.to_owned(),
+        )]);
+        let spec = shoal_domain::connection::resolve(
+            shoal_domain::connection::ConnectionKind::StorageQueue,
+            None,
+            &settings,
+        )
+        .map_err(|e| QueueError::InvalidConnection(e.to_string()))?;
+        Self::connect(&spec, options)
+    }
+
     pub fn connect(
         spec: &ConnectionSpec,
         options: &ConnectorOptions,

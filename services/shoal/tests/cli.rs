@@ -340,15 +340,9 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
         .expect("Azurite's connection string is printed")
         .trim()
         .to_string();
-    let settings =
-        std::collections::BTreeMap::from([("AzureWebJobsStorage".to_owned(), connection)]);
-    let spec = shoal_domain::connection::resolve(
-        shoal_domain::connection::ConnectionKind::StorageQueue,
-        None,
-        &settings,
-    )
-    .unwrap();
-    let queues = shoal_connectors::StorageQueues::connect(&spec, &Default::default()).unwrap();
+    let queues =
+        shoal_connectors::StorageQueues::from_connection_string(&connection, &Default::default())
+            .unwrap();
     let input = queues.queue("demo-in").unwrap();
     input.create_if_missing().await.unwrap();
     use base64::Engine as _;

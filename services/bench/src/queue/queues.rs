@@ -2,12 +2,10 @@
 //! worker uses it): preloading a fresh queue, the SDK ceiling's tight loop, and waiting until a
 //! queue is drained.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use shoal_connectors::{ConnectorOptions, Queue, StorageQueues};
-use shoal_domain::connection::{ConnectionKind, resolve};
 
 use super::handler::Tally;
 
@@ -22,13 +20,8 @@ const POLL: Duration = Duration::from_millis(5);
 /// The account behind an `AzureWebJobsStorage` connection string, resolved as the worker
 /// resolves it.
 pub fn connect(connection_string: &str) -> Result<StorageQueues> {
-    let settings = BTreeMap::from([(
-        "AzureWebJobsStorage".to_owned(),
-        connection_string.to_owned(),
-    )]);
-    let spec = resolve(ConnectionKind::StorageQueue, None, &settings)
-        .context("resolving Azurite's connection string")?;
-    Ok(StorageQueues::connect(&spec, &ConnectorOptions::default())?)
+    StorageQueues::from_connection_string(connection_string, &ConnectorOptions::default())
+        .context("resolving Azurite's connection string")
 }
 
 /// A small order-like JSON document; `messageEncoding` is `none`, so it is stored as is.

@@ -149,16 +149,10 @@ pub async fn ensure_app(
 
 /// Creates the demo's queues, so the printed commands work at once (Azurite starts empty).
 pub async fn create_queues(storage_connection: &str) -> anyhow::Result<()> {
-    let settings = BTreeMap::from([(
-        "AzureWebJobsStorage".to_owned(),
-        storage_connection.to_owned(),
-    )]);
-    let spec = shoal_domain::connection::resolve(
-        shoal_domain::connection::ConnectionKind::StorageQueue,
-        None,
-        &settings,
+    let queues = shoal_connectors::StorageQueues::from_connection_string(
+        storage_connection,
+        &Default::default(),
     )?;
-    let queues = shoal_connectors::StorageQueues::connect(&spec, &Default::default())?;
     for name in [INPUT_QUEUE, OUTPUT_QUEUE] {
         queues.queue(name)?.create_if_missing().await?;
     }

@@ -90,11 +90,8 @@ impl Harness {
                 },
             )?
         } else {
-            connect_queues(
-                &BTreeMap::from([(
-                    "AzureWebJobsStorage".to_owned(),
-                    azurite.connection_string(),
-                )]),
+            StorageQueues::from_connection_string(
+                &azurite.connection_string(),
                 &ConnectorOptions::default(),
             )?
         };
