@@ -11,6 +11,8 @@ use utoipa::ToSchema;
 use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
+use crate::names::QueueName;
+use crate::queue_trigger::trigger_queue_name;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -42,6 +44,19 @@ pub struct Diagnostics {
 }
 
 /// The checks for one function (pure, so the rules are unit-tested without HTTP).
+/// The queue a binding's `queueName` resolves to, by the rules the worker applies.
+fn queue_name_check(
+    binding: &Binding,
+    name: &QueueName,
+    settings: &BTreeMap<String, String>,
+) -> Result<QueueName, String> {
+    if binding.is_trigger() {
+        trigger_queue_name(name, settings)
+    } else {
+        name.resolve(settings)
+    }
+}
+
 pub fn check_function(
     function: &str,
     spec: &FunctionSpec,
@@ -56,15 +71,9 @@ pub fn check_function(
         detail,
     };
     for binding in &spec.bindings {
-        let (kind, queue_reference) = match binding {
-            Binding::QueueTrigger(b) => (
-                Some(ConnectionKind::StorageQueue),
-                b.queue_name.setting_reference(),
-            ),
-            Binding::Queue(b) => (
-                Some(ConnectionKind::StorageQueue),
-                b.queue_name.setting_reference(),
-            ),
+        let (kind, queue_name) = match binding {
+            Binding::QueueTrigger(b) => (Some(ConnectionKind::StorageQueue), Some(&b.queue_name)),
+            Binding::Queue(b) => (Some(ConnectionKind::StorageQueue), Some(&b.queue_name)),
             Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => {
                 (Some(ConnectionKind::ServiceBus), None)
             }
@@ -77,20 +86,17 @@ pub fn check_function(
                 Err(err) => check(binding, "connection", CheckStatus::Error, err.to_string()),
             });
         }
-        if let Some(setting) = queue_reference {
-            checks.push(match settings.get(setting) {
-                Some(value) => check(
+        if let Some(name) = queue_name
+            && let Some(setting) = name.setting_reference()
+        {
+            checks.push(match queue_name_check(binding, name, settings) {
+                Ok(value) => check(
                     binding,
                     "queueName",
                     CheckStatus::Ok,
                     format!("%{setting}% resolves to {value}"),
                 ),
-                None => check(
-                    binding,
-                    "queueName",
-                    CheckStatus::Error,
-                    format!("app setting {setting} is not set"),
-                ),
+                Err(message) => check(binding, "queueName", CheckStatus::Error, message),
             });
         }
         if binding.is_trigger()

@@ -173,6 +173,36 @@ impl QueueName {
             .strip_prefix('%')
             .and_then(|rest| rest.strip_suffix('%'))
     }
+
+    /// The queue this name stands for: a literal name as is, or the value of the app setting a
+    /// `%Setting%` reference names (matched case-insensitively like other settings), which must
+    /// itself be a valid literal queue name. Errors name the setting, never other values.
+    pub fn resolve(
+        &self,
+        settings: &std::collections::BTreeMap<String, String>,
+    ) -> Result<QueueName, String> {
+        let Some(setting) = self.setting_reference() else {
+            return Ok(self.clone());
+        };
+        let value = settings
+            .get(setting)
+            .or_else(|| {
+                settings
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(setting))
+                    .map(|(_, v)| v)
+            })
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("app setting {setting} is not set"))?;
+        match QueueName::parse(value) {
+            Ok(name) if name.setting_reference().is_none() => Ok(name),
+            Ok(_) => Err(format!("app setting {setting} is not a valid queue name")),
+            Err(m) => Err(format!(
+                "app setting {setting} is not a valid queue name: {m}"
+            )),
+        }
+    }
 }
 
 impl BindingName {
@@ -351,6 +381,32 @@ mod tests {
                 "", "ab", "Orders", "-abc", "abc-", "a--b", "a_b", "a.b", &too_long, "%%", "%a b%",
                 "%abc", "abc%",
             ],
+        );
+    }
+
+    #[test]
+    fn queue_name_references_resolve_from_settings() {
+        let settings = std::collections::BTreeMap::from([
+            ("OrdersQueue".to_owned(), "orders".to_owned()),
+            ("Bad".to_owned(), "Not_Valid".to_owned()),
+            ("Nested".to_owned(), "%OrdersQueue%".to_owned()),
+        ]);
+        let resolve = |n: &str| QueueName::parse(n).unwrap().resolve(&settings);
+        assert_eq!(resolve("plain").unwrap().as_str(), "plain");
+        assert_eq!(resolve("%ordersqueue%").unwrap().as_str(), "orders");
+        assert_eq!(
+            resolve("%Nope%").unwrap_err(),
+            "app setting Nope is not set"
+        );
+        assert!(
+            resolve("%Bad%")
+                .unwrap_err()
+                .contains("not a valid queue name")
+        );
+        assert!(
+            resolve("%Nested%")
+                .unwrap_err()
+                .contains("not a valid queue name")
         );
     }
 

@@ -4,9 +4,11 @@
 //!
 //! The worker owns the I/O; every decision it takes about a message comes from here.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::host_config::{MessageEncoding, QueuesOptions};
+use crate::names::QueueName;
 
 mod polling;
 #[cfg(test)]
@@ -32,6 +34,23 @@ pub const POISON_SUFFIX: &str = "-poison";
 
 /// Longest trigger queue name whose poison queue is still a valid queue name (63 characters).
 pub const MAX_TRIGGER_QUEUE_NAME: usize = 63 - POISON_SUFFIX.len();
+
+/// The queue a trigger listens to: its `queueName` resolved (see [`QueueName::resolve`]), short
+/// enough that its poison queue is a valid name. A literal name was checked on write; one taken
+/// from an app setting is checked here.
+pub fn trigger_queue_name(
+    name: &QueueName,
+    settings: &BTreeMap<String, String>,
+) -> Result<QueueName, String> {
+    let resolved = name.resolve(settings)?;
+    if resolved.as_str().len() > MAX_TRIGGER_QUEUE_NAME {
+        return Err(format!(
+            "trigger queue {} is longer than {MAX_TRIGGER_QUEUE_NAME} characters, so its poison queue would not be a valid queue name",
+            resolved.as_str()
+        ));
+    }
+    Ok(resolved)
+}
 
 /// Whether the listener may fetch another batch: only once in-flight work has dropped to
 /// `newBatchThreshold`, so at most `batchSize + newBatchThreshold` messages are ever in flight.

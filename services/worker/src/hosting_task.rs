@@ -2,15 +2,13 @@
 //! resolved connection, queues and output bindings. A function whose connection or queue
 //! cannot be resolved does not listen; its statistics line says why.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_connectors::{Queue, StorageQueues};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::{ConnectionKind, resolve};
-use shoal_domain::names::QueueName;
-use shoal_domain::queue_trigger::{MAX_TRIGGER_QUEUE_NAME, poison_queue_name};
+use shoal_domain::queue_trigger::{poison_queue_name, trigger_queue_name};
 use tokio::sync::OnceCell;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -54,8 +52,12 @@ pub async fn run_app(
             }
             continue;
         };
-        let source = resolve_queue_name(&queue_trigger.queue_name, &app.settings)
-            .unwrap_or_else(|_| queue_trigger.queue_name.as_str().to_owned());
+        let source = queue_trigger
+            .queue_name
+            .resolve(&app.settings)
+            .unwrap_or_else(|_| queue_trigger.queue_name.clone())
+            .as_str()
+            .to_owned();
         let key = key(&app, function, "queueTrigger", source);
         let line = stats.register(key.clone(), "starting");
         match context(
@@ -117,16 +119,11 @@ fn context(
         return Err("not a queue trigger".into());
     };
     let queues = connect(trigger.connection.as_deref(), app, config)?;
-    let queue_name = resolve_queue_name(&trigger.queue_name, &app.settings)?;
-    // A literal name was checked on write; one taken from a setting is checked here.
-    if queue_name.len() > MAX_TRIGGER_QUEUE_NAME {
-        return Err(format!(
-            "trigger queue {queue_name} is longer than {MAX_TRIGGER_QUEUE_NAME} characters, so its poison queue would not be a valid queue name"
-        ));
-    }
-    let queue = queues.queue(&queue_name).map_err(|e| e.to_string())?;
+    let queue_name = trigger_queue_name(&trigger.queue_name, &app.settings)?;
+    let queue_name = queue_name.as_str();
+    let queue = queues.queue(queue_name).map_err(|e| e.to_string())?;
     let poison = queues
-        .queue(&poison_queue_name(&queue_name))
+        .queue(&poison_queue_name(queue_name))
         .map_err(|e| e.to_string())?;
     let mut outputs = Vec::new();
     let mut output_names = Vec::new();
@@ -134,8 +131,9 @@ fn context(
         match binding {
             Binding::Queue(out) => {
                 let queues = connect(out.connection.as_deref(), app, config)?;
-                let name = resolve_queue_name(&out.queue_name, &app.settings)?;
-                let queue: Queue = queues.queue(&name).map_err(|e| e.to_string())?;
+                let name = out.queue_name.resolve(&app.settings)?;
+                let name = name.as_str();
+                let queue: Queue = queues.queue(name).map_err(|e| e.to_string())?;
                 outputs.push(OutputQueue::new(
                     out.name.as_str().to_owned(),
                     queue,
@@ -183,60 +181,4 @@ fn connect(
     let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
         .map_err(|e| e.to_string())?;
     StorageQueues::connect(&spec, &config.connector).map_err(|e| e.to_string())
-}
-
-/// A literal queue name, or the value of the app setting a `%Setting%` reference names
-/// (which must itself be a valid queue name).
-fn resolve_queue_name(
-    name: &QueueName,
-    settings: &BTreeMap<String, String>,
-) -> Result<String, String> {
-    let Some(setting) = name.setting_reference() else {
-        return Ok(name.as_str().to_owned());
-    };
-    let value = settings
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(setting))
-        .map(|(_, v)| v.trim())
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| {
-            format!("queue name %{setting}% refers to app setting {setting}, which is not set")
-        })?;
-    let parsed = QueueName::parse(value)
-        .map_err(|m| format!("app setting {setting} is not a valid queue name: {m}"))?;
-    if parsed.setting_reference().is_some() {
-        return Err(format!("app setting {setting} is not a valid queue name"));
-    }
-    Ok(parsed.as_str().to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_name_references_resolve_from_settings() {
-        let settings: BTreeMap<String, String> = [
-            ("OrdersQueue".to_owned(), "orders".to_owned()),
-            ("Bad".to_owned(), "Not_Valid".to_owned()),
-        ]
-        .into_iter()
-        .collect();
-        let literal = QueueName::parse("plain").unwrap();
-        assert_eq!(resolve_queue_name(&literal, &settings).unwrap(), "plain");
-        let reference = QueueName::parse("%ordersqueue%").unwrap();
-        assert_eq!(resolve_queue_name(&reference, &settings).unwrap(), "orders");
-        let missing = QueueName::parse("%Nope%").unwrap();
-        assert!(
-            resolve_queue_name(&missing, &settings)
-                .unwrap_err()
-                .contains("not set")
-        );
-        let bad = QueueName::parse("%Bad%").unwrap();
-        assert!(
-            resolve_queue_name(&bad, &settings)
-                .unwrap_err()
-                .contains("not a valid queue name")
-        );
-    }
 }

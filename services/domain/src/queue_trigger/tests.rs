@@ -148,3 +148,21 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn trigger_queue_from_a_setting_must_leave_room_for_its_poison_queue() {
+    let settings = std::collections::BTreeMap::from([
+        ("Short".to_owned(), "q".repeat(56)),
+        ("Long".to_owned(), "q".repeat(57)),
+    ]);
+    let name = |n: &str| crate::names::QueueName::parse(n).unwrap();
+    assert!(trigger_queue_name(&name("%Short%"), &settings).is_ok());
+    let err = trigger_queue_name(&name("%Long%"), &settings).unwrap_err();
+    assert!(err.contains("poison queue"), "{err}");
+    assert_eq!(
+        trigger_queue_name(&name("orders"), &settings)
+            .unwrap()
+            .as_str(),
+        "orders"
+    );
+}

@@ -64,11 +64,11 @@ async fn message_past_max_dequeue_count_goes_straight_to_poison() -> anyhow::Res
     h.put_function("f", queue_trigger("late")).await?;
     h.enqueue("late", &base64("crashed before")).await?;
     // Two earlier receives (as by workers that crashed) leave its dequeue count at 2.
-    let q = h.queue("late");
-    for _ in 0..2 {
-        let got = q.receive(1, Duration::from_secs(1)).await?;
-        assert_eq!(got.len(), 1);
-        tokio::time::sleep(Duration::from_millis(1100)).await;
+    for count in 1..=2 {
+        let got = h
+            .receive_when_visible("late", Duration::from_secs(1), WAIT)
+            .await?;
+        assert_eq!(got.dequeue_count, count);
     }
     let worker = h.start_worker(h.worker_config("w1"))?;
     let poisoned = h.wait_for_messages("late-poison", 1, WAIT).await?;

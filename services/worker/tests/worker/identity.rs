@@ -57,7 +57,9 @@ async fn untrusted_certificate_delivers_nothing() -> anyhow::Result<()> {
     let mut config = h.worker_config("w1");
     config.connector = Default::default();
     let worker = h.start_worker(config)?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A second poll starts only after the first has failed.
+    h.wait_for_polls(&worker, "secure", 2, Duration::from_secs(60))
+        .await?;
     assert_eq!(h.handler.count(), 0);
     assert_eq!(
         h.queue("secure").approximate_length().await?,

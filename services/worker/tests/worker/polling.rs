@@ -23,14 +23,17 @@ async fn idle_listener_backs_off_to_max_polling_interval() -> anyhow::Result<()>
             .requests_matching(|l| l.contains("GET /devstoreaccount1/quiet/messages"))
     };
     let worker = h.start_worker(h.worker_config("w1"))?;
-    h.azurite
-        .wait_for_requests(1, Duration::from_secs(10), |l| {
-            l.contains("GET /devstoreaccount1/quiet/messages")
-        })
-        .await?;
-    // Past the ramp (0.2 + 0.3 + 0.5 + 0.9 s, each ±20 %).
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Past the ramp (0.2 + 0.3 + 0.5 + 0.9 s, each ±20 %): the wait has reached the maximum.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while worker.stats.reports().first().map(|r| r.current_backoff_ms) != Some(1000) {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the back-off never reached 1 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let start = polls(&h);
+    // The measurement window: polls are counted over a fixed span of time.
     tokio::time::sleep(Duration::from_secs(6)).await;
     let in_window = polls(&h) - start;
     assert!(

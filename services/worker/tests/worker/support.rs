@@ -239,6 +239,61 @@ impl Harness {
         }
     }
 
+    /// Receives one message (invisible for `visibility`) as soon as one is visible.
+    pub async fn receive_when_visible(
+        &self,
+        queue: &str,
+        visibility: Duration,
+        timeout: Duration,
+    ) -> Result<QueueMessage> {
+        let q = self.queue(queue);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(message) = q.receive(1, visibility).await?.into_iter().next() {
+                return Ok(message);
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "no message became visible on {queue}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until the listener of `function` has started `n` polls.
+    pub async fn wait_for_polls(
+        &self,
+        worker: &RunningWorker,
+        function: &str,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<()> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let last = worker
+                .stats
+                .reports()
+                .into_iter()
+                .find(|r| r.function == function)
+                .and_then(|r| r.last_poll);
+            if let Some(at) = last
+                && seen.last() != Some(&at)
+            {
+                seen.push(at);
+            }
+            if seen.len() >= n {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "{function} polled {} times, expected {n}",
+                seen.len()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     pub async fn wait_until_empty(&self, queue: &str, timeout: Duration) -> Result<()> {
         let q = self.queue(queue);
         let deadline = tokio::time::Instant::now() + timeout;
