@@ -50,6 +50,7 @@ pub(crate) enum Op<'a> {
     Receive,
     Enqueue,
     Properties,
+    Peek,
     Delete { message_id: &'a str },
     UpdateVisibility { message_id: &'a str },
 }
@@ -61,6 +62,7 @@ impl Op<'_> {
             Op::Receive => "receive messages",
             Op::Enqueue => "enqueue message",
             Op::Properties => "get queue properties",
+            Op::Peek => "peek messages",
             Op::Delete { .. } => "delete message",
             Op::UpdateVisibility { .. } => "update message visibility",
         }

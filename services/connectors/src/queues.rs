@@ -8,8 +8,8 @@ use azure_core::credentials::TokenCredential;
 use azure_core::http::{StatusCode, Url};
 use azure_core::time::OffsetDateTime;
 use azure_storage_queue::models::{
-    QueueClientGetPropertiesResultHeaders, QueueClientReceiveMessagesOptions, QueueMessage as Body,
-    ReceivedMessage,
+    QueueClientGetPropertiesResultHeaders, QueueClientPeekMessagesOptions,
+    QueueClientReceiveMessagesOptions, QueueMessage as Body, ReceivedMessage,
 };
 use azure_storage_queue::{QueueClient, QueueServiceClient, QueueServiceClientOptions};
 use chrono::{DateTime, Utc};
@@ -400,6 +400,29 @@ impl Queue {
                 QueueError::Other("queue properties without x-ms-approximate-messages-count".into())
             })?;
         Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// When the oldest visible message was inserted (None when none is visible): the scaler's
+    /// "queue time", as Azure's queue scale monitor reads it. Peeking changes nothing.
+    pub async fn oldest_visible_inserted_at(&self) -> Result<Option<DateTime<Utc>>, QueueError> {
+        let options = QueueClientPeekMessagesOptions {
+            number_of_messages: Some(1),
+            ..Default::default()
+        };
+        let peeked = self
+            .inner
+            .client
+            .peek_messages(Some(options))
+            .await
+            .and_then(|r| r.into_model())
+            .map_err(|e| self.error(&e, Op::Peek))?;
+        Ok(peeked
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .next()
+            .and_then(|m| m.insertion_time)
+            .map(to_chrono))
     }
 }
 

@@ -43,6 +43,10 @@ pub struct Scale {
     pub minimum_instances: u32,
     /// Computed from the app setting `TARGET_BASED_SCALING_ENABLED` ("0" → incremental).
     pub mode: ScaleMode,
+    /// Scale on the messages no worker is processing (the queue length less the messages
+    /// workers report in flight) instead of the storage service's count, which includes
+    /// invisible messages and can over-scale an app with long invocations (default false).
+    pub visible_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -124,6 +128,7 @@ struct HandlerBody {
 struct ScaleBody {
     limit: Option<u32>,
     minimum_instances: Option<u32>,
+    visible_only: Option<bool>,
     #[allow(dead_code)]
     mode: Option<Value>,
 }
@@ -253,6 +258,7 @@ fn parse_scale(value: Option<&Value>, mode: ScaleMode, problems: &mut Problems) 
         None | Some(Value::Null) => ScaleBody {
             limit: None,
             minimum_instances: None,
+            visible_only: None,
             mode: None,
         },
         Some(value) => match from_json::<ScaleBody>(value.clone(), "scale") {
@@ -262,6 +268,7 @@ fn parse_scale(value: Option<&Value>, mode: ScaleMode, problems: &mut Problems) 
                 ScaleBody {
                     limit: None,
                     minimum_instances: None,
+                    visible_only: None,
                     mode: None,
                 }
             }
@@ -285,6 +292,7 @@ fn parse_scale(value: Option<&Value>, mode: ScaleMode, problems: &mut Problems) 
         limit,
         minimum_instances,
         mode,
+        visible_only: body.visible_only.unwrap_or(false),
     }
 }
 

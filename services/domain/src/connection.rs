@@ -40,14 +40,14 @@ pub enum ConnectionKind {
 }
 
 /// A resolved connection. `Debug` never shows keys, signatures or client secrets.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ConnectionSpec {
     StorageConnectionString(StorageConnectionString),
     ServiceBusConnectionString(ServiceBusConnectionString),
     Identity(IdentityConnection),
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct StorageConnectionString {
     /// The app setting the connection string came from.
     pub setting: String,
@@ -58,7 +58,7 @@ pub struct StorageConnectionString {
     pub development_storage: bool,
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum StorageCredential {
     /// Base64 account key; the worker signs a SAS with it.
     AccountKey(String),
@@ -66,7 +66,7 @@ pub enum StorageCredential {
     SharedAccessSignature(String),
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ServiceBusConnectionString {
     pub setting: String,
     pub endpoint: Url,
@@ -78,14 +78,14 @@ pub struct ServiceBusConnectionString {
     pub development_emulator: bool,
 }
 
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum ServiceBusCredential {
     SharedAccessKey { key_name: String, key: String },
     SharedAccessSignature(String),
 }
 
 /// An identity-based connection from a `<prefix>__<property>` group of settings.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct IdentityConnection {
     /// The prefix the group was found under, e.g. `AzureWebJobsMyStorage` or `MyStorage`.
     pub setting_prefix: String,
@@ -101,7 +101,7 @@ pub struct IdentityConnection {
 }
 
 /// `<prefix>__credential`, matched case-insensitively.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CredentialKind {
     ManagedIdentity,
     WorkloadIdentity,

@@ -25,6 +25,9 @@ pub enum StoreError {
     /// bad input that validation let through, not an outage.
     #[error("the database cannot store a value: {0}")]
     InvalidValue(String),
+    /// A leader's write found the scheduler lease held by someone else or a later epoch.
+    #[error("the scheduler lease of epoch {epoch} is no longer held")]
+    Fenced { epoch: i64 },
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -100,6 +100,23 @@ pub async fn all_of_app(
     Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Every function of a tenant, ordered by app and name, for the scheduler (one query per
+/// tenant instead of one per app).
+pub async fn all_of_tenant(
+    tx: &mut Tx,
+    tenant: &TenantId,
+) -> Result<Vec<FunctionRecord>, StoreError> {
+    let rows = sqlx::query(concat!(
+        "select ",
+        function_columns!(),
+        " from functions where tenant_id = $1 order by app_name, name"
+    ))
+    .bind(tenant.as_str())
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+}
+
 /// Creates or replaces a function. The app must exist (NotFound otherwise).
 pub async fn put(
     tx: &mut Tx,

@@ -10,13 +10,16 @@
 //! names or docs.
 
 pub mod apps;
+pub mod assignments;
 pub mod audit;
 mod conditional;
 pub mod crypto;
 mod error;
 pub mod functions;
+pub mod leadership;
 pub mod page;
 pub mod pool;
+pub mod scale;
 pub mod signing_keys;
 pub mod signing_secrets;
 mod tenant;

@@ -89,6 +89,22 @@ pub async fn all_names(tx: &mut Tx) -> Result<Vec<String>, StoreError> {
         .await?)
 }
 
+/// Every tenant's name with its instance quota (`maxInstances`), for the scheduler.
+pub async fn all_quotas(tx: &mut Tx) -> Result<Vec<(String, Option<u32>)>, StoreError> {
+    let rows = sqlx::query("select name, max_instances from tenants order by name")
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter()
+        .map(|r| {
+            let quota: Option<i32> = r.try_get("max_instances")?;
+            Ok((
+                r.try_get("name")?,
+                quota.map(|q| u32::try_from(q).unwrap_or(0)),
+            ))
+        })
+        .collect()
+}
+
 /// Creates or replaces a tenant, honouring the precondition.
 pub async fn put(
     tx: &mut Tx,

@@ -1,6 +1,9 @@
 //! The worker registry (platform scope): one row per worker name, rewritten by each heartbeat
 //! with the worker's state and listener statistics. A worker whose heartbeat is older than the
-//! liveness window is considered dead (the scheduler moves its instances).
+//! lease TTL it wrote is dead (the scheduler moves its instances), judged on the database's
+//! clock.
+
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, WorkerState};
@@ -17,6 +20,19 @@ pub struct WorkerRecord {
     pub started_at: DateTime<Utc>,
     pub heartbeat_at: DateTime<Utc>,
     pub listeners: Vec<ListenerReport>,
+    /// Most app instances the scheduler may place on it.
+    pub capacity: u32,
+    /// How long after its last heartbeat the worker counts as dead.
+    pub lease_ttl: Duration,
+    /// Its lease is current and it has not stopped.
+    pub alive: bool,
+}
+
+/// A worker the scheduler may place instances on: alive and running (not draining).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveWorker {
+    pub name: String,
+    pub capacity: u32,
 }
 
 /// What a heartbeat writes.
@@ -27,6 +43,8 @@ pub struct Heartbeat<'a> {
     pub version: &'a str,
     pub started_at: DateTime<Utc>,
     pub listeners: &'a [ListenerReport],
+    pub capacity: u32,
+    pub lease_ttl: Duration,
 }
 
 /// Registers the worker or records its heartbeat (the database's clock stamps it, so workers
@@ -35,16 +53,19 @@ pub async fn heartbeat(tx: &mut Tx, beat: &Heartbeat<'_>) -> Result<(), StoreErr
     let listeners = serde_json::to_value(beat.listeners)
         .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
     sqlx::query(
-        "insert into workers (name, state, version, started_at, heartbeat_at, listeners)
-         values ($1, $2, $3, $4, now(), $5)
+        "insert into workers (name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms)
+         values ($1, $2, $3, $4, now(), $5, $6, $7)
          on conflict (name) do update set state = excluded.state, version = excluded.version,
-             started_at = excluded.started_at, heartbeat_at = now(), listeners = excluded.listeners",
+             started_at = excluded.started_at, heartbeat_at = now(), listeners = excluded.listeners,
+             capacity = excluded.capacity, lease_ttl_ms = excluded.lease_ttl_ms",
     )
     .bind(beat.name)
     .bind(beat.state.as_str())
     .bind(beat.version)
     .bind(beat.started_at)
     .bind(listeners)
+    .bind(i32::try_from(beat.capacity).unwrap_or(i32::MAX))
+    .bind(i32::try_from(beat.lease_ttl.as_millis()).unwrap_or(i32::MAX).max(1))
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -52,8 +73,9 @@ pub async fn heartbeat(tx: &mut Tx, beat: &Heartbeat<'_>) -> Result<(), StoreErr
 
 pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<WorkerRecord>, StoreError> {
     let rows = sqlx::query(
-        "select name, state, version, started_at, heartbeat_at, listeners from workers
-         where ($1::text is null or name > $1) order by name limit $2",
+        "select name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms,
+             state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now() as alive
+         from workers where ($1::text is null or name > $1) order by name limit $2",
     )
     .bind(page.after.as_deref())
     .bind(i64::from(page.limit) + 1)
@@ -61,6 +83,57 @@ pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<WorkerRecord>,
     .await?;
     let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
     Ok(Page::from_rows(items, page.limit, |w| &w.name))
+}
+
+/// The workers instances may be placed on: running, with a current lease.
+pub async fn live(tx: &mut Tx) -> Result<Vec<LiveWorker>, StoreError> {
+    let rows = sqlx::query(
+        "select name, capacity from workers
+         where state = 'running' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()
+         order by name",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let capacity: i32 = r.try_get("capacity")?;
+            Ok(LiveWorker {
+                name: r.try_get("name")?,
+                capacity: u32::try_from(capacity).unwrap_or(0),
+            })
+        })
+        .collect()
+}
+
+/// The listener statistics of every live worker (for scaling on visible messages only).
+pub async fn live_listeners(tx: &mut Tx) -> Result<Vec<ListenerReport>, StoreError> {
+    let rows: Vec<serde_json::Value> = sqlx::query_scalar(
+        "select listeners from workers
+         where state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut reports = Vec::new();
+    for listeners in rows {
+        let batch: Vec<ListenerReport> = serde_json::from_value(listeners)
+            .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
+        reports.extend(batch);
+    }
+    Ok(reports)
+}
+
+/// Forgets workers that stopped or went silent more than `after` ago, so the registry does not
+/// grow with every worker that ever ran.
+pub async fn prune(tx: &mut Tx, after: Duration) -> Result<u64, StoreError> {
+    Ok(sqlx::query(
+        "delete from workers
+         where heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0)
+             + make_interval(secs => $1::double precision) < now()",
+    )
+    .bind(after.as_secs_f64())
+    .execute(&mut **tx)
+    .await?
+    .rows_affected())
 }
 
 /// The database's clock, to judge heartbeats against the same clock that stamped them.
@@ -73,6 +146,8 @@ pub async fn now(tx: &mut Tx) -> Result<DateTime<Utc>, StoreError> {
 fn from_row(row: &sqlx::postgres::PgRow) -> Result<WorkerRecord, StoreError> {
     let state: String = row.try_get("state")?;
     let listeners: serde_json::Value = row.try_get("listeners")?;
+    let capacity: i32 = row.try_get("capacity")?;
+    let lease_ttl_ms: i32 = row.try_get("lease_ttl_ms")?;
     Ok(WorkerRecord {
         state: WorkerState::parse(&state)
             .ok_or_else(|| StoreError::Corrupt(format!("worker state {state:?}")))?,
@@ -82,5 +157,8 @@ fn from_row(row: &sqlx::postgres::PgRow) -> Result<WorkerRecord, StoreError> {
         version: row.try_get("version")?,
         started_at: row.try_get("started_at")?,
         heartbeat_at: row.try_get("heartbeat_at")?,
+        capacity: u32::try_from(capacity).unwrap_or(0),
+        lease_ttl: Duration::from_millis(u64::try_from(lease_ttl_ms).unwrap_or(0)),
+        alive: row.try_get("alive")?,
     })
 }
