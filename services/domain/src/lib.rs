@@ -14,6 +14,7 @@ pub mod host_config;
 pub mod invocation;
 pub mod merge_patch;
 pub mod names;
+pub mod placement;
 pub mod queue_trigger;
 pub mod scale;
 pub mod settings;

@@ -1,12 +1,50 @@
-//! How an app scales: target-based (Azure's default) or incremental.
+//! How an app scales: target-based (Azure's default) or incremental, and the pure decision
+//! the scheduler takes each tick.
+//!
+//! * `targets`: what each trigger scales on and how much one instance is meant to take
+//!   (`host.json` and binding settings, Azure's defaults).
+//! * `incremental`: Azure's ±1 votes over the last five samples, used when
+//!   `TARGET_BASED_SCALING_ENABLED=0` or when a function's metric cannot be read.
+//! * `decision`: one function's request per trigger, aggregated per app, damped on the way
+//!   in, stepped on the way out, clamped to the app's and the tenant's limits.
+//!
+//! Nothing here reads a clock or a queue: the scheduler passes the samples and the recent
+//! recommendations in, stores the [`ScaleDecision`] that comes out, and tests can replay it.
+
+mod decision;
+mod incremental;
+mod reason;
+mod targets;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+pub use decision::{FunctionScaleInput, FunctionVerdict, ScaleDecision, ScaleInput, decide};
+pub use incremental::{Vote, VoteRule, incremental_vote};
+pub use targets::{
+    DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION, DEFAULT_KAFKA_LAG_THRESHOLD, MetricKind, MetricSample,
+    TargetRule, target_instances, target_rule,
+};
+
 /// The app setting Azure Functions uses to turn target-based scaling off.
 pub const TARGET_BASED_SCALING_SETTING: &str = "TARGET_BASED_SCALING_ENABLED";
+
+/// Target-based scaling adds at most this many instances per decision (Azure's documented
+/// step), so one burst reading cannot allocate a whole worker pool at once.
+pub const MAX_SCALE_OUT_STEP: u32 = 4;
+
+/// Incremental votes look at this many of the latest samples (Azure's `QueueScaleMonitor`).
+pub const INCREMENTAL_SAMPLES: usize = 5;
+
+/// Incremental scaling keeps at least one instance per this many queued items.
+pub const INCREMENTAL_LENGTH_PER_INSTANCE: u64 = 1000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -26,45 +64,5 @@ impl ScaleMode {
             Some(value) if value.trim() == "0" => ScaleMode::Incremental,
             _ => ScaleMode::Target,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_zero_selects_incremental_scaling() {
-        let cases = [
-            (None, ScaleMode::Target),
-            (Some("0"), ScaleMode::Incremental),
-            (Some(" 0 "), ScaleMode::Incremental),
-            (Some("0\n"), ScaleMode::Incremental),
-            (Some("1"), ScaleMode::Target),
-            (Some("false"), ScaleMode::Target),
-            (Some(""), ScaleMode::Target),
-            (Some("00"), ScaleMode::Target),
-            (Some("O"), ScaleMode::Target),
-        ];
-        for (value, want) in cases {
-            let mut settings = BTreeMap::new();
-            settings.insert("OTHER".to_owned(), "0".to_owned());
-            if let Some(value) = value {
-                settings.insert(TARGET_BASED_SCALING_SETTING.to_owned(), value.to_owned());
-            }
-            assert_eq!(ScaleMode::from_app_settings(&settings), want, "{value:?}");
-        }
-    }
-
-    #[test]
-    fn serializes_as_lowercase_words() {
-        assert_eq!(
-            serde_json::to_string(&ScaleMode::Target).unwrap(),
-            "\"target\""
-        );
-        assert_eq!(
-            serde_json::to_string(&ScaleMode::Incremental).unwrap(),
-            "\"incremental\""
-        );
     }
 }

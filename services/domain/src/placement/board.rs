@@ -1,0 +1,372 @@
+//! The working state of one `place` call: apps and workers by dense index, one slot per
+//! placeable instance, and each worker's load.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
+
+use super::rank::{name_hash, weight};
+use super::{AppDemand, Assignment, Placement, WorkerSlot, load_bound};
+
+/// A slot's worker when the instance has none.
+const EMPTY: u32 = u32::MAX;
+
+pub(super) struct Board<'a> {
+    worker_names: Vec<&'a str>,
+    worker_hash: Vec<u64>,
+    capacity: Vec<u32>,
+    /// `min(capacity, load_bound(..))` per worker.
+    bound: Vec<u32>,
+    load: Vec<u32>,
+    app_names: Vec<&'a str>,
+    app_hash: Vec<u64>,
+    /// Instances asked for, including those beyond the number of workers.
+    demanded: Vec<u32>,
+    /// App `a`'s placeable instances are `slots[start[a]..start[a + 1]]`, by index.
+    start: Vec<usize>,
+    /// The worker of each placeable instance, or [`EMPTY`].
+    slots: Vec<u32>,
+    /// The app of each slot.
+    slot_app: Vec<u32>,
+    /// `marks[w] == generation`: worker `w` hosts the app being worked on.
+    marks: Vec<u32>,
+    generation: u32,
+}
+
+impl<'a> Board<'a> {
+    pub fn new(demands: &'a [AppDemand], workers: &'a [WorkerSlot], balance: f64) -> Self {
+        let mut ws: Vec<(&str, u32)> = workers
+            .iter()
+            .map(|w| (w.name.as_str(), w.capacity))
+            .collect();
+        // Sorted by name then capacity: the last of each name has the largest capacity.
+        ws.sort_unstable();
+        ws.reverse();
+        ws.dedup_by_key(|w| w.0);
+        ws.reverse();
+        let mut apps: Vec<(&str, u32)> = demands
+            .iter()
+            .map(|d| (d.app.as_str(), d.instances))
+            .collect();
+        apps.sort_unstable();
+        apps.reverse();
+        apps.dedup_by_key(|a| a.0);
+        apps.reverse();
+
+        let worker_count = ws.len();
+        let mut start = Vec::with_capacity(apps.len() + 1);
+        let mut slot_app = Vec::new();
+        start.push(0);
+        for (a, (_, instances)) in apps.iter().enumerate() {
+            let placeable = (*instances as usize).min(worker_count);
+            slot_app.extend(std::iter::repeat_n(a as u32, placeable));
+            start.push(slot_app.len());
+        }
+        let total = slot_app.len() as u64;
+        let bound_all = load_bound(total, worker_count, balance);
+        Board {
+            worker_hash: ws.iter().map(|w| name_hash(w.0)).collect(),
+            capacity: ws.iter().map(|w| w.1).collect(),
+            bound: ws.iter().map(|w| w.1.min(bound_all)).collect(),
+            load: vec![0; worker_count],
+            worker_names: ws.into_iter().map(|w| w.0).collect(),
+            app_hash: apps.iter().map(|a| name_hash(a.0)).collect(),
+            demanded: apps.iter().map(|a| a.1).collect(),
+            app_names: apps.into_iter().map(|a| a.0).collect(),
+            start,
+            slots: vec![EMPTY; slot_app.len()],
+            slot_app,
+            marks: vec![0; worker_count],
+            generation: 0,
+        }
+    }
+
+    /// Keeps every current assignment that is still valid. Conflicts (two workers for one
+    /// instance, two instances of an app on one worker) keep the first in sorted order.
+    pub fn keep(&mut self, current: &[Assignment]) {
+        // App names are tenant-chosen, so they are looked up by binary search rather than in a
+        // hash map a tenant could flood with colliding names; a sorted `current` (as `place`
+        // returns it) repeats each app, so the last one is remembered. Worker names come from
+        // the operator's pool.
+        let workers: HashMap<&str, u32> = self
+            .worker_names
+            .iter()
+            .enumerate()
+            .map(|(w, name)| (*name, w as u32))
+            .collect();
+        let mut last: Option<(&str, u32)> = None;
+        let mut kept: Vec<(u32, u32, u32)> = Vec::with_capacity(current.len());
+        for c in current {
+            let a = match last {
+                Some((name, a)) if name == c.app => Some(a),
+                _ => position(&self.app_names, &c.app),
+            };
+            let Some(a) = a else { continue };
+            last = Some((c.app.as_str(), a));
+            if let Some(w) = workers.get(c.worker.as_str()) {
+                kept.push((a, c.index, *w));
+            }
+        }
+        kept.sort_unstable();
+        let mut app = u32::MAX;
+        for (a, index, w) in kept {
+            if a != app {
+                app = a;
+                self.next_generation();
+            }
+            let range = self.range(a as usize);
+            if (index as usize) >= range.len() {
+                continue;
+            }
+            let slot = range.start + index as usize;
+            if self.slots[slot] == EMPTY && self.marks[w as usize] != self.generation {
+                self.assign(slot, w);
+                self.marks[w as usize] = self.generation;
+            }
+        }
+    }
+
+    /// Capacity is a hard rule: a worker above it drops the instances it ranks lowest, to be
+    /// placed again like orphans.
+    pub fn shed_over_capacity(&mut self) {
+        let over: Vec<usize> = (0..self.load.len())
+            .filter(|w| self.load[*w] > self.capacity[*w])
+            .collect();
+        for w in over {
+            let excess = (self.load[w] - self.capacity[w]) as usize;
+            for (_, slot) in self.instances_on(w).into_iter().take(excess) {
+                self.slots[slot] = EMPTY;
+                self.load[w] -= 1;
+            }
+        }
+    }
+
+    /// Workers above the bound move their lowest-ranked instances, one at a time and most
+    /// loaded worker first, to the least-loaded workers with room (see [`Board::shed_one`]).
+    pub fn shed_over_bound(&mut self) {
+        let mut over: BTreeSet<(Reverse<u32>, usize)> = (0..self.load.len())
+            .filter(|w| self.load[*w] > self.bound[*w])
+            .map(|w| (Reverse(self.load[w] - self.bound[w]), w))
+            .collect();
+        if over.is_empty() {
+            return;
+        }
+        let mut candidates: Vec<Vec<(u64, usize)>> = vec![Vec::new(); self.load.len()];
+        for (_, w) in &over {
+            candidates[*w] = self.instances_on(*w);
+        }
+        let mut room: BTreeSet<(u32, usize)> = (0..self.load.len())
+            .filter(|w| self.load[*w] < self.bound[*w])
+            .map(|w| (self.load[w], w))
+            .collect();
+        while let Some((_, w)) = over.pop_first() {
+            let list = &mut candidates[w];
+            let Some((pick, to)) = self.shed_one(list, &room) else {
+                continue; // nowhere to go within the bound: the worker stays above it
+            };
+            let (_, slot) = list.remove(pick);
+            room.remove(&(self.load[to], to));
+            self.slots[slot] = EMPTY;
+            self.load[w] -= 1;
+            self.assign(slot, to as u32);
+            if self.load[to] < self.bound[to] {
+                room.insert((self.load[to], to));
+            }
+            if self.load[w] > self.bound[w] {
+                over.insert((Reverse(self.load[w] - self.bound[w]), w));
+            }
+        }
+    }
+
+    /// The candidate (lowest rank first) and destination for one shed: the least-loaded
+    /// workers with room come first; among them, the one ranking highest for the app.
+    fn shed_one(
+        &self,
+        candidates: &[(u64, usize)],
+        room: &BTreeSet<(u32, usize)>,
+    ) -> Option<(usize, usize)> {
+        let ordered: Vec<(u32, usize)> = room.iter().copied().collect();
+        for level in ordered.chunk_by(|a, b| a.0 == b.0) {
+            for (pick, (_, slot)) in candidates.iter().enumerate() {
+                let a = self.slot_app[*slot] as usize;
+                let hosts = &self.slots[self.range(a)];
+                let best = level
+                    .iter()
+                    .map(|(_, d)| *d)
+                    .filter(|d| !hosts.contains(&(*d as u32)))
+                    .max_by_key(|d| (weight(self.app_hash[a], self.worker_hash[*d]), Reverse(*d)));
+                if let Some(to) = best {
+                    return Some((pick, to));
+                }
+            }
+        }
+        None
+    }
+
+    /// New and orphaned instances, by rendezvous rank: first within the bound, then (only for
+    /// those left over) within capacity.
+    pub fn place_orphans(&mut self) {
+        let mut order: Vec<usize> = (0..self.app_names.len()).collect();
+        order.sort_by_key(|a| (Reverse(self.range(*a).len()), *a));
+        let mut ranking = Ranking::default();
+        let mut left_over = Vec::new();
+        let mut empty = Vec::new();
+        for a in order {
+            empty.clear();
+            empty.extend(self.range(a).filter(|s| self.slots[*s] == EMPTY));
+            if !empty.is_empty() {
+                self.place_app(a, &empty, true, &mut ranking, &mut left_over);
+            }
+        }
+        // `left_over` holds each app's slots together. Those that find no room within capacity
+        // either stay empty and are reported unplaced.
+        let mut unplaceable = Vec::new();
+        let mut i = 0;
+        while i < left_over.len() {
+            let a = self.slot_app[left_over[i]];
+            let n = left_over[i..]
+                .iter()
+                .take_while(|s| self.slot_app[**s] == a)
+                .count();
+            let group = &left_over[i..i + n];
+            self.place_app(a as usize, group, false, &mut ranking, &mut unplaceable);
+            i += n;
+        }
+    }
+
+    /// Puts each of app `a`'s `empty` slots on the highest-weight worker with room that does
+    /// not host the app yet — room below the bound when `bounded`, below capacity otherwise —
+    /// and pushes those that find none to `left_over`.
+    fn place_app(
+        &mut self,
+        a: usize,
+        empty: &[usize],
+        bounded: bool,
+        ranking: &mut Ranking,
+        left_over: &mut Vec<usize>,
+    ) {
+        self.next_generation();
+        for slot in self.range(a) {
+            if self.slots[slot] != EMPTY {
+                self.marks[self.slots[slot] as usize] = self.generation;
+            }
+        }
+        ranking.start(self.app_hash[a], &self.worker_hash, empty.len());
+        for &slot in empty {
+            let limit = if bounded { &self.bound } else { &self.capacity };
+            let found =
+                ranking.first(|w| self.load[w] < limit[w] && self.marks[w] != self.generation);
+            match found {
+                Some(w) => {
+                    self.assign(slot, w as u32);
+                    self.marks[w] = self.generation;
+                }
+                None => left_over.push(slot),
+            }
+        }
+    }
+
+    pub fn into_placement(self) -> Placement {
+        let mut placement = Placement {
+            assignments: Vec::with_capacity(self.slots.len()),
+            unplaced: Vec::new(),
+        };
+        for (a, name) in self.app_names.iter().enumerate() {
+            let range = self.range(a);
+            for index in 0..self.demanded[a] {
+                let worker = range
+                    .clone()
+                    .nth(index as usize)
+                    .map(|slot| self.slots[slot])
+                    .filter(|w| *w != EMPTY);
+                match worker {
+                    Some(w) => placement.assignments.push(Assignment {
+                        app: (*name).to_owned(),
+                        index,
+                        worker: self.worker_names[w as usize].to_owned(),
+                    }),
+                    None => placement.unplaced.push(((*name).to_owned(), index)),
+                }
+            }
+        }
+        placement
+    }
+
+    /// Worker `w`'s instances, lowest weight first (ties by slot, i.e. app name then index).
+    fn instances_on(&self, w: usize) -> Vec<(u64, usize)> {
+        let mut on: Vec<(u64, usize)> = (0..self.slots.len())
+            .filter(|s| self.slots[*s] == w as u32)
+            .map(|s| {
+                let a = self.slot_app[s] as usize;
+                (weight(self.app_hash[a], self.worker_hash[w]), s)
+            })
+            .collect();
+        on.sort_unstable();
+        on
+    }
+
+    fn assign(&mut self, slot: usize, w: u32) {
+        self.slots[slot] = w;
+        self.load[w as usize] += 1;
+    }
+
+    fn range(&self, a: usize) -> std::ops::Range<usize> {
+        self.start[a]..self.start[a + 1]
+    }
+
+    fn next_generation(&mut self) {
+        self.generation += 1;
+    }
+}
+
+fn position(sorted: &[&str], name: &str) -> Option<u32> {
+    sorted.binary_search(&name).ok().map(|i| i as u32)
+}
+
+/// Workers beyond the instances still to place that are ranked up front: enough to step over
+/// the few that are full or already host the app without sorting them all.
+const RANKED_AHEAD: usize = 8;
+
+/// One app's workers by descending weight (ties: lower index), sorted lazily: only the head a
+/// placement usually needs is selected and sorted, the tail only if the head runs out.
+#[derive(Default)]
+struct Ranking {
+    order: Vec<(Reverse<u64>, u32)>,
+    sorted: usize,
+}
+
+impl Ranking {
+    fn start(&mut self, app_hash: u64, worker_hash: &[u64], needed: usize) {
+        self.order.clear();
+        self.order.extend(
+            worker_hash
+                .iter()
+                .enumerate()
+                .map(|(w, h)| (Reverse(weight(app_hash, *h)), w as u32)),
+        );
+        let head = (needed + RANKED_AHEAD).min(self.order.len());
+        if head < self.order.len() {
+            self.order.select_nth_unstable(head);
+        }
+        self.order[..head].sort_unstable();
+        self.sorted = head;
+    }
+
+    /// The highest-ranked worker for which `eligible` holds.
+    fn first(&mut self, eligible: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut from = 0;
+        loop {
+            let found = self.order[from..self.sorted]
+                .iter()
+                .find(|(_, w)| eligible(*w as usize));
+            if let Some((_, w)) = found {
+                return Some(*w as usize);
+            }
+            if self.sorted == self.order.len() {
+                return None;
+            }
+            self.order[self.sorted..].sort_unstable();
+            from = self.sorted;
+            self.sorted = self.order.len();
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The one-sentence reason stored with every decision: the cause first, then each step that
+//! changed the number, in the order they were applied. Deterministic, so tests can pin it and
+//! operators can grep for it.
+
+use std::fmt::Write;
+
+use super::decision::{Aggregate, Cause, Judged, ScaleInput, Steps};
+use super::{MAX_SCALE_OUT_STEP, ScaleMode};
+
+pub(super) fn sentence(
+    input: &ScaleInput,
+    judged: &[Judged],
+    aggregate: &Aggregate,
+    recommended: u32,
+    steps: &Steps,
+) -> String {
+    // The direction of what the functions asked for, before the unreadable-metric floor.
+    let direction = match aggregate.value.cmp(&input.current) {
+        std::cmp::Ordering::Greater => "scale out",
+        std::cmp::Ordering::Less => "scale in",
+        std::cmp::Ordering::Equal => "steady",
+    };
+    let by_one = if input.mode == ScaleMode::Incremental && direction != "steady" {
+        " by 1"
+    } else {
+        ""
+    };
+    let votes = if input.mode == ScaleMode::Incremental {
+        "incremental votes, "
+    } else {
+        ""
+    };
+    let cause = match aggregate.cause {
+        Cause::NoFunctions => "no function scales on a backlog".to_owned(),
+        Cause::One(i) => describe(&judged[i]),
+        Cause::Several { count, increase } => {
+            format!("{count} functions ask for {increase} more instances")
+        }
+        Cause::AllScaleIn => "all functions vote scaleIn".to_owned(),
+    };
+    let mut s = format!("{direction}{by_one}: {votes}{cause}");
+
+    if aggregate.step_capped {
+        let _ = write!(s, "; +{MAX_SCALE_OUT_STEP} per decision");
+    }
+    if let Some(i) = steps.kept_for_unreadable {
+        let f = &judged[i].input.function;
+        let _ = write!(
+            s,
+            "; kept at {recommended} while {f}'s metric is unreadable"
+        );
+    }
+    if let Some(held) = steps.held_by_window {
+        let _ = write!(s, "; held at {held} by the stabilisation window");
+    }
+    if steps.raised_to_minimum {
+        let _ = write!(s, "; raised to minimumInstances {}", input.minimum);
+    }
+    if steps.capped_by_limit {
+        let _ = write!(s, "; capped by limit {}", input.limit);
+    }
+    if steps.capped_by_quota
+        && let Some(allowance) = input.tenant_allowance
+    {
+        let _ = write!(s, "; capped by tenant quota at {allowance}");
+    }
+    s
+}
+
+/// `orders queueLength 1000 / 16 per instance = 63`, or `orders votes scaleIn (idle for 5 samples)`.
+fn describe(j: &Judged) -> String {
+    let f = &j.input.function;
+    match (j.rule, j.verdict.metric, j.verdict.target) {
+        (None, Some(metric), Some(target)) => format!(
+            "{f} {} {metric} / {} per instance = {target}",
+            j.input.rule.metric.as_str(),
+            j.input.rule.per_instance,
+        ),
+        (Some(rule), _, _) => {
+            let unreadable = if j.input.latest_unreadable {
+                ", metric unreadable"
+            } else {
+                ""
+            };
+            format!(
+                "{f} votes {} ({}{unreadable})",
+                rule.vote().as_str(),
+                rule.describe()
+            )
+        }
+        // Not produced by `judge`: a target verdict always has a metric and a target.
+        _ => f.clone(),
+    }
+}

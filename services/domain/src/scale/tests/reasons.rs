@@ -1,0 +1,122 @@
+//! What a decision says about itself: the reason sentence, the verdicts and their JSON.
+
+use super::*;
+
+#[test]
+fn reasons_name_the_cause() {
+    let cases: Vec<(ScaleInput, &str)> = vec![
+        (
+            target(0, vec![func("orders", QUEUE, &[1000])]),
+            "scale out: orders queueLength 1000 / 16 per instance = 63; +4 per decision",
+        ),
+        (
+            target(2, vec![func("b", QUEUE, &[64]), func("a", QUEUE, &[48])]),
+            "scale out: 2 functions ask for 3 more instances",
+        ),
+        (
+            target(10, vec![func("a", QUEUE, &[48]), func("b", QUEUE, &[96])]),
+            "scale in: b queueLength 96 / 16 per instance = 6",
+        ),
+        (
+            target(3, vec![func("a", QUEUE, &[48])]),
+            "steady: a queueLength 48 / 16 per instance = 3",
+        ),
+        (
+            with(target(6, vec![func("q", QUEUE, &[32])]), |i| {
+                i.recent_recommendations = vec![5]
+            }),
+            "scale in: q queueLength 32 / 16 per instance = 2; held at 5 by the stabilisation window",
+        ),
+        (
+            with(target(2, vec![func("q", QUEUE, &[80])]), |i| i.limit = 4),
+            "scale out: q queueLength 80 / 16 per instance = 5; capped by limit 4",
+        ),
+        (
+            with(target(2, vec![func("q", QUEUE, &[80])]), |i| {
+                i.tenant_allowance = Some(3)
+            }),
+            "scale out: q queueLength 80 / 16 per instance = 5; capped by tenant quota at 3",
+        ),
+        (
+            with(target(0, vec![]), |i| i.minimum = 2),
+            "steady: no function scales on a backlog; raised to minimumInstances 2",
+        ),
+        (
+            target(0, vec![unreadable("sb", &[])]),
+            "steady: sb votes none (fewer than 5 samples, metric unreadable); kept at 1 while sb's metric is unreadable",
+        ),
+        (
+            incremental(2, vec![func("q", QUEUE, &[1, 2, 3, 4, 5])]),
+            "scale out by 1: incremental votes, q votes scaleOut (length increasing)",
+        ),
+        (
+            incremental(2, vec![func("q", QUEUE, &[0; 5])]),
+            "scale in by 1: incremental votes, all functions vote scaleIn",
+        ),
+        (
+            incremental(2, vec![func("q", QUEUE, &[5, 6, 5, 6, 5])]),
+            "steady: incremental votes, q votes none (steady)",
+        ),
+    ];
+    for (input, want) in cases {
+        assert_eq!(decide(&input).reason, want);
+    }
+}
+
+#[test]
+fn verdicts_keep_the_function_order_and_readings() {
+    let input = target(
+        1,
+        vec![
+            FunctionScaleInput {
+                samples: vec![MetricSample {
+                    value: 33,
+                    queue_time_ms: Some(1500),
+                    partitions: None,
+                }],
+                ..func("b", QUEUE, &[])
+            },
+            func("a", rule(MetricKind::ActiveMessages, 8), &[0]),
+        ],
+    );
+    let d = decide(&input);
+    let want_b = FunctionVerdict {
+        function: "b".to_owned(),
+        mode: ScaleMode::Target,
+        metric: Some(33),
+        queue_time_ms: Some(1500),
+        target: Some(3),
+        vote: None,
+        per_instance: 16,
+    };
+    assert_eq!(d.functions[0], want_b);
+    assert_eq!(
+        (d.functions[1].function.as_str(), d.functions[1].target),
+        ("a", Some(0))
+    );
+}
+
+#[test]
+fn decisions_serialize_in_camel_case_without_empty_fields() {
+    let d = decide(&target(0, vec![func("orders", QUEUE, &[1000])]));
+    let json = serde_json::to_value(&d).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "from": 0, "to": 4, "recommended": 4, "mode": "target",
+            "reason": "scale out: orders queueLength 1000 / 16 per instance = 63; +4 per decision",
+            "functions": [{"function": "orders", "mode": "target", "metric": 1000, "target": 63,
+                           "perInstance": 16}],
+        })
+    );
+    let back: ScaleDecision = serde_json::from_value(json).unwrap();
+    assert_eq!(back, d);
+    assert_eq!(
+        serde_json::to_value(rule(MetricKind::UnprocessedEvents, 5)).unwrap(),
+        serde_json::json!({"metric": "unprocessedEvents", "perInstance": 5})
+    );
+    assert_eq!(
+        serde_json::to_value(Vote::ScaleOut).unwrap(),
+        serde_json::json!("scaleOut")
+    );
+}
