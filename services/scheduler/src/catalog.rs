@@ -1,0 +1,229 @@
+//! What the scheduler knows of the apps: for each, its scale settings and, per trigger
+//! function, the target rule and where its metric is read. Read from Postgres every tick, but
+//! parsed again only for apps whose ETag (or one of whose functions' ETags) changed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use shoal_domain::apps::{AppSpec, AppState};
+use shoal_domain::bindings::Binding;
+use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
+use shoal_domain::functions::FunctionSpec;
+use shoal_domain::names::TenantName;
+use shoal_domain::queue_trigger::trigger_queue_name;
+use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
+use shoal_store::crypto::Cipher;
+use shoal_store::{StoreError, TenantId, apps, begin_platform, begin_tenant, functions, tenants};
+
+/// An app, named `tenant/app` as placement keys it (neither name may contain a slash).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AppKey {
+    pub tenant: String,
+    pub app: String,
+}
+
+impl AppKey {
+    /// The key placement uses.
+    pub fn placement_key(&self) -> String {
+        format!("{}/{}", self.tenant, self.app)
+    }
+
+    pub fn from_placement_key(key: &str) -> Option<AppKey> {
+        let (tenant, app) = key.split_once('/')?;
+        Some(AppKey {
+            tenant: tenant.to_owned(),
+            app: app.to_owned(),
+        })
+    }
+}
+
+impl std::fmt::Display for AppKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.tenant, self.app)
+    }
+}
+
+/// An app as the scale math sees it.
+#[derive(Clone, Debug)]
+pub struct ScalableApp {
+    pub key: AppKey,
+    /// Stopped apps want no instances.
+    pub running: bool,
+    pub mode: ScaleMode,
+    pub limit: u32,
+    pub minimum: u32,
+    /// Count only messages no worker holds (see `metrics`).
+    pub visible_only: bool,
+    pub functions: Vec<ScalableFunction>,
+}
+
+/// A trigger function that scales on a backlog.
+#[derive(Clone, Debug)]
+pub struct ScalableFunction {
+    pub name: String,
+    pub rule: TargetRule,
+    pub source: MetricSource,
+}
+
+/// Where a function's metric comes from.
+#[derive(Clone, Debug)]
+pub enum MetricSource {
+    StorageQueue {
+        connection: Box<ConnectionSpec>,
+        queue: String,
+    },
+    /// No source (yet): the function falls back to incremental votes, which without readings
+    /// keep the app at one instance so the listener runs and reports its state.
+    Unreadable(String),
+}
+
+/// The apps and tenant quotas read in one tick.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub apps: Vec<Arc<ScalableApp>>,
+    /// `maxInstances` per tenant (None = no quota).
+    pub quotas: HashMap<String, Option<u32>>,
+}
+
+struct Cached {
+    /// The app's ETag, then its functions' in name order.
+    versions: Vec<shoal_store::Etag>,
+    app: Arc<ScalableApp>,
+}
+
+/// Keeps parsed apps between ticks.
+#[derive(Default)]
+pub struct Catalog {
+    cache: HashMap<AppKey, Cached>,
+}
+
+impl Catalog {
+    /// Reads every tenant's apps and functions (one transaction per tenant, two queries each).
+    pub async fn load(
+        &mut self,
+        pool: &sqlx::PgPool,
+        cipher: &Cipher,
+    ) -> Result<Snapshot, StoreError> {
+        let mut tx = begin_platform(pool).await?;
+        let quotas = tenants::all_quotas(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        let mut snapshot = Snapshot::default();
+        let mut seen = HashMap::with_capacity(self.cache.len());
+        for (name, quota) in quotas {
+            let Ok(tenant) = TenantName::parse(&name) else {
+                tracing::error!(
+                    tenant = name,
+                    "stored tenant name no longer validates; its apps are not scaled"
+                );
+                continue;
+            };
+            snapshot.quotas.insert(name.clone(), quota);
+            let tenant = TenantId::new(tenant);
+            let mut tx = begin_tenant(pool, &tenant).await?;
+            let records = apps::all_of_tenant(&mut tx, &tenant, cipher).await?;
+            let all_functions = functions::all_of_tenant(&mut tx, &tenant).await?;
+            shoal_store::commit(tx).await?;
+            let mut by_app: HashMap<&str, Vec<&functions::FunctionRecord>> = HashMap::new();
+            for f in &all_functions {
+                by_app.entry(f.app.as_str()).or_default().push(f);
+            }
+            for record in &records {
+                let key = AppKey {
+                    tenant: name.clone(),
+                    app: record.name.clone(),
+                };
+                let fns = by_app.remove(record.name.as_str()).unwrap_or_default();
+                let mut versions = vec![record.etag];
+                versions.extend(fns.iter().map(|f| f.etag));
+                let app = match self.cache.remove(&key) {
+                    Some(cached) if cached.versions == versions => cached.app,
+                    _ => match parse_app(&key, record, &fns) {
+                        Some(app) => Arc::new(app),
+                        None => continue,
+                    },
+                };
+                snapshot.apps.push(app.clone());
+                seen.insert(key, Cached { versions, app });
+            }
+        }
+        self.cache = seen;
+        Ok(snapshot)
+    }
+}
+
+/// An app as stored, or None (logged) when it no longer validates.
+fn parse_app(
+    key: &AppKey,
+    record: &apps::AppRecord,
+    functions: &[&functions::FunctionRecord],
+) -> Option<ScalableApp> {
+    let spec = match AppSpec::parse(&record.name, &record.written_document()) {
+        Ok(written) => written.spec,
+        Err(e) => {
+            tracing::error!(app = %key, error = %e, "stored app no longer validates; not scaled");
+            return None;
+        }
+    };
+    let mut scalable = Vec::new();
+    for f in functions {
+        let function = match FunctionSpec::parse(&f.name, &f.spec) {
+            Ok(written) => written.spec,
+            Err(e) => {
+                tracing::error!(app = %key, function = f.name, error = %e, "stored function no longer validates; not scaled");
+                continue;
+            }
+        };
+        if function.disabled {
+            continue;
+        }
+        let Some(trigger) = function.trigger() else {
+            continue;
+        };
+        let Some(rule) = target_rule(trigger, &spec.host_config) else {
+            continue;
+        };
+        scalable.push(ScalableFunction {
+            name: f.name.clone(),
+            rule,
+            source: metric_source(trigger, &spec.app_settings),
+        });
+    }
+    Some(ScalableApp {
+        key: key.clone(),
+        running: spec.state == AppState::Running,
+        mode: spec.scale.mode,
+        limit: spec.scale.limit,
+        minimum: spec.scale.minimum_instances,
+        visible_only: spec.scale.visible_only,
+        functions: scalable,
+    })
+}
+
+fn metric_source(trigger: &Binding, settings: &BTreeMap<String, String>) -> MetricSource {
+    match trigger {
+        Binding::QueueTrigger(queue) => {
+            let connection = match resolve(
+                ConnectionKind::StorageQueue,
+                queue.connection.as_deref(),
+                settings,
+            ) {
+                Ok(spec) => spec,
+                Err(e) => return MetricSource::Unreadable(e.to_string()),
+            };
+            match trigger_queue_name(&queue.queue_name, settings) {
+                Ok(name) => MetricSource::StorageQueue {
+                    connection: Box::new(connection),
+                    queue: name.as_str().to_owned(),
+                },
+                Err(e) => MetricSource::Unreadable(e),
+            }
+        }
+        Binding::ServiceBusTrigger(_) => {
+            MetricSource::Unreadable("Service Bus metrics are not read yet".into())
+        }
+        other => MetricSource::Unreadable(format!(
+            "{} triggers have no metric source yet",
+            other.type_name()
+        )),
+    }
+}

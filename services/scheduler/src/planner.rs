@@ -1,0 +1,403 @@
+//! The leader's memory between ticks and the decisions of one tick, without I/O: each app's
+//! desired instances, its recent metric samples (for incremental votes) and its recent
+//! recommendations (for the scale-in stabilisation window). The domain decides and places;
+//! this feeds it and keeps what the next tick needs.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use shoal_domain::placement::{AppDemand, Assignment, Placement, WorkerSlot, place};
+use shoal_domain::scale::{
+    FunctionScaleInput, INCREMENTAL_SAMPLES, MetricSample, ScaleDecision, ScaleInput, decide,
+};
+
+use crate::catalog::{AppKey, ScalableApp, Snapshot};
+use crate::metrics::Reading;
+
+/// Per-listener messages in flight, by (tenant, app, function), from the workers' heartbeats.
+pub type InFlight = HashMap<(String, String, String), u64>;
+
+#[derive(Default)]
+struct History {
+    desired: u32,
+    /// Per function: samples oldest first, and when the newest was read (a cached reading is
+    /// not sampled twice).
+    samples: HashMap<String, (VecDeque<MetricSample>, Option<Instant>)>,
+    recommendations: VecDeque<(Instant, u32)>,
+}
+
+pub struct Planner {
+    scale_in_window: Duration,
+    balance: f64,
+    apps: HashMap<AppKey, History>,
+}
+
+/// One tick's inputs.
+pub struct Inputs<'a> {
+    pub snapshot: &'a Snapshot,
+    /// The latest reading per (app, function); absent when never read.
+    pub readings: &'a HashMap<(AppKey, String), Reading>,
+    pub in_flight: &'a InFlight,
+    pub workers: &'a [WorkerSlot],
+    pub current: &'a [Assignment],
+    pub now: Instant,
+}
+
+/// One tick's outcome.
+pub struct Plan {
+    /// Every app's decision, in key order.
+    pub decisions: Vec<(AppKey, ScaleDecision)>,
+    pub placement: Placement,
+    /// Sum of desired instances over all apps (exported for autoscaling the workers).
+    pub total_desired: u64,
+}
+
+impl Planner {
+    pub fn new(scale_in_window: Duration, balance: f64) -> Planner {
+        Planner {
+            scale_in_window,
+            balance,
+            apps: HashMap::new(),
+        }
+    }
+
+    /// A new leader starts from the desired counts its predecessor stored.
+    pub fn seed(&mut self, desired: impl IntoIterator<Item = (AppKey, u32)>) {
+        self.apps.clear();
+        for (key, count) in desired {
+            self.apps.insert(
+                key,
+                History {
+                    desired: count,
+                    ..History::default()
+                },
+            );
+        }
+    }
+
+    pub fn desired(&self, key: &AppKey) -> u32 {
+        self.apps.get(key).map_or(0, |h| h.desired)
+    }
+
+    pub fn plan(&mut self, inputs: &Inputs<'_>) -> Plan {
+        let mut apps: Vec<&ScalableApp> = inputs.snapshot.apps.iter().map(|a| a.as_ref()).collect();
+        apps.sort_by(|a, b| a.key.cmp(&b.key));
+        // Apps that are gone take their history with them.
+        let present: std::collections::HashSet<&AppKey> = apps.iter().map(|a| &a.key).collect();
+        self.apps.retain(|k, _| present.contains(k));
+
+        // Instances each tenant's apps hold, updated as this tick decides them.
+        let mut tenant_used: HashMap<String, u64> = HashMap::new();
+        for app in &apps {
+            *tenant_used.entry(app.key.tenant.clone()).or_default() +=
+                u64::from(self.desired(&app.key));
+        }
+
+        let mut decisions = Vec::with_capacity(apps.len());
+        for app in apps {
+            let history = self.apps.entry(app.key.clone()).or_default();
+            let current = history.desired;
+            let used = tenant_used
+                .get(app.key.tenant.as_str())
+                .copied()
+                .unwrap_or(0);
+            let allowance = inputs
+                .snapshot
+                .quotas
+                .get(&app.key.tenant)
+                .copied()
+                .flatten()
+                .map(|quota| {
+                    let others = used.saturating_sub(u64::from(current));
+                    u32::try_from(u64::from(quota).saturating_sub(others)).unwrap_or(u32::MAX)
+                });
+            let decision = if app.running {
+                let input = scale_input(app, history, inputs, current, allowance);
+                let decision = decide(&input);
+                history
+                    .recommendations
+                    .push_back((inputs.now, decision.recommended));
+                decision
+            } else {
+                stopped(app, current)
+            };
+            while history
+                .recommendations
+                .front()
+                .is_some_and(|(at, _)| inputs.now.duration_since(*at) > self.scale_in_window)
+            {
+                history.recommendations.pop_front();
+            }
+            history.desired = decision.to;
+            tenant_used.insert(
+                app.key.tenant.clone(),
+                used.saturating_sub(u64::from(current)) + u64::from(decision.to),
+            );
+            decisions.push((app.key.clone(), decision));
+        }
+
+        let demands: Vec<AppDemand> = decisions
+            .iter()
+            .filter(|(_, d)| d.to > 0)
+            .map(|(key, d)| AppDemand {
+                app: key.placement_key(),
+                instances: d.to,
+            })
+            .collect();
+        let placement = place(&demands, inputs.workers, inputs.current, self.balance);
+        let total_desired = decisions.iter().map(|(_, d)| u64::from(d.to)).sum();
+        Plan {
+            decisions,
+            placement,
+            total_desired,
+        }
+    }
+}
+
+fn scale_input(
+    app: &ScalableApp,
+    history: &mut History,
+    inputs: &Inputs<'_>,
+    current: u32,
+    allowance: Option<u32>,
+) -> ScaleInput {
+    let mut functions = Vec::with_capacity(app.functions.len());
+    for f in &app.functions {
+        let (samples, last_read) = history.samples.entry(f.name.clone()).or_default();
+        let reading = inputs.readings.get(&(app.key.clone(), f.name.clone()));
+        let mut latest_unreadable = reading.is_none();
+        if let Some(reading) = reading {
+            match &reading.result {
+                Ok(q) => {
+                    if *last_read != Some(reading.at) {
+                        let in_flight = if app.visible_only {
+                            inputs
+                                .in_flight
+                                .get(&(app.key.tenant.clone(), app.key.app.clone(), f.name.clone()))
+                                .copied()
+                                .unwrap_or(0)
+                        } else {
+                            0
+                        };
+                        samples.push_back(MetricSample {
+                            value: q.length.saturating_sub(in_flight),
+                            queue_time_ms: q.queue_time_ms,
+                            partitions: None,
+                        });
+                        *last_read = Some(reading.at);
+                        while samples.len() > INCREMENTAL_SAMPLES {
+                            samples.pop_front();
+                        }
+                    }
+                }
+                Err(_) => latest_unreadable = true,
+            }
+        }
+        functions.push(FunctionScaleInput {
+            function: f.name.clone(),
+            rule: f.rule,
+            samples: samples.iter().copied().collect(),
+            latest_unreadable,
+        });
+    }
+    history
+        .samples
+        .retain(|name, _| app.functions.iter().any(|f| &f.name == name));
+    ScaleInput {
+        mode: app.mode,
+        current,
+        minimum: app.minimum,
+        limit: app.limit,
+        tenant_allowance: allowance,
+        functions,
+        recent_recommendations: history.recommendations.iter().map(|(_, r)| *r).collect(),
+    }
+}
+
+/// A stopped app wants no instances.
+fn stopped(app: &ScalableApp, current: u32) -> ScaleDecision {
+    ScaleDecision {
+        from: current,
+        to: 0,
+        recommended: 0,
+        mode: app.mode,
+        reason: "the app is stopped".into(),
+        functions: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use shoal_domain::scale::{MetricKind, ScaleMode, TargetRule};
+
+    use super::*;
+    use crate::catalog::{MetricSource, ScalableFunction};
+    use crate::metrics::QueueReading;
+
+    fn app(tenant: &str, name: &str, limit: u32) -> ScalableApp {
+        ScalableApp {
+            key: AppKey {
+                tenant: tenant.into(),
+                app: name.into(),
+            },
+            running: true,
+            mode: ScaleMode::Target,
+            limit,
+            minimum: 0,
+            visible_only: false,
+            functions: vec![ScalableFunction {
+                name: "f".into(),
+                rule: TargetRule {
+                    metric: MetricKind::QueueLength,
+                    per_instance: 16,
+                },
+                source: MetricSource::Unreadable("test".into()),
+            }],
+        }
+    }
+
+    fn workers(n: usize) -> Vec<WorkerSlot> {
+        (0..n)
+            .map(|i| WorkerSlot {
+                name: format!("w{i}"),
+                capacity: 100,
+            })
+            .collect()
+    }
+
+    struct World {
+        snapshot: Snapshot,
+        readings: HashMap<(AppKey, String), Reading>,
+        in_flight: InFlight,
+        workers: Vec<WorkerSlot>,
+    }
+
+    impl World {
+        fn new(apps: Vec<ScalableApp>, workers: usize) -> World {
+            World {
+                snapshot: Snapshot {
+                    apps: apps.into_iter().map(Arc::new).collect(),
+                    quotas: HashMap::new(),
+                },
+                readings: HashMap::new(),
+                in_flight: InFlight::new(),
+                workers: self::workers(workers),
+            }
+        }
+
+        fn backlog(&mut self, app: &str, length: u64, at: Instant) {
+            let key = self
+                .snapshot
+                .apps
+                .iter()
+                .find(|a| a.key.app == app)
+                .unwrap()
+                .key
+                .clone();
+            self.readings.insert(
+                (key, "f".into()),
+                Reading {
+                    result: Ok(QueueReading {
+                        length,
+                        queue_time_ms: None,
+                    }),
+                    at,
+                },
+            );
+        }
+
+        fn plan(&self, planner: &mut Planner, current: &[Assignment], now: Instant) -> Plan {
+            planner.plan(&Inputs {
+                snapshot: &self.snapshot,
+                readings: &self.readings,
+                in_flight: &self.in_flight,
+                workers: &self.workers,
+                current,
+                now,
+            })
+        }
+    }
+
+    fn to_of(plan: &Plan, app: &str) -> u32 {
+        plan.decisions
+            .iter()
+            .find(|(k, _)| k.app == app)
+            .unwrap()
+            .1
+            .to
+    }
+
+    #[test]
+    fn a_backlog_scales_out_four_per_tick_to_the_limit_on_distinct_workers() {
+        let mut world = World::new(vec![app("t", "a", 10)], 12);
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        let mut current = Vec::new();
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        for tick in 0..4u64 {
+            let now = start + Duration::from_secs(tick);
+            world.backlog("a", 1000, now);
+            let plan = world.plan(&mut planner, &current, now);
+            seen.push(to_of(&plan, "a"));
+            current = plan.placement.assignments.clone();
+        }
+        assert_eq!(seen, [4, 8, 10, 10]);
+        let workers: std::collections::HashSet<_> = current.iter().map(|a| &a.worker).collect();
+        assert_eq!((current.len(), workers.len()), (10, 10));
+    }
+
+    #[test]
+    fn the_tenant_quota_caps_the_sum_of_its_apps() {
+        let mut world = World::new(
+            vec![app("t", "a", 10), app("t", "b", 10), app("u", "c", 10)],
+            20,
+        );
+        world.snapshot.quotas.insert("t".into(), Some(6));
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        let start = Instant::now();
+        let mut current = Vec::new();
+        let mut last = None;
+        for tick in 0..4u64 {
+            let now = start + Duration::from_secs(tick);
+            for name in ["a", "b", "c"] {
+                world.backlog(name, 1000, now);
+            }
+            let plan = world.plan(&mut planner, &current, now);
+            current = plan.placement.assignments.clone();
+            last = Some(plan);
+        }
+        let plan = last.unwrap();
+        assert_eq!(to_of(&plan, "a") + to_of(&plan, "b"), 6);
+        assert_eq!(to_of(&plan, "c"), 10, "another tenant is not limited");
+    }
+
+    #[test]
+    fn a_cached_reading_is_sampled_once() {
+        let mut world = World::new(vec![app("t", "a", 10)], 2);
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        let at = Instant::now();
+        world.backlog("a", 5, at);
+        for tick in 0..3u64 {
+            world.plan(&mut planner, &[], at + Duration::from_secs(tick));
+        }
+        let history = &planner.apps[&world.snapshot.apps[0].key];
+        assert_eq!(history.samples["f"].0.len(), 1);
+    }
+
+    #[test]
+    fn a_stopped_app_wants_no_instances_and_a_deleted_one_is_forgotten() {
+        let mut stopped = app("t", "a", 10);
+        stopped.running = false;
+        let mut world = World::new(vec![stopped], 2);
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        planner.seed([(world.snapshot.apps[0].key.clone(), 3)]);
+        let plan = world.plan(&mut planner, &[], Instant::now());
+        assert_eq!(to_of(&plan, "a"), 0);
+        assert!(plan.placement.assignments.is_empty());
+        world.snapshot.apps.clear();
+        world.plan(&mut planner, &[], Instant::now());
+        assert!(planner.apps.is_empty());
+    }
+}

@@ -1,0 +1,218 @@
+//! The scheduler's loop: hold or wait for the lease, and tick while leading.
+//!
+//! A leader renews its lease every tick. Its local view of the lease starts when it *sent* the
+//! renewal (the database stamps it later), so the leader never believes in a lease the database
+//! has let lapse; and every write is fenced anyway. A standby reads when the lease lapses and
+//! tries again right then, so a leader that died is replaced within the lease TTL.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use shoal_store::crypto::Cipher;
+use shoal_store::{StoreError, begin_platform, leadership};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::Catalog;
+use crate::config::SchedulerConfig;
+use crate::metrics::MetricReader;
+use crate::tick::{Leader, TickContext, TickReport};
+
+/// What the scheduler exports about itself (see `server`).
+#[derive(Debug, Default)]
+pub struct SchedulerStatus {
+    pub leading: AtomicBool,
+    pub epoch: AtomicI64,
+    pub total_desired: AtomicU64,
+    pub unplaced: AtomicU64,
+    pub last_tick_micros: AtomicU64,
+    pub ticks: AtomicU64,
+}
+
+pub struct Scheduler {
+    config: SchedulerConfig,
+    pool: sqlx::PgPool,
+    cipher: Cipher,
+    status: Arc<SchedulerStatus>,
+}
+
+pub struct SchedulerHandle {
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+impl SchedulerHandle {
+    /// Resolves once the scheduler has stopped (and released its lease if it led).
+    pub async fn stopped(self) -> anyhow::Result<()> {
+        self.task.await?
+    }
+}
+
+/// How long one database step may take before the loop gives up on it for this round.
+const STEP_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Scheduler {
+    pub fn new(config: SchedulerConfig, pool: sqlx::PgPool, cipher: Cipher) -> Scheduler {
+        Scheduler {
+            config,
+            pool,
+            cipher,
+            status: Arc::default(),
+        }
+    }
+
+    pub fn status(&self) -> Arc<SchedulerStatus> {
+        self.status.clone()
+    }
+
+    pub fn start(self, shutdown: CancellationToken) -> SchedulerHandle {
+        SchedulerHandle {
+            task: tokio::spawn(self.run(shutdown)),
+        }
+    }
+
+    async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let name = self.config.name.clone();
+        tracing::info!(scheduler = name, tick = ?self.config.tick, lease_ttl = ?self.config.lease_ttl, "scheduler started");
+        let mut catalog = Catalog::default();
+        let mut metrics =
+            MetricReader::new(self.config.metrics.clone(), self.config.connector.clone());
+        let mut leader: Option<Leader> = None;
+        // When the lease we last renewed lapses, on our own clock (from when we asked).
+        let mut lease_until: Option<Instant> = None;
+        loop {
+            let round = Instant::now();
+            let lease = tokio::time::timeout(STEP_TIMEOUT, self.renew()).await;
+            let mut wait = self.config.tick;
+            match lease {
+                Ok(Ok(Some(lease))) => {
+                    lease_until = Some(round + self.config.lease_ttl);
+                    if leader.as_ref().is_none_or(|l| l.epoch != lease.epoch) {
+                        match Leader::take_over(&self.pool, &name, lease.epoch, &self.config).await
+                        {
+                            Ok(l) => {
+                                tracing::info!(scheduler = name, epoch = lease.epoch, "leading");
+                                self.status.leading.store(true, Ordering::Relaxed);
+                                self.status.epoch.store(lease.epoch, Ordering::Relaxed);
+                                leader = Some(l);
+                            }
+                            Err(e) => {
+                                tracing::warn!(error = %e, "taking over failed; retrying next tick")
+                            }
+                        }
+                    }
+                    if let Some(l) = leader.as_mut() {
+                        let cx = TickContext {
+                            pool: &self.pool,
+                            cipher: &self.cipher,
+                            config: &self.config,
+                            catalog: &mut catalog,
+                            metrics: &mut metrics,
+                        };
+                        let deadline = self.config.lease_ttl.saturating_sub(round.elapsed()) / 2;
+                        match tokio::time::timeout(deadline, l.tick(cx)).await {
+                            Ok(Ok(report)) => self.record(&report, round.elapsed()),
+                            Ok(Err(StoreError::Fenced { epoch })) => {
+                                tracing::warn!(
+                                    scheduler = name,
+                                    epoch,
+                                    "lost the lease; standing by"
+                                );
+                                leader = None;
+                                self.status.leading.store(false, Ordering::Relaxed);
+                            }
+                            Ok(Err(e)) => {
+                                tracing::warn!(error = %e, "tick failed; retrying next tick")
+                            }
+                            Err(_) => {
+                                tracing::warn!("tick took longer than half the lease; abandoned")
+                            }
+                        }
+                    }
+                }
+                Ok(Ok(None)) => {
+                    if leader.take().is_some() {
+                        tracing::warn!(
+                            scheduler = name,
+                            "another scheduler holds the lease; standing by"
+                        );
+                    }
+                    self.status.leading.store(false, Ordering::Relaxed);
+                    lease_until = None;
+                    // Try again right when the holder's lease lapses, or next tick.
+                    if let Ok(Ok(state)) =
+                        tokio::time::timeout(STEP_TIMEOUT, self.lease_state()).await
+                    {
+                        self.status.epoch.store(state.epoch, Ordering::Relaxed);
+                        wait = wait.min(state.remaining() + Duration::from_millis(5));
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "renewing the lease failed"),
+                Err(_) => tracing::warn!("renewing the lease timed out"),
+            }
+            if leader.is_some() && lease_until.is_some_and(|until| Instant::now() >= until) {
+                tracing::error!(
+                    scheduler = name,
+                    "lease lapsed without renewal; standing by"
+                );
+                leader = None;
+                self.status.leading.store(false, Ordering::Relaxed);
+            }
+            let sleep = wait.saturating_sub(round.elapsed());
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(sleep) => {}
+            }
+        }
+        if let Some(l) = leader {
+            // Hand over at once rather than make a standby wait out the lease.
+            let release = async {
+                let mut tx = begin_platform(&self.pool).await?;
+                leadership::release(&mut tx, &name, l.epoch).await?;
+                shoal_store::commit(tx).await
+            };
+            match tokio::time::timeout(STEP_TIMEOUT, release).await {
+                Ok(Ok(())) => {
+                    tracing::info!(scheduler = name, epoch = l.epoch, "released the lease")
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "releasing the lease failed; it lapses by itself")
+                }
+                Err(_) => tracing::warn!("releasing the lease timed out; it lapses by itself"),
+            }
+        }
+        self.status.leading.store(false, Ordering::Relaxed);
+        tracing::info!(scheduler = name, "scheduler stopped");
+        Ok(())
+    }
+
+    async fn renew(&self) -> Result<Option<leadership::Lease>, StoreError> {
+        let mut tx = begin_platform(&self.pool).await?;
+        let lease =
+            leadership::acquire_or_renew(&mut tx, &self.config.name, self.config.lease_ttl).await?;
+        shoal_store::commit(tx).await?;
+        Ok(lease)
+    }
+
+    async fn lease_state(&self) -> Result<leadership::LeaseState, StoreError> {
+        let mut tx = begin_platform(&self.pool).await?;
+        let state = leadership::current(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        Ok(state)
+    }
+
+    fn record(&self, report: &TickReport, took: Duration) {
+        self.status
+            .total_desired
+            .store(report.total_desired, Ordering::Relaxed);
+        self.status
+            .unplaced
+            .store(report.unplaced as u64, Ordering::Relaxed);
+        self.status.last_tick_micros.store(
+            u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+        self.status.ticks.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(?report, "tick");
+    }
+}

@@ -1,0 +1,80 @@
+//! The scheduler's small HTTP endpoint: `/healthz` and `/metrics` — whether it leads, its
+//! epoch, the total desired instances (to autoscale the worker Deployment on) and how many
+//! instances found no worker.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio_util::sync::CancellationToken;
+
+use crate::runtime::SchedulerStatus;
+
+/// The Prometheus text exposition of `status`.
+pub fn render(status: &SchedulerStatus) -> String {
+    let gauges: [(&str, &str, f64); 5] = [
+        (
+            "shoal_scheduler_leader",
+            "1 while this scheduler leads",
+            f64::from(u8::from(status.leading.load(Ordering::Relaxed))),
+        ),
+        (
+            "shoal_scheduler_epoch",
+            "The lease epoch last seen",
+            status.epoch.load(Ordering::Relaxed) as f64,
+        ),
+        (
+            "shoal_scheduler_desired_instances",
+            "Desired app instances over all apps",
+            status.total_desired.load(Ordering::Relaxed) as f64,
+        ),
+        (
+            "shoal_scheduler_unplaced_instances",
+            "Desired instances no live worker could take",
+            status.unplaced.load(Ordering::Relaxed) as f64,
+        ),
+        (
+            "shoal_scheduler_last_tick_seconds",
+            "Duration of the last tick",
+            status.last_tick_micros.load(Ordering::Relaxed) as f64 / 1e6,
+        ),
+    ];
+    let mut text = String::new();
+    for (name, help, value) in gauges {
+        text.push_str(&format!(
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+        ));
+    }
+    text
+}
+
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    status: Arc<SchedulerStatus>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/metrics",
+            get(move || {
+                let status = status.clone();
+                async move {
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )],
+                        render(&status),
+                    )
+                        .into_response()
+                }
+            }),
+        );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}

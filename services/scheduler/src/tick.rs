@@ -1,0 +1,261 @@
+//! One tick of the leader, with its I/O: read workers and apps, refresh metrics, plan, and
+//! write what changed in one transaction fenced by the leader's epoch.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use shoal_domain::placement::{Assignment, WorkerSlot};
+use shoal_domain::scale::ScaleMode;
+use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
+use shoal_store::crypto::Cipher;
+use shoal_store::scale::{self, DecisionRecord};
+use shoal_store::{StoreError, begin_platform, leadership, workers};
+
+use crate::catalog::{AppKey, Catalog};
+use crate::config::SchedulerConfig;
+use crate::metrics::{MetricReader, Reading};
+use crate::planner::{InFlight, Inputs, Planner};
+
+/// What the leader keeps between ticks.
+pub struct Leader {
+    pub holder: String,
+    pub epoch: i64,
+    planner: Planner,
+    /// The assignments as last written (or as found on taking over).
+    assignments: Vec<AssignmentRecord>,
+    /// Whether every assignment carries this leader's epoch yet.
+    confirmed: bool,
+    ticks: u64,
+}
+
+/// What a tick did and how long each part took.
+#[derive(Clone, Debug, Default)]
+pub struct TickReport {
+    pub apps: usize,
+    pub workers: usize,
+    pub total_desired: u64,
+    pub placed: usize,
+    pub unplaced: usize,
+    /// Decisions that changed an app's desired instances.
+    pub changed: usize,
+    pub upserts: usize,
+    pub removals: usize,
+    pub read: Duration,
+    pub metrics: Duration,
+    pub plan: Duration,
+    pub write: Duration,
+}
+
+/// The parts a tick works with.
+pub struct TickContext<'a> {
+    pub pool: &'a sqlx::PgPool,
+    pub cipher: &'a Cipher,
+    pub config: &'a SchedulerConfig,
+    pub catalog: &'a mut Catalog,
+    pub metrics: &'a mut MetricReader,
+}
+
+impl Leader {
+    /// Starts leading with `epoch`: the predecessor's desired counts and assignments are the
+    /// starting point, so a change of leader moves nothing by itself.
+    pub async fn take_over(
+        pool: &sqlx::PgPool,
+        holder: &str,
+        epoch: i64,
+        config: &SchedulerConfig,
+    ) -> Result<Leader, StoreError> {
+        let mut tx = begin_platform(pool).await?;
+        let desired = scale::all_desired(&mut tx).await?;
+        let assignments = assignments::all(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        let mut planner = Planner::new(config.scale_in_window, config.balance);
+        planner.seed(desired.into_iter().map(|d| {
+            (
+                AppKey {
+                    tenant: d.tenant,
+                    app: d.app,
+                },
+                d.desired,
+            )
+        }));
+        Ok(Leader {
+            holder: holder.to_owned(),
+            epoch,
+            planner,
+            assignments,
+            confirmed: false,
+            ticks: 0,
+        })
+    }
+
+    pub async fn tick(&mut self, cx: TickContext<'_>) -> Result<TickReport, StoreError> {
+        let mut report = TickReport::default();
+        let started = Instant::now();
+        let mut tx = begin_platform(cx.pool).await?;
+        let live = workers::live(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        let snapshot = cx.catalog.load(cx.pool, cx.cipher).await?;
+        let in_flight = if snapshot.apps.iter().any(|a| a.visible_only) {
+            let mut tx = begin_platform(cx.pool).await?;
+            let listeners = workers::live_listeners(&mut tx).await?;
+            shoal_store::commit(tx).await?;
+            let mut in_flight = InFlight::new();
+            for l in listeners {
+                *in_flight.entry((l.tenant, l.app, l.function)).or_default() += l.in_flight;
+            }
+            in_flight
+        } else {
+            InFlight::new()
+        };
+        report.read = started.elapsed();
+
+        let started = Instant::now();
+        cx.metrics
+            .refresh(&snapshot.apps, cx.config.metrics_budget())
+            .await;
+        let mut readings: HashMap<(AppKey, String), Reading> = HashMap::new();
+        for app in &snapshot.apps {
+            for f in &app.functions {
+                if let Some(reading) = cx.metrics.reading(&f.source) {
+                    readings.insert((app.key.clone(), f.name.clone()), reading);
+                }
+            }
+        }
+        report.metrics = started.elapsed();
+
+        let started = Instant::now();
+        let slots: Vec<WorkerSlot> = live
+            .iter()
+            .map(|w| WorkerSlot {
+                name: w.name.clone(),
+                capacity: w.capacity,
+            })
+            .collect();
+        let current: Vec<Assignment> = self
+            .assignments
+            .iter()
+            .map(|a| Assignment {
+                app: format!("{}/{}", a.tenant, a.app),
+                index: a.instance,
+                worker: a.worker.clone(),
+            })
+            .collect();
+        let plan = self.planner.plan(&Inputs {
+            snapshot: &snapshot,
+            readings: &readings,
+            in_flight: &in_flight,
+            workers: &slots,
+            current: &current,
+            now: Instant::now(),
+        });
+        let wanted: Vec<AssignmentRecord> = plan
+            .placement
+            .assignments
+            .iter()
+            .filter_map(|a| {
+                let key = AppKey::from_placement_key(&a.app)?;
+                Some(AssignmentRecord {
+                    tenant: key.tenant,
+                    app: key.app,
+                    instance: a.index,
+                    worker: a.worker.clone(),
+                    epoch: self.epoch,
+                })
+            })
+            .collect();
+        let (upserts, removals) = diff(&self.assignments, &wanted);
+        let changed: Vec<DecisionRecord> = plan
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.from != d.to)
+            .map(|(key, d)| DecisionRecord {
+                tenant: key.tenant.clone(),
+                app: key.app.clone(),
+                at: chrono::Utc::now(),
+                from: d.from,
+                to: d.to,
+                mode: mode_name(d.mode).to_owned(),
+                reason: d.reason.clone(),
+                metrics: serde_json::to_value(&d.functions).unwrap_or_default(),
+                epoch: self.epoch,
+            })
+            .collect();
+        report.plan = started.elapsed();
+
+        let started = Instant::now();
+        let mut tx = begin_platform(cx.pool).await?;
+        leadership::fence(&mut tx, &self.holder, self.epoch).await?;
+        if !self.confirmed {
+            let restamped = assignments::confirm_all(&mut tx, self.epoch).await?;
+            tracing::info!(
+                epoch = self.epoch,
+                restamped,
+                "confirmed the placement found on taking over"
+            );
+        }
+        assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
+        scale::record(&mut tx, &changed).await?;
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(60) {
+            let forgotten = workers::prune(&mut tx, cx.config.forget_workers_after).await?;
+            if forgotten > 0 {
+                tracing::info!(forgotten, "forgot workers long gone");
+            }
+        }
+        shoal_store::commit(tx).await?;
+        report.write = started.elapsed();
+
+        for (key, d) in plan.decisions.iter().filter(|(_, d)| d.from != d.to) {
+            tracing::info!(app = %key, from = d.from, to = d.to, reason = d.reason, "scale decision");
+        }
+        if !plan.placement.unplaced.is_empty() {
+            tracing::warn!(
+                unplaced = plan.placement.unplaced.len(),
+                workers = live.len(),
+                "instances without a worker: not enough live workers or capacity"
+            );
+        }
+        report.apps = snapshot.apps.len();
+        report.workers = live.len();
+        report.total_desired = plan.total_desired;
+        report.placed = wanted.len();
+        report.unplaced = plan.placement.unplaced.len();
+        report.changed = changed.len();
+        report.upserts = upserts.len();
+        report.removals = removals.len();
+        self.assignments = wanted;
+        self.confirmed = true;
+        Ok(report)
+    }
+}
+
+fn mode_name(mode: ScaleMode) -> &'static str {
+    match mode {
+        ScaleMode::Target => "target",
+        ScaleMode::Incremental => "incremental",
+    }
+}
+
+/// The writes that turn `before` into `after`: new or moved instances, and instances no longer
+/// placed. (Restamping unchanged rows with a new leader's epoch is `confirm_all`'s job.)
+fn diff(
+    before: &[AssignmentRecord],
+    after: &[AssignmentRecord],
+) -> (Vec<AssignmentRecord>, Vec<InstanceKey>) {
+    let old: HashMap<InstanceKey, &str> = before
+        .iter()
+        .map(|a| (a.key(), a.worker.as_str()))
+        .collect();
+    let kept: HashSet<InstanceKey> = after.iter().map(AssignmentRecord::key).collect();
+    let upserts = after
+        .iter()
+        .filter(|a| old.get(&a.key()) != Some(&a.worker.as_str()))
+        .cloned()
+        .collect();
+    let removals = before
+        .iter()
+        .map(AssignmentRecord::key)
+        .filter(|k| !kept.contains(k))
+        .collect();
+    (upserts, removals)
+}
