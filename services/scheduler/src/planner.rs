@@ -164,8 +164,9 @@ fn scale_input(
     let mut functions = Vec::with_capacity(app.functions.len());
     for f in &app.functions {
         let (samples, last_read) = history.samples.entry(f.name.clone()).or_default();
+        // Not read yet (the first read is still running) is not unreadable: no sample, no vote.
         let reading = inputs.readings.get(&(app.key.clone(), f.name.clone()));
-        let mut latest_unreadable = reading.is_none();
+        let mut latest_unreadable = false;
         if let Some(reading) = reading {
             match &reading.result {
                 Ok(q) => {

@@ -25,6 +25,9 @@ pub struct Leader {
     assignments: Vec<AssignmentRecord>,
     /// Whether every assignment carries this leader's epoch yet.
     confirmed: bool,
+    /// Each app's desired count as stored: a decision is recorded when it differs, so a tick
+    /// whose write failed is recorded by the next one.
+    recorded: HashMap<AppKey, u32>,
     ticks: u64,
 }
 
@@ -68,22 +71,27 @@ impl Leader {
         let desired = scale::all_desired(&mut tx).await?;
         let assignments = assignments::all(&mut tx).await?;
         shoal_store::commit(tx).await?;
+        let recorded: HashMap<AppKey, u32> = desired
+            .into_iter()
+            .map(|d| {
+                (
+                    AppKey {
+                        tenant: d.tenant,
+                        app: d.app,
+                    },
+                    d.desired,
+                )
+            })
+            .collect();
         let mut planner = Planner::new(config.scale_in_window, config.balance);
-        planner.seed(desired.into_iter().map(|d| {
-            (
-                AppKey {
-                    tenant: d.tenant,
-                    app: d.app,
-                },
-                d.desired,
-            )
-        }));
+        planner.seed(recorded.iter().map(|(k, v)| (k.clone(), *v)));
         Ok(Leader {
             holder: holder.to_owned(),
             epoch,
             planner,
             assignments,
             confirmed: false,
+            recorded,
             ticks: 0,
         })
     }
@@ -164,15 +172,16 @@ impl Leader {
             })
             .collect();
         let (upserts, removals) = diff(&self.assignments, &wanted);
+        let stored = |key: &AppKey| self.recorded.get(key).copied().unwrap_or(0);
         let changed: Vec<DecisionRecord> = plan
             .decisions
             .iter()
-            .filter(|(_, d)| d.from != d.to)
+            .filter(|(key, d)| stored(key) != d.to)
             .map(|(key, d)| DecisionRecord {
                 tenant: key.tenant.clone(),
                 app: key.app.clone(),
                 at: chrono::Utc::now(),
-                from: d.from,
+                from: stored(key),
                 to: d.to,
                 mode: mode_name(d.mode).to_owned(),
                 reason: d.reason.clone(),
@@ -205,8 +214,8 @@ impl Leader {
         shoal_store::commit(tx).await?;
         report.write = started.elapsed();
 
-        for (key, d) in plan.decisions.iter().filter(|(_, d)| d.from != d.to) {
-            tracing::info!(app = %key, from = d.from, to = d.to, reason = d.reason, "scale decision");
+        for d in &changed {
+            tracing::info!(app = %format!("{}/{}", d.tenant, d.app), from = d.from, to = d.to, reason = d.reason, "scale decision");
         }
         if !plan.placement.unplaced.is_empty() {
             tracing::warn!(
@@ -225,6 +234,12 @@ impl Leader {
         report.removals = removals.len();
         self.assignments = wanted;
         self.confirmed = true;
+        self.recorded = plan
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.to > 0)
+            .map(|(key, d)| (key.clone(), d.to))
+            .collect();
         Ok(report)
     }
 }

@@ -129,9 +129,19 @@ pub struct WorkerArgs {
     /// The worker's name, unique among workers (letters, digits, `.`, `_`, `-`).
     #[arg(long, env = "SHOAL_WORKER_NAME", value_parser = parse_worker_name)]
     pub name: String,
-    /// Host one instance of every running app. Required until the scheduler assigns instances.
-    #[arg(long, env = "SHOAL_WORKER_ALL_APPS", required = true)]
+    /// Host one instance of every running app, with no scheduler (no claims, no self-fencing).
+    /// By default the worker hosts exactly the app instances the scheduler assigns to it.
+    #[arg(long, env = "SHOAL_WORKER_ALL_APPS", default_value_t = false)]
     pub all_apps: bool,
+    /// Most app instances the scheduler may place on this worker.
+    #[arg(long, env = "SHOAL_WORKER_CAPACITY", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub capacity: u32,
+    /// How long after its last heartbeat the worker counts as dead and its instances move
+    /// elsewhere, e.g. `10s`. It heartbeats every quarter of this, and stops its listeners by
+    /// itself once 80 % of it passes without a heartbeat reaching Postgres.
+    #[arg(long, env = "SHOAL_WORKER_LEASE_TTL", default_value = "10s", value_parser = parse_ttl)]
+    pub lease_ttl: Duration,
     /// Address of the worker's `/metrics` and `/healthz`.
     #[arg(long, env = "SHOAL_WORKER_LISTEN", default_value = "127.0.0.1:9464")]
     pub listen: SocketAddr,

@@ -1,4 +1,6 @@
-//! `shoal worker`: a worker process with its own `/metrics` endpoint, draining on SIGTERM.
+//! `shoal worker`: a worker process with its own `/metrics` endpoint, draining on SIGTERM. By
+//! default it hosts the app instances the scheduler assigns to it; `--all-apps` hosts one
+//! instance of every running app without a scheduler.
 
 use anyhow::Context;
 use shoal_connectors::ConnectorOptions;
@@ -35,7 +37,13 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
 
 pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
     let mut config = WorkerConfig::new(&args.name);
-    config.hosting = Hosting::AllApps;
+    config.hosting = if args.all_apps {
+        Hosting::AllApps
+    } else {
+        Hosting::Assigned
+    };
+    config.capacity = args.capacity;
+    config.lease_ttl = args.lease_ttl;
     config.drain_deadline = args.drain_deadline;
     if args.local_development {
         config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
@@ -54,7 +62,10 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
         config.refresh_interval = v;
     }
     if let Some(v) = args.timings.test_heartbeat_ms {
-        config.heartbeat_interval = v;
+        config.heartbeat_interval = Some(v);
     }
+    config
+        .validate()
+        .map_err(|e| anyhow::anyhow!("--lease-ttl {:?}: {e}", args.lease_ttl))?;
     Ok(config)
 }

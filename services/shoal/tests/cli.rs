@@ -217,9 +217,9 @@ fn missing_or_malformed_settings_name_the_flag() {
             "--ttl",
         ),
         (
-            &["worker", "--name", "w1"],
+            &["worker", "--name", "w1", "--lease-ttl", "soon"],
             vec![db, ("SHOAL_SECRET_KEY", &key)],
-            "--all-apps",
+            "--lease-ttl",
         ),
         (
             &["worker", "--all-apps"],

@@ -1,6 +1,7 @@
 //! `shoal worker` as a process: killed with SIGKILL mid-invocation nothing is lost (the message
 //! reappears after the invisibility and another worker processes it); stopped with SIGTERM it
-//! finishes its in-flight work first.
+//! finishes its in-flight work first. Hosting assigned instances, SIGTERM gives their claims
+//! back so they move at once, and a killed worker's instances move once its lease lapses.
 
 #[path = "../../worker/tests/worker/support.rs"]
 #[allow(dead_code)]
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use shoal_testkit::handler::Behaviour;
-use support::{Harness, base64, queue_trigger};
+use support::{APP, Harness, base64, queue_trigger, wait_listening};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
@@ -38,15 +39,13 @@ impl Drop for WorkerProcess {
 }
 
 fn spawn_worker(h: &Harness, name: &str) -> WorkerProcess {
+    spawn_worker_with(h, name, &["--all-apps"])
+}
+
+fn spawn_worker_with(h: &Harness, name: &str, hosting: &[&str]) -> WorkerProcess {
     let child = Command::new(SHOAL)
-        .args([
-            "worker",
-            "--name",
-            name,
-            "--all-apps",
-            "--listen",
-            "127.0.0.1:0",
-        ])
+        .args(["worker", "--name", name, "--listen", "127.0.0.1:0"])
+        .args(hosting)
         .env("DATABASE_URL", &h.database_url)
         .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
         // Test-only timings: a 3-second invisibility so a crashed worker's message comes back
@@ -148,5 +147,75 @@ async fn sigterm_finishes_in_flight_invocations() -> anyhow::Result<()> {
         .fetch_one(&h.pool)
         .await?;
     assert_eq!(state, "stopped");
+    Ok(())
+}
+
+/// Waits until `worker` holds the claim on instance 0 of the app.
+async fn wait_for_claim(h: &Harness, worker: &str) -> anyhow::Result<()> {
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while h.claim_holder(APP, 0).await?.as_deref() != Some(worker) {
+        anyhow::ensure!(std::time::Instant::now() < until, "{worker} never claimed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn sigterm_gives_claims_back_so_the_instance_moves_at_once() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("work", queue_trigger("work")).await?;
+    let leader = ("leader", h.lead("leader", None).await?);
+    // A lease far longer than the test: only the released claim lets the instance move.
+    let first = spawn_worker_with(&h, "w-leaving", &["--lease-ttl", "5m"]);
+    h.assign(leader, &[(APP, 0, "w-leaving")], &[]).await?;
+    wait_for_claim(&h, "w-leaving").await?;
+
+    signal(first.child(), "-TERM");
+    assert!(
+        wait_exit(first.take(), Duration::from_secs(20))
+            .await
+            .success()
+    );
+    assert_eq!(
+        h.claim_holder(APP, 0).await?,
+        None,
+        "given back before exiting"
+    );
+
+    let next = h.start_worker(h.assigned_worker_config("w-next"))?;
+    h.assign(leader, &[(APP, 0, "w-next")], &[]).await?;
+    wait_listening(&next, APP, 0, Duration::from_secs(2)).await?;
+    next.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn killed_worker_s_instance_moves_once_its_lease_lapses() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("work", queue_trigger("work")).await?;
+    let leader = ("leader", h.lead("leader", None).await?);
+    let first = spawn_worker_with(&h, "w-killed", &["--lease-ttl", "2s"]);
+    h.assign(leader, &[(APP, 0, "w-killed")], &[]).await?;
+    wait_for_claim(&h, "w-killed").await?;
+
+    signal(first.child(), "-KILL");
+    wait_exit(first.take(), Duration::from_secs(10)).await;
+    let next = h.start_worker(h.assigned_worker_config("w-next"))?;
+    h.assign(leader, &[(APP, 0, "w-next")], &[]).await?;
+    wait_listening(&next, APP, 0, Duration::from_secs(10)).await?;
+    let lapsed: bool = sqlx::query_scalar(
+        "select heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) <= now()
+         from workers where name = 'w-killed'",
+    )
+    .fetch_one(&h.pool)
+    .await?;
+    assert!(
+        lapsed,
+        "taken over only after the killed worker's lease lapsed"
+    );
+    assert_eq!(h.claim_holder(APP, 0).await?.as_deref(), Some("w-next"));
+    next.shut_down().await?;
     Ok(())
 }

@@ -9,7 +9,12 @@ use shoal_domain::queue_trigger::INVISIBILITY;
 /// Which app instances the worker hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hosting {
-    /// One instance of every running app (until the scheduler assigns instances).
+    /// Exactly the instances the scheduler assigned to this worker (the default): it acts only
+    /// on assignments of the current leader's epoch, claims each instance before its listeners
+    /// start, and stops everything when its own lease lapses.
+    Assigned,
+    /// One instance (index 0) of every running app, with no scheduler, claims or self-fencing:
+    /// for a single worker, or tests that need no scheduler.
     AllApps,
 }
 
@@ -18,11 +23,19 @@ pub struct WorkerConfig {
     /// Unique among workers; the key of its registry row.
     pub name: String,
     pub hosting: Hosting,
+    /// Most app instances the scheduler may place on this worker (written with every
+    /// heartbeat).
+    pub capacity: u32,
+    /// How long after its last heartbeat the worker counts as dead and its instances move.
+    /// The worker stops its listeners on its own before that (see `lease.rs`).
+    pub lease_ttl: Duration,
     /// `host.json` defaults where an app leaves a setting out (`shoal dev` polls every 2 s).
     pub host_defaults: HostDefaults,
-    /// How often the hosted apps' configuration is re-read.
+    /// How often the hosted apps' configuration and assignments are re-read even when no
+    /// notification arrives (notifications normally bring changes within a second).
     pub refresh_interval: Duration,
-    pub heartbeat_interval: Duration,
+    /// None: a quarter of `lease_ttl`, so three beats may fail before the lease is lost.
+    pub heartbeat_interval: Option<Duration>,
     /// How long a shutdown waits for in-flight invocations before releasing their messages.
     pub drain_deadline: Duration,
     /// How long received messages stay invisible (renewed at half). Azure's 10 minutes; only
@@ -31,17 +44,76 @@ pub struct WorkerConfig {
     pub connector: ConnectorOptions,
 }
 
+/// What a lease's holder gives up at the end of it: the worker counts its lease as lost when
+/// this share of the TTL remains, so it has stopped polling before the database lets another
+/// worker claim its instances.
+pub const LEASE_MARGIN: f64 = 0.2;
+
 impl WorkerConfig {
     pub fn new(name: impl Into<String>) -> WorkerConfig {
         WorkerConfig {
             name: name.into(),
-            hosting: Hosting::AllApps,
+            hosting: Hosting::Assigned,
+            capacity: 100,
+            lease_ttl: Duration::from_secs(10),
             host_defaults: HostDefaults::AZURE,
             refresh_interval: Duration::from_secs(5),
-            heartbeat_interval: Duration::from_secs(5),
+            heartbeat_interval: None,
             drain_deadline: Duration::from_secs(30),
             invisibility: INVISIBILITY,
             connector: ConnectorOptions::default(),
         }
+    }
+
+    pub fn heartbeat_every(&self) -> Duration {
+        self.heartbeat_interval.unwrap_or(self.lease_ttl / 4)
+    }
+
+    /// How long the worker trusts its lease after sending a heartbeat that succeeded.
+    pub fn lease_valid_for(&self) -> Duration {
+        self.lease_ttl.mul_f64(1.0 - LEASE_MARGIN)
+    }
+
+    /// Refuses timings under which the worker would lose its lease between two heartbeats.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.lease_ttl.is_zero() {
+            return Err("the lease TTL must be positive".into());
+        }
+        let every = self.heartbeat_every();
+        if every.is_zero() || every >= self.lease_valid_for() {
+            return Err(format!(
+                "heartbeats every {every:?} cannot keep a {:?} lease (they must come more often \
+                 than every {:?})",
+                self.lease_ttl,
+                self.lease_valid_for()
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeats_default_to_a_quarter_of_the_lease() {
+        let mut config = WorkerConfig::new("w");
+        assert_eq!(config.hosting, Hosting::Assigned);
+        assert_eq!(config.heartbeat_every(), Duration::from_millis(2500));
+        assert_eq!(config.lease_valid_for(), Duration::from_secs(8));
+        assert!(config.validate().is_ok());
+        config.heartbeat_interval = Some(Duration::from_millis(200));
+        assert_eq!(config.heartbeat_every(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn heartbeats_slower_than_the_lease_are_refused() {
+        let mut config = WorkerConfig::new("w");
+        config.lease_ttl = Duration::from_secs(1);
+        config.heartbeat_interval = Some(Duration::from_millis(800));
+        assert!(config.validate().is_err());
+        config.heartbeat_interval = Some(Duration::from_millis(799));
+        assert!(config.validate().is_ok());
     }
 }

@@ -2,8 +2,9 @@
 //! already past `maxDequeueCount` → poison without invoking; otherwise decode, invoke the
 //! handler while renewing the invisibility at half its period, then on success write the
 //! outputs and delete; on failure poison (last attempt) or release after `visibilityTimeout`.
-//! If the worker's drain deadline passes first, the message is released at once (it was not
-//! the handler's failure, and another worker can take it now).
+//! If the worker's drain deadline passes first, or its lease lapses (see `lease.rs`), the
+//! message is released at once (it was not the handler's failure, and another worker can take
+//! it now).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +32,9 @@ use crate::watcher::QueueWatcher;
 pub struct FunctionContext {
     pub tenant: String,
     pub app: String,
+    /// The app instance's index and the worker hosting it (named in every handler call).
+    pub instance: u32,
+    pub worker: String,
     pub function: String,
     /// The trigger binding's name (`Data.<name>`).
     pub binding: String,
@@ -53,7 +57,7 @@ pub struct FunctionContext {
 enum Outcome {
     Succeeded,
     Failed(String),
-    /// The drain deadline passed before the invocation finished.
+    /// The drain deadline passed, or the lease lapsed, before the invocation finished.
     Abandoned,
 }
 
@@ -68,7 +72,7 @@ pub async fn deliver(
     let id = message.message_id.clone();
     let invocation_id = Uuid::now_v7();
     let span = tracing::info_span!("delivery", tenant = ctx.tenant, app = ctx.app,
-        function = ctx.function, message_id = id, dequeue_count = message.dequeue_count,
+        instance = ctx.instance, function = ctx.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
         if on_arrival(message.dequeue_count, &ctx.options) == Arrival::Poison {
@@ -106,7 +110,7 @@ pub async fn deliver(
                 }
             }
             Outcome::Abandoned => {
-                tracing::warn!("drain deadline passed mid-invocation; releasing the message for another worker");
+                tracing::warn!("drain deadline passed or lease lapsed mid-invocation; releasing the message for another worker");
                 release(&ctx, &message.message_id, &receipt, Duration::ZERO).await;
             }
         }
@@ -154,6 +158,8 @@ async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: U
             secret: &ctx.secret,
             webhook_id: &message.message_id,
             invocation_id,
+            worker: &ctx.worker,
+            instance: ctx.instance,
             body,
             timeout: ctx.timeout,
             outputs: &outputs,

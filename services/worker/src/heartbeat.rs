@@ -1,6 +1,6 @@
-//! Heartbeats: the worker's registry row, rewritten every interval with its state and listener
-//! statistics. A failed beat is logged and retried at the next interval; Postgres being down
-//! does not stop the listeners.
+//! Heartbeats: the worker's registry row, rewritten every interval with its state, capacity,
+//! lease TTL and listener statistics. Each beat that succeeds renews the worker's [`Lease`]
+//! from the moment it was sent; a failed beat is logged and retried at the next interval.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +10,10 @@ use shoal_domain::workers::WorkerState;
 use shoal_store::workers::{self, Heartbeat};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
+use crate::config::WorkerConfig;
+use crate::lease::Lease;
 use crate::runtime::DATABASE_STEP_TIMEOUT;
 use crate::stats::StatsRegistry;
 
@@ -25,6 +28,9 @@ struct Beat {
     name: String,
     started_at: DateTime<Utc>,
     stats: Arc<StatsRegistry>,
+    capacity: u32,
+    lease_ttl: Duration,
+    lease: Lease,
 }
 
 impl Beat {
@@ -36,14 +42,20 @@ impl Beat {
             version: env!("CARGO_PKG_VERSION"),
             started_at: self.started_at,
             listeners: &listeners,
+            capacity: self.capacity,
+            lease_ttl: self.lease_ttl,
         };
+        // Taken before the transaction begins, so before the database stamps `now()`.
+        let sent_at = Instant::now();
         let write = async {
             let mut tx = shoal_store::begin_platform(&self.pool).await?;
             workers::heartbeat(&mut tx, &beat).await?;
             shoal_store::commit(tx).await
         };
-        match tokio::time::timeout(DATABASE_STEP_TIMEOUT, write).await {
-            Ok(Ok(())) => {}
+        // A beat stuck longer than half the lease is worth retrying rather than waiting on.
+        let timeout = DATABASE_STEP_TIMEOUT.min(self.lease_ttl / 2);
+        match tokio::time::timeout(timeout, write).await {
+            Ok(Ok(())) => self.lease.renewed(sent_at),
             Ok(Err(e)) => tracing::warn!(error = %e, "heartbeat failed"),
             Err(_) => tracing::warn!("heartbeat timed out"),
         }
@@ -53,17 +65,21 @@ impl Beat {
 impl Heartbeats {
     pub fn start(
         pool: sqlx::PgPool,
-        name: String,
+        config: &WorkerConfig,
         started_at: DateTime<Utc>,
         stats: Arc<StatsRegistry>,
-        interval: Duration,
+        lease: Lease,
     ) -> Heartbeats {
         let (state, mut changes) = watch::channel(WorkerState::Running);
+        let interval = config.heartbeat_every();
         let beat = Arc::new(Beat {
             pool,
-            name,
+            name: config.name.clone(),
             started_at,
             stats,
+            capacity: config.capacity,
+            lease_ttl: config.lease_ttl,
+            lease,
         });
         let task = tokio::spawn({
             let beat = beat.clone();
@@ -89,9 +105,11 @@ impl Heartbeats {
         tokio::task::yield_now().await;
     }
 
-    /// Stops the periodic beats and writes a last one with the final state.
+    /// Stops the periodic beats and writes a last one with the final state. A beat under way
+    /// finishes first (its own timeout bounds it): aborting it mid-commit would leave its
+    /// connection to roll back a transaction that already ended.
     pub async fn stop(self, state: WorkerState) {
-        self.task.abort();
+        drop(self.state);
         let _ = self.task.await;
         self.beat.write(state).await;
     }

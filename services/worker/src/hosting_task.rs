@@ -32,7 +32,7 @@ pub async fn run_app(
     abandon: CancellationToken,
 ) {
     let mut listeners = JoinSet::new();
-    let mut keys = Vec::new();
+    let mut lines = Vec::new();
     for function in app.functions.iter().filter(|f| !f.spec.disabled) {
         let Some(trigger) = function.spec.trigger() else {
             continue;
@@ -41,14 +41,13 @@ pub async fn run_app(
             // httpTrigger functions are invoked through the webhook ingress, not a listener.
             if !matches!(trigger, Binding::HttpTrigger(_)) {
                 let key = key(&app, function, trigger.type_name(), String::new());
-                stats.register(
-                    key.clone(),
+                lines.push(stats.register(
+                    key,
                     format!(
                         "stopped: {} listeners are not available yet",
                         trigger.type_name()
                     ),
-                );
-                keys.push(key);
+                ));
             }
             continue;
         };
@@ -59,7 +58,7 @@ pub async fn run_app(
             .as_str()
             .to_owned();
         let key = key(&app, function, "queueTrigger", source);
-        let line = stats.register(key.clone(), "starting");
+        let line = stats.register(key, "starting");
         match context(
             &app,
             function,
@@ -84,11 +83,11 @@ pub async fn run_app(
                 line.set_status(format!("stopped: {reason}"));
             }
         }
-        keys.push(key);
+        lines.push(line);
     }
     while listeners.join_next().await.is_some() {}
-    for key in &keys {
-        stats.unregister(key);
+    for line in &lines {
+        stats.unregister(line);
     }
 }
 
@@ -155,6 +154,8 @@ fn context(
     Ok(FunctionContext {
         tenant: app.instance.tenant.clone(),
         app: app.instance.app.clone(),
+        instance: app.instance.index,
+        worker: config.name.clone(),
         function: function.name.clone(),
         binding: trigger.name.as_str().to_owned(),
         queue,

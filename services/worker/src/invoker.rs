@@ -1,6 +1,9 @@
 //! Calls an app's handler: `POST {handler.url}/{function}` with the custom-handler body,
 //! signed per Standard Webhooks, and reads the response. 2xx with a well-formed body is
 //! success; anything else, a timeout or a connection error is a failure.
+//!
+//! Every call also names the worker and the app instance it comes from (`X-Shoal-Worker`,
+//! `X-Shoal-Instance`), so a handler can tell instances apart in its logs.
 
 use std::time::Duration;
 
@@ -10,6 +13,8 @@ use url::Url;
 use uuid::Uuid;
 
 pub const HEADER_INVOCATION_ID: &str = "x-shoal-invocation-id";
+pub const HEADER_WORKER: &str = "x-shoal-worker";
+pub const HEADER_INSTANCE: &str = "x-shoal-instance";
 
 /// Shared by every listener of the worker, so connections to handlers are pooled.
 #[derive(Clone, Debug)]
@@ -25,6 +30,9 @@ pub struct Invocation<'a> {
     /// `webhook-id`: the message's id, stable across retries.
     pub webhook_id: &'a str,
     pub invocation_id: Uuid,
+    /// The worker's name and the app instance's index.
+    pub worker: &'a str,
+    pub instance: u32,
     pub body: Vec<u8>,
     pub timeout: Duration,
     /// Output binding names the response may fill.
@@ -73,6 +81,8 @@ impl Invoker {
             .header(HEADER_TIMESTAMP, timestamp.to_string())
             .header(HEADER_SIGNATURE, signature)
             .header(HEADER_INVOCATION_ID, call.invocation_id.to_string())
+            .header(HEADER_WORKER, call.worker)
+            .header(HEADER_INSTANCE, call.instance.to_string())
             .body(call.body);
         let response = request
             .send()

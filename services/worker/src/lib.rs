@@ -3,25 +3,32 @@
 //! writes output bindings, settles the message by the Azure Functions rules, reports listener
 //! statistics in heartbeats and metrics, and drains gracefully on shutdown.
 //!
-//! The runtime is built around a set of hosted [`AppInstance`]s: today `--all-apps` hosts one
-//! instance of every running app; the scheduler will hand out assignments instead.
+//! The runtime is built around a set of hosted [`AppInstance`]s. By default
+//! ([`Hosting::Assigned`]) they are the instances the scheduler assigned to this worker, acted
+//! on only under the current leader's epoch, each claimed before its listeners start and
+//! released after they drain, and all stopped when the worker's own lease lapses;
+//! [`Hosting::AllApps`] hosts one instance of every running app with no scheduler.
 
 mod config;
 mod delivery;
 mod heartbeat;
 mod hosting;
 mod hosting_task;
+mod instances;
 mod invoker;
+mod lease;
 mod listener;
 mod metrics;
+mod notifications;
 mod outputs;
 mod runtime;
 pub mod server;
 mod stats;
 mod watcher;
 
-pub use config::{Hosting, WorkerConfig};
+pub use config::{Hosting, LEASE_MARGIN, WorkerConfig};
 pub use hosting::AppInstance;
+pub use invoker::{HEADER_INSTANCE, HEADER_INVOCATION_ID, HEADER_WORKER};
 pub use metrics::ListenerMetrics;
 pub use runtime::{Worker, WorkerHandle};
 pub use stats::StatsRegistry;

@@ -3,7 +3,8 @@
 //! Fetch up to `batchSize` messages (received invisible for the invisibility period); start a
 //! delivery for each; poll again as soon as in-flight work has dropped to `newBatchThreshold`
 //! (so at most `batchSize + newBatchThreshold` are in flight); after an empty poll wait by the
-//! randomized exponential back-off. On stop: no more polls, then wait for in-flight deliveries.
+//! randomized exponential back-off. On stop: no more polls (one under way finishes and its
+//! messages are delivered), then wait for in-flight deliveries.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,8 +98,11 @@ impl QueueListener {
             // Reap finished deliveries so the set does not grow without bound.
             while deliveries.try_join_next().is_some() {}
             stats.polled(chrono::Utc::now());
+            // A stop does not cut a poll short: messages whose receipt is on its way would stay
+            // invisible for the whole invisibility period. They are delivered, then the loop
+            // ends. Only the drain deadline (or a lapsed lease) abandons the poll.
             let batch = tokio::select! {
-                _ = self.stop.cancelled() => break,
+                _ = self.abandon.cancelled() => break,
                 batch = ctx.queue.receive(self.options.batch_size as u8, ctx.invisibility) => batch,
             };
             if batch.is_ok() && missing_queue_logged {

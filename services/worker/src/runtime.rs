@@ -1,26 +1,39 @@
 //! The worker's runtime: keeps the set of hosted app instances in step with Postgres, runs
 //! their listeners, heartbeats, and drains on shutdown.
 //!
-//! Reconciling is idempotent: every refresh computes the instances the worker should host and
+//! Reconciling is idempotent: every pass computes the instances the worker should host and
 //! their configuration fingerprints; new instances start, vanished ones stop, and changed
-//! ones restart (the old listeners drain in the background while the new ones start).
+//! ones restart (the old listeners drain in the background while the new ones start). A pass
+//! runs when Postgres announces a change (see `notifications.rs`), when the lease is gained or
+//! lost, when an instance has drained, every 250 ms while a claim, a release or a failed read
+//! is outstanding, and every `refresh_interval` regardless.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
 use shoal_domain::workers::WorkerState;
 use shoal_store::crypto::Cipher;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::WorkerConfig;
+use crate::config::{Hosting, WorkerConfig};
 use crate::heartbeat::Heartbeats;
-use crate::hosting::{self, AppInstance, HostedApp};
+use crate::hosting::{self, Wanted};
+use crate::instances::Instances;
 use crate::invoker::Invoker;
+use crate::lease::Lease;
+use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::watcher::QueueWatcher;
+
+/// How long heartbeats and drains wait on Postgres before giving up on one attempt.
+pub(crate) const DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often a refused claim or a failed release is retried (besides on every notification).
+pub(crate) const CLAIM_RETRY: Duration = Duration::from_millis(250);
+/// How long one read of the hosted apps may take before it counts as failed.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Worker {
     config: WorkerConfig,
@@ -36,16 +49,11 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
-    /// Resolves once the worker has drained and written its final heartbeat.
+    /// Resolves once the worker has drained, given its claims back and written its final
+    /// heartbeat.
     pub async fn stopped(self) -> anyhow::Result<()> {
         self.task.await?
     }
-}
-
-struct Hosted {
-    fingerprint: u64,
-    stop: CancellationToken,
-    task: JoinHandle<()>,
 }
 
 impl Worker {
@@ -66,6 +74,7 @@ impl Worker {
 
     /// Starts the worker; it runs until `shutdown` is cancelled, then drains.
     pub fn start(self, shutdown: CancellationToken) -> anyhow::Result<WorkerHandle> {
+        self.config.validate().map_err(anyhow::Error::msg)?;
         let invoker = Invoker::new()?;
         Ok(WorkerHandle {
             task: tokio::spawn(self.run(invoker, shutdown)),
@@ -73,134 +82,120 @@ impl Worker {
     }
 
     async fn run(self, invoker: Invoker, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let started_at = Utc::now();
-        let heartbeats = Heartbeats::start(
-            self.pool.clone(),
-            self.config.name.clone(),
-            started_at,
-            self.stats.clone(),
-            self.config.heartbeat_interval,
-        );
-        tracing::info!(worker = self.config.name, "worker started");
+        let config = &self.config;
         // Cancelled when the drain deadline passes: deliveries release their messages.
         let abandon = CancellationToken::new();
-        let mut hosted: HashMap<AppInstance, Hosted> = HashMap::new();
-        let mut retired: JoinSet<()> = JoinSet::new();
-        let mut first = true;
+        let (lease, guard) = match config.hosting {
+            Hosting::Assigned => {
+                let (lease, guard) =
+                    Lease::fenced(config.lease_ttl, config.lease_valid_for(), abandon.clone());
+                (lease, Some(guard))
+            }
+            Hosting::AllApps => (Lease::unfenced(abandon.clone()), None),
+        };
+        let heartbeats = Heartbeats::start(
+            self.pool.clone(),
+            config,
+            Utc::now(),
+            self.stats.clone(),
+            lease.clone(),
+        );
+        let wake = Arc::new(Wake::default());
+        let interest = Arc::new(match config.hosting {
+            Hosting::Assigned => Interest::apps(HashSet::new()),
+            Hosting::AllApps => Interest::every_app(),
+        });
+        let listening = notifications::listen(
+            self.pool.clone(),
+            config.name.clone(),
+            interest.clone(),
+            wake.clone(),
+        );
+        tracing::info!(worker = config.name, hosting = ?config.hosting, "worker started");
+
+        let mut instances = Instances::new(
+            config.clone(),
+            self.pool.clone(),
+            self.stats.clone(),
+            self.watcher.clone(),
+            invoker,
+        );
+        let mut lease_changes = lease.subscribe();
+        let mut refresh = tokio::time::interval(config.refresh_interval);
+        refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut wanted: Vec<Wanted> = Vec::new();
+        // The lease period in which `wanted` was last read: after the lease was lost, nothing
+        // starts again before a fresh read.
+        let mut loaded_in: Option<u64> = None;
+        let mut retry_soon = false;
+        let mut load_failed = false;
         loop {
-            if !first {
+            let mut reload = load_failed;
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                instance = instances.next_drained() => instances.drained(instance),
+                changed = lease_changes.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    reload |= lease_changes.borrow_and_update().is_some();
+                }
+                _ = wake.woken() => reload |= wake.take_reload(),
+                _ = refresh.tick() => reload = true,
+                _ = tokio::time::sleep(CLAIM_RETRY), if retry_soon || load_failed => {}
+            }
+            let held = lease.held();
+            if reload {
+                let load = hosting::load(
+                    config.hosting,
+                    &config.name,
+                    &self.pool,
+                    &self.cipher,
+                    &config.host_defaults,
+                );
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    _ = tokio::time::sleep(self.config.refresh_interval) => {}
+                    loaded = tokio::time::timeout(LOAD_TIMEOUT, load) => {
+                        let failure = match loaded {
+                            Ok(Ok(loaded)) => {
+                                interest.set(loaded.assigned_apps);
+                                wanted = loaded.wanted;
+                                loaded_in = held.as_ref().map(|h| h.generation);
+                                None
+                            }
+                            Ok(Err(e)) => Some(e.to_string()),
+                            Err(_) => Some("timed out".to_owned()),
+                        };
+                        // Retried soon; logged once per streak of failures.
+                        match failure {
+                            None => load_failed = false,
+                            Some(error) if !std::mem::replace(&mut load_failed, true) => {
+                                tracing::warn!(error, "reading the hosted apps failed; keeping the current ones and retrying");
+                            }
+                            Some(error) => tracing::debug!(error, "reading the hosted apps failed again"),
+                        }
+                    }
                 }
             }
-            first = false;
-            while retired.try_join_next().is_some() {}
-            match hosting::load(
-                self.config.hosting,
-                &self.pool,
-                &self.cipher,
-                &self.config.host_defaults,
-            )
-            .await
-            {
-                Ok(apps) => self.reconcile(apps, &mut hosted, &mut retired, &invoker, &abandon),
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading the hosted apps failed; keeping the current ones")
-                }
-            }
+            let held = held.filter(|h| loaded_in == Some(h.generation));
+            retry_soon = instances.reconcile(&wanted, held.as_ref()).await;
         }
 
         tracing::info!(
-            worker = self.config.name,
-            in_flight = self.in_flight(),
+            worker = config.name,
+            in_flight = instances.in_flight(),
             "draining: polling stopped, finishing in-flight invocations"
         );
+        listening.abort();
         heartbeats.set_state(WorkerState::Draining).await;
-        for (_, h) in hosted.iter() {
-            h.stop.cancel();
-        }
-        for (_, h) in hosted.drain() {
-            retired.spawn(async move {
-                let _ = h.task.await;
-            });
-        }
-        let drained = tokio::time::timeout(self.config.drain_deadline, async {
-            while retired.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
-            tracing::warn!(
-                in_flight = self.in_flight(),
-                "drain deadline passed; releasing the messages still in flight"
-            );
-            abandon.cancel();
-            while retired.join_next().await.is_some() {}
-        }
+        instances.drain_all(config.drain_deadline, &abandon).await;
+        instances.release_everything().await;
         heartbeats.stop(WorkerState::Stopped).await;
-        tracing::info!(worker = self.config.name, "worker stopped");
+        if let Some(guard) = guard {
+            guard.abort();
+        }
+        tracing::info!(worker = config.name, "worker stopped");
         Ok(())
     }
-
-    fn in_flight(&self) -> u64 {
-        self.stats.reports().iter().map(|r| r.in_flight).sum()
-    }
-
-    fn reconcile(
-        &self,
-        apps: Vec<HostedApp>,
-        hosted: &mut HashMap<AppInstance, Hosted>,
-        retired: &mut JoinSet<()>,
-        invoker: &Invoker,
-        abandon: &CancellationToken,
-    ) {
-        let mut wanted: HashMap<AppInstance, HostedApp> =
-            apps.into_iter().map(|a| (a.instance.clone(), a)).collect();
-        let gone: Vec<AppInstance> = hosted
-            .iter()
-            .filter(|(instance, h)| {
-                wanted
-                    .get(*instance)
-                    .is_none_or(|app| app.fingerprint != h.fingerprint)
-            })
-            .map(|(instance, _)| instance.clone())
-            .collect();
-        for instance in gone {
-            if let Some(h) = hosted.remove(&instance) {
-                tracing::info!(%instance, "stopping app instance (removed, stopped or changed)");
-                h.stop.cancel();
-                retired.spawn(async move {
-                    let _ = h.task.await;
-                });
-            }
-        }
-        for (instance, app) in wanted.drain() {
-            if hosted.contains_key(&instance) {
-                continue;
-            }
-            tracing::info!(%instance, functions = app.functions.len(), "starting app instance");
-            let stop = CancellationToken::new();
-            let fingerprint = app.fingerprint;
-            let task = tokio::spawn(crate::hosting_task::run_app(
-                app,
-                self.config.clone(),
-                self.stats.clone(),
-                self.watcher.clone(),
-                invoker.clone(),
-                stop.clone(),
-                abandon.clone(),
-            ));
-            hosted.insert(
-                instance,
-                Hosted {
-                    fingerprint,
-                    stop,
-                    task,
-                },
-            );
-        }
-    }
 }
-
-/// How long heartbeats and drains wait on Postgres before giving up on one attempt.
-pub(crate) const DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);

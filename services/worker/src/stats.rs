@@ -119,8 +119,16 @@ impl StatsRegistry {
         stats
     }
 
-    pub fn unregister(&self, key: &ListenerKey) {
-        self.lock().remove(key);
+    /// Removes this listener's line, unless a newer listener of the same key (a restarted
+    /// instance whose old listeners drain after the new ones started) has replaced it.
+    pub fn unregister(&self, stats: &Arc<ListenerStats>) {
+        let mut listeners = self.lock();
+        if listeners
+            .get(&stats.key)
+            .is_some_and(|current| Arc::ptr_eq(current, stats))
+        {
+            listeners.remove(&stats.key);
+        }
     }
 
     pub fn reports(&self) -> Vec<ListenerReport> {

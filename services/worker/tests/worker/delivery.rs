@@ -75,6 +75,8 @@ async fn delivers_message_with_metadata_signature_and_writes_output() -> anyhow:
         .expect("timestamp")
         .parse()?;
     assert!((Utc::now().timestamp() - timestamp).abs() < 60);
+    assert_eq!(request.header("x-shoal-worker"), Some("w1"));
+    assert_eq!(request.header("x-shoal-instance"), Some("0"));
     let signature = request.header("webhook-signature").expect("signature");
     assert!(
         h.secret()

@@ -1,9 +1,11 @@
 //! Worker behaviour against real Postgres and a real Azurite: one test binary, a fresh
 //! database, Azurite and handler per test.
 
+mod assignments;
 mod delivery;
 mod failures;
 mod identity;
 mod observability;
 mod polling;
+mod proxy;
 mod support;

@@ -56,6 +56,12 @@ async fn heartbeats_carry_listener_statistics_and_metrics_show_them() -> anyhow:
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(row.state, WorkerState::Running);
+    assert!(row.alive);
+    assert_eq!(
+        (row.capacity, row.lease_ttl),
+        (100, Duration::from_secs(10)),
+        "the defaults the scheduler places by"
+    );
     let count = row
         .listeners
         .iter()

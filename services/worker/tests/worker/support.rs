@@ -12,16 +12,18 @@ use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::names::TenantName;
 use shoal_domain::settings::settings_to_store;
 use shoal_domain::webhooks::WebhookSecret;
+use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
 use shoal_store::tenants::TenantWrite;
 use shoal_store::{
-    Precondition, TenantId, apps, begin_platform, begin_tenant, functions, signing_secrets, tenants,
+    Precondition, TenantId, apps, begin_platform, begin_tenant, functions, leadership,
+    signing_secrets, tenants,
 };
 use shoal_testkit::ScratchDatabase;
 use shoal_testkit::azurite::Azurite;
 use shoal_testkit::handler::{Behaviour, RecordingHandler};
-use shoal_worker::{Worker, WorkerConfig, WorkerHandle};
+use shoal_worker::{Hosting, Worker, WorkerConfig, WorkerHandle};
 use tokio_util::sync::CancellationToken;
 
 pub const TENANT: &str = "contoso";
@@ -64,7 +66,17 @@ impl Harness {
     }
 
     pub async fn start_with(azurite: Azurite, behaviour: Behaviour) -> Result<Harness> {
-        let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_worker").await?;
+        Self::start_on(&shoal_testkit::admin_url(), azurite, behaviour).await
+    }
+
+    /// A harness whose scratch database lives on the Postgres server at `admin_url` (e.g. a
+    /// private cluster a test restarts).
+    pub async fn start_on(
+        admin_url: &str,
+        azurite: Azurite,
+        behaviour: Behaviour,
+    ) -> Result<Harness> {
+        let db = ScratchDatabase::create(admin_url, "shoal_worker").await?;
         migrate(db.url()).await?;
         let pool = connect_lazy(db.url(), &PoolConfig::default())?;
         let secret_key = SecretKey::generate();
@@ -187,10 +199,23 @@ impl Harness {
         Ok(secret)
     }
 
+    /// A worker hosting one instance of every running app (no scheduler), re-reading them
+    /// every 200 ms.
     pub fn worker_config(&self, name: &str) -> WorkerConfig {
-        let mut config = WorkerConfig::new(name);
+        let mut config = self.assigned_worker_config(name);
+        config.hosting = Hosting::AllApps;
         config.refresh_interval = Duration::from_millis(200);
-        config.heartbeat_interval = Duration::from_millis(200);
+        config
+    }
+
+    /// A worker hosting what is assigned to it (see [`Harness::lead`] and
+    /// [`Harness::assign`]). It re-reads only every minute, so what it does within the test's
+    /// time comes from notifications.
+    pub fn assigned_worker_config(&self, name: &str) -> WorkerConfig {
+        let mut config = WorkerConfig::new(name);
+        assert_eq!(config.hosting, Hosting::Assigned);
+        config.refresh_interval = Duration::from_secs(60);
+        config.heartbeat_interval = Some(Duration::from_millis(200));
         config.drain_deadline = Duration::from_secs(10);
         if self.azurite.is_https() {
             config.connector = ConnectorOptions {
@@ -201,7 +226,16 @@ impl Harness {
     }
 
     pub fn start_worker(&self, config: WorkerConfig) -> Result<RunningWorker> {
-        let worker = Worker::new(config, self.pool.clone(), self.cipher.clone());
+        self.start_worker_on(config, self.pool.clone())
+    }
+
+    /// A worker with its own pool (e.g. through a proxy that can cut Postgres off).
+    pub fn start_worker_on(
+        &self,
+        config: WorkerConfig,
+        pool: sqlx::PgPool,
+    ) -> Result<RunningWorker> {
+        let worker = Worker::new(config, pool, self.cipher.clone());
         let stats = worker.stats();
         let stop = CancellationToken::new();
         let handle = worker.start(stop.clone())?;
@@ -294,6 +328,69 @@ impl Harness {
         }
     }
 
+    /// Plays the scheduler's leader: takes the lease as `holder` (after `previous`, if given,
+    /// gives it up) and returns the new epoch.
+    #[allow(dead_code)]
+    pub async fn lead(&self, holder: &str, previous: Option<(&str, i64)>) -> Result<i64> {
+        let mut tx = begin_platform(&self.pool).await?;
+        if let Some((previous, epoch)) = previous {
+            leadership::release(&mut tx, previous, epoch).await?;
+        }
+        let lease = leadership::acquire_or_renew(&mut tx, holder, Duration::from_secs(600))
+            .await?
+            .context("another leader holds the lease")?;
+        shoal_store::commit(tx).await?;
+        Ok(lease.epoch)
+    }
+
+    /// Writes assignments as the leader `holder` of `epoch` does: `place` puts
+    /// `(app, instance)` on a worker, `remove` takes `(app, instance)` away.
+    #[allow(dead_code)]
+    pub async fn assign(
+        &self,
+        (holder, epoch): (&str, i64),
+        place: &[(&str, u32, &str)],
+        remove: &[(&str, u32)],
+    ) -> Result<()> {
+        let upserts: Vec<AssignmentRecord> = place
+            .iter()
+            .map(|(app, instance, worker)| AssignmentRecord {
+                tenant: TENANT.into(),
+                app: (*app).into(),
+                instance: *instance,
+                worker: (*worker).into(),
+                epoch,
+            })
+            .collect();
+        let removals: Vec<InstanceKey> = remove
+            .iter()
+            .map(|(app, instance)| InstanceKey {
+                tenant: TENANT.into(),
+                app: (*app).into(),
+                instance: *instance,
+            })
+            .collect();
+        let mut tx = begin_platform(&self.pool).await?;
+        leadership::fence(&mut tx, holder, epoch).await?;
+        assignments::apply(&mut tx, epoch, &upserts, &removals).await?;
+        shoal_store::commit(tx).await?;
+        Ok(())
+    }
+
+    /// Which worker holds the claim on `(app, instance)`, if any.
+    #[allow(dead_code)]
+    pub async fn claim_holder(&self, app: &str, instance: i32) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar(
+            "select worker from instance_claims
+             where tenant_id = $1 and app_name = $2 and instance = $3",
+        )
+        .bind(TENANT)
+        .bind(app)
+        .bind(instance)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     pub async fn wait_until_empty(&self, queue: &str, timeout: Duration) -> Result<()> {
         let q = self.queue(queue);
         let deadline = tokio::time::Instant::now() + timeout;
@@ -308,6 +405,61 @@ impl Harness {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+}
+
+/// The listeners `worker` runs for `app` as `(instance, status)`.
+#[allow(dead_code)]
+pub fn listeners_of(worker: &RunningWorker, app: &str) -> Vec<(u32, String)> {
+    worker
+        .stats
+        .reports()
+        .into_iter()
+        .filter(|r| r.app == app)
+        .map(|r| (r.instance, r.status))
+        .collect()
+}
+
+/// Waits until `worker` is listening for instance `instance` of `app`.
+#[allow(dead_code)]
+pub async fn wait_listening(
+    worker: &RunningWorker,
+    app: &str,
+    instance: u32,
+    timeout: Duration,
+) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let listeners = listeners_of(worker, app);
+        if listeners.contains(&(instance, "listening".to_owned())) {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "not listening for {app}#{instance} after {timeout:?}: {listeners:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Waits until `worker` runs no listener for `app`.
+#[allow(dead_code)]
+pub async fn wait_not_listening(
+    worker: &RunningWorker,
+    app: &str,
+    timeout: Duration,
+) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let listeners = listeners_of(worker, app);
+        if listeners.is_empty() {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "still listening for {app} after {timeout:?}: {listeners:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
