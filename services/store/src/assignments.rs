@@ -76,6 +76,25 @@ pub async fn of_worker(
     Ok((epoch, assignments))
 }
 
+/// The assignments of several workers, of any epoch, ordered by worker, tenant, app and
+/// instance: one query for a page of the workers view rather than one per worker.
+pub async fn of_workers(
+    tx: &mut Tx,
+    workers: &[String],
+) -> Result<Vec<AssignmentRecord>, StoreError> {
+    if workers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = sqlx::query(
+        "select tenant_id, app_name, instance, worker, epoch from assignments
+         where worker = any($1) order by worker, tenant_id, app_name, instance",
+    )
+    .bind(workers)
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter().map(from_row).collect()
+}
+
 /// Writes the leader's changes: `upserts` (new or moved instances) and `removals`, all stamped
 /// with `epoch`. The caller has fenced the transaction.
 pub async fn apply(
