@@ -59,6 +59,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::signing_secret::router())
         .merge(routes::workers::router())
         .merge(routes::diagnostics::router())
+        .merge(routes::scale::router())
         .merge(routes::functions::router())
 }
 

@@ -81,6 +81,9 @@ struct ScaleWrite {
     #[schema(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
     minimum_instances: Option<u32>,
+    /// Scale on the messages no worker is processing instead of the storage service's count,
+    /// which includes invisible (in-flight) messages (default false).
+    visible_only: Option<bool>,
 }
 
 #[derive(Debug, ToSchema)]

@@ -4,6 +4,7 @@ pub mod apps;
 pub mod diagnostics;
 pub mod functions;
 pub mod health;
+pub mod scale;
 pub mod settings;
 pub mod signing_secret;
 pub mod tenants;

@@ -51,6 +51,51 @@ async fn scale_mode_is_computed_from_the_app_setting() {
 }
 
 #[tokio::test]
+async fn scale_visible_only_is_written_read_and_patched() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let defaulted: Value = app
+        .put_app("contoso", "plain", &minimal_app())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(defaulted["scale"]["visibleOnly"], false, "off by default");
+
+    let body =
+        json!({"handler": {"url": "http://h.example"}, "scale": {"limit": 3, "visibleOnly": true}});
+    let created = app.put_app("contoso", "orders", &body).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let read: Value = app
+        .get("/v1/tenants/contoso/apps/orders")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read["scale"]["visibleOnly"], true);
+    assert_eq!(read["scale"]["limit"], 3);
+
+    let patched: Value = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"scale": {"visibleOnly": false}}"#)
+        .fetch_json()
+        .await;
+    assert_eq!(patched["scale"]["visibleOnly"], false);
+    assert_eq!(patched["scale"]["limit"], 3, "the rest of scale is kept");
+
+    let bad = app
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({"handler": {"url": "http://h.example"}, "scale": {"visibleOnly": "yes"}}),
+        )
+        .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error_paths(&problem(bad).await), ["scale.visibleOnly"]);
+}
+
+#[tokio::test]
 async fn secret_settings_are_masked_and_listed_only_through_settings_list() {
     let app = TestApp::spawn().await;
     app.put_tenant("contoso").await;

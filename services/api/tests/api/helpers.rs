@@ -6,8 +6,10 @@ use shoal_api::auth::{Principal, Role};
 use shoal_api::tokens::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenService};
 use shoal_api::{ApiConfig, Application};
 use shoal_domain::names::TenantName;
+use shoal_store::assignments::AssignmentRecord;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::scale::DecisionRecord;
 use shoal_testkit::ScratchDatabase;
 use tokio_util::sync::CancellationToken;
 
@@ -233,4 +235,80 @@ pub fn etag_of(response: &reqwest::Response) -> String {
         .to_str()
         .unwrap()
         .to_string()
+}
+
+/// Scheduler state written as the leader writes it, for tests of the views that read it.
+impl TestApp {
+    async fn platform_tx(&self) -> (sqlx::PgPool, shoal_store::Tx) {
+        let pool = connect_lazy(&self.database_url, &PoolConfig::default()).unwrap();
+        let tx = shoal_store::begin_platform(&pool).await.unwrap();
+        (pool, tx)
+    }
+
+    /// Takes (or renews) the scheduler lease and returns its epoch.
+    pub async fn lead(&self) -> i64 {
+        let (pool, mut tx) = self.platform_tx().await;
+        let lease = shoal_store::leadership::acquire_or_renew(
+            &mut tx,
+            "test-scheduler",
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap()
+        .expect("the lease is free");
+        shoal_store::commit(tx).await.unwrap();
+        pool.close().await;
+        lease.epoch
+    }
+
+    /// Records one scale decision (its own transaction, as one tick records one per app).
+    pub async fn record_decision(&self, decision: DecisionRecord) {
+        let (pool, mut tx) = self.platform_tx().await;
+        shoal_store::scale::record(&mut tx, &[decision])
+            .await
+            .unwrap();
+        shoal_store::commit(tx).await.unwrap();
+        pool.close().await;
+    }
+
+    /// Places `(tenant, app, instance, worker)` instances with `epoch`.
+    pub async fn place(&self, epoch: i64, instances: &[(&str, &str, u32, &str)]) {
+        let upserts: Vec<AssignmentRecord> = instances
+            .iter()
+            .map(|(tenant, app, instance, worker)| AssignmentRecord {
+                tenant: (*tenant).into(),
+                app: (*app).into(),
+                instance: *instance,
+                worker: (*worker).into(),
+                epoch,
+            })
+            .collect();
+        let (pool, mut tx) = self.platform_tx().await;
+        shoal_store::assignments::apply(&mut tx, epoch, &upserts, &[])
+            .await
+            .unwrap();
+        shoal_store::commit(tx).await.unwrap();
+        pool.close().await;
+    }
+}
+
+/// A decision for `tenant/app` taken in target mode, with one function's verdict as inputs.
+pub fn decision(tenant: &str, app: &str, from: u32, to: u32, epoch: i64) -> DecisionRecord {
+    DecisionRecord {
+        tenant: tenant.into(),
+        app: app.into(),
+        at: chrono::Utc::now(),
+        from,
+        to,
+        mode: "target".into(),
+        reason: format!("ship queueLength {} / 16 per instance = {to}", to * 16),
+        metrics: json!([{
+            "function": "ship",
+            "mode": "target",
+            "metric": u64::from(to) * 16,
+            "target": to,
+            "perInstance": 16
+        }]),
+        epoch,
+    }
 }

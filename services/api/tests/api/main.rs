@@ -8,5 +8,6 @@ mod helpers;
 mod isolation;
 mod openapi;
 mod outage;
+mod scale;
 mod tenants;
 mod workers;

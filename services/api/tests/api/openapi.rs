@@ -28,6 +28,8 @@ fn openapi_is_3_1_and_covers_the_resources() {
         "/v1/tenants/{tenant}/apps/{app}",
         "/v1/tenants/{tenant}/apps/{app}/settings/list",
         "/v1/tenants/{tenant}/apps/{app}/diagnostics",
+        "/v1/tenants/{tenant}/apps/{app}/scale",
+        "/v1/workers",
         "/v1/tenants/{tenant}/apps/{app}/functions/{function}",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
@@ -130,6 +132,45 @@ fn errors_are_documented_as_problem_json_on_every_operation() {
                 );
             }
         }
+    }
+}
+
+/// The scale view is documented with examples and its `metrics` items with their shape; the
+/// app write schema takes every writable scale field.
+#[test]
+fn scale_status_is_documented_with_examples() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    let get = &doc["paths"]["/v1/tenants/{tenant}/apps/{app}/scale"]["get"];
+    let examples = get["responses"]["200"]["content"]["application/json"]["examples"]
+        .as_object()
+        .expect("response examples");
+    assert!(examples.len() >= 2, "{examples:?}");
+    let parameters = get["parameters"].as_array().unwrap();
+    assert!(
+        parameters
+            .iter()
+            .any(|p| p["name"] == "decisions" && p["in"] == "query")
+    );
+    let schemas = &doc["components"]["schemas"];
+    for field in [
+        "currentInstances",
+        "desiredInstances",
+        "mode",
+        "placement",
+        "decisions",
+    ] {
+        assert!(
+            schemas["ScaleStatus"]["properties"].get(field).is_some(),
+            "{field}"
+        );
+    }
+    assert!(schemas["FunctionVerdict"]["properties"]["perInstance"].is_object());
+    assert!(schemas["ScaleWrite"]["properties"]["visibleOnly"].is_object());
+    for field in ["capacity", "leaseTtlSeconds", "alive", "assignments"] {
+        assert!(
+            schemas["Worker"]["properties"].get(field).is_some(),
+            "{field}"
+        );
     }
 }
 

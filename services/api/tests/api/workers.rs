@@ -1,5 +1,7 @@
 //! `GET /v1/workers` and the app signing secret.
 
+use std::time::Duration;
+
 use chrono::Utc;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -12,6 +14,17 @@ use shoal_store::workers::{self, Heartbeat};
 use crate::helpers::{Fetch, TestApp, minimal_app};
 
 async fn beat(app: &TestApp, name: &str, state: WorkerState, listeners: &[ListenerReport]) {
+    beat_with(app, name, state, listeners, 100, Duration::from_secs(10)).await;
+}
+
+async fn beat_with(
+    app: &TestApp,
+    name: &str,
+    state: WorkerState,
+    listeners: &[ListenerReport],
+    capacity: u32,
+    lease_ttl: Duration,
+) {
     let pool = connect_lazy(&app.database_url, &PoolConfig::default()).unwrap();
     let mut tx = shoal_store::begin_platform(&pool).await.unwrap();
     workers::heartbeat(
@@ -22,6 +35,8 @@ async fn beat(app: &TestApp, name: &str, state: WorkerState, listeners: &[Listen
             version: "0.1.0",
             started_at: Utc::now(),
             listeners,
+            capacity,
+            lease_ttl,
         },
     )
     .await
@@ -70,6 +85,9 @@ async fn workers_are_listed_with_liveness_and_listener_statistics() {
         (items[1]["state"].clone(), items[1]["alive"].clone()),
         (json!("running"), json!(true))
     );
+    assert_eq!(items[1]["capacity"], 100);
+    assert_eq!(items[1]["leaseTtlSeconds"].as_f64(), Some(10.0));
+    assert_eq!(items[1]["assignments"], json!([]));
     let l = &items[1]["listeners"][0];
     assert_eq!(l["function"], "ship");
     assert_eq!(
@@ -102,6 +120,131 @@ async fn workers_are_listed_with_liveness_and_listener_statistics() {
     );
     let anonymous = app.request(Method::GET, "/v1/workers", None).fetch().await;
     assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+}
+
+/// Moves a worker's last heartbeat into the past, on the database's clock.
+async fn age_heartbeat(app: &TestApp, name: &str, seconds: u32) {
+    let pool = connect_lazy(&app.database_url, &PoolConfig::default()).unwrap();
+    sqlx::query(
+        "update workers set heartbeat_at = now() - make_interval(secs => $2) where name = $1",
+    )
+    .bind(name)
+    .bind(f64::from(seconds))
+    .execute(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+}
+
+#[tokio::test]
+async fn workers_are_alive_while_their_own_lease_runs() {
+    let app = TestApp::spawn().await;
+    beat_with(
+        &app,
+        "w-long",
+        WorkerState::Running,
+        &[],
+        8,
+        Duration::from_secs(60),
+    )
+    .await;
+    beat_with(
+        &app,
+        "w-short",
+        WorkerState::Running,
+        &[],
+        4,
+        Duration::from_millis(2500),
+    )
+    .await;
+    beat_with(
+        &app,
+        "w-stopped",
+        WorkerState::Stopped,
+        &[],
+        4,
+        Duration::from_secs(60),
+    )
+    .await;
+    // 20 s: past a 15 s window, within w-long's 60 s lease, far past w-short's 2.5 s one.
+    age_heartbeat(&app, "w-long", 20).await;
+    age_heartbeat(&app, "w-short", 3).await;
+
+    let list: Value = app.admin(Method::GET, "/v1/workers").fetch_json().await;
+    let view: Vec<(&str, bool, u64, f64)> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap(),
+                w["alive"].as_bool().unwrap(),
+                w["capacity"].as_u64().unwrap(),
+                w["leaseTtlSeconds"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        view,
+        [
+            ("w-long", true, 8, 60.0),
+            ("w-short", false, 4, 2.5),
+            ("w-stopped", false, 4, 60.0),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn workers_show_the_instances_placed_on_them() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    app.with_app("fabrikam", "billing").await;
+    for name in ["w-a", "w-b", "w-c"] {
+        beat(&app, name, WorkerState::Running, &[]).await;
+    }
+    let epoch = app.lead().await;
+    app.place(
+        epoch,
+        &[
+            ("fabrikam", "billing", 0, "w-a"),
+            ("contoso", "orders", 1, "w-a"),
+            ("contoso", "orders", 0, "w-b"),
+        ],
+    )
+    .await;
+
+    let list: Value = app.admin(Method::GET, "/v1/workers").fetch_json().await;
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(
+        items[0]["assignments"],
+        json!([
+            {"tenant": "contoso", "app": "orders", "instance": 1, "epoch": epoch},
+            {"tenant": "fabrikam", "app": "billing", "instance": 0, "epoch": epoch}
+        ]),
+        "by tenant, app and instance"
+    );
+    assert_eq!(
+        items[1]["assignments"],
+        json!([{"tenant": "contoso", "app": "orders", "instance": 0, "epoch": epoch}])
+    );
+    assert_eq!(items[2]["assignments"], json!([]));
+
+    let second_page: Value = app
+        .admin(
+            Method::GET,
+            &format!(
+                "/v1/workers?limit=1&continuationToken={}",
+                shoal_store::page::encode_token("w-a")
+            ),
+        )
+        .fetch_json()
+        .await;
+    assert_eq!(second_page["items"][0]["name"], "w-b");
+    assert_eq!(
+        second_page["items"][0]["assignments"],
+        json!([{"tenant": "contoso", "app": "orders", "instance": 0, "epoch": epoch}]),
+        "a later page carries its own workers' instances"
+    );
 }
 
 #[tokio::test]
