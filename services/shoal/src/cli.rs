@@ -33,6 +33,9 @@ pub enum Command {
     Token(TokenArgs),
     /// Run a worker: listeners for hosted apps' trigger functions, invoking their handlers.
     Worker(WorkerArgs),
+    /// Run the scheduler: scale decisions and placement of app instances on workers (one
+    /// leads; more instances stand by).
+    Scheduler(SchedulerArgs),
     /// Run everything locally on embedded defaults.
     Dev(DevArgs),
 }
@@ -43,6 +46,7 @@ impl Command {
             Command::Serve(args) => args.log_format,
             Command::Dev(args) => args.log_format,
             Command::Worker(args) => args.log_format,
+            Command::Scheduler(args) => args.log_format,
             _ => LogFormat::Text,
         }
     }
@@ -179,6 +183,39 @@ pub struct WorkerTimings {
 }
 
 #[derive(Debug, Args)]
+pub struct SchedulerArgs {
+    /// The scheduler's name, unique among schedulers: the lease holder (letters, digits, `.`,
+    /// `_`, `-`; default: the host name and process id).
+    #[arg(long, env = "SHOAL_SCHEDULER_NAME", value_parser = parse_worker_name)]
+    pub name: Option<String>,
+    /// How often the leader decides and places, e.g. `1s`, `500ms`.
+    #[arg(long, env = "SHOAL_SCHEDULER_TICK", default_value = "1s", value_parser = parse_ttl)]
+    pub tick: Duration,
+    /// How long the leader's lease lasts unrenewed; a standby takes over once it lapses.
+    #[arg(long, env = "SHOAL_SCHEDULER_LEASE_TTL", default_value = "10s", value_parser = parse_ttl)]
+    pub lease_ttl: Duration,
+    /// Scale-in waits for the largest recommendation of this window (stabilisation).
+    #[arg(long, env = "SHOAL_SCALE_IN_WINDOW", default_value = "5m", value_parser = parse_ttl)]
+    pub scale_in_window: Duration,
+    /// Most queue-length reads per storage account per tick (stalest queues first).
+    #[arg(long, env = "SHOAL_METRIC_READS_PER_ACCOUNT", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub metric_reads_per_account: u32,
+    /// Address of the scheduler's `/metrics` and `/healthz`.
+    #[arg(long, env = "SHOAL_SCHEDULER_LISTEN", default_value = "127.0.0.1:9465")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub secret: SecretArgs,
+    /// A PEM file of extra CA certificates to trust for storage endpoints and token requests.
+    #[arg(long, env = "SHOAL_EXTRA_CA_FILE")]
+    pub extra_ca_file: Option<PathBuf>,
+    #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Args)]
 pub struct DevArgs {
     /// Address of the API.
     #[arg(long, env = "SHOAL_LISTEN", default_value = "127.0.0.1:8080")]
@@ -217,7 +254,7 @@ fn parse_secret_key(text: &str) -> Result<SecretKey, String> {
     SecretKey::from_base64(text)
 }
 
-/// Parses `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
+/// Parses `500ms`, `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
 pub fn parse_ttl(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -227,14 +264,14 @@ pub fn parse_ttl(text: &str) -> Result<Duration, String> {
     let number: u64 = number
         .parse()
         .map_err(|_| format!("`{text}` is not a duration like 15m or 1h"))?;
-    let seconds = match unit {
-        "" | "s" => number,
-        "m" => number.saturating_mul(60),
-        "h" => number.saturating_mul(3600),
-        "d" => number.saturating_mul(86_400),
-        _ => return Err(format!("unknown unit `{unit}` (use s, m, h or d)")),
+    let ttl = match unit {
+        "ms" => Duration::from_millis(number),
+        "" | "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
+        "h" => Duration::from_secs(number.saturating_mul(3600)),
+        "d" => Duration::from_secs(number.saturating_mul(86_400)),
+        _ => return Err(format!("unknown unit `{unit}` (use ms, s, m, h or d)")),
     };
-    let ttl = Duration::from_secs(seconds);
     if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {
         return Err("must be more than 0 and at most 24h".into());
     }
@@ -250,7 +287,8 @@ mod tests {
         assert_eq!(parse_ttl("1h").unwrap(), Duration::from_secs(3600));
         assert_eq!(parse_ttl("90").unwrap(), Duration::from_secs(90));
         assert_eq!(parse_ttl("15m").unwrap(), Duration::from_secs(900));
-        for bad in ["0", "25h", "1w", "h", "-1h", ""] {
+        assert_eq!(parse_ttl("250ms").unwrap(), Duration::from_millis(250));
+        for bad in ["0", "0ms", "25h", "1w", "h", "-1h", "", "1.5s"] {
             assert!(parse_ttl(bad).is_err(), "{bad}");
         }
     }

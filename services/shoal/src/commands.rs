@@ -33,6 +33,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Worker(args) => crate::worker::run(args).await,
+        Command::Scheduler(args) => crate::scheduler::run(args).await,
         Command::Dev(args) => crate::dev::run(args).await,
     }
 }

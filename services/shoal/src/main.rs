@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod dev;
+mod scheduler;
 mod telemetry;
 mod worker;
 

@@ -373,7 +373,34 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
         .json()
         .await
         .unwrap();
-    assert_eq!(workers["items"][0]["name"], "dev-worker", "{workers}");
+    let names: Vec<&str> = workers["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["dev-worker-1", "dev-worker-2", "dev-worker-3"],
+        "{workers}"
+    );
+    // The scheduler scaled the demo app from zero to one instance for the message.
+    let scale: serde_json::Value = client
+        .get(format!("{base}/v1/tenants/demo/apps/hello/scale"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(scale["desiredInstances"], 1, "{scale}");
+    assert_eq!(
+        scale["placement"].as_array().map(Vec::len),
+        Some(1),
+        "{scale}"
+    );
+    assert_eq!(scale["decisions"][0]["from"], 0, "{scale}");
     let metrics = client
         .get(format!("{base}/metrics"))
         .send()

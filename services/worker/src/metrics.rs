@@ -12,9 +12,10 @@ use shoal_domain::workers::ListenerReport;
 use crate::stats::StatsRegistry;
 
 /// Register with a `prometheus_client` registry (the API's in `shoal dev`, the worker's own
-/// otherwise).
+/// otherwise). It reads every given worker's registry, so the in-process workers of `shoal dev`
+/// share one set of metric families (a family may appear only once per exposition).
 #[derive(Debug, Clone)]
-pub struct ListenerMetrics(pub Arc<StatsRegistry>);
+pub struct ListenerMetrics(pub Vec<Arc<StatsRegistry>>);
 
 type Labels = [(&'static str, String); 5];
 /// A series: name, help text and how to read its value from a report.
@@ -32,7 +33,7 @@ fn labels(r: &ListenerReport) -> Labels {
 
 impl Collector for ListenerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let reports = self.0.reports();
+        let reports: Vec<ListenerReport> = self.0.iter().flat_map(|s| s.reports()).collect();
         let counters: [Series<u64>; 4] = [
             (
                 "listener_messages_received",

@@ -19,7 +19,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let mut registry = Registry::with_prefix("shoal");
-    registry.register_collector(Box::new(ListenerMetrics(stats)));
+    registry.register_collector(Box::new(ListenerMetrics(vec![stats])));
     let registry = Arc::new(registry);
     let app = Router::new()
         .route("/healthz", get(|| async { "ok" }))

@@ -174,7 +174,11 @@ pub fn instructions(queue_endpoint: &str, sas: &str, api: &str) -> String {
          Enqueue a message (base64, as Azure Functions expects):\n\n  {}\n\n\
          The worker's log shows the handler's line (\"greeted \\\"world\\\"\"); the result lands on {OUTPUT_QUEUE}\n\
          (its MessageText is base64 JSON):\n\n  {}\n\n\
-         Listener statistics:  curl -s {api}/v1/workers -H \"Authorization: Bearer $SHOAL_TOKEN\"\n",
+         The app scales from zero: the scheduler places an instance on one of the three workers\n\
+         about a second after the message arrives, and back to zero a minute after the queue is empty:\n\n  \
+         curl -s {api}/v1/tenants/{TENANT}/apps/{APP}/scale -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
+         Workers, their assignments and listener statistics:\n\n  \
+         curl -s {api}/v1/workers -H \"Authorization: Bearer $SHOAL_TOKEN\"\n",
         lines["send"], lines["peek"]
     )
 }

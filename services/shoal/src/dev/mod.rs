@@ -1,7 +1,7 @@
 //! `shoal dev`: everything in one process on embedded defaults. A private Postgres cluster
 //! (unless `DATABASE_URL` is set) and a secret key are kept under `.shoal/`, so the data and
-//! tokens survive restarts. Azurite runs in memory (its queues start empty each time), with a
-//! worker hosting every running app and the demo app with its handler.
+//! tokens survive restarts. Azurite runs in memory (its queues start empty each time), with the
+//! scheduler, three workers hosting the instances it places, and the demo app with its handler.
 
 mod demo;
 pub mod postgres;
@@ -16,6 +16,7 @@ use shoal_store::crypto::SecretKey;
 use shoal_store::pool::{PoolConfig, migrate};
 
 use shoal_domain::host_config::HostDefaults;
+use shoal_scheduler::{Scheduler, SchedulerConfig};
 use shoal_worker::{ListenerMetrics, Worker, WorkerConfig};
 
 use crate::cli::DevArgs;
@@ -66,11 +67,20 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         demo::ensure_app(&pool, &cipher, &handler_url, &azurite.connection_string()).await?;
     demo::start_handler(handler_listener, secret);
     demo::create_queues(&azurite.connection_string()).await?;
-    let mut worker_config = WorkerConfig::new("dev-worker");
-    worker_config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
-    let worker = Worker::new(worker_config, pool, cipher);
-    let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> =
-        vec![Box::new(ListenerMetrics(worker.stats()))];
+    let workers: Vec<Worker> = (1..=DEV_WORKERS)
+        .map(|i| {
+            let mut config = WorkerConfig::new(format!("dev-worker-{i}"));
+            config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
+            Worker::new(config, pool.clone(), cipher.clone())
+        })
+        .collect();
+    let mut scheduler_config = SchedulerConfig::new("dev-scheduler");
+    // Long enough to watch an app scale in, short enough to see it happen.
+    scheduler_config.scale_in_window = Duration::from_secs(60);
+    let scheduler = Scheduler::new(scheduler_config, pool, cipher);
+    let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
+        ListenerMetrics(workers.iter().map(Worker::stats).collect()),
+    )];
     let app = Application::build_with_collectors(config, collectors).await?;
     let admin = Principal::PlatformAdmin {
         subject: "dev-admin".into(),
@@ -101,13 +111,27 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         demo::instructions(&azurite.queue_endpoint(), &sas, &base),
     );
     let shutdown = shutdown_on_signal();
-    let worker = worker.start(shutdown.clone())?;
+    let scheduler = scheduler.start(shutdown.clone());
+    let workers = workers
+        .into_iter()
+        .map(|w| w.start(shutdown.clone()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let served = app.run_until_stopped(shutdown).await;
-    let drained = worker.stopped().await;
+    let mut drained = Ok(());
+    for worker in workers {
+        if let Err(e) = worker.stopped().await {
+            drained = Err(e);
+        }
+    }
+    let scheduled = scheduler.stopped().await;
     drop(azurite);
     served?;
-    drained
+    drained?;
+    scheduled
 }
+
+/// `shoal dev` runs this many workers, so placement and failover can be watched locally.
+const DEV_WORKERS: usize = 3;
 
 /// The dev secret key, generated once and kept (owner-only) so stored secrets stay readable.
 fn dev_secret_key(dir: &Path) -> anyhow::Result<SecretKey> {

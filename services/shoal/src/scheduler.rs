@@ -1,0 +1,73 @@
+//! `shoal scheduler`: the leader (or a standby) with its own `/metrics` endpoint, releasing its
+//! lease on SIGTERM so a standby takes over at once.
+
+use anyhow::Context;
+use shoal_connectors::ConnectorOptions;
+use shoal_scheduler::{Scheduler, SchedulerConfig};
+use shoal_store::crypto::Cipher;
+use shoal_store::pool::{PoolConfig, connect_lazy};
+
+use crate::cli::SchedulerArgs;
+use crate::commands::shutdown_on_signal;
+
+pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
+    let config = scheduler_config(&args)?;
+    let pool =
+        connect_lazy(&args.database.url, &PoolConfig::default()).context("--database-url")?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
+    let scheduler = Scheduler::new(config, pool, Cipher::new(&args.secret.key));
+    let status = scheduler.status();
+    let shutdown = shutdown_on_signal();
+    let server_stop = tokio_util::sync::CancellationToken::new();
+    let server = tokio::spawn(shoal_scheduler::server::serve(
+        listener,
+        status,
+        server_stop.clone(),
+    ));
+    tracing::info!(listen = %args.listen, "scheduler metrics at /metrics");
+    let result = scheduler.start(shutdown).stopped().await;
+    server_stop.cancel();
+    let _ = server.await;
+    result
+}
+
+pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig> {
+    let name = args.name.clone().unwrap_or_else(default_name);
+    let mut config = SchedulerConfig::new(name);
+    if args.tick * 2 > args.lease_ttl {
+        anyhow::bail!(
+            "--lease-ttl ({:?}) must be at least twice --tick ({:?}): the leader renews once a tick",
+            args.lease_ttl,
+            args.tick
+        );
+    }
+    config.tick = args.tick;
+    config.lease_ttl = args.lease_ttl;
+    config.scale_in_window = args.scale_in_window;
+    config.metrics.reads_per_account_per_tick = args.metric_reads_per_account as usize;
+    config.metrics.min_interval = args.tick;
+    if let Some(path) = &args.extra_ca_file {
+        let pem = std::fs::read(path)
+            .with_context(|| format!("--extra-ca-file {}: cannot read", path.display()))?;
+        config.connector = ConnectorOptions {
+            extra_root_ca_pem: Some(pem),
+        };
+    }
+    Ok(config)
+}
+
+/// `<host>-<pid>`: unique enough among schedulers without configuration.
+fn default_name() -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "scheduler".to_owned());
+    let host: String = host
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        .collect();
+    format!("{host}-{}", std::process::id())
+}
