@@ -6,6 +6,7 @@
 
 pub mod azurite;
 pub mod handler;
+pub mod proxy;
 
 use anyhow::{Context, Result};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};

@@ -10,8 +10,8 @@ use shoal_store::{begin_platform, leadership, pool::PoolConfig};
 use shoal_testkit::handler::{Behaviour, Recorded};
 use tokio::time::Instant;
 
-use crate::proxy::Proxy;
 use crate::support::*;
+use shoal_testkit::proxy::Proxy;
 
 const WAIT: Duration = Duration::from_secs(10);
 const PROMPTLY: Duration = Duration::from_secs(1);

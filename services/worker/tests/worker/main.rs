@@ -7,5 +7,4 @@ mod failures;
 mod identity;
 mod observability;
 mod polling;
-mod proxy;
 mod support;

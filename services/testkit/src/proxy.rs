@@ -1,6 +1,6 @@
-//! A TCP proxy in front of Postgres that can cut the worker off: it refuses new connections and
-//! resets the open ones, then comes back on the same port. (The API's outage tests have the
-//! same proxy; both could move to the testkit.)
+//! A TCP proxy in front of Postgres that can cut its clients off, as an outage does: it refuses
+//! new connections and resets the open ones, then comes back on the same port. The API's outage
+//! tests and the workers' lease tests use it.
 
 use std::sync::{Arc, Mutex};
 
@@ -17,7 +17,7 @@ pub struct Proxy {
 impl Proxy {
     /// A proxy in front of the Postgres server `DATABASE_URL` names.
     pub async fn to_postgres() -> Result<Proxy> {
-        let admin = url::Url::parse(&shoal_testkit::admin_url())?;
+        let admin = url::Url::parse(&crate::admin_url())?;
         let host = admin.host_str().unwrap_or("127.0.0.1");
         let upstream = format!("{host}:{}", admin.port().unwrap_or(5432));
         let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -41,7 +41,7 @@ impl Proxy {
 
     fn serve(&self, listener: TcpListener) {
         let stop = CancellationToken::new();
-        *self.running.lock().unwrap() = Some(stop.clone());
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop.clone());
         let upstream = self.upstream.clone();
         tokio::spawn(async move {
             loop {
@@ -66,7 +66,12 @@ impl Proxy {
 
     /// Refuses new connections and drops the open ones.
     pub fn cut(&self) {
-        if let Some(stop) = self.running.lock().unwrap().take() {
+        if let Some(stop) = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
             stop.cancel();
         }
     }
