@@ -364,15 +364,14 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
     assert_eq!(result["greeting"], "Hello, world!");
 
     let client = reqwest::Client::new();
-    let workers: serde_json::Value = client
-        .get(format!("{base}/v1/workers"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let get = |path: &str| {
+        let request = client.get(format!("{base}{path}")).bearer_auth(&token);
+        async move {
+            let response = request.send().await.unwrap();
+            response.json::<serde_json::Value>().await.unwrap()
+        }
+    };
+    let workers = get("/v1/workers").await;
     let names: Vec<&str> = workers["items"]
         .as_array()
         .unwrap()
@@ -385,15 +384,7 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
         "{workers}"
     );
     // The scheduler scaled the demo app from zero to one instance for the message.
-    let scale: serde_json::Value = client
-        .get(format!("{base}/v1/tenants/demo/apps/hello/scale"))
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let scale = get("/v1/tenants/demo/apps/hello/scale").await;
     assert_eq!(scale["desiredInstances"], 1, "{scale}");
     assert_eq!(
         scale["placement"].as_array().map(Vec::len),

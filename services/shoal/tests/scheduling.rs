@@ -44,6 +44,16 @@ async fn enqueue_many(h: &Harness, queue: &str, n: usize, tag: &str) -> anyhow::
     Ok(())
 }
 
+/// The app `orders` with one queue-trigger function `work` on queue `work` (`batchSize` 16).
+async fn queue_app(h: &Harness, scale: serde_json::Value) -> anyhow::Result<()> {
+    h.put_app(
+        json!({"extensions": {"queues": {"batchSize": 16}}}),
+        json!({"scale": scale}),
+    )
+    .await?;
+    h.put_function("work", queue_trigger("work")).await
+}
+
 /// For every instance, the time span in which each worker invoked the handler for it; spans of
 /// different workers for one instance must not overlap.
 fn overlapping_actors(requests: &[Recorded]) -> Vec<String> {
@@ -96,12 +106,7 @@ fn assert_steps(decisions: &[Decision], max_step: u32) {
 async fn a_backlog_scales_out_four_at_a_time_to_the_limit_on_distinct_workers_and_back_in()
 -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Delay(Duration::from_millis(400), json!({}))).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"batchSize": 16}}}),
-        json!({"scale": {"limit": 10}}),
-    )
-    .await?;
-    h.put_function("work", queue_trigger("work")).await?;
+    queue_app(&h, json!({"limit": 10})).await?;
     let mut cluster = Cluster::new(&h);
     for i in 0..10 {
         cluster.worker(&format!("w{i}"));
@@ -151,17 +156,9 @@ async fn a_backlog_scales_out_four_at_a_time_to_the_limit_on_distinct_workers_an
 async fn instances_beyond_the_live_workers_stay_unplaced() -> anyhow::Result<()> {
     // The handler holds every message, so the backlog (which counts held messages) stays.
     let h = Harness::start(Behaviour::Delay(Duration::from_secs(4), json!({}))).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"batchSize": 16}}}),
-        json!({"scale": {"limit": 10}}),
-    )
-    .await?;
-    h.put_function("work", queue_trigger("work")).await?;
+    queue_app(&h, json!({"limit": 10})).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..3 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(3, Duration::from_secs(30)).await?;
+    cluster.start_workers(3).await?;
     enqueue_many(&h, "work", 1000, "m").await?;
     cluster.scheduler("s1");
     cluster
@@ -193,10 +190,7 @@ async fn incremental_mode_scales_by_one_per_decision() -> anyhow::Result<()> {
     .await?;
     h.put_function("work", queue_trigger("work")).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..4 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(4, Duration::from_secs(30)).await?;
+    cluster.start_workers(4).await?;
     enqueue_many(&h, "work", 1000, "m").await?;
     cluster.scheduler("s1");
     let decisions = cluster.wait_for_desired(3, Duration::from_secs(30)).await?;
@@ -220,10 +214,7 @@ async fn two_functions_scaling_out_add_their_increases() -> anyhow::Result<()> {
     h.put_function("small", queue_trigger("small")).await?;
     h.put_function("large", queue_trigger("large")).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..8 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(8, Duration::from_secs(30)).await?;
+    cluster.start_workers(8).await?;
     // 16 and 32 messages: targets 1 and 2, so 0 → 3 (the sum), not 2 (the larger).
     enqueue_many(&h, "small", 16, "s").await?;
     enqueue_many(&h, "large", 32, "l").await?;
@@ -247,17 +238,9 @@ async fn two_functions_scaling_out_add_their_increases() -> anyhow::Result<()> {
 async fn a_killed_workers_instances_move_within_the_lease_and_nothing_is_lost() -> anyhow::Result<()>
 {
     let h = Harness::start(Behaviour::Delay(Duration::from_millis(300), json!({}))).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"batchSize": 16}}}),
-        json!({"scale": {"limit": 3, "minimumInstances": 3}}),
-    )
-    .await?;
-    h.put_function("work", queue_trigger("work")).await?;
+    queue_app(&h, json!({"limit": 3, "minimumInstances": 3})).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..4 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(4, Duration::from_secs(30)).await?;
+    cluster.start_workers(4).await?;
     cluster.scheduler("s1");
     let placed = cluster
         .wait_for_placement(3, Duration::from_secs(20))
@@ -295,17 +278,9 @@ async fn a_killed_workers_instances_move_within_the_lease_and_nothing_is_lost() 
 #[tokio::test]
 async fn a_standby_leads_within_the_lease_when_the_leader_is_killed() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Delay(Duration::from_millis(200), json!({}))).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"batchSize": 16}}}),
-        json!({"scale": {"limit": 3, "minimumInstances": 2}}),
-    )
-    .await?;
-    h.put_function("work", queue_trigger("work")).await?;
+    queue_app(&h, json!({"limit": 3, "minimumInstances": 2})).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..3 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(3, Duration::from_secs(30)).await?;
+    cluster.start_workers(3).await?;
     cluster.scheduler("s1");
     let (holder, first_epoch) = cluster
         .wait_for_leader(None, Duration::from_secs(20))
@@ -357,17 +332,9 @@ async fn scheduler_and_workers_ride_out_a_postgres_restart() -> anyhow::Result<(
         Behaviour::Delay(Duration::from_millis(200), json!({})),
     )
     .await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"batchSize": 16}}}),
-        json!({"scale": {"limit": 3, "minimumInstances": 2}}),
-    )
-    .await?;
-    h.put_function("work", queue_trigger("work")).await?;
+    queue_app(&h, json!({"limit": 3, "minimumInstances": 2})).await?;
     let mut cluster = Cluster::new(&h);
-    for i in 0..3 {
-        cluster.worker(&format!("w{i}"));
-    }
-    cluster.wait_for_workers(3, Duration::from_secs(30)).await?;
+    cluster.start_workers(3).await?;
     cluster.scheduler("s1");
     cluster
         .wait_for_placement(2, Duration::from_secs(20))

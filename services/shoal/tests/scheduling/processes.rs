@@ -82,6 +82,15 @@ impl<'h> Cluster<'h> {
         );
     }
 
+    /// Starts workers `w0`… and waits until all of them heartbeat.
+    pub async fn start_workers(&mut self, n: usize) -> anyhow::Result<()> {
+        for i in 0..n {
+            self.worker(&format!("w{i}"));
+        }
+        self.wait_for_workers(i64::try_from(n)?, Duration::from_secs(30))
+            .await
+    }
+
     pub fn scheduler(&mut self, name: &str) {
         let tick = format!("{TICK_MS}ms");
         let ttl = format!("{}ms", LEASE_TTL.as_millis());
