@@ -2,7 +2,8 @@
 # the logic lives in the scripts under deploy/, the recipes stay short.
 #   make dev      build and run Shoal with embedded defaults (`shoal dev`)
 #   make test     formatting, clippy and every test of the workspace against a real Postgres
-#   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, as ratios
+#   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
+#                 scheduler against references of the same run, as ratios
 #   make fuzz     schemathesis against the OpenAPI document (not part of test)
 #   make lint | fmt | openapi
 

@@ -1,4 +1,4 @@
-//! `shoal-bench` measures, in one run, two parts of Shoal against references measured minutes
+//! `shoal-bench` measures, in one run, three parts of Shoal against references measured minutes
 //! apart on the same machine, and prints each figure as a ratio, so a result means the same on
 //! any machine:
 //!
@@ -10,6 +10,9 @@
 //!   stops the server and drops the database, also when something failed.
 //! * `queue`: Storage Queue dispatch by one `shoal worker` against Azurite, next to the SDK's
 //!   own ceiling and a Python consumer written with the official SDK (see [`queue`]).
+//! * `scheduler`: the pure decision and placement for 10,000 apps, full ticks against
+//!   Postgres, and the real scheduler and worker processes reacting to a backlog and to a
+//!   killed worker, each against a reference of the same run (see [`scheduler`]).
 
 mod database;
 mod http;
@@ -17,6 +20,7 @@ mod load;
 mod pgbench;
 mod queue;
 mod report;
+mod scheduler;
 mod server;
 
 use std::path::PathBuf;
@@ -47,15 +51,17 @@ enum Part {
     Api,
     /// Storage Queue dispatch against the SDK ceiling and a Python consumer.
     Queue,
+    /// Scale decisions, placement, ticks, reaction and failover.
+    Scheduler,
 }
 
 #[derive(Debug, Parser)]
 #[command(
-    about = "Benchmarks Shoal's API against pgbench and its queue dispatch against the SDK \
-             ceiling and a Python consumer"
+    about = "Benchmarks Shoal's API against pgbench, its queue dispatch against the SDK ceiling \
+             and a Python consumer, and its scheduler against references of the same run"
 )]
 struct Args {
-    /// Run only this part (default: all of them, api then queue).
+    /// Run only this part (default: all of them, api, queue, then scheduler).
     #[arg(long, value_enum)]
     only: Option<Part>,
     /// Admin URL of the Postgres server; the bench creates (and drops) its own database there.
@@ -112,6 +118,33 @@ struct Args {
     /// The longest one queue figure may take to drain its queue in one round.
     #[arg(long, default_value_t = 120)]
     queue_timeout_secs: u64,
+    /// Apps of the scheduler's pure figure and of its ticks against Postgres.
+    #[arg(long, default_value_t = 10_000)]
+    scheduler_apps: usize,
+    /// Tenants the tick figure spreads its apps over.
+    #[arg(long, default_value_t = 100)]
+    scheduler_tenants: usize,
+    /// Workers of the pure and tick figures.
+    #[arg(long, default_value_t = 100)]
+    scheduler_workers: usize,
+    /// Repetitions of the pure figure (median reported).
+    #[arg(long, default_value_t = 20)]
+    scheduler_repetitions: usize,
+    /// Steady ticks after the cold one (median reported).
+    #[arg(long, default_value_t = 10)]
+    scheduler_ticks: usize,
+    /// Rounds of the reaction and the failover figures (medians reported).
+    #[arg(long, default_value_t = 5)]
+    scheduler_rounds: u32,
+    /// Messages enqueued on the idle app in each reaction round.
+    #[arg(long, default_value_t = 200)]
+    reaction_messages: u64,
+    /// `shoal scheduler --tick` for the reaction and failover figures, in milliseconds.
+    #[arg(long, default_value_t = 1_000)]
+    scheduler_tick_ms: u64,
+    /// `shoal worker --lease-ttl` for the reaction and failover figures, in seconds.
+    #[arg(long, default_value_t = 5)]
+    worker_lease_ttl_secs: u64,
 }
 
 fn main() -> ExitCode {
@@ -141,7 +174,40 @@ async fn run(args: &Args) -> Result<()> {
     if args.only.is_none_or(|part| part == Part::Queue) {
         queue(args, &shoal).await?;
     }
+    if args.only.is_none_or(|part| part == Part::Scheduler) {
+        scheduler(args, &shoal).await?;
+    }
     Ok(())
+}
+
+/// The scheduler part: prints what it measured, also when a later figure failed; its
+/// processes, Azurite and scratch databases go away with it, also on Ctrl-C.
+async fn scheduler(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = scheduler::SchedulerPlan {
+        shoal,
+        admin_url: &args.database_url,
+        apps: args.scheduler_apps,
+        tenants: args.scheduler_tenants,
+        workers: args.scheduler_workers,
+        repetitions: args.scheduler_repetitions,
+        ticks: args.scheduler_ticks,
+        rounds: args.scheduler_rounds,
+        messages: args.reaction_messages,
+        tick: Duration::from_millis(args.scheduler_tick_ms),
+        // Short, so the reaction app is back at zero within seconds between rounds.
+        scale_in_window: Duration::from_secs(2),
+        worker_lease_ttl: Duration::from_secs(args.worker_lease_ttl_secs),
+    };
+    let mut figures = scheduler::SchedulerFigures::default();
+    let outcome = tokio::select! {
+        outcome = scheduler::run(&plan, &mut figures) => outcome,
+        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+    };
+    println!();
+    for line in report::scheduler::lines(&figures) {
+        println!("{line}");
+    }
+    outcome
 }
 
 /// The queue part; Azurite, the worker and the scratch database go away with it, also on

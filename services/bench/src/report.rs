@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use crate::load::LoadResult;
 
+pub mod scheduler;
+
 /// The goals an issue set for a figure; a figure without goals is reported as measured.
 #[derive(Clone, Copy)]
 pub struct Goal {

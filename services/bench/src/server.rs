@@ -60,6 +60,12 @@ impl ShoalBin {
         })
     }
 
+    /// The `SHOAL_SECRET_KEY` every process gets, for what the bench writes through the store
+    /// itself.
+    pub fn secret_key(&self) -> &str {
+        &self.secret_key
+    }
+
     pub fn command(&self, database_url: &str) -> Command {
         let mut command = Command::new(&self.path);
         command

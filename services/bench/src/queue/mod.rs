@@ -17,8 +17,8 @@
 //! time is read too: it is single-threaded and, on a small machine, what bounds all three.
 
 mod cpu;
-mod handler;
-mod process;
+pub(crate) mod handler;
+pub(crate) mod process;
 mod python;
 mod queues;
 

@@ -63,6 +63,16 @@ impl Consumer {
         cpu::cpu_time(pid, self.ticks_per_second)
     }
 
+    /// SIGKILL at once, as a crash ends a process; the log is removed.
+    pub async fn kill(mut self) -> Result<()> {
+        self.child
+            .kill()
+            .await
+            .with_context(|| format!("cannot kill {}", self.what))?;
+        let _ = std::fs::remove_file(&self.log);
+        Ok(())
+    }
+
     /// SIGTERM, then SIGKILL if it does not end in time; the log is removed.
     pub async fn stop(mut self) -> Result<()> {
         terminate(&mut self.child, self.what).await?;
