@@ -80,19 +80,31 @@ create index scale_decisions_app on scale_decisions (tenant_id, app_name, id des
 -- Workers LISTEN on `shoal_assignments`: the payload names the worker whose assignments or
 -- claims changed (Postgres folds identical payloads of one transaction into one notification).
 -- A deleted app's assignments cascade away, and this tells their workers at once.
+-- Statement-level, so a tick that moves thousands of instances notifies each worker once
+-- without a trigger call per row (Postgres allows transition tables on single-event triggers
+-- only, hence three triggers; plpgsql plans each branch only when it runs).
 create function shoal_notify_assignment() returns trigger language plpgsql as $$
 begin
-    if tg_op in ('UPDATE', 'DELETE') then
-        perform pg_notify('shoal_assignments', old.worker);
-    end if;
-    if tg_op in ('INSERT', 'UPDATE') then
-        perform pg_notify('shoal_assignments', new.worker);
+    if tg_op = 'INSERT' then
+        perform pg_notify('shoal_assignments', w) from (select distinct worker as w from new_rows) n;
+    elsif tg_op = 'UPDATE' then
+        perform pg_notify('shoal_assignments', w)
+        from (select worker as w from old_rows union select worker from new_rows) n;
+    else
+        perform pg_notify('shoal_assignments', w) from (select distinct worker as w from old_rows) n;
     end if;
     return null;
 end
 $$;
-create trigger assignments_notify after insert or update or delete on assignments
-    for each row execute function shoal_notify_assignment();
+create trigger assignments_notify_insert after insert on assignments
+    referencing new table as new_rows
+    for each statement execute function shoal_notify_assignment();
+create trigger assignments_notify_update after update on assignments
+    referencing old table as old_rows new table as new_rows
+    for each statement execute function shoal_notify_assignment();
+create trigger assignments_notify_delete after delete on assignments
+    referencing old table as old_rows
+    for each statement execute function shoal_notify_assignment();
 -- A released claim lets the instance's next worker start: tell everyone (the payload is empty).
 create function shoal_notify_claim_released() returns trigger language plpgsql as $$
 begin

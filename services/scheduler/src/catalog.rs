@@ -88,7 +88,8 @@ pub struct Snapshot {
 struct Cached {
     /// The app's ETag, then its functions' in name order.
     versions: Vec<shoal_store::Etag>,
-    app: Arc<ScalableApp>,
+    /// None when the stored app no longer validates (logged once, not every tick).
+    app: Option<Arc<ScalableApp>>,
 }
 
 /// Keeps parsed apps between ticks.
@@ -98,7 +99,9 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Reads every tenant's apps and functions (one transaction per tenant, two queries each).
+    /// Reads every tenant's apps and functions: first their ETags (two small queries per
+    /// tenant), then, only for a tenant where something changed, the apps with their settings
+    /// and functions, parsing again just the apps whose ETags moved.
     pub async fn load(
         &mut self,
         pool: &sqlx::PgPool,
@@ -120,6 +123,22 @@ impl Catalog {
             snapshot.quotas.insert(name.clone(), quota);
             let tenant = TenantId::new(tenant);
             let mut tx = begin_tenant(pool, &tenant).await?;
+            let versions = self.versions(&mut tx, &tenant).await?;
+            let unchanged = versions.iter().all(|(key, v)| {
+                self.cache
+                    .get(key)
+                    .is_some_and(|cached| &cached.versions == v)
+            });
+            if unchanged {
+                shoal_store::commit(tx).await?;
+                for (key, _) in versions {
+                    if let Some(cached) = self.cache.remove(&key) {
+                        snapshot.apps.extend(cached.app.clone());
+                        seen.insert(key, cached);
+                    }
+                }
+                continue;
+            }
             let records = apps::all_of_tenant(&mut tx, &tenant, cipher).await?;
             let all_functions = functions::all_of_tenant(&mut tx, &tenant).await?;
             shoal_store::commit(tx).await?;
@@ -137,17 +156,42 @@ impl Catalog {
                 versions.extend(fns.iter().map(|f| f.etag));
                 let app = match self.cache.remove(&key) {
                     Some(cached) if cached.versions == versions => cached.app,
-                    _ => match parse_app(&key, record, &fns) {
-                        Some(app) => Arc::new(app),
-                        None => continue,
-                    },
+                    _ => parse_app(&key, record, &fns).map(Arc::new),
                 };
-                snapshot.apps.push(app.clone());
+                snapshot.apps.extend(app.clone());
                 seen.insert(key, Cached { versions, app });
             }
         }
         self.cache = seen;
         Ok(snapshot)
+    }
+
+    /// Each app's version vector: its ETag, then its functions' in name order.
+    async fn versions(
+        &self,
+        tx: &mut shoal_store::Tx,
+        tenant: &TenantId,
+    ) -> Result<Vec<(AppKey, Vec<shoal_store::Etag>)>, StoreError> {
+        let app_versions = apps::versions_of_tenant(tx, tenant).await?;
+        let function_versions = functions::versions_of_tenant(tx, tenant).await?;
+        let mut by_app: HashMap<String, Vec<shoal_store::Etag>> = HashMap::new();
+        for (app, etag) in function_versions {
+            by_app.entry(app).or_default().push(etag);
+        }
+        Ok(app_versions
+            .into_iter()
+            .map(|(app, etag)| {
+                let mut versions = vec![etag];
+                versions.extend(by_app.remove(&app).unwrap_or_default());
+                (
+                    AppKey {
+                        tenant: tenant.to_string(),
+                        app,
+                    },
+                    versions,
+                )
+            })
+            .collect())
     }
 }
 

@@ -130,19 +130,17 @@ impl MetricReader {
                         let client = client.clone();
                         let shared = shared.clone();
                         async move {
+                            // Stamped with when the read began: the value is at least that
+                            // fresh, and the next tick (one `min_interval` later) reads again
+                            // rather than finding it a few milliseconds too young.
+                            let at = Instant::now();
                             let result = match &client {
                                 Ok(queues) => read(queues, &key.queue, queue_time).await,
                                 Err(e) => Err(e.clone()),
                             };
                             let mut guard = lock(&shared);
                             guard.in_flight.remove(&key);
-                            guard.readings.insert(
-                                key,
-                                Reading {
-                                    result,
-                                    at: Instant::now(),
-                                },
-                            );
+                            guard.readings.insert(key, Reading { result, at });
                         }
                     })
                     .await;

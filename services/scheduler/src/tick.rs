@@ -210,6 +210,7 @@ impl Leader {
             if forgotten > 0 {
                 tracing::info!(forgotten, "forgot workers long gone");
             }
+            scale::prune_decisions(&mut tx).await?;
         }
         shoal_store::commit(tx).await?;
         report.write = started.elapsed();

@@ -187,6 +187,20 @@ pub async fn all_of_tenant(
     rows.iter().map(|r| from_row(r, tenant, cipher)).collect()
 }
 
+/// Every app's name and ETag (settings changes change the app's ETag too), ordered by name:
+/// the scheduler re-reads only apps whose ETag moved.
+pub async fn versions_of_tenant(
+    tx: &mut Tx,
+    tenant: &TenantId,
+) -> Result<Vec<(String, Etag)>, StoreError> {
+    Ok(
+        sqlx::query_as("select name, etag from apps where tenant_id = $1 order by name")
+            .bind(tenant.as_str())
+            .fetch_all(&mut **tx)
+            .await?,
+    )
+}
+
 /// Creates or replaces an app and all its settings, honouring the precondition and, on
 /// create, the tenant's `maxApps` quota.
 #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, app = name))]

@@ -100,6 +100,19 @@ pub async fn all_of_app(
     Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Every function's app and ETag, ordered by app and name (see `apps::versions_of_tenant`).
+pub async fn versions_of_tenant(
+    tx: &mut Tx,
+    tenant: &TenantId,
+) -> Result<Vec<(String, Etag)>, StoreError> {
+    Ok(sqlx::query_as(
+        "select app_name, etag from functions where tenant_id = $1 order by app_name, name",
+    )
+    .bind(tenant.as_str())
+    .fetch_all(&mut **tx)
+    .await?)
+}
+
 /// Every function of a tenant, ordered by app and name, for the scheduler (one query per
 /// tenant instead of one per app).
 pub async fn all_of_tenant(

@@ -55,8 +55,8 @@ pub async fn all_desired(tx: &mut Tx) -> Result<Vec<DesiredRecord>, StoreError> 
     rows.iter().map(desired_from_row).collect()
 }
 
-/// Records decisions: updates each app's desired count and appends the decision, keeping the
-/// newest [`KEPT_DECISIONS`] per app. The caller has fenced the transaction.
+/// Records decisions: updates each app's desired count and appends the decision (see
+/// [`prune_decisions`]). The caller has fenced the transaction.
 pub async fn record(tx: &mut Tx, decisions: &[DecisionRecord]) -> Result<(), StoreError> {
     if decisions.is_empty() {
         return Ok(());
@@ -97,18 +97,23 @@ pub async fn record(tx: &mut Tx, decisions: &[DecisionRecord]) -> Result<(), Sto
     .execute(&mut **tx)
     .await
     .map_err(app_gone)?;
-    sqlx::query(
-        "delete from scale_decisions d using unnest($1::text[], $2::text[]) as u(t, n)
-         where d.tenant_id = u.t and d.app_name = u.n and d.id <= (
-             select id from scale_decisions k where k.tenant_id = u.t and k.app_name = u.n
-             order by id desc offset $3 limit 1)",
+    Ok(())
+}
+
+/// Deletes all but the newest [`KEPT_DECISIONS`] of every app's decisions. The leader runs it
+/// now and then rather than with every write, so a tick that changes many apps stays cheap.
+pub async fn prune_decisions(tx: &mut Tx) -> Result<u64, StoreError> {
+    Ok(sqlx::query(
+        "delete from scale_decisions where id in (
+             select id from (
+                 select id, row_number() over (partition by tenant_id, app_name order by id desc) as n
+                 from scale_decisions) ranked
+             where n > $1)",
     )
-    .bind(&tenants)
-    .bind(&apps)
     .bind(KEPT_DECISIONS)
     .execute(&mut **tx)
-    .await?;
-    Ok(())
+    .await?
+    .rows_affected())
 }
 
 /// An app's scale status: desired count, placement and the `decisions` newest ones.
