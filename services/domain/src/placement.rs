@@ -30,7 +30,9 @@
 //! scheduler replica and version computes the same placement.
 
 mod board;
-mod rank;
+/// The rendezvous hash placement ranks workers with (public for references that must hash
+/// exactly as placement does, such as the bench's naive placement).
+pub mod rank;
 
 #[cfg(test)]
 mod proptests;

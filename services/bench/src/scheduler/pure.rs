@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use shoal_domain::placement::rank::{name_hash, weight};
 use shoal_domain::placement::{
     AppDemand, Assignment, DEFAULT_BALANCE, Placement, WorkerSlot, place,
 };
@@ -205,7 +206,7 @@ fn naive_place(demands: &[AppDemand], workers: &[WorkerSlot]) -> Vec<Assignment>
         let mut scores: Vec<(u64, usize)> = worker_hashes
             .iter()
             .enumerate()
-            .map(|(w, hash)| (splitmix64(app ^ hash), w))
+            .map(|(w, hash)| (weight(app, *hash), w))
             .collect();
         scores.sort_unstable_by(|a, b| b.cmp(a));
         for (index, (_, w)) in scores.iter().take(demand.instances as usize).enumerate() {
@@ -217,24 +218,6 @@ fn naive_place(demands: &[AppDemand], workers: &[WorkerSlot]) -> Vec<Assignment>
         }
     }
     assignments
-}
-
-/// The domain's rank hash (`placement::rank`, private there): FNV-1a finalised with
-/// splitmix64, so the reference hashes exactly as cheaply as Shoal does.
-fn name_hash(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in name.bytes() {
-        h ^= u64::from(byte);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    splitmix64(h)
-}
-
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

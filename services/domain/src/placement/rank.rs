@@ -3,7 +3,7 @@
 
 /// FNV-1a over the bytes, finalised with splitmix64 so that similar names ("w1", "w2") get
 /// unrelated hashes.
-pub(super) fn name_hash(name: &str) -> u64 {
+pub fn name_hash(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in name.bytes() {
         h ^= u64::from(byte);
@@ -14,7 +14,7 @@ pub(super) fn name_hash(name: &str) -> u64 {
 
 /// The weight of `worker` for `app`; higher ranks first. splitmix64 is a bijection, so two
 /// workers tie for one app only if their name hashes collide.
-pub(super) fn weight(app_hash: u64, worker_hash: u64) -> u64 {
+pub fn weight(app_hash: u64, worker_hash: u64) -> u64 {
     splitmix64(app_hash ^ worker_hash)
 }
 
