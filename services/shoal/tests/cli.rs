@@ -178,7 +178,7 @@ fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 12] = [
+    let cases: [Case; 16] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
@@ -254,6 +254,26 @@ fn missing_or_malformed_settings_name_the_flag() {
             ],
             vec![db, ("SHOAL_SECRET_KEY", &key)],
             "--extra-ca-file",
+        ),
+        (
+            &["scheduler", "--tick", "0"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--tick",
+        ),
+        (
+            &["scheduler", "--tick", "1s", "--lease-ttl", "1s"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--lease-ttl",
+        ),
+        (
+            &["scheduler", "--metric-reads-per-account", "0"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--metric-reads-per-account",
+        ),
+        (
+            &["scheduler", "--scale-in-window", "forever"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--scale-in-window",
         ),
     ];
     for (args, env, flag) in cases {
