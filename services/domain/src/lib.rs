@@ -16,6 +16,7 @@ pub mod merge_patch;
 pub mod names;
 pub mod placement;
 pub mod queue_trigger;
+pub mod rbac;
 pub mod scale;
 pub mod settings;
 pub mod tenants;
