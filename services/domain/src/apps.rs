@@ -14,6 +14,7 @@ use crate::host_config::HostConfig;
 use crate::scale::ScaleMode;
 use crate::settings::validate_app_settings;
 use crate::validation::{Problems, ValidationError, from_json, join_path};
+use crate::webhook_limits::WebhookLimits;
 
 /// Default per-request timeout for the handler when `handler.timeoutSeconds` is absent.
 pub const DEFAULT_HANDLER_TIMEOUT_SECONDS: u32 = 30;
@@ -85,6 +86,8 @@ pub struct AppSpec {
     pub scale: Scale,
     pub identity: Identity,
     pub state: AppState,
+    /// Limits of the webhook ingress for the app's HTTP-triggered functions.
+    pub webhooks: WebhookLimits,
 }
 
 /// The result of parsing a written app body.
@@ -114,6 +117,7 @@ struct Body {
     scale: Option<Value>,
     identity: Option<Value>,
     state: Option<Value>,
+    webhooks: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -201,6 +205,11 @@ impl AppSpec {
                 AppState::Running
             }),
         };
+        let webhooks =
+            WebhookLimits::parse(body.webhooks.as_ref(), "webhooks").unwrap_or_else(|e| {
+                problems.absorb(e);
+                WebhookLimits::default()
+            });
 
         problems.finish()?;
         let handler = handler.ok_or_else(|| ValidationError::single("handler", "is required"))?;
@@ -213,6 +222,7 @@ impl AppSpec {
                 scale,
                 identity,
                 state,
+                webhooks,
             },
             stored,
         })
@@ -365,6 +375,7 @@ fn stored_form(body: &Body) -> Value {
             .map(|s| without(s, &["principalId", "clientId"])),
     );
     put("state", &body.state);
+    put("webhooks", &body.webhooks);
     Value::Object(stored)
 }
 
@@ -470,6 +481,32 @@ mod tests {
         assert!(app.stored.get("name").is_none());
         let err = AppSpec::parse("other", &echoed).unwrap_err();
         assert_eq!(paths(&err), vec!["name"]);
+    }
+
+    #[test]
+    fn webhook_limits_default_validate_and_are_stored_as_written() {
+        let app = AppSpec::parse("a1", &json!({"handler": {"url": "http://h"}})).unwrap();
+        assert_eq!(app.spec.webhooks, WebhookLimits::default());
+        let body = json!({"handler": {"url": "http://h"}, "webhooks": {"requestsPerSecond": 5}});
+        let app = AppSpec::parse("a1", &body).unwrap();
+        assert_eq!(
+            (
+                app.spec.webhooks.requests_per_second,
+                app.spec.webhooks.burst
+            ),
+            (5, 10)
+        );
+        assert_eq!(app.stored["webhooks"], json!({"requestsPerSecond": 5}));
+        let body = json!({"handler": {"url": "ftp://h"}, "webhooks": {"burst": 0, "maxRequestBodyBytes": 0}});
+        let err = AppSpec::parse("a1", &body).unwrap_err();
+        assert_eq!(
+            paths(&err),
+            vec![
+                "handler.url",
+                "webhooks.maxRequestBodyBytes",
+                "webhooks.burst"
+            ]
+        );
     }
 
     #[test]

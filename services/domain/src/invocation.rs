@@ -1,6 +1,9 @@
 //! The custom-handler protocol between a worker and an app's handler, as Azure Functions
 //! custom handlers define it: the request body `{"Data": {...}, "Metadata": {...}}` and the
-//! response `{"Outputs": {...}, "Logs": [...], "ReturnValue": ...}`.
+//! response `{"Outputs": {...}, "Logs": [...], "ReturnValue": ...}`. The HTTP trigger's
+//! shape of both is in [`http`].
+
+pub mod http;
 
 use std::collections::BTreeMap;
 

@@ -6,6 +6,7 @@
 //! tested with plain unit tests (tables of cases, property tests where a property exists).
 
 pub mod apps;
+pub mod async_invocation;
 pub mod bindings;
 pub mod connection;
 pub mod diagnostics;
@@ -16,11 +17,13 @@ pub mod merge_patch;
 pub mod names;
 pub mod placement;
 pub mod queue_trigger;
+pub mod rate_limit;
 pub mod rbac;
 pub mod scale;
 pub mod settings;
 pub mod tenants;
 pub mod timespan;
 pub mod validation;
+pub mod webhook_limits;
 pub mod webhooks;
 pub mod workers;
