@@ -27,3 +27,56 @@ pub async fn record(tx: &mut Tx, entry: &AuditEntry<'_>) -> Result<(), StoreErro
     .await?;
     Ok(())
 }
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub principal: String,
+    pub action: String,
+    pub resource: String,
+    pub outcome: String,
+    pub request_id: Option<String>,
+}
+
+/// The scope's entries (the transaction's tenant, or the platform's), newest first, older
+/// than `before` (an entry id) when given.
+pub async fn list(
+    tx: &mut Tx,
+    before: Option<i64>,
+    limit: u32,
+) -> Result<Vec<AuditRecord>, StoreError> {
+    type Row = (
+        i64,
+        chrono::DateTime<chrono::Utc>,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "select id, at, principal, action, resource, outcome, request_id from audit_log
+         where tenant_id is not distinct from shoal_current_tenant()
+           and ($1::bigint is null or id < $1)
+         order by id desc limit $2",
+    )
+    .bind(before)
+    .bind(i64::from(limit))
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(id, at, principal, action, resource, outcome, request_id)| AuditRecord {
+                id,
+                at,
+                principal,
+                action,
+                resource,
+                outcome,
+                request_id,
+            },
+        )
+        .collect())
+}

@@ -19,6 +19,8 @@ pub mod functions;
 pub mod leadership;
 pub mod page;
 pub mod pool;
+pub mod principals;
+pub mod roles;
 pub mod scale;
 pub mod signing_keys;
 pub mod signing_secrets;
