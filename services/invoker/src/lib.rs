@@ -1,0 +1,235 @@
+//! Calls an app's handler: `POST {handler.url}/{function}` with the custom-handler body,
+//! signed per Standard Webhooks, and reads the response. 2xx with a well-formed body is
+//! success; anything else, a timeout or a connection error is a failure.
+//!
+//! Workers call it for queue deliveries (naming the worker and the app instance they act for,
+//! `X-Shoal-Worker` and `X-Shoal-Instance`, so a handler can tell instances apart in its logs)
+//! and the API's webhook ingress for HTTP triggers (forwarding the caller's `X-Request-Id`).
+//! It is its own small crate so that the API does not link the worker's queue runtime and the
+//! Azure SDKs just to make this one signed request.
+
+use std::time::Duration;
+
+use shoal_domain::invocation::{HandlerResponse, ResponseError};
+use shoal_domain::webhooks::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, WebhookSecret};
+use url::Url;
+use uuid::Uuid;
+
+pub const HEADER_INVOCATION_ID: &str = "x-shoal-invocation-id";
+pub const HEADER_WORKER: &str = "x-shoal-worker";
+pub const HEADER_INSTANCE: &str = "x-shoal-instance";
+pub const HEADER_REQUEST_ID: &str = "x-request-id";
+
+/// Shared by every caller in a process, so connections to handlers are pooled.
+#[derive(Clone, Debug)]
+pub struct Invoker {
+    client: reqwest::Client,
+}
+
+/// One queue invocation's request.
+pub struct Invocation<'a> {
+    pub handler: &'a Url,
+    pub function: &'a str,
+    pub secret: &'a WebhookSecret,
+    /// `webhook-id`: the message's id, stable across retries.
+    pub webhook_id: &'a str,
+    pub invocation_id: Uuid,
+    /// The worker's name and the app instance's index.
+    pub worker: &'a str,
+    pub instance: u32,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+    /// Output binding names the response may fill.
+    pub outputs: &'a [&'a str],
+}
+
+/// One HTTP-triggered invocation's request, from the webhook ingress.
+pub struct HttpInvocation<'a> {
+    pub handler: &'a Url,
+    pub function: &'a str,
+    pub secret: &'a WebhookSecret,
+    /// Both `webhook-id` and `X-Shoal-Invocation-Id`: an async invocation keeps it across
+    /// retries, so the handler can use it as the idempotency key.
+    pub invocation_id: Uuid,
+    /// The caller's `X-Request-Id`, if any.
+    pub request_id: Option<&'a str>,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+    pub outputs: &'a [&'a str],
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InvocationError {
+    #[error("the handler did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the handler could not be reached: {0}")]
+    Connect(String),
+    #[error("the handler answered {status}{}", if .body.is_empty() { String::new() } else { format!(": {}", .body) })]
+    Status { status: u16, body: String },
+    #[error("the handler's response is malformed: {0}")]
+    Malformed(#[from] ResponseError),
+    #[error("reading the handler's response failed: {0}")]
+    Read(String),
+}
+
+/// How much of an error response body goes into the log line.
+const ERROR_BODY_LIMIT: usize = 512;
+
+impl Invoker {
+    pub fn new() -> Result<Invoker, reqwest::Error> {
+        let client = reqwest::Client::builder()
+            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_max_idle_per_host(64)
+            .tcp_nodelay(true)
+            // Handlers answer their own function's request; a redirect is a misconfiguration.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Invoker { client })
+    }
+
+    pub async fn invoke(&self, call: Invocation<'_>) -> Result<HandlerResponse, InvocationError> {
+        let invocation_id = call.invocation_id.to_string();
+        let instance = call.instance.to_string();
+        let headers = [
+            (HEADER_INVOCATION_ID, invocation_id.as_str()),
+            (HEADER_WORKER, call.worker),
+            (HEADER_INSTANCE, instance.as_str()),
+        ];
+        let signed = Signed {
+            handler: call.handler,
+            function: call.function,
+            secret: call.secret,
+            webhook_id: call.webhook_id,
+            timeout: call.timeout,
+        };
+        self.post(signed, &headers, call.body, call.outputs).await
+    }
+
+    pub async fn invoke_http(
+        &self,
+        call: HttpInvocation<'_>,
+    ) -> Result<HandlerResponse, InvocationError> {
+        let invocation_id = call.invocation_id.to_string();
+        let mut headers = vec![(HEADER_INVOCATION_ID, invocation_id.as_str())];
+        if let Some(request_id) = call.request_id {
+            headers.push((HEADER_REQUEST_ID, request_id));
+        }
+        let signed = Signed {
+            handler: call.handler,
+            function: call.function,
+            secret: call.secret,
+            webhook_id: &invocation_id,
+            timeout: call.timeout,
+        };
+        self.post(signed, &headers, call.body, call.outputs).await
+    }
+
+    async fn post(
+        &self,
+        call: Signed<'_>,
+        headers: &[(&'static str, &str)],
+        body: Vec<u8>,
+        outputs: &[&str],
+    ) -> Result<HandlerResponse, InvocationError> {
+        let url = function_url(call.handler, call.function);
+        let timestamp = chrono::Utc::now().timestamp();
+        let signature = call.secret.sign(call.webhook_id, timestamp, &body);
+        let mut request = self
+            .client
+            .post(url)
+            .timeout(call.timeout)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(HEADER_ID, call.webhook_id)
+            .header(HEADER_TIMESTAMP, timestamp.to_string())
+            .header(HEADER_SIGNATURE, signature);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| classify(e, call.timeout))?;
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| match classify(e, call.timeout) {
+                InvocationError::Connect(m) => InvocationError::Read(m),
+                other => other,
+            })?;
+        if !status.is_success() {
+            return Err(InvocationError::Status {
+                status: status.as_u16(),
+                body: truncate(&String::from_utf8_lossy(&body), ERROR_BODY_LIMIT),
+            });
+        }
+        Ok(HandlerResponse::parse(&body, outputs)?)
+    }
+}
+
+/// Where a signed request goes and what signs it.
+struct Signed<'a> {
+    handler: &'a Url,
+    function: &'a str,
+    secret: &'a WebhookSecret,
+    webhook_id: &'a str,
+    timeout: Duration,
+}
+
+/// `{handler.url}/{function}`, whether or not the handler URL ends with a slash.
+pub fn function_url(handler: &Url, function: &str) -> Url {
+    let mut url = handler.clone();
+    if let Ok(mut segments) = url.path_segments_mut() {
+        segments.pop_if_empty().push(function);
+    }
+    url
+}
+
+fn classify(error: reqwest::Error, timeout: Duration) -> InvocationError {
+    if error.is_timeout() {
+        return InvocationError::Timeout(timeout);
+    }
+    // The chain carries the useful part ("connection refused"); the URL is the tenant's own.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(s) = source {
+        message = format!("{message}: {s}");
+        source = s.source();
+    }
+    InvocationError::Connect(message)
+}
+
+fn truncate(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.trim().to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", text[..end].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_url_joins_with_or_without_trailing_slash() {
+        for base in ["http://h:1/api", "http://h:1/api/"] {
+            let url = function_url(&Url::parse(base).unwrap(), "orders");
+            assert_eq!(url.as_str(), "http://h:1/api/orders");
+        }
+        let root = function_url(&Url::parse("http://h:1").unwrap(), "f");
+        assert_eq!(root.as_str(), "http://h:1/f");
+    }
+
+    #[test]
+    fn long_error_bodies_are_cut_on_a_character_boundary() {
+        let text = "é".repeat(400);
+        let cut = truncate(&text, 511);
+        assert!(cut.ends_with('…'));
+        assert!(cut.len() <= 511 + '…'.len_utf8());
+    }
+}

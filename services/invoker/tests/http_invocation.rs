@@ -1,0 +1,75 @@
+//! An HTTP-triggered invocation against a real handler: signed like queue deliveries, with the
+//! invocation id as `webhook-id` and the caller's request id forwarded.
+
+use std::time::Duration;
+
+use serde_json::json;
+use shoal_domain::webhooks::WebhookSecret;
+use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
+use shoal_testkit::handler::{Behaviour, RecordingHandler};
+use uuid::Uuid;
+
+#[tokio::test]
+async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_request_id() {
+    let handler = RecordingHandler::start(Behaviour::Respond(
+        json!({"Outputs": {"res": {"statusCode": 201}}}),
+    ))
+    .await
+    .unwrap();
+    let secret = WebhookSecret::from_bytes(vec![9; 32]).unwrap();
+    let id = Uuid::now_v7();
+    let body = br#"{"Data":{"req":{"Method":"POST"}},"Metadata":{}}"#.to_vec();
+    let response = Invoker::new()
+        .unwrap()
+        .invoke_http(HttpInvocation {
+            handler: handler.url(),
+            function: "order",
+            secret: &secret,
+            invocation_id: id,
+            request_id: Some("req-123"),
+            body: body.clone(),
+            timeout: Duration::from_secs(5),
+            outputs: &["res"],
+        })
+        .await
+        .unwrap();
+    assert_eq!(response.outputs["res"], json!({"statusCode": 201}));
+
+    let seen = &handler.requests()[0];
+    assert_eq!(seen.function, "order");
+    let webhook_id = seen.header("webhook-id").unwrap();
+    assert_eq!(webhook_id, id.to_string());
+    assert_eq!(seen.header("x-shoal-invocation-id"), Some(webhook_id));
+    assert_eq!(seen.header("x-request-id"), Some("req-123"));
+    assert_eq!(seen.header("x-shoal-worker"), None);
+    let timestamp: i64 = seen.header("webhook-timestamp").unwrap().parse().unwrap();
+    let signature = seen.header("webhook-signature").unwrap();
+    assert!(secret.verify(webhook_id, timestamp, &body, signature));
+}
+
+#[tokio::test]
+async fn a_failing_handler_is_a_status_error() {
+    let handler = RecordingHandler::start(Behaviour::Status(500))
+        .await
+        .unwrap();
+    let secret = WebhookSecret::from_bytes(vec![9; 32]).unwrap();
+    let error = Invoker::new()
+        .unwrap()
+        .invoke_http(HttpInvocation {
+            handler: handler.url(),
+            function: "order",
+            secret: &secret,
+            invocation_id: Uuid::now_v7(),
+            request_id: None,
+            body: b"{}".to_vec(),
+            timeout: Duration::from_secs(5),
+            outputs: &[],
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error, InvocationError::Status { status: 500, .. }),
+        "{error}"
+    );
+    assert_eq!(handler.requests()[0].header("x-request-id"), None);
+}
