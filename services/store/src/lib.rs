@@ -26,6 +26,7 @@ pub mod signing_keys;
 pub mod signing_secrets;
 mod tenant;
 pub mod tenants;
+pub mod webhook_invocations;
 pub mod workers;
 
 pub use error::StoreError;
