@@ -35,6 +35,28 @@ update role_definitions
 
 create index role_assignments_principal on role_assignments (principal_id);
 
+-- Foreign-key checks bypass row-level security, so the tenant is part of the key: an
+-- assignment can only name a principal of its own tenant, and only a built-in role or one of
+-- its own tenant's custom roles.
+alter table principals add constraint principals_tenant_id_key unique (tenant_id, id);
+alter table role_assignments
+    add constraint role_assignments_principal_same_tenant
+        foreign key (tenant_id, principal_id) references principals (tenant_id, id) on delete cascade;
+
+create or replace function shoal_check_assignment_role() returns trigger as $$
+begin
+    if not exists (select from role_definitions d
+                   where d.id = new.role_definition_id
+                     and (d.tenant_id is null or d.tenant_id = new.tenant_id)) then
+        raise exception 'role definition % is not visible to tenant %', new.role_definition_id, new.tenant_id
+            using errcode = 'foreign_key_violation';
+    end if;
+    return new;
+end;
+$$ language plpgsql;
+create trigger role_assignments_role_visible before insert or update on role_assignments
+    for each row execute function shoal_check_assignment_role();
+
 -- Any change to who exists or who may do what empties every API process's cache.
 create or replace function shoal_notify_rbac() returns trigger as $$
 begin
@@ -55,6 +77,7 @@ do $$
 begin
     if exists (select from pg_roles where rolname = 'shoal_app') then
         grant execute on function shoal_notify_rbac() to shoal_app;
+        grant execute on function shoal_check_assignment_role() to shoal_app;
     end if;
 end
 $$;

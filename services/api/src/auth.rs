@@ -1,113 +1,156 @@
-//! Who is calling and what they may do.
-//!
-//! Interim authorisation until RBAC lands: a tenant principal reaches only its own tenant
-//! (Reader: read; Contributor: everything but role assignments; Owner: all), a platform admin
-//! reaches everything. Another tenant's resources answer 404, never 403, so a caller cannot
-//! probe which tenants or apps exist.
+//! Who is calling: the bearer token verified into a [`Principal`] together with the role
+//! assignments it holds ([`Caller`]). What the caller may do is decided in `access`.
+
+use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
 use shoal_domain::names::TenantName;
+use uuid::Uuid;
 
+use crate::access::Grants;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::tokens::TokenError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// The built-in roles an operator can put in a token (`shoal token --role`). Their
+/// permissions are the built-in role definitions, evaluated like any other assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Role {
     Reader,
     Contributor,
     Owner,
+    FunctionInvoker,
 }
 
 impl Role {
+    pub const ALL: [Role; 4] = [
+        Role::Owner,
+        Role::Contributor,
+        Role::Reader,
+        Role::FunctionInvoker,
+    ];
+
     pub fn parse(text: &str) -> Option<Role> {
-        match text {
-            "Reader" => Some(Role::Reader),
-            "Contributor" => Some(Role::Contributor),
-            "Owner" => Some(Role::Owner),
-            _ => None,
-        }
+        Role::ALL.into_iter().find(|r| r.as_str() == text)
     }
 
+    /// The built-in role definition's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Reader => "Reader",
             Role::Contributor => "Contributor",
             Role::Owner => "Owner",
+            Role::FunctionInvoker => "Function Invoker",
         }
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Principal {
-    PlatformAdmin {
-        subject: String,
-    },
-    Tenant {
+    /// A platform operator: Owner at `/`.
+    PlatformAdmin { subject: String },
+    /// A token an operator minted with `shoal token --tenant … --role …`: its role claims are
+    /// its role assignments, at the tenant's scope (like app-role claims in an Entra token).
+    Operator {
         subject: String,
         tenant: TenantName,
-        role: Role,
+        roles: Vec<Role>,
     },
-}
-
-/// What a request wants to do inside a tenant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Read,
-    Write,
-    /// `settings/list`: raw setting values.
-    ListSecrets,
-    /// An app's webhook signing secret: read or regenerate.
-    ManageSigningSecret,
-    ManageRoleAssignments,
-}
-
-impl Access {
-    fn least_role(self) -> Role {
-        match self {
-            Access::Read => Role::Reader,
-            Access::Write | Access::ListSecrets => Role::Contributor,
-            Access::ManageSigningSecret | Access::ManageRoleAssignments => Role::Owner,
-        }
-    }
+    /// A principal registered in a tenant (service principal, managed identity, user): its
+    /// access is its stored role assignments, and its token dies with it.
+    Registered { id: Uuid, tenant: TenantName },
 }
 
 impl Principal {
-    pub fn subject(&self) -> &str {
-        match self {
-            Principal::PlatformAdmin { subject } | Principal::Tenant { subject, .. } => subject,
+    pub fn operator(subject: &str, tenant: &TenantName, role: Role) -> Principal {
+        Principal::Operator {
+            subject: subject.to_string(),
+            tenant: tenant.clone(),
+            roles: vec![role],
         }
     }
 
-    /// Allows, forbids (403, own tenant but too weak a role) or hides (404, other tenant).
-    pub fn authorize(&self, tenant: &TenantName, access: Access) -> Result<(), ApiError> {
+    /// Who, for the audit log: the subject, or the registered principal's id.
+    pub fn subject(&self) -> String {
         match self {
-            Principal::PlatformAdmin { .. } => Ok(()),
-            Principal::Tenant { tenant: own, .. } if own != tenant => Err(ApiError::NotFound),
-            Principal::Tenant { role, .. } if *role >= access.least_role() => Ok(()),
-            Principal::Tenant { role, .. } => Err(ApiError::Forbidden(format!(
-                "the {} role does not allow this; it needs {} or higher",
-                role.as_str(),
-                access.least_role().as_str()
-            ))),
+            Principal::PlatformAdmin { subject } | Principal::Operator { subject, .. } => {
+                subject.clone()
+            }
+            Principal::Registered { id, .. } => id.to_string(),
         }
     }
 
-    /// Platform-scoped operations (managing tenants, listing workers).
-    pub fn authorize_platform(&self) -> Result<(), ApiError> {
+    /// The tenant the principal belongs to (none for a platform operator).
+    pub fn tenant(&self) -> Option<&TenantName> {
         match self {
-            Principal::PlatformAdmin { .. } => Ok(()),
-            Principal::Tenant { .. } => Err(ApiError::Forbidden(
-                "this needs a platform administrator".into(),
-            )),
+            Principal::PlatformAdmin { .. } => None,
+            Principal::Operator { tenant, .. } | Principal::Registered { tenant, .. } => {
+                Some(tenant)
+            }
         }
     }
 }
 
-/// The authenticated caller of a request.
-pub struct Caller(pub Principal);
+/// The authenticated caller of a request and the role assignments it holds.
+#[derive(Clone)]
+pub struct Caller {
+    pub principal: Principal,
+    pub grants: Arc<Grants>,
+    /// The request's `X-Request-Id`, for the audit log.
+    pub request_id: Option<String>,
+}
+
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caller")
+            .field("principal", &self.principal)
+            .finish()
+    }
+}
+
+/// The token of an `Authorization: Bearer …` header.
+pub fn bearer_token(parts: &Parts) -> Result<&str, ApiError> {
+    let value = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
+        ApiError::Unauthorized("an Authorization: Bearer token is required".into())
+    })?;
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into())
+        })
+}
+
+/// Verifies a Shoal-issued token, reloading the keys once if it names one this process has
+/// not seen (another process may have created or rotated it).
+pub async fn verify_shoal_token(state: &AppState, token: &str) -> Result<Principal, ApiError> {
+    if !state.tokens.has_keys() {
+        // Keys not loaded yet because Postgres is unreachable: an outage, not a bad token.
+        state.refresh_keys().await;
+        if !state.tokens.has_keys() {
+            return Err(ApiError::Unavailable);
+        }
+    }
+    match state.tokens.verify(token) {
+        Ok(principal) => Ok(principal),
+        Err(TokenError::UnknownKey) => {
+            state.refresh_keys().await;
+            state
+                .tokens
+                .verify(token)
+                .map_err(|e| ApiError::Unauthorized(e.to_string()))
+        }
+        Err(e) => Err(ApiError::Unauthorized(e.to_string())),
+    }
+}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
@@ -116,99 +159,25 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let value = parts.headers.get(header::AUTHORIZATION).ok_or_else(|| {
-            ApiError::Unauthorized("an Authorization: Bearer token is required".into())
-        })?;
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| {
-                ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into())
-            })?;
-        if !state.tokens.has_keys() {
-            // Keys not loaded yet because Postgres is unreachable: an outage, not a bad token.
-            state.refresh_keys().await;
-            if !state.tokens.has_keys() {
-                return Err(ApiError::Unavailable);
-            }
-        }
-        match state.tokens.verify(token) {
-            Ok(principal) => Ok(Caller(principal)),
-            Err(TokenError::UnknownKey) => {
-                // Another process may have created a key since we loaded ours.
-                state.refresh_keys().await;
-                state
-                    .tokens
-                    .verify(token)
-                    .map(Caller)
-                    .map_err(|e| ApiError::Unauthorized(e.to_string()))
-            }
-            Err(e) => Err(ApiError::Unauthorized(e.to_string())),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tenant(name: &str) -> TenantName {
-        TenantName::parse(name).unwrap()
-    }
-
-    #[test]
-    fn interim_role_table() {
-        let cases = [
-            (Role::Reader, Access::Read, true),
-            (Role::Reader, Access::Write, false),
-            (Role::Reader, Access::ListSecrets, false),
-            (Role::Contributor, Access::Write, true),
-            (Role::Contributor, Access::ListSecrets, true),
-            (Role::Contributor, Access::ManageRoleAssignments, false),
-            (Role::Owner, Access::ManageRoleAssignments, true),
-        ];
-        for (role, access, allowed) in cases {
-            let p = Principal::Tenant {
-                subject: "s".into(),
-                tenant: tenant("contoso"),
-                role,
-            };
-            assert_eq!(
-                p.authorize(&tenant("contoso"), access).is_ok(),
-                allowed,
-                "{role:?} {access:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn other_tenants_are_hidden_not_forbidden() {
-        let owner = Principal::Tenant {
-            subject: "s".into(),
-            tenant: tenant("contoso"),
-            role: Role::Owner,
+        let token = bearer_token(parts)?;
+        let principal = match state
+            .external_issuers
+            .authenticate(&state.pool, token)
+            .await?
+        {
+            Some(principal) => principal,
+            None => verify_shoal_token(state, token).await?,
         };
-        assert!(matches!(
-            owner.authorize(&tenant("fabrikam"), Access::Read),
-            Err(ApiError::NotFound)
-        ));
-        assert!(matches!(
-            owner.authorize_platform(),
-            Err(ApiError::Forbidden(_))
-        ));
-        let admin = Principal::PlatformAdmin {
-            subject: "ops".into(),
-        };
-        assert!(
-            admin
-                .authorize(&tenant("fabrikam"), Access::ManageRoleAssignments)
-                .is_ok()
-        );
+        let grants = state.access.grants_of(state, &principal).await?;
+        let request_id = parts
+            .headers
+            .get(crate::problem::REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        Ok(Caller {
+            principal,
+            grants,
+            request_id,
+        })
     }
 }

@@ -5,6 +5,9 @@ use shoal_store::crypto::Cipher;
 use sqlx::PgPool;
 use tokio::sync::Mutex;
 
+use crate::access::AccessCache;
+use crate::external_issuers::ExternalIssuers;
+use crate::issuance::Issuance;
 use crate::metrics::Metrics;
 use crate::tokens::TokenService;
 
@@ -15,6 +18,12 @@ pub struct AppState {
     pub cipher: Cipher,
     pub tokens: TokenService,
     pub metrics: Arc<Metrics>,
+    /// Role assignments per principal, kept fresh by `access::listen_for_changes`.
+    pub access: Arc<AccessCache>,
+    /// Where the token endpoints are, what they hand out, and their failure throttle.
+    pub issuance: Arc<Issuance>,
+    /// The OIDC issuers whose tokens identify registered users, with their keys.
+    pub external_issuers: ExternalIssuers,
     last_key_refresh: Arc<Mutex<Option<Instant>>>,
 }
 
@@ -29,6 +38,9 @@ impl AppState {
             cipher,
             tokens,
             metrics: Arc::new(Metrics::new()),
+            access: Arc::new(AccessCache::default()),
+            issuance: Arc::new(Issuance::default()),
+            external_issuers: ExternalIssuers::default(),
             last_key_refresh: Arc::new(Mutex::new(None)),
         }
     }

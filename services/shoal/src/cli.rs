@@ -31,6 +31,9 @@ pub enum Command {
     Openapi,
     /// Print a bearer token signed with Shoal's key (for operators and scripts).
     Token(TokenArgs),
+    /// Manage the token signing keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Run a worker: listeners for hosted apps' trigger functions, invoking their handlers.
     Worker(WorkerArgs),
     /// Run the scheduler: scale decisions and placement of app instances on workers (one
@@ -87,6 +90,25 @@ pub struct ServeArgs {
     pub secret: SecretArgs,
     #[command(flatten)]
     pub issuer: IssuerArgs,
+    /// The base URL clients reach this API at: the discovery document's endpoints and apps'
+    /// IDENTITY_ENDPOINT are built from it (default: http://<listen address>).
+    #[arg(long, env = "SHOAL_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<url::Url>,
+    /// Lifetime of tokens from /oauth2/token and the managed-identity endpoint, e.g. `15m`,
+    /// `1h` (at most 24h).
+    #[arg(long, env = "SHOAL_TOKEN_LIFETIME", default_value = "1h", value_parser = parse_ttl)]
+    pub token_lifetime: Duration,
+    /// Accept tokens of an OIDC identity provider for the users registered with it:
+    /// `issuer=URL,audience=AUD[,subject=oid|sub][,jwks=URL]` (subject: the claim users are
+    /// registered by, default `oid` if present else `sub`; jwks: default from the issuer's
+    /// discovery document). Repeatable; the variable takes several separated by `;`.
+    #[arg(
+        long = "external-issuer",
+        env = "SHOAL_EXTERNAL_ISSUERS",
+        value_name = "SPEC",
+        value_delimiter = ';'
+    )]
+    pub external_issuers: Vec<shoal_api::external_issuers::ExternalIssuer>,
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = shoal_api::DEFAULT_MAX_BODY_BYTES,
           value_parser = clap::value_parser!(usize))]
@@ -114,8 +136,9 @@ pub struct TokenArgs {
     /// The tenant the token is for.
     #[arg(long)]
     pub tenant: Option<String>,
-    /// The role within the tenant.
-    #[arg(long, value_parser = ["Owner", "Contributor", "Reader"], default_value = "Owner", requires = "tenant")]
+    /// The built-in role the token holds at the tenant's scope (evaluated like a role
+    /// assignment).
+    #[arg(long, value_parser = ["Owner", "Contributor", "Reader", "Function Invoker"], default_value = "Owner", requires = "tenant")]
     pub role: String,
     /// Lifetime, e.g. `15m`, `1h`, `24h` (at most 24h).
     #[arg(long, default_value = "1h", value_parser = parse_ttl)]
@@ -126,6 +149,25 @@ pub struct TokenArgs {
     pub secret: SecretArgs,
     #[command(flatten)]
     pub issuer: IssuerArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create a new signing key that signs from now on; the current keys keep verifying the
+    /// tokens they signed until the grace period ends, then are refused.
+    Rotate(RotateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RotateArgs {
+    /// How long the current keys keep verifying, e.g. `0s` (at once: a compromised key), `2h`,
+    /// `1d` (at most 7d; default: the longest token lifetime plus a margin, 24h5m30s).
+    #[arg(long, env = "SHOAL_KEY_ROTATION_GRACE", value_parser = parse_grace)]
+    pub grace: Option<Duration>,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub secret: SecretArgs,
 }
 
 #[derive(Debug, Args)]
@@ -256,6 +298,35 @@ fn parse_secret_key(text: &str) -> Result<SecretKey, String> {
 
 /// Parses `500ms`, `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
 pub fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {
+        return Err("must be more than 0 and at most 24h".into());
+    }
+    Ok(ttl)
+}
+
+/// A rotation's grace: a duration like `--ttl`'s, from 0 to 7 days.
+fn parse_grace(text: &str) -> Result<Duration, String> {
+    let grace = parse_duration(text)?;
+    if grace > shoal_api::tokens::rotation::MAX_GRACE {
+        return Err("must be at most 7d".into());
+    }
+    Ok(grace)
+}
+
+/// An absolute http(s) URL without query or fragment.
+fn parse_public_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text.trim()).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("must be an http:// or https:// URL with a host".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("must not have a query or fragment".into());
+    }
+    Ok(url)
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -264,18 +335,14 @@ pub fn parse_ttl(text: &str) -> Result<Duration, String> {
     let number: u64 = number
         .parse()
         .map_err(|_| format!("`{text}` is not a duration like 15m or 1h"))?;
-    let ttl = match unit {
+    Ok(match unit {
         "ms" => Duration::from_millis(number),
         "" | "s" => Duration::from_secs(number),
         "m" => Duration::from_secs(number.saturating_mul(60)),
         "h" => Duration::from_secs(number.saturating_mul(3600)),
         "d" => Duration::from_secs(number.saturating_mul(86_400)),
         _ => return Err(format!("unknown unit `{unit}` (use ms, s, m, h or d)")),
-    };
-    if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {
-        return Err("must be more than 0 and at most 24h".into());
-    }
-    Ok(ttl)
+    })
 }
 
 #[cfg(test)]
@@ -290,6 +357,85 @@ mod tests {
         assert_eq!(parse_ttl("250ms").unwrap(), Duration::from_millis(250));
         for bad in ["0", "0ms", "25h", "1w", "h", "-1h", "", "1.5s"] {
             assert!(parse_ttl(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn grace_and_public_url_parsing() {
+        assert_eq!(parse_grace("0s").unwrap(), Duration::ZERO);
+        assert_eq!(parse_grace("2d").unwrap(), Duration::from_secs(2 * 86_400));
+        for bad in ["8d", "soon", "-1h"] {
+            assert!(parse_grace(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_public_url("https://shoal.example.com/api/")
+                .unwrap()
+                .as_str(),
+            "https://shoal.example.com/api/"
+        );
+        for bad in [
+            "shoal.example.com",
+            "ftp://x",
+            "https://x/?a=1",
+            "https://x/#f",
+            "unix:/run/x",
+        ] {
+            assert!(parse_public_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn external_issuers_repeat_and_bad_ones_name_the_flag() {
+        let key = SecretKey::generate().to_base64();
+        let serve = |specs: &[&str]| {
+            let mut args = vec![
+                "shoal",
+                "serve",
+                "--database-url",
+                "postgres://x",
+                "--secret-key",
+                key.as_str(),
+            ];
+            for spec in specs {
+                args.extend(["--external-issuer", *spec]);
+            }
+            Cli::try_parse_from(args)
+        };
+        let Command::Serve(args) = serve(&[
+            "issuer=https://login.example.com/x/v2.0,audience=api://shoal",
+            "issuer=http://127.0.0.1:9000/realms/dev,audience=shoal,subject=sub;\
+             issuer=https://kc.example.com,audience=shoal,jwks=https://kc.example.com/certs",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("serve parses as serve");
+        };
+        let issuers: Vec<&str> = args
+            .external_issuers
+            .iter()
+            .map(|i| i.issuer.as_str())
+            .collect();
+        assert_eq!(
+            issuers,
+            [
+                "https://login.example.com/x/v2.0",
+                "http://127.0.0.1:9000/realms/dev",
+                "https://kc.example.com"
+            ]
+        );
+        let Command::Serve(none) = serve(&[]).unwrap().command else {
+            panic!("serve parses as serve");
+        };
+        assert!(none.external_issuers.is_empty());
+        for bad in [
+            "issuer=http://login.example.com,audience=x",
+            "issuer=https://login.example.com",
+            "audience=x",
+            "issuer=https://login.example.com,audience=x,subject=email",
+        ] {
+            let err = serve(&[bad]).unwrap_err().to_string();
+            assert!(err.contains("--external-issuer"), "{bad}: {err}");
         }
     }
 

@@ -4,14 +4,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use shoal_api::auth::{Principal, Role};
+use shoal_api::external_issuers::ExternalIssuersConfig;
+use shoal_api::issuance::TokenConfig;
 use shoal_api::tokens::TokenService;
-use shoal_api::{ApiConfig, Application};
+use shoal_api::tokens::rotation::DEFAULT_GRACE;
+use shoal_api::{ApiConfig, Application, IdentityConfig};
 use shoal_domain::names::TenantName;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{Cli, Command, ServeArgs, TokenArgs};
+use crate::cli::{Cli, Command, KeysCommand, RotateArgs, ServeArgs, TokenArgs};
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -32,6 +35,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", token(&args).await?);
             Ok(())
         }
+        Command::Keys(KeysCommand::Rotate(args)) => rotate_keys(args).await,
         Command::Worker(args) => crate::worker::run(args).await,
         Command::Scheduler(args) => crate::scheduler::run(args).await,
         Command::Dev(args) => crate::dev::run(args).await,
@@ -39,6 +43,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    shoal_api::external_issuers::check_distinct(&args.external_issuers, &args.issuer.issuer)
+        .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
     if args.migrate {
         migrate(&args.database.url)
             .await
@@ -51,6 +57,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         issuer: args.issuer.issuer,
         audience: args.issuer.audience,
         max_body_bytes: args.max_body_bytes,
+        identity: IdentityConfig {
+            tokens: TokenConfig {
+                public_url: args.public_url,
+                lifetime: args.token_lifetime,
+                ..TokenConfig::default()
+            },
+            external_issuers: ExternalIssuersConfig {
+                issuers: args.external_issuers,
+                ..ExternalIssuersConfig::default()
+            },
+        },
         pool: PoolConfig {
             max_connections: args
                 .db_max_connections
@@ -71,11 +88,12 @@ async fn token(args: &TokenArgs) -> anyhow::Result<String> {
         None => Principal::PlatformAdmin {
             subject: args.subject.clone(),
         },
-        Some(tenant) => Principal::Tenant {
-            subject: args.subject.clone(),
-            tenant: TenantName::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant {e}"))?,
-            role: Role::parse(&args.role).context("--role must be Owner, Contributor or Reader")?,
-        },
+        Some(tenant) => Principal::operator(
+            &args.subject,
+            &TenantName::parse(tenant).map_err(|e| anyhow::anyhow!("--tenant {e}"))?,
+            Role::parse(&args.role)
+                .context("--role must be Owner, Contributor, Reader or \"Function Invoker\"")?,
+        ),
     };
     if args.subject.trim().is_empty() {
         anyhow::bail!("--subject must not be empty");
@@ -116,6 +134,49 @@ pub async fn issue_token(
     tokens
         .issue(principal, ttl)
         .map_err(|e| anyhow::anyhow!("issuing the token: {e}"))
+}
+
+/// `shoal keys rotate`: a new signing key; the current ones verify until the grace ends.
+async fn rotate_keys(args: RotateArgs) -> anyhow::Result<()> {
+    let pool = connect_lazy(
+        &args.database.url,
+        &PoolConfig {
+            max_connections: 1,
+            ..PoolConfig::default()
+        },
+    )?;
+    // Issuer and audience do not matter for rotating keys.
+    let tokens = TokenService::new(
+        shoal_api::tokens::DEFAULT_ISSUER,
+        shoal_api::tokens::DEFAULT_AUDIENCE,
+    );
+    let audit = shoal_store::audit::AuditEntry {
+        principal: "shoal keys rotate",
+        action: shoal_domain::rbac::actions::SIGNING_KEYS_ROTATE,
+        resource: "/v1/signingKeys",
+        outcome: "succeeded",
+        request_id: None,
+    };
+    let rotation = tokens
+        .rotate(
+            &pool,
+            &Cipher::new(&args.secret.key),
+            args.grace.unwrap_or(DEFAULT_GRACE),
+            &audit,
+        )
+        .await
+        .context("rotating the signing key (has `shoal migrate` run, and is SHOAL_SECRET_KEY the server's?)")?;
+    pool.close().await;
+    println!("signing key {} signs from now on", rotation.kid);
+    for key in &rotation.retiring {
+        println!(
+            "key {} verifies until {}",
+            key.kid,
+            key.verify_until
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+    }
+    Ok(())
 }
 
 /// A token cancelled by SIGINT or SIGTERM.

@@ -21,11 +21,16 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::app_identity;
 use super::{TAG_APPS, app_param, audit_write, resource_headers, tenant_param};
-use crate::auth::{Access, Caller, Principal};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{Conditional, JsonBody, ListQuery, Query};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
+use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
+use std::collections::HashMap;
 
 /// A function app as the API returns it: what was written plus computed fields (defaults,
 /// `scale.mode`, identity ids, etag, timestamps). Secret setting values are masked.
@@ -125,7 +130,11 @@ pub(crate) fn parse_stored(record: &AppRecord) -> Result<WrittenApp, ApiError> {
     })
 }
 
-fn view(tenant: &TenantName, record: AppRecord) -> Result<App, ApiError> {
+fn view(
+    tenant: &TenantName,
+    record: AppRecord,
+    system_identity: Option<&PrincipalRecord>,
+) -> Result<App, ApiError> {
     let spec = parse_stored(&record)?.spec;
     let app_settings = record
         .settings
@@ -147,7 +156,7 @@ fn view(tenant: &TenantName, record: AppRecord) -> Result<App, ApiError> {
         app_settings,
         host_config: spec.host_config,
         scale: spec.scale,
-        identity: spec.identity,
+        identity: app_identity::with_ids(spec.identity, system_identity),
         state: spec.state,
         etag: record.etag.to_string(),
         created_at: record.created_at,
@@ -162,12 +171,12 @@ fn view(tenant: &TenantName, record: AppRecord) -> Result<App, ApiError> {
     responses((status = 200, body = AppList), (status = 404, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_apps(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path(tenant): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<AppList>, ApiError> {
     let tenant = tenant_param(&tenant)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(&state, &caller, actions::APPS_READ, &Scope::tenant(&tenant)).await?;
     let page = query.page()?;
     let id = TenantId::new(tenant.clone());
     let mut tx = begin_tenant(&state.pool, &id).await?;
@@ -175,11 +184,20 @@ pub async fn list_apps(
         return Err(ApiError::NotFound);
     }
     let page = apps::list(&mut tx, &id, &state.cipher, &page).await?;
+    let identities: HashMap<String, PrincipalRecord> =
+        principals::list(&mut tx, &id, PrincipalKind::SystemAssignedIdentity)
+            .await?
+            .into_iter()
+            .filter_map(|p| Some((p.app_name.clone()?, p)))
+            .collect();
     shoal_store::commit(tx).await?;
     let items = page
         .items
         .into_iter()
-        .map(|r| view(&tenant, r))
+        .map(|r| {
+            let identity = identities.get(&r.name);
+            view(&tenant, r, identity)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(AppList {
         items,
@@ -193,16 +211,36 @@ pub async fn list_apps(
     responses((status = 200, body = App, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem)))]
 pub async fn get_app(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::APPS_READ,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let id = TenantId::new(tenant.clone());
     let record = apps::read(&state.pool, &id, &state.cipher, app.as_str()).await?;
     let etag = record.etag;
-    Ok((resource_headers(&etag, None), Json(view(&tenant, record)?)).into_response())
+    // Only apps with a system-assigned identity pay for the second read.
+    let system_identity =
+        if app_identity::has_system_identity(&parse_stored(&record)?.spec.identity) {
+            let mut tx = begin_tenant(&state.pool, &id).await?;
+            let principal = principals::of_app(&mut tx, &id, app.as_str()).await?;
+            shoal_store::commit(tx).await?;
+            principal
+        } else {
+            None
+        };
+    Ok((
+        resource_headers(&etag, None),
+        Json(view(&tenant, record, system_identity.as_ref())?),
+    )
+        .into_response())
 }
 
 /// Create or replace an app (201 on create, 200 on replace). `If-Match` makes it conditional.
@@ -212,14 +250,20 @@ pub async fn get_app(
         (status = 409, body = Problem, description = "tenant quota"), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_app(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::APPS_WRITE,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let written = AppSpec::parse(app.as_str(), &body)?;
     write(
         &state,
@@ -240,14 +284,20 @@ pub async fn put_app(
     responses((status = 200, body = App), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_app(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::APPS_WRITE,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     if !patch.is_object() {
         return Err(ApiError::validation(
             "",
@@ -277,7 +327,7 @@ pub async fn patch_app(
 
 async fn write(
     state: &AppState,
-    caller: &Principal,
+    caller: &Caller,
     tenant: &TenantName,
     app: &str,
     written: WrittenApp,
@@ -308,8 +358,9 @@ async fn write(
         precondition,
     )
     .await?;
+    let system_identity = app_identity::sync(&mut tx, &id, app, &written.spec.identity).await?;
     let location = format!("/v1/tenants/{tenant}/apps/{app}");
-    audit_write(&mut tx, caller, "apps/write", &location).await?;
+    audit_write(&mut tx, caller, actions::APPS_WRITE, &location).await?;
     shoal_store::commit(tx).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
@@ -318,7 +369,12 @@ async fn write(
     };
     let location = (outcome == Written::Created).then_some(location);
     let headers = resource_headers(&record.etag, location.as_deref());
-    Ok((status, headers, Json(view(tenant, record)?)).into_response())
+    Ok((
+        status,
+        headers,
+        Json(view(tenant, record, system_identity.as_ref())?),
+    )
+        .into_response())
 }
 
 /// Delete an app with its settings and functions.
@@ -327,20 +383,26 @@ async fn write(
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_app(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::APPS_DELETE,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let id = TenantId::new(tenant.clone());
     let mut tx = begin_tenant(&state.pool, &id).await?;
     apps::delete(&mut tx, &id, app.as_str(), precondition).await?;
     audit_write(
         &mut tx,
         &caller,
-        "apps/delete",
+        actions::APPS_DELETE,
         &format!("/v1/tenants/{tenant}/apps/{app}"),
     )
     .await?;

@@ -12,9 +12,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_APPS, app_param, tenant_param};
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
@@ -26,12 +28,18 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
 pub async fn get_diagnostics(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
 ) -> Result<Json<Diagnostics>, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::APP_DIAGNOSTICS_READ,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;

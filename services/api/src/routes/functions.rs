@@ -20,10 +20,12 @@ use utoipa_axum::routes;
 use super::{
     TAG_FUNCTIONS, app_param, audit_write, function_param, resource_headers, tenant_param,
 };
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{Conditional, JsonBody, ListQuery, Query};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -105,13 +107,19 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
     responses((status = 200, body = FunctionList), (status = 404, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_functions(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<FunctionList>, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::FUNCTIONS_READ,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let page = query.page()?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
@@ -137,13 +145,19 @@ pub async fn list_functions(
     responses((status = 200, body = Function, headers(("ETag" = String))), (status = 404, body = Problem)))]
 pub async fn get_function(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app, function)): Path<(String, String, String)>,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
     let function = function_param(&function)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::FUNCTIONS_READ,
+        &Scope::function(&tenant, &app, &function),
+    )
+    .await?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let record = functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
@@ -159,7 +173,7 @@ pub async fn get_function(
         (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_function(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app, function)): Path<(String, String, String)>,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
@@ -167,7 +181,13 @@ pub async fn put_function(
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
     let function = function_param(&function)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::FUNCTIONS_WRITE,
+        &Scope::function(&tenant, &app, &function),
+    )
+    .await?;
     let written = FunctionSpec::parse(function.as_str(), &body)?;
     write(
         &state,
@@ -189,7 +209,7 @@ pub async fn put_function(
     responses((status = 200, body = Function), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_function(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app, function)): Path<(String, String, String)>,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
@@ -197,7 +217,13 @@ pub async fn patch_function(
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
     let function = function_param(&function)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::FUNCTIONS_WRITE,
+        &Scope::function(&tenant, &app, &function),
+    )
+    .await?;
     if !patch.is_object() {
         return Err(ApiError::validation(
             "",
@@ -226,7 +252,7 @@ pub async fn patch_function(
 
 async fn write(
     state: &AppState,
-    caller: &crate::auth::Principal,
+    caller: &Caller,
     id: TenantId,
     app: &str,
     function: &str,
@@ -246,7 +272,7 @@ async fn write(
             }
         })?;
     let location = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, caller, "apps/functions/write", &location).await?;
+    audit_write(&mut tx, caller, actions::FUNCTIONS_WRITE, &location).await?;
     shoal_store::commit(tx).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
@@ -264,19 +290,25 @@ async fn write(
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_function(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app, function)): Path<(String, String, String)>,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
     let function = function_param(&function)?;
-    caller.authorize(&tenant, Access::Write)?;
+    allow(
+        &state,
+        &caller,
+        actions::FUNCTIONS_DELETE,
+        &Scope::function(&tenant, &app, &function),
+    )
+    .await?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     functions::delete(&mut tx, &id, app.as_str(), function.as_str(), precondition).await?;
     let resource = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, &caller, "apps/functions/delete", &resource).await?;
+    audit_write(&mut tx, &caller, actions::FUNCTIONS_DELETE, &resource).await?;
     shoal_store::commit(tx).await?;
     Ok(StatusCode::NO_CONTENT)
 }

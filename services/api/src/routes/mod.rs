@@ -1,21 +1,33 @@
 //! HTTP handlers, one module per resource.
 
+pub mod app_identity;
 pub mod apps;
+pub mod audit;
 pub mod diagnostics;
 pub mod functions;
 pub mod health;
+pub mod identities;
+pub mod identity_endpoint;
+pub mod msi;
+pub mod oauth2;
+pub mod oidc;
+pub mod principals;
+pub mod roles;
 pub mod scale;
+pub mod service_principals;
 pub mod settings;
+pub mod signing_keys;
 pub mod signing_secret;
 pub mod tenants;
+pub mod users;
 pub mod workers;
 
 use axum::http::{HeaderMap, HeaderValue, header};
 use shoal_domain::names::{AppName, FunctionName, TenantName};
-use shoal_store::audit::{self, AuditEntry};
+use shoal_store::audit::{self as audit_log, AuditEntry};
 use shoal_store::{Etag, Tx};
 
-use crate::auth::Principal;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::extract::format_etag;
 
@@ -23,6 +35,8 @@ pub const TAG_TENANTS: &str = "tenants";
 pub const TAG_APPS: &str = "apps";
 pub const TAG_FUNCTIONS: &str = "functions";
 pub const TAG_OPERATIONS: &str = "operations";
+pub const TAG_IDENTITY: &str = "identity";
+pub const TAG_ACCESS: &str = "access control";
 
 /// Path parameters that are not valid names are a 422 naming the parameter.
 pub fn tenant_param(raw: &str) -> Result<TenantName, ApiError> {
@@ -52,18 +66,18 @@ pub fn resource_headers(etag: &Etag, location: Option<&str>) -> HeaderMap {
 /// Records a successful write in the audit log, inside the write's own transaction.
 pub async fn audit_write(
     tx: &mut Tx,
-    caller: &Principal,
+    caller: &Caller,
     action: &str,
     resource: &str,
 ) -> Result<(), ApiError> {
-    audit::record(
+    audit_log::record(
         tx,
         &AuditEntry {
-            principal: caller.subject(),
+            principal: &caller.principal.subject(),
             action,
             resource,
             outcome: "succeeded",
-            request_id: None,
+            request_id: caller.request_id.as_deref(),
         },
     )
     .await?;

@@ -17,10 +17,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_APPS, app_param, tenant_param};
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::Query;
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 /// Decisions returned when `?decisions=` is absent.
 pub const DEFAULT_DECISIONS: u32 = 20;
@@ -131,13 +133,19 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 422, body = Problem, description = "`decisions` is not an integer from 1 to 50, or a path parameter is not a valid name")))]
 pub async fn get_scale(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
     Query(query): Query<ScaleQuery>,
 ) -> Result<Json<ScaleStatus>, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::APP_SCALE_READ,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let decisions = query.decisions()?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;

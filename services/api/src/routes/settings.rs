@@ -13,9 +13,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_APPS, app_param, audit_write, tenant_param};
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -33,19 +35,25 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = SettingsList), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn list_settings(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
 ) -> Result<Json<SettingsList>, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::ListSecrets)?;
+    allow(
+        &state,
+        &caller,
+        actions::APP_SETTINGS_LIST,
+        &Scope::app(&tenant, &app),
+    )
+    .await?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
     audit_write(
         &mut tx,
         &caller,
-        "apps/settings/list",
+        actions::APP_SETTINGS_LIST,
         &format!("/v1/tenants/{id}/apps/{app}/settings"),
     )
     .await?;

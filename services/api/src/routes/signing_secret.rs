@@ -12,9 +12,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_APPS, app_param, audit_write, tenant_param};
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -36,7 +38,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn list_signing_secret(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
 ) -> Result<Json<SigningSecret>, ApiError> {
     respond(state, caller, tenant, app, false).await
@@ -49,7 +51,7 @@ pub async fn list_signing_secret(
     responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn regenerate_signing_secret(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
 ) -> Result<Json<SigningSecret>, ApiError> {
     respond(state, caller, tenant, app, true).await
@@ -57,25 +59,25 @@ pub async fn regenerate_signing_secret(
 
 async fn respond(
     state: AppState,
-    caller: crate::auth::Principal,
+    caller: Caller,
     tenant: String,
     app: String,
     regenerate: bool,
 ) -> Result<Json<SigningSecret>, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
-    caller.authorize(&tenant, Access::ManageSigningSecret)?;
+    let action = if regenerate {
+        actions::APP_SIGNING_SECRET_REGENERATE
+    } else {
+        actions::APP_SIGNING_SECRET_READ
+    };
+    allow(&state, &caller, action, &Scope::app(&tenant, &app)).await?;
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let secret = if regenerate {
         signing_secrets::regenerate(&mut tx, &id, &state.cipher, app.as_str()).await?
     } else {
         signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?
-    };
-    let action = if regenerate {
-        "apps/signing-secret/regenerate"
-    } else {
-        "apps/signing-secret/list"
     };
     audit_write(
         &mut tx,

@@ -15,10 +15,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_TENANTS, audit_write, resource_headers, tenant_param};
-use crate::auth::{Access, Caller};
+use crate::access::allow;
+use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{Conditional, JsonBody, ListQuery, Query};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -77,10 +79,10 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = TenantList), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_tenants(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<TenantList>, ApiError> {
-    caller.authorize_platform()?;
+    allow(&state, &caller, actions::TENANTS_READ, &Scope::root()).await?;
     let page = query.page()?;
     let mut tx = begin_platform(&state.pool).await?;
     let page = tenants::list(&mut tx, &page).await?;
@@ -96,11 +98,17 @@ pub async fn list_tenants(
     responses((status = 200, body = Tenant, headers(("ETag" = String))), (status = 404, body = Problem)))]
 pub async fn get_tenant(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path(tenant): Path<String>,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
-    caller.authorize(&tenant, Access::Read)?;
+    allow(
+        &state,
+        &caller,
+        actions::TENANTS_READ,
+        &Scope::tenant(&tenant),
+    )
+    .await?;
     let mut tx = begin_platform(&state.pool).await?;
     let record = tenants::get(&mut tx, tenant.as_str()).await?;
     shoal_store::commit(tx).await?;
@@ -117,13 +125,13 @@ pub async fn get_tenant(
     responses((status = 200, body = Tenant), (status = 201, body = Tenant), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_tenant(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path(tenant): Path<String>,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
-    caller.authorize_platform()?;
+    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let spec = TenantSpec::parse(tenant.as_str(), &body)?;
     write(&state, &caller, tenant.as_str(), &spec, precondition).await
 }
@@ -134,13 +142,13 @@ pub async fn put_tenant(
     responses((status = 200, body = Tenant), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_tenant(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path(tenant): Path<String>,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
-    caller.authorize_platform()?;
+    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let mut tx = begin_platform(&state.pool).await?;
     let current = tenants::get(&mut tx, tenant.as_str()).await?;
     drop(tx);
@@ -164,7 +172,7 @@ pub async fn patch_tenant(
 
 async fn write(
     state: &AppState,
-    caller: &crate::auth::Principal,
+    caller: &Caller,
     name: &str,
     spec: &TenantSpec,
     precondition: Precondition,
@@ -177,7 +185,7 @@ async fn write(
     let mut tx = begin_platform(&state.pool).await?;
     let (record, written) = tenants::put(&mut tx, name, &write, precondition).await?;
     let location = format!("/v1/tenants/{name}");
-    audit_write(&mut tx, caller, "tenants/write", &location).await?;
+    audit_write(&mut tx, caller, actions::TENANTS_WRITE, &location).await?;
     shoal_store::commit(tx).await?;
     let status = if written == Written::Created {
         StatusCode::CREATED
@@ -198,18 +206,18 @@ async fn write(
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_tenant(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Path(tenant): Path<String>,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
     let tenant = tenant_param(&tenant)?;
-    caller.authorize_platform()?;
+    allow(&state, &caller, actions::TENANTS_DELETE, &Scope::root()).await?;
     let mut tx = begin_platform(&state.pool).await?;
     tenants::delete(&mut tx, tenant.as_str(), precondition).await?;
     audit_write(
         &mut tx,
         &caller,
-        "tenants/delete",
+        actions::TENANTS_DELETE,
         &format!("/v1/tenants/{tenant}"),
     )
     .await?;

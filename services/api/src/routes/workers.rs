@@ -17,10 +17,12 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::TAG_OPERATIONS;
+use crate::access::allow;
 use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ListQuery, Query};
 use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -74,10 +76,10 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses((status = 200, body = WorkerList), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_workers(
     State(state): State<AppState>,
-    Caller(caller): Caller,
+    caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<WorkerList>, ApiError> {
-    caller.authorize_platform()?;
+    allow(&state, &caller, actions::WORKERS_READ, &Scope::root()).await?;
     let page = query.page()?;
     let mut tx = begin_platform(&state.pool).await?;
     let page = workers::list(&mut tx, &page).await?;

@@ -21,7 +21,11 @@ pub struct TestApp {
     pub database_url: String,
     pub tokens: TokenService,
     pub admin_token: String,
+    /// The server's `SHOAL_SECRET_KEY`, for tests that read or rotate its signing keys.
+    pub secret_key: SecretKey,
     shutdown: CancellationToken,
+    /// What the server was built with, so [`TestApp::restart`] can build another.
+    config: ApiConfig,
     // Declared last: dropped after the server has been told to stop.
     _database: ScratchDatabase,
 }
@@ -31,6 +35,10 @@ pub struct Options {
     /// straight to Postgres.
     pub through_port: Option<u16>,
     pub max_body_bytes: usize,
+    /// Public URL, token lifetime, key reload interval.
+    pub tokens: shoal_api::issuance::TokenConfig,
+    /// OIDC issuers whose tokens identify registered users.
+    pub external_issuers: shoal_api::external_issuers::ExternalIssuersConfig,
 }
 
 impl Default for Options {
@@ -38,6 +46,8 @@ impl Default for Options {
         Options {
             through_port: None,
             max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
+            tokens: Default::default(),
+            external_issuers: Default::default(),
         }
     }
 }
@@ -77,12 +87,18 @@ impl TestApp {
             issuer: DEFAULT_ISSUER.into(),
             audience: DEFAULT_AUDIENCE.into(),
             max_body_bytes: options.max_body_bytes,
+            identity: shoal_api::IdentityConfig {
+                tokens: options.tokens.clone(),
+                external_issuers: options.external_issuers.clone(),
+            },
             pool: PoolConfig {
                 max_connections: 4,
                 acquire_timeout: Duration::from_secs(2),
             },
         };
-        let app = Application::build(config).await.expect("build application");
+        let app = Application::build(config.clone())
+            .await
+            .expect("build application");
         let base = format!("http://127.0.0.1:{}", app.port());
         let shutdown = CancellationToken::new();
         tokio::spawn(app.run_until_stopped(shutdown.clone()));
@@ -108,17 +124,34 @@ impl TestApp {
             database_url,
             tokens,
             admin_token,
+            secret_key,
             shutdown,
+            config,
             _database: database,
         }
     }
 
+    /// Stops the server and serves the same database with a new `Application` (same key,
+    /// new port), as a redeployed API process would.
+    pub async fn restart(&mut self) {
+        self.shutdown.cancel();
+        let app = Application::build(self.config.clone())
+            .await
+            .expect("rebuild application");
+        self.base = format!("http://127.0.0.1:{}", app.port());
+        self.shutdown = CancellationToken::new();
+        tokio::spawn(app.run_until_stopped(self.shutdown.clone()));
+    }
+
     pub fn token_for(&self, tenant: &str, role: Role) -> String {
-        let principal = Principal::Tenant {
-            subject: format!("{tenant}-{}", role.as_str().to_lowercase()),
-            tenant: TenantName::parse(tenant).unwrap(),
+        let principal = Principal::operator(
+            &format!(
+                "{tenant}-{}",
+                role.as_str().to_lowercase().replace(' ', "-")
+            ),
+            &TenantName::parse(tenant).unwrap(),
             role,
-        };
+        );
         self.tokens
             .issue(&principal, Duration::from_secs(600))
             .unwrap()

@@ -55,6 +55,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         issuer: issuer.into(),
         audience: audience.into(),
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
+        identity: Default::default(),
         pool: PoolConfig::default(),
     };
     let azurite = shoal_testkit::azurite::Azurite::start_silent()

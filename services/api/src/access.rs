@@ -1,0 +1,277 @@
+//! What a caller may do: the caller's role assignments ([`Grants`]) evaluated by the pure RBAC
+//! function for one operation at one scope, with every denial written to the audit log.
+//!
+//! Registered principals' assignments come from Postgres and are cached per principal. The
+//! cache is emptied by a `shoal_rbac` notification on any change to principals, role
+//! definitions or assignments (from any process) and trusted only while that notification
+//! channel is connected; a generation counter keeps a read that raced a change from being
+//! cached.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use shoal_domain::names::{AppName, FunctionName, TenantName};
+use shoal_domain::rbac::{self, Decision, Grant, Operation, RoleDefinition, Scope, actions};
+use shoal_store::audit::{self, AuditEntry};
+use shoal_store::{TenantId, begin_platform, begin_tenant, roles};
+use sqlx::PgPool;
+use sqlx::postgres::PgListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{Caller, Principal};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// One role assignment as evaluated: the role's definition and where it is assigned.
+#[derive(Debug, Clone)]
+pub struct Assigned {
+    pub role: RoleDefinition,
+    pub scope: Scope,
+}
+
+/// Everything a caller holds.
+#[derive(Debug, Clone, Default)]
+pub struct Grants(pub Vec<Assigned>);
+
+impl Grants {
+    pub fn evaluate(&self, operation: Operation<'_>, at: &Scope) -> Decision {
+        let grants: Vec<Grant<'_>> = self
+            .0
+            .iter()
+            .map(|a| Grant {
+                role: &a.role,
+                scope: &a.scope,
+            })
+            .collect();
+        rbac::evaluate(&grants, operation, at)
+    }
+
+    /// A built-in role's definition assigned at `scope`.
+    fn built_in(name: &str, scope: Scope) -> Option<Assigned> {
+        rbac::built_in_roles()
+            .into_iter()
+            .find(|r| r.name == name)
+            .map(|role| Assigned { role, scope })
+    }
+}
+
+/// The NOTIFY channel the migration's triggers signal on RBAC changes.
+pub const CHANNEL: &str = "shoal_rbac";
+
+#[derive(Default)]
+pub struct AccessCache {
+    entries: Mutex<HashMap<uuid::Uuid, Arc<Grants>>>,
+    generation: AtomicU64,
+    /// Whether the notification channel is connected: without it, nothing is cached.
+    listening: AtomicBool,
+}
+
+const CACHE_CAPACITY: usize = 50_000;
+
+impl AccessCache {
+    /// The role assignments `principal` holds. A registered principal that no longer exists
+    /// (a deleted identity or service principal) is refused, whatever its token says.
+    pub async fn grants_of(
+        &self,
+        state: &AppState,
+        principal: &Principal,
+    ) -> Result<Arc<Grants>, ApiError> {
+        match principal {
+            Principal::PlatformAdmin { .. } => Ok(Arc::new(Grants(
+                Grants::built_in("Owner", Scope::root())
+                    .into_iter()
+                    .collect(),
+            ))),
+            Principal::Operator { tenant, roles, .. } => Ok(Arc::new(Grants(
+                roles
+                    .iter()
+                    .filter_map(|r| Grants::built_in(r.as_str(), Scope::tenant(tenant)))
+                    .collect(),
+            ))),
+            Principal::Registered { id, tenant } => {
+                if let Some(grants) = self.cached(id) {
+                    return Ok(grants);
+                }
+                let generation = self.generation.load(Ordering::Acquire);
+                let grants = Arc::new(load(&state.pool, tenant, *id).await?);
+                if self.listening.load(Ordering::Acquire)
+                    && self.generation.load(Ordering::Acquire) == generation
+                {
+                    let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+                    if entries.len() >= CACHE_CAPACITY {
+                        entries.clear();
+                    }
+                    entries.insert(*id, grants.clone());
+                }
+                Ok(grants)
+            }
+        }
+    }
+
+    fn cached(&self, id: &uuid::Uuid) -> Option<Arc<Grants>> {
+        if !self.listening.load(Ordering::Acquire) {
+            return None;
+        }
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Forgets every cached decision (after a local write, or on a notification).
+    pub fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn set_listening(&self, on: bool) {
+        self.listening.store(on, Ordering::Release);
+        self.invalidate();
+    }
+}
+
+async fn load(pool: &PgPool, tenant: &TenantName, id: uuid::Uuid) -> Result<Grants, ApiError> {
+    let tenant_id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(pool, &tenant_id).await?;
+    let held = roles::held_by(&mut tx, &tenant_id, id).await?;
+    shoal_store::commit(tx).await?;
+    let Some(held) = held else {
+        return Err(ApiError::Unauthorized(
+            "the token's principal no longer exists".into(),
+        ));
+    };
+    let mut grants = Vec::with_capacity(held.len());
+    for (definition, scope) in held {
+        // A stored scope or definition that no longer parses grants nothing.
+        match (definition.to_domain(), Scope::parse(&scope)) {
+            (Ok(role), Ok(scope)) => grants.push(Assigned { role, scope }),
+            _ => {
+                tracing::warn!(scope, role = %definition.name, "ignoring an unreadable role assignment")
+            }
+        }
+    }
+    Ok(Grants(grants))
+}
+
+/// Keeps the cache honest: LISTENs for RBAC changes, reconnecting with backoff; while
+/// disconnected nothing is cached.
+pub async fn listen_for_changes(pool: PgPool, cache: Arc<AccessCache>, stop: CancellationToken) {
+    let mut delay = Duration::from_millis(200);
+    loop {
+        let connected = async {
+            let mut listener = PgListener::connect_with(&pool).await?;
+            listener.listen(CHANNEL).await?;
+            Ok::<_, sqlx::Error>(listener)
+        }
+        .await;
+        match connected {
+            Ok(mut listener) => {
+                delay = Duration::from_millis(200);
+                cache.set_listening(true);
+                loop {
+                    tokio::select! {
+                        _ = stop.cancelled() => return,
+                        received = listener.try_recv() => match received {
+                            Ok(Some(_)) => cache.invalidate(),
+                            // `None`: the connection dropped; notifications may have been lost.
+                            Ok(None) | Err(_) => break,
+                        },
+                    }
+                }
+                cache.set_listening(false);
+            }
+            Err(err) => tracing::debug!(error = %err, "RBAC change listener not connected"),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(5));
+    }
+}
+
+/// Allows the operation or answers 403 (the caller has some access in this tenant) or 404
+/// (none: the tenant's resources stay invisible). Denials are audited.
+pub async fn authorize(
+    state: &AppState,
+    caller: &Caller,
+    operation: Operation<'_>,
+    at: &Scope,
+) -> Result<(), ApiError> {
+    match caller.grants.evaluate(operation, at) {
+        Decision::Allowed { .. } => Ok(()),
+        decision => {
+            let name = match operation {
+                Operation::Action(a) | Operation::DataAction(a) => a,
+            };
+            record_denial(state, caller, name, at).await;
+            Err(match decision {
+                // Nothing to hide at the platform scope.
+                Decision::Hidden if at.tenant_name().is_some() => ApiError::NotFound,
+                _ => ApiError::Forbidden(format!(
+                    "the caller's role assignments do not allow {name} at {at}"
+                )),
+            })
+        }
+    }
+}
+
+/// [`authorize`] for a management action.
+pub async fn allow(
+    state: &AppState,
+    caller: &Caller,
+    action: &str,
+    at: &Scope,
+) -> Result<(), ApiError> {
+    authorize(state, caller, Operation::Action(action), at).await
+}
+
+/// May the caller invoke `function` through the webhook ingress?
+pub async fn authorize_invoke(
+    state: &AppState,
+    caller: &Caller,
+    tenant: &TenantName,
+    app: &AppName,
+    function: &FunctionName,
+) -> Result<(), ApiError> {
+    authorize(
+        state,
+        caller,
+        Operation::DataAction(actions::FUNCTIONS_INVOKE),
+        &Scope::function(tenant, app, function),
+    )
+    .await
+}
+
+/// Writes a denied request to the audit log of the tenant it targeted (the platform's for
+/// `/`). A failure to write is logged, never turned into a different answer.
+async fn record_denial(state: &AppState, caller: &Caller, action: &str, at: &Scope) {
+    let result = async {
+        let mut tx = match at.tenant_name() {
+            Some(tenant) => begin_tenant(&state.pool, &TenantId::new(tenant.clone())).await?,
+            None => begin_platform(&state.pool).await?,
+        };
+        audit::record(
+            &mut tx,
+            &AuditEntry {
+                principal: &caller.principal.subject(),
+                action,
+                resource: at.as_str(),
+                outcome: "denied",
+                request_id: caller.request_id.as_deref(),
+            },
+        )
+        .await?;
+        shoal_store::commit(tx).await
+    }
+    .await;
+    if let Err(err) = result {
+        tracing::warn!(error = %err, action, "could not audit a denied request");
+    }
+}

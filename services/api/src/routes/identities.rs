@@ -1,0 +1,126 @@
+//! `/v1/tenants/{tenant}/identities`: user-assigned managed identities. An app names the ones
+//! it uses in `identity.userAssignedIdentities` and gets their tokens from its managed-identity
+//! endpoint. (A system-assigned identity is created and deleted with its app.)
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use shoal_domain::rbac::{Scope, actions};
+use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
+use super::{TAG_IDENTITY, audit_write, tenant_param};
+use crate::access::allow;
+use crate::auth::Caller;
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+const KIND: PrincipalKind = PrincipalKind::UserAssignedIdentity;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_identities))
+        .routes(routes!(get_identity, put_identity, delete_identity))
+}
+
+/// List the tenant's user-assigned identities.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/identities", tag = TAG_IDENTITY,
+    params(("tenant" = shoal_domain::names::TenantName, Path)),
+    responses((status = 200, body = PrincipalList), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn list_identities(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(tenant): Path<String>,
+) -> Result<Json<PrincipalList>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    shared::list(&state, &caller, &tenant, KIND, actions::IDENTITIES_READ).await
+}
+
+/// Read a user-assigned identity.
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/identities/{name}", tag = TAG_IDENTITY,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("name" = String, Path)),
+    responses((status = 200, body = PrincipalView), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn get_identity(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((tenant, name)): Path<(String, String)>,
+) -> Result<Json<PrincipalView>, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    shared::get(
+        &state,
+        &caller,
+        &tenant,
+        KIND,
+        &name,
+        actions::IDENTITIES_READ,
+    )
+    .await
+}
+
+/// Create a user-assigned identity (201), or read it back unchanged if it exists (200).
+#[utoipa::path(put, path = "/v1/tenants/{tenant}/identities/{name}", tag = TAG_IDENTITY,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("name" = String, Path)),
+    responses((status = 200, body = PrincipalView), (status = 201, body = PrincipalView), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn put_identity(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((tenant, name)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    allow(
+        &state,
+        &caller,
+        actions::IDENTITIES_WRITE,
+        &Scope::tenant(&tenant),
+    )
+    .await?;
+    let name = name_param(&name)?;
+    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (record, created) = principals::ensure(
+        &mut tx,
+        &id,
+        &NewPrincipal {
+            kind: KIND,
+            name: &name,
+            app_name: None,
+            issuer: None,
+            subject: None,
+        },
+    )
+    .await?;
+    let resource = format!("/v1/tenants/{tenant}/identities/{name}");
+    if created {
+        audit_write(&mut tx, &caller, actions::IDENTITIES_WRITE, &resource).await?;
+    }
+    shoal_store::commit(tx).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(PrincipalView::from(record))).into_response())
+}
+
+/// Delete a user-assigned identity with its role assignments; its tokens stop working.
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}/identities/{name}", tag = TAG_IDENTITY,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("name" = String, Path)),
+    responses((status = 204), (status = 403, body = Problem), (status = 404, body = Problem)))]
+pub async fn delete_identity(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((tenant, name)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let tenant = tenant_param(&tenant)?;
+    shared::delete(
+        &state,
+        &caller,
+        &tenant,
+        KIND,
+        &name,
+        actions::IDENTITIES_DELETE,
+    )
+    .await
+}

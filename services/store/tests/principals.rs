@@ -1,0 +1,197 @@
+//! Principals and roles against Postgres: the built-in definitions the migrations store are the
+//! ones the domain evaluates operator tokens with; the directory lookups see exactly the one
+//! principal they name; deleting a principal takes its assignments; a system-assigned identity
+//! goes with its app.
+
+use serde_json::json;
+use shoal_domain::names::TenantName;
+use shoal_domain::rbac::{Scope, built_in_roles};
+use shoal_store::crypto::{Cipher, SecretKey};
+use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
+use shoal_store::tenants::TenantWrite;
+use shoal_store::{Precondition, TenantId, apps, begin_platform, begin_tenant, roles, tenants};
+use shoal_testkit::ScratchDatabase;
+
+async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
+    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
+    migrate(db.url()).await?;
+    let pool = connect_lazy(db.url(), &PoolConfig::default())?;
+    let mut tx = begin_platform(&pool).await?;
+    for name in ["contoso", "fabrikam"] {
+        let write = TenantWrite {
+            display_name: name.into(),
+            max_apps: None,
+            max_instances: None,
+        };
+        tenants::put(&mut tx, name, &write, Precondition::None).await?;
+    }
+    shoal_store::commit(tx).await?;
+    Ok((db, pool))
+}
+
+fn tenant(name: &str) -> TenantId {
+    TenantId::new(TenantName::parse(name).unwrap())
+}
+
+fn new(kind: PrincipalKind, name: &str) -> NewPrincipal<'_> {
+    NewPrincipal {
+        kind,
+        name,
+        app_name: None,
+        issuer: None,
+        subject: None,
+    }
+}
+
+#[tokio::test]
+async fn stored_built_in_roles_are_the_domains() -> anyhow::Result<()> {
+    let (_db, pool) = setup().await?;
+    let mut tx = begin_tenant(&pool, &tenant("contoso")).await?;
+    let mut stored: Vec<_> = roles::definitions(&mut tx, &tenant("contoso"))
+        .await?
+        .into_iter()
+        .map(|d| d.to_domain())
+        .collect::<Result<_, _>>()?;
+    let mut domain = built_in_roles();
+    stored.sort_by_key(|r| r.id);
+    domain.sort_by_key(|r| r.id);
+    assert_eq!(stored, domain);
+    Ok(())
+}
+
+#[tokio::test]
+async fn client_lookups_see_only_the_named_principal_and_check_the_secret() -> anyhow::Result<()> {
+    let (_db, pool) = setup().await?;
+    let contoso = tenant("contoso");
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let (sp, created) = principals::ensure(
+        &mut tx,
+        &contoso,
+        &new(PrincipalKind::ServicePrincipal, "ci"),
+    )
+    .await?;
+    assert!(created);
+    principals::set_secret(&mut tx, &contoso, sp.id, "s3cret-value-of-enough-length").await?;
+    let (other, _) = principals::ensure(
+        &mut tx,
+        &contoso,
+        &new(PrincipalKind::ServicePrincipal, "other"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+
+    let mut tx = begin_platform(&pool).await?;
+    let found =
+        principals::authenticate_client(&mut tx, sp.client_id, "s3cret-value-of-enough-length")
+            .await?;
+    assert_eq!(found.map(|p| p.id), Some(sp.id));
+    let count: i64 = sqlx::query_scalar("select count(*) from principals")
+        .fetch_one(&mut *tx)
+        .await?;
+    assert_eq!(
+        count, 1,
+        "the lookup opens exactly one row to the platform transaction"
+    );
+    drop(tx);
+    let mut tx = begin_platform(&pool).await?;
+    assert!(
+        principals::authenticate_client(&mut tx, sp.client_id, "wrong")
+            .await?
+            .is_none()
+    );
+    assert!(
+        principals::authenticate_client(&mut tx, other.client_id, "")
+            .await?
+            .is_none(),
+        "no secret set, nothing matches"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_a_principal_or_its_app_takes_its_assignments() -> anyhow::Result<()> {
+    let (_db, pool) = setup().await?;
+    let contoso = tenant("contoso");
+    let cipher = Cipher::new(&SecretKey::generate());
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    apps::put(
+        &mut tx,
+        &contoso,
+        &cipher,
+        "orders",
+        &json!({"handler": {"url": "http://h.example"}}),
+        &[],
+        Precondition::None,
+    )
+    .await?;
+    let mut system = new(PrincipalKind::SystemAssignedIdentity, "orders");
+    system.app_name = Some("orders");
+    let (mi, _) = principals::ensure(&mut tx, &contoso, &system).await?;
+    let (uami, _) = principals::ensure(
+        &mut tx,
+        &contoso,
+        &new(PrincipalKind::UserAssignedIdentity, "shared"),
+    )
+    .await?;
+    let scope = Scope::parse("/tenants/contoso")?;
+    let reader = shoal_domain::rbac::READER_ID;
+    for id in [mi.id, uami.id] {
+        roles::create_assignment(&mut tx, &contoso, uuid_v4(), id, reader, &scope).await?;
+    }
+    assert_eq!(
+        roles::held_by(&mut tx, &contoso, mi.id)
+            .await?
+            .map(|h| h.len()),
+        Some(1)
+    );
+    assert!(
+        principals::delete(
+            &mut tx,
+            &contoso,
+            PrincipalKind::UserAssignedIdentity,
+            "shared"
+        )
+        .await?
+    );
+    assert_eq!(
+        roles::held_by(&mut tx, &contoso, uami.id).await?,
+        None,
+        "gone, not merely unassigned"
+    );
+    apps::delete(&mut tx, &contoso, "orders", Precondition::None).await?;
+    assert_eq!(
+        roles::held_by(&mut tx, &contoso, mi.id).await?,
+        None,
+        "the app took its identity"
+    );
+    assert_eq!(roles::assignments(&mut tx, &contoso, None).await?.len(), 0);
+    // Another tenant cannot see or assign contoso's principals.
+    shoal_store::commit(tx).await?;
+    let fabrikam = tenant("fabrikam");
+    let mut tx = begin_tenant(&pool, &fabrikam).await?;
+    let (theirs, _) = principals::ensure(
+        &mut tx,
+        &fabrikam,
+        &new(PrincipalKind::UserAssignedIdentity, "x"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    assert!(
+        principals::by_id(&mut tx, &contoso, theirs.id)
+            .await?
+            .is_none()
+    );
+    let err =
+        roles::create_assignment(&mut tx, &contoso, uuid_v4(), theirs.id, reader, &scope).await;
+    assert!(
+        err.is_err(),
+        "row-level security and the foreign key refuse it"
+    );
+    Ok(())
+}
+
+fn uuid_v4() -> uuid::Uuid {
+    uuid::Uuid::new_v4()
+}
