@@ -173,12 +173,125 @@ async fn migrate_token_and_serve_work_together() {
     assert!(status.success(), "SIGTERM is a clean shutdown: {status}");
 }
 
+fn kid_of(token: &str) -> String {
+    use base64::Engine as _;
+    let header = token.split('.').next().unwrap();
+    let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(header)
+        .unwrap();
+    let header: serde_json::Value = serde_json::from_slice(&header).unwrap();
+    header["kid"].as_str().unwrap().to_string()
+}
+
+fn cli_token(db: &ScratchDatabase, key: &str) -> String {
+    let output = shoal(&["token", "--subject", "ops", "--platform-admin"])
+        .env("DATABASE_URL", db.url())
+        .env("SHOAL_SECRET_KEY", key)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+fn rotate(db: &ScratchDatabase, key: &str, grace: &str) -> String {
+    let output = shoal(&["keys", "rotate", "--grace", grace])
+        .env("DATABASE_URL", db.url())
+        .env("SHOAL_SECRET_KEY", key)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[tokio::test]
+async fn keys_rotate_signs_with_a_new_key_while_old_tokens_verify_until_the_grace_ends() {
+    let db = scratch_database().await;
+    let key = secret_key();
+    let migrate = shoal(&["migrate"])
+        .env("DATABASE_URL", db.url())
+        .output()
+        .unwrap();
+    assert!(migrate.status.success());
+    let old = cli_token(&db, &key);
+
+    let printed = rotate(&db, &key, "1h");
+    let new = cli_token(&db, &key);
+    assert_ne!(kid_of(&new), kid_of(&old));
+    assert!(
+        printed.contains(&format!("signing key {} signs from now on", kid_of(&new)))
+            && printed.contains(&format!("key {} verifies until", kid_of(&old))),
+        "{printed}"
+    );
+
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut server = shoal(&["serve", "--listen", &listen])
+        .env("DATABASE_URL", db.url())
+        .env("SHOAL_SECRET_KEY", &key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://{listen}");
+    wait_for(&format!("{base}/readyz"), Duration::from_secs(30)).await;
+    let client = reqwest::Client::new();
+    let status = async |token: &str| {
+        client
+            .get(format!("{base}/v1/tenants"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
+    assert_eq!(
+        status(&old).await,
+        reqwest::StatusCode::OK,
+        "during the grace"
+    );
+    assert_eq!(status(&new).await, reqwest::StatusCode::OK);
+    let jwks: serde_json::Value = client
+        .get(format!("{base}/.well-known/jwks.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kids: Vec<&str> = jwks["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kid"].as_str().unwrap())
+        .collect();
+    assert_eq!(kids, vec![kid_of(&new), kid_of(&old)]);
+
+    // An emergency rotation: the serving process learns of it from the first token naming the
+    // newest key, and from then on refuses every older token.
+    rotate(&db, &key, "0s");
+    let newest = cli_token(&db, &key);
+    assert_eq!(status(&newest).await, reqwest::StatusCode::OK);
+    assert_eq!(status(&new).await, reqwest::StatusCode::UNAUTHORIZED);
+    assert_eq!(status(&old).await, reqwest::StatusCode::UNAUTHORIZED);
+
+    terminate(&server);
+    server.wait().unwrap();
+}
+
 #[test]
 fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 16] = [
+    let cases: [Case; 22] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
@@ -215,6 +328,54 @@ fn missing_or_malformed_settings_name_the_flag() {
             &["token", "--subject", "s", "--platform-admin", "--ttl", "3d"],
             vec![db, ("SHOAL_SECRET_KEY", &key)],
             "--ttl",
+        ),
+        (
+            &["keys", "rotate", "--grace", "8d"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--grace",
+        ),
+        (
+            &["serve", "--token-lifetime", "2d"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--token-lifetime",
+        ),
+        (
+            &["serve", "--public-url", "ftp://shoal.example.com"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--public-url",
+        ),
+        (
+            &[
+                "serve",
+                "--external-issuer",
+                "issuer=http://login.example.com/x/v2.0,audience=api://shoal",
+            ],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--external-issuer",
+        ),
+        (
+            &["serve"],
+            vec![
+                db,
+                ("SHOAL_SECRET_KEY", &key),
+                (
+                    "SHOAL_EXTERNAL_ISSUERS",
+                    "issuer=https://a.example.com,audience=x;audience=y",
+                ),
+            ],
+            "--external-issuer",
+        ),
+        (
+            &["serve"],
+            vec![
+                db,
+                ("SHOAL_SECRET_KEY", &key),
+                (
+                    "SHOAL_EXTERNAL_ISSUERS",
+                    "issuer=https://a.example.com,audience=x;issuer=https://a.example.com,audience=y",
+                ),
+            ],
+            "--external-issuer",
         ),
         (
             &["worker", "--name", "w1", "--lease-ttl", "soon"],
@@ -425,6 +586,29 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
         "{metrics}"
     );
     assert!(dir.path().join("secret-key").exists());
+    // The HTTP function answers through the webhook ingress to the printed invoker token, which
+    // may do nothing else.
+    let invoker = printed
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("export SHOAL_INVOKE_TOKEN="))
+        .expect("an invoker token is printed")
+        .to_string();
+    let welcome = client
+        .post(format!("{base}/webhooks/demo/hello/welcome?name=world"))
+        .bearer_auth(&invoker)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(welcome.status(), 200);
+    let welcome: serde_json::Value = welcome.json().await.unwrap();
+    assert_eq!(welcome["greeting"], "Welcome, world!", "{welcome}");
+    let read = client
+        .get(format!("{base}/v1/tenants/demo/apps"))
+        .bearer_auth(&invoker)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 403);
 
     terminate(&dev);
     let status = dev.wait().unwrap();

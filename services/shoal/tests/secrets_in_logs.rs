@@ -228,6 +228,29 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
     ));
     secrets.push(("identity header", header));
     secrets.push(("admin token", admin.clone()));
+    // The webhook ingress with the printed invoker token and with the app's MI token (which
+    // holds no role: refused), and a bearer token with a secret-looking payload in the body.
+    let invoker = banner
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("export SHOAL_INVOKE_TOKEN="))
+        .expect("an invoker token is printed")
+        .to_string();
+    let invoked = client
+        .post(format!("{base}/webhooks/demo/hello/welcome?name=logs"))
+        .bearer_auth(&invoker)
+        .body(format!("{{\"password\": \"{account_key}\"}}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invoked.status(), 200);
+    let refused = client
+        .post(format!("{base}/webhooks/demo/hello/welcome"))
+        .bearer_auth(mi["access_token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 404, "no role in the tenant: invisible");
+    secrets.push(("invoker token", invoker));
 
     // A key rotation through the API, so both keys are in play.
     let rotated = call(reqwest::Method::POST, "/v1/signingKeys/rotate")
@@ -267,6 +290,7 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
     // The capture is real and verbose: requests to the endpoints that handled secrets are in it.
     assert!(logs.contains("DEBUG"), "debug logging was on");
     for path in [
+        "/webhooks/demo/hello/welcome",
         "/oauth2/token",
         "/settings/list",
         "/identityEndpoint/list",
@@ -280,8 +304,11 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
             !logs.contains(secret.as_str()),
             "the {what} appears in the logs"
         );
-        // The banner prints the operator's admin token on purpose, and nothing else secret.
-        if *what != "admin token" {
+        // The banner prints the operator's tokens on purpose, and nothing else secret.
+        if !what.ends_with("token")
+            || *what == "managed identity token"
+            || *what == "service principal token"
+        {
             assert!(
                 !banner.contains(secret.as_str()),
                 "the {what} appears in the banner"

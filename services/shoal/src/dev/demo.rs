@@ -1,6 +1,6 @@
 //! The demo `shoal dev` sets up: a small handler (the kind of code a tenant deploys) and the
 //! app `demo/hello` whose function `greet` is triggered by the queue `demo-in` and writes its
-//! result to `demo-out`.
+//! result to `demo-out`, and whose function `welcome` answers HTTP through the webhook ingress.
 
 use std::collections::BTreeMap;
 
@@ -24,6 +24,7 @@ use shoal_store::{signing_secrets, tenants};
 pub const TENANT: &str = "demo";
 pub const APP: &str = "hello";
 pub const FUNCTION: &str = "greet";
+pub const HTTP_FUNCTION: &str = "welcome";
 pub const INPUT_QUEUE: &str = "demo-in";
 pub const OUTPUT_QUEUE: &str = "demo-out";
 
@@ -70,6 +71,19 @@ async fn handle(
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
+    if let Some(req) = request["Data"].get("req") {
+        // An HTTP trigger: answer through the `res` output.
+        let name = req["Query"]["name"].as_str().unwrap_or("stranger");
+        return axum::Json(json!({
+            "Outputs": {"res": {
+                "statusCode": 200,
+                "headers": {"Content-Type": "application/json"},
+                "body": {"greeting": format!("Welcome, {name}!"), "function": function},
+            }},
+            "Logs": [format!("welcomed {name:?}")],
+        }))
+        .into_response();
+    }
     let text = request["Data"]["msg"]
         .as_str()
         .unwrap_or_default()
@@ -142,6 +156,19 @@ pub async fn ensure_app(
     )
     .await
     .context("writing the demo function")?;
+    functions::put(
+        &mut tx,
+        &tenant,
+        APP,
+        HTTP_FUNCTION,
+        &json!({"bindings": [
+            {"type": "httpTrigger", "direction": "in", "name": "req", "methods": ["post"]},
+            {"type": "http", "direction": "out", "name": "res"}
+        ]}),
+        Precondition::None,
+    )
+    .await
+    .context("writing the demo HTTP function")?;
     let secret = signing_secrets::get_or_create(&mut tx, &tenant, cipher, APP).await?;
     shoal_store::commit(tx).await?;
     Ok(secret)
@@ -160,7 +187,7 @@ pub async fn create_queues(storage_connection: &str) -> anyhow::Result<()> {
 }
 
 /// The lines `shoal dev` prints about the demo: how to enqueue and where to look.
-pub fn instructions(queue_endpoint: &str, sas: &str, api: &str) -> String {
+pub fn instructions(queue_endpoint: &str, sas: &str, api: &str, invoker: &str) -> String {
     let version = shoal_connectors::STORAGE_API_VERSION;
     let mut lines = BTreeMap::new();
     lines.insert("send", format!(
@@ -178,7 +205,11 @@ pub fn instructions(queue_endpoint: &str, sas: &str, api: &str) -> String {
          about a second after the message arrives, and back to zero a minute after the queue is empty:\n\n  \
          curl -s {api}/v1/tenants/{TENANT}/apps/{APP}/scale -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
          Workers, their assignments and listener statistics:\n\n  \
-         curl -s {api}/v1/workers -H \"Authorization: Bearer $SHOAL_TOKEN\"\n",
+         curl -s {api}/v1/workers -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
+         The HTTP function {HTTP_FUNCTION} through the webhook ingress, with a token that holds only the\n\
+         Function Invoker role in {TENANT} (add ?mode=async for a 202 and a status URL):\n\n  \
+         export SHOAL_INVOKE_TOKEN={invoker}\n  \
+         curl -s -X POST '{api}/webhooks/{TENANT}/{APP}/{HTTP_FUNCTION}?name=world' -H \"Authorization: Bearer $SHOAL_INVOKE_TOKEN\"\n",
         lines["send"], lines["peek"]
     )
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use shoal_api::auth::Principal;
+use shoal_api::auth::{Principal, Role};
 use shoal_api::{ApiConfig, Application};
 use shoal_store::crypto::SecretKey;
 use shoal_store::pool::{PoolConfig, migrate};
@@ -95,6 +95,19 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         Duration::from_secs(24 * 3600),
     )
     .await?;
+    let invoker = issue_token(
+        database_url,
+        &secret_key,
+        issuer,
+        audience,
+        &Principal::operator(
+            "dev-invoker",
+            &shoal_domain::names::TenantName::parse(demo::TENANT).map_err(anyhow::Error::msg)?,
+            Role::FunctionInvoker,
+        ),
+        Duration::from_secs(24 * 3600),
+    )
+    .await?;
     let base = format!("http://{}:{}", args.listen.ip(), app.port());
     let sas = shoal_connectors::account_sas(
         shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
@@ -109,7 +122,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
          Stop with Ctrl-C.\n",
         azurite.queue_endpoint(),
         azurite.connection_string(),
-        demo::instructions(&azurite.queue_endpoint(), &sas, &base),
+        demo::instructions(&azurite.queue_endpoint(), &sas, &base, &invoker),
     );
     let shutdown = shutdown_on_signal();
     let scheduler = scheduler.start(shutdown.clone());
