@@ -7,7 +7,7 @@
 //! specification's libraries expect, so a handler can verify with any of them.
 
 use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -79,7 +79,24 @@ impl WebhookSecret {
             .split(' ')
             .any(|candidate| constant_time_eq(candidate.as_bytes(), expected.as_bytes()))
     }
+
+    /// The app's `IDENTITY_HEADER` for the managed-identity endpoint: HMAC-SHA256 of a fixed
+    /// label keyed with this secret, base64url. Derived rather than stored, so regenerating the
+    /// signing secret rotates the header too, and the header reveals nothing about the secret.
+    pub fn identity_header(&self) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC accepts any key");
+        mac.update(IDENTITY_HEADER_LABEL);
+        URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+
+    /// Checks an `X-IDENTITY-HEADER` value in constant time.
+    pub fn verify_identity_header(&self, candidate: &str) -> bool {
+        constant_time_eq(candidate.as_bytes(), self.identity_header().as_bytes())
+    }
 }
+
+/// What the identity header is derived for; the version lets a future scheme differ.
+const IDENTITY_HEADER_LABEL: &[u8] = b"shoal identity header v1";
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -120,5 +137,23 @@ mod tests {
             Err(SecretError::Length)
         );
         assert_eq!(format!("{secret:?}"), "WebhookSecret(<redacted>)");
+    }
+
+    #[test]
+    fn identity_header_is_derived_from_the_secret_and_changes_with_it() {
+        let secret = WebhookSecret::from_bytes(vec![7; 32]).unwrap();
+        let header = secret.identity_header();
+        assert_eq!(header, secret.identity_header(), "stable");
+        assert_eq!(header.len(), 43, "base64url of 32 bytes, unpadded");
+        assert!(!header.contains(['+', '/', '=']));
+        assert!(secret.verify_identity_header(&header));
+        assert!(!secret.verify_identity_header(&header[1..]));
+        assert!(!secret.verify_identity_header(""));
+        let regenerated = WebhookSecret::from_bytes(vec![8; 32]).unwrap();
+        assert_ne!(regenerated.identity_header(), header);
+        assert!(!regenerated.verify_identity_header(&header));
+        // Neither the signature scheme nor the exposed secret reveals the header.
+        assert!(!secret.expose().contains(&header));
+        assert!(!secret.sign("id", 1, b"").contains(&header));
     }
 }
