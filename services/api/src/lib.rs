@@ -7,6 +7,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod external_issuers;
 pub mod extract;
 pub mod metrics;
 mod openapi;

@@ -3,6 +3,7 @@
 
 mod apps;
 mod bad_input;
+mod external_issuer;
 mod functions;
 mod helpers;
 mod isolation;
