@@ -1,14 +1,18 @@
 //! Shoal's HTTP API: the management REST API under `/v1`, the OpenAPI document and its
-//! browsable reference, health and readiness probes, Prometheus metrics and the JWK set.
+//! browsable reference, health and readiness probes, Prometheus metrics, and Shoal as a token
+//! issuer (OIDC discovery, the JWK set, the client credentials token endpoint and apps'
+//! managed-identity endpoints).
 //!
 //! [`Application::build`] binds the listener (port 0 in tests) and [`Application::port`]
 //! tells which port it got; [`Application::run_until_stopped`] serves until the cancellation
 //! token fires, then finishes in-flight requests.
 
+pub mod access;
 pub mod auth;
 pub mod error;
 pub mod external_issuers;
 pub mod extract;
+pub mod issuance;
 pub mod metrics;
 mod openapi;
 mod problem;
@@ -22,7 +26,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderName;
-use axum::routing::get;
+use axum::routing::{get, post};
 use shoal_store::StoreError;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy};
@@ -50,6 +54,17 @@ pub struct ApiConfig {
     pub audience: String,
     pub max_body_bytes: usize,
     pub pool: PoolConfig,
+    /// The token service and external issuers.
+    pub identity: IdentityConfig,
+}
+
+/// How Shoal issues and trusts tokens beyond its signing keys.
+#[derive(Debug, Clone, Default)]
+pub struct IdentityConfig {
+    /// Shoal's own token endpoints: public URL, token lifetime, key reloads.
+    pub tokens: issuance::TokenConfig,
+    /// OIDC issuers whose tokens identify registered users (`--external-issuer`).
+    pub external_issuers: external_issuers::ExternalIssuersConfig,
 }
 
 fn api_routes() -> OpenApiRouter<AppState> {
@@ -62,6 +77,13 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::diagnostics::router())
         .merge(routes::scale::router())
         .merge(routes::functions::router())
+        .merge(routes::identity_endpoint::router())
+        .merge(routes::signing_keys::router())
+        .merge(routes::identities::router())
+        .merge(routes::service_principals::router())
+        .merge(routes::users::router())
+        .merge(routes::roles::router())
+        .merge(routes::audit::router())
 }
 
 /// The OpenAPI document (what `shoal openapi` prints and `/openapi.json` serves).
@@ -83,7 +105,13 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/healthz", get(routes::health::healthz))
         .route("/readyz", get(routes::health::readyz))
         .route("/metrics", get(metrics::render))
-        .route("/.well-known/jwks.json", get(routes::health::jwks))
+        .route(routes::oidc::JWKS_PATH, get(routes::health::jwks))
+        .route(
+            "/.well-known/openid-configuration",
+            get(routes::oidc::openid_configuration),
+        )
+        .route(routes::oidc::TOKEN_PATH, post(routes::oauth2::token))
+        .route("/msi/{tenant}/{app}/token", get(routes::msi::token))
         .fallback(|| async { ApiError::NotFound })
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::new())
@@ -120,7 +148,9 @@ async fn load_keys_until_available(tokens: TokenService, pool: sqlx::PgPool, cip
 pub struct Application {
     listener: tokio::net::TcpListener,
     router: Router,
+    state: AppState,
     port: u16,
+    key_reload_interval: Duration,
 }
 
 impl Application {
@@ -154,14 +184,26 @@ impl Application {
         }
         let mut state = AppState::new(pool, cipher, tokens);
         state.metrics = std::sync::Arc::new(metrics::Metrics::with_collectors(collectors));
+        state.external_issuers =
+            external_issuers::ExternalIssuers::new(&config.identity.external_issuers)?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
-        let port = listener.local_addr()?.port();
+        let bound = listener.local_addr()?;
+        let port = bound.port();
+        let tokens_config = &config.identity.tokens;
+        let public_url = match &tokens_config.public_url {
+            Some(url) => url.clone(),
+            None => url::Url::parse(&format!("http://{bound}"))?,
+        };
+        state.issuance =
+            std::sync::Arc::new(issuance::Issuance::new(&public_url, tokens_config.lifetime));
         Ok(Application {
             listener,
-            router: router(state, config.max_body_bytes),
+            router: router(state.clone(), config.max_body_bytes),
+            state,
             port,
+            key_reload_interval: tokens_config.key_reload_interval,
         })
     }
 
@@ -171,6 +213,20 @@ impl Application {
 
     /// Serves until `shutdown` fires, then lets in-flight requests finish (at most 30 s).
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        let background = shutdown.child_token();
+        let _stop_background = background.clone().drop_guard();
+        tokio::spawn(access::listen_for_changes(
+            self.state.pool.clone(),
+            self.state.access.clone(),
+            background.clone(),
+        ));
+        tokio::spawn(tokens::rotation::reload_periodically(
+            self.state.tokens.clone(),
+            self.state.pool.clone(),
+            self.state.cipher.clone(),
+            self.key_reload_interval,
+            background,
+        ));
         let drain = shutdown.clone();
         let serve = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(async move { drain.cancelled().await });

@@ -1,7 +1,8 @@
 //! Middleware that makes every error response a complete problem document: it fills in
 //! `instance` and `requestId` for our own problems, and rewrites the plain-text rejections
 //! produced by axum and tower-http (unknown route, wrong method, oversized body, a path that
-//! is not UTF-8) into problem+json so clients parse one error shape.
+//! is not UTF-8) into problem+json so clients parse one error shape. Endpoints that speak
+//! another protocol (OAuth 2.0, managed identity) mark their errors [`ProtocolError`].
 
 use axum::body::{Body, to_bytes};
 use axum::extract::Request;
@@ -12,6 +13,11 @@ use axum::response::Response;
 use crate::error::{PROBLEM_JSON, Problem};
 
 pub const REQUEST_ID: &str = "x-request-id";
+
+/// Marks an error response whose body follows another protocol's error format (OAuth 2.0's
+/// `{"error": …}`, App Service managed identity's): it is passed through untouched.
+#[derive(Debug, Clone, Copy)]
+pub struct ProtocolError;
 
 /// Plain-text bodies longer than this are not copied into `detail`.
 const MAX_DETAIL: usize = 300;
@@ -26,6 +32,9 @@ pub async fn complete_problems(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    if response.extensions().get::<ProtocolError>().is_some() {
         return response;
     }
     let (mut parts, body) = response.into_parts();

@@ -1,7 +1,11 @@
 //! Shoal's own bearer tokens: ES256 JWTs signed with a key kept (sealed) in Postgres and
-//! published as a JWK set. The API verifies with every non-retired key, so a key created by
-//! another process (`shoal token` before `shoal serve`, or another replica) is picked up on
-//! the first token that names it.
+//! published as a JWK set. The API verifies with every live key, so a key created by another
+//! process (`shoal token` before `shoal serve`, a rotation, another replica) is picked up on
+//! the first token that names it, or at the next periodic reload.
+//!
+//! A rotated-out key verifies until its deadline ([`rotation`]); the deadline is checked on
+//! every verification and bounds how long a verified token is cached, so a key stops working
+//! on time even if no reload happens in between.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -20,6 +24,8 @@ use sqlx::PgPool;
 
 use crate::auth::{Principal, Role};
 
+pub mod rotation;
+
 pub const DEFAULT_AUDIENCE: &str = "api://shoal";
 pub const DEFAULT_ISSUER: &str = "urn:shoal";
 /// Longest lifetime `shoal token` hands out.
@@ -37,6 +43,9 @@ struct Claims {
     exp: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tid: Option<String>,
+    /// The registered principal's object id (absent in operator-minted tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    oid: Option<String>,
     #[serde(default)]
     roles: Vec<String>,
 }
@@ -51,8 +60,22 @@ pub enum TokenError {
 
 struct KeySet {
     signing: Option<(String, EncodingKey)>,
-    verifying: HashMap<String, DecodingKey>,
-    jwks: Vec<Jwk>,
+    /// Signing key first, then rotated-out keys; a handful at most.
+    verifying: Vec<VerifyingKey>,
+}
+
+struct VerifyingKey {
+    kid: String,
+    key: DecodingKey,
+    jwk: Jwk,
+    /// Unix seconds (rounded down) from which a rotated-out key no longer verifies.
+    deadline: Option<u64>,
+}
+
+impl VerifyingKey {
+    fn live_at(&self, now: u64) -> bool {
+        self.deadline.is_none_or(|deadline| now < deadline)
+    }
 }
 
 /// Verified tokens are remembered until they expire, so a client that reuses its token does not
@@ -90,64 +113,80 @@ impl TokenService {
             audience: audience.to_string(),
             keys: Arc::new(RwLock::new(KeySet {
                 signing: None,
-                verifying: HashMap::new(),
-                jwks: Vec::new(),
+                verifying: Vec::new(),
             })),
             validation: Arc::new(validation),
             verified: Arc::new(std::sync::Mutex::new(HashMap::new())),
         }
     }
 
-    /// Loads the active keys from Postgres, creating the first one if there is none.
+    /// Loads the live keys from Postgres, creating a signing key if there is none.
     pub async fn load_or_create(&self, pool: &PgPool, cipher: &Cipher) -> Result<(), StoreError> {
+        let can_sign = |keys: &[SigningKey]| keys.iter().any(|k| k.verify_until.is_none());
         let mut tx = begin_platform(pool).await?;
         let mut keys = signing_keys::active(&mut tx, cipher).await?;
-        if keys.is_empty() {
+        if !can_sign(&keys) {
             signing_keys::lock_for_creation(&mut tx).await?;
             keys = signing_keys::active(&mut tx, cipher).await?;
-            if keys.is_empty() {
+            if !can_sign(&keys) {
                 let key = generate_key()?;
                 signing_keys::insert(&mut tx, cipher, &key).await?;
-                keys.push(key);
+                keys.insert(0, key);
             }
         }
         tx.commit().await?;
-        self.install(&keys)
+        self.install(&keys).map(|_| ())
     }
 
-    /// Re-reads the keys (e.g. after a token named an unknown key).
-    pub async fn refresh(&self, pool: &PgPool, cipher: &Cipher) -> Result<(), StoreError> {
+    /// Re-reads the keys (periodically, and after a token named an unknown key); whether they
+    /// changed.
+    pub async fn refresh(&self, pool: &PgPool, cipher: &Cipher) -> Result<bool, StoreError> {
         let mut tx = begin_platform(pool).await?;
         let keys = signing_keys::active(&mut tx, cipher).await?;
         tx.commit().await?;
         self.install(&keys)
     }
 
-    fn install(&self, keys: &[SigningKey]) -> Result<(), StoreError> {
-        let mut verifying = HashMap::new();
-        let mut jwks = Vec::new();
+    /// Replaces the key set; returns whether it changed. The verified-token cache is emptied
+    /// only on a change, so a periodic reload that finds the same keys costs nothing.
+    fn install(&self, keys: &[SigningKey]) -> Result<bool, StoreError> {
+        let mut verifying = Vec::with_capacity(keys.len());
         for key in keys {
             let jwk: Jwk = serde_json::from_value(key.public_jwk.clone())
                 .map_err(|e| StoreError::Corrupt(format!("signing key {}: {e}", key.kid)))?;
             let decoding = DecodingKey::from_jwk(&jwk)
                 .map_err(|e| StoreError::Corrupt(format!("signing key {}: {e}", key.kid)))?;
-            verifying.insert(key.kid.clone(), decoding);
-            jwks.push(jwk);
+            verifying.push(VerifyingKey {
+                kid: key.kid.clone(),
+                key: decoding,
+                jwk,
+                deadline: key
+                    .verify_until
+                    .map(|at| u64::try_from(at.timestamp()).unwrap_or(0)),
+            });
         }
         let signing = keys
-            .first()
+            .iter()
+            .find(|k| k.verify_until.is_none())
             .map(|k| (k.kid.clone(), EncodingKey::from_ec_der(&k.private_pkcs8)));
         let mut set = self.keys.write().unwrap_or_else(|p| p.into_inner());
-        *set = KeySet {
-            signing,
-            verifying,
-            jwks,
-        };
+        let unchanged = set.signing.as_ref().map(|(kid, _)| kid)
+            == signing.as_ref().map(|(kid, _)| kid)
+            && set.verifying.len() == verifying.len()
+            && set
+                .verifying
+                .iter()
+                .zip(&verifying)
+                .all(|(a, b)| a.kid == b.kid && a.deadline == b.deadline);
+        if unchanged {
+            return Ok(false);
+        }
+        *set = KeySet { signing, verifying };
         self.verified
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clear();
-        Ok(())
+        Ok(true)
     }
 
     /// Whether keys have been loaded: until then no token can be issued or verified.
@@ -160,26 +199,69 @@ impl TokenService {
             .is_empty()
     }
 
-    /// The public keys as a JWK set document.
+    /// The public keys as a JWK set document: the signing key first, then rotated-out keys
+    /// until their deadlines.
     pub fn jwks(&self) -> serde_json::Value {
+        let now = unix_now();
         let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
-        serde_json::json!({ "keys": set.jwks })
+        let keys: Vec<&Jwk> = set
+            .verifying
+            .iter()
+            .filter(|k| k.live_at(now))
+            .map(|k| &k.jwk)
+            .collect();
+        serde_json::json!({ "keys": keys })
+    }
+
+    /// The `iss` of issued tokens.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The `aud` of issued tokens: the one resource Shoal issues tokens for.
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// The key id new tokens are signed with.
+    pub fn signing_kid(&self) -> Option<String> {
+        let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
+        set.signing.as_ref().map(|(kid, _)| kid.clone())
     }
 
     pub fn issue(&self, principal: &Principal, ttl: Duration) -> Result<String, TokenError> {
+        self.issue_expiring(principal, ttl).map(|(token, _)| token)
+    }
+
+    /// [`TokenService::issue`], also returning the token's `exp` (Unix seconds).
+    pub fn issue_expiring(
+        &self,
+        principal: &Principal,
+        ttl: Duration,
+    ) -> Result<(String, u64), TokenError> {
         let now = unix_now();
-        let (sub, tid, roles) = match principal {
-            Principal::PlatformAdmin { subject } => {
-                (subject.clone(), None, vec![PLATFORM_ADMIN.to_string()])
-            }
-            Principal::Tenant {
+        let (sub, tid, oid, roles) = match principal {
+            Principal::PlatformAdmin { subject } => (
+                subject.clone(),
+                None,
+                None,
+                vec![PLATFORM_ADMIN.to_string()],
+            ),
+            Principal::Operator {
                 subject,
                 tenant,
-                role,
+                roles,
             } => (
                 subject.clone(),
                 Some(tenant.to_string()),
-                vec![role.as_str().to_string()],
+                None,
+                roles.iter().map(|r| r.as_str().to_string()).collect(),
+            ),
+            Principal::Registered { id, tenant } => (
+                id.to_string(),
+                Some(tenant.to_string()),
+                Some(id.to_string()),
+                Vec::new(),
             ),
         };
         let claims = Claims {
@@ -190,6 +272,7 @@ impl TokenService {
             nbf: now,
             exp: now + ttl.as_secs(),
             tid,
+            oid,
             roles,
         };
         let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
@@ -199,11 +282,14 @@ impl TokenService {
             .ok_or_else(|| TokenError::Invalid("no signing key loaded".into()))?;
         let mut header = Header::new(ALGORITHM);
         header.kid = Some(kid.clone());
-        jsonwebtoken::encode(&header, &claims, key).map_err(|e| TokenError::Invalid(e.to_string()))
+        let exp = claims.exp;
+        jsonwebtoken::encode(&header, &claims, key)
+            .map(|token| (token, exp))
+            .map_err(|e| TokenError::Invalid(e.to_string()))
     }
 
-    /// Verifies signature, algorithm, issuer, audience and lifetime, and maps the claims to
-    /// a principal.
+    /// Verifies signature, algorithm, issuer, audience, lifetime and the key's deadline, and
+    /// maps the claims to a principal.
     pub fn verify(&self, token: &str) -> Result<Principal, TokenError> {
         let now = unix_now();
         if let Some((principal, exp)) = self
@@ -215,7 +301,8 @@ impl TokenService {
         {
             return Ok(principal.clone());
         }
-        let (principal, exp) = self.verify_signature(token)?;
+        // Cached until the token expires or its key's deadline passes, whichever is first.
+        let (principal, exp) = self.verify_signature(token, now)?;
         let mut cache = self.verified.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= VERIFIED_CACHE_CAPACITY {
             cache.retain(|_, (_, exp)| now < *exp);
@@ -227,7 +314,7 @@ impl TokenService {
         Ok(principal)
     }
 
-    fn verify_signature(&self, token: &str) -> Result<(Principal, u64), TokenError> {
+    fn verify_signature(&self, token: &str, now: u64) -> Result<(Principal, u64), TokenError> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| TokenError::Invalid(e.to_string()))?;
         if header.alg != ALGORITHM {
@@ -239,15 +326,25 @@ impl TokenService {
         let kid = header
             .kid
             .ok_or_else(|| TokenError::Invalid("the token has no key id".into()))?;
-        let claims = {
+        let (claims, deadline) = {
             let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
-            let key = set.verifying.get(&kid).ok_or(TokenError::UnknownKey)?;
-            jsonwebtoken::decode::<Claims>(token, key, &self.validation)
+            let key = set
+                .verifying
+                .iter()
+                .find(|k| k.kid == kid)
+                .ok_or(TokenError::UnknownKey)?;
+            if !key.live_at(now) {
+                return Err(TokenError::Invalid(
+                    "the token's signing key has been rotated out".into(),
+                ));
+            }
+            let claims = jsonwebtoken::decode::<Claims>(token, &key.key, &self.validation)
                 .map_err(|e| TokenError::Invalid(e.to_string()))?
-                .claims
+                .claims;
+            (claims, key.deadline)
         };
-        let exp = claims.exp;
-        Ok((principal_from(claims)?, exp))
+        let valid_until = deadline.map_or(claims.exp, |d| d.min(claims.exp));
+        Ok((principal_from(claims)?, valid_until))
     }
 }
 
@@ -272,17 +369,22 @@ fn principal_from(claims: Claims) -> Result<Principal, TokenError> {
         Some(tid) => {
             let tenant = TenantName::parse(&tid)
                 .map_err(|e| TokenError::Invalid(format!("tenant claim {e}")))?;
-            // A principal holding several roles gets the strongest one.
-            let role = claims
-                .roles
-                .iter()
-                .filter_map(|r| Role::parse(r))
-                .max()
-                .ok_or_else(|| TokenError::Invalid("the token carries no known role".into()))?;
-            Ok(Principal::Tenant {
+            if let Some(oid) = claims.oid {
+                let id = uuid::Uuid::parse_str(&oid).map_err(|_| {
+                    TokenError::Invalid("the oid claim is not a principal id".into())
+                })?;
+                return Ok(Principal::Registered { id, tenant });
+            }
+            let roles: Vec<Role> = claims.roles.iter().filter_map(|r| Role::parse(r)).collect();
+            if roles.is_empty() {
+                return Err(TokenError::Invalid(
+                    "the token carries no known role".into(),
+                ));
+            }
+            Ok(Principal::Operator {
                 subject: claims.sub,
                 tenant,
-                role,
+                roles,
             })
         }
     }
@@ -305,6 +407,7 @@ fn generate_key() -> Result<SigningKey, StoreError> {
         algorithm: "ES256".into(),
         private_pkcs8: pkcs8,
         public_jwk,
+        verify_until: None,
     })
 }
 
@@ -328,11 +431,7 @@ mod tests {
     }
 
     fn tenant_principal(role: Role) -> Principal {
-        Principal::Tenant {
-            subject: "alice".into(),
-            tenant: TenantName::parse("contoso").unwrap(),
-            role,
-        }
+        Principal::operator("alice", &TenantName::parse("contoso").unwrap(), role)
     }
 
     #[test]
@@ -344,6 +443,10 @@ mod tests {
             },
             tenant_principal(Role::Reader),
             tenant_principal(Role::Owner),
+            Principal::Registered {
+                id: uuid::Uuid::new_v4(),
+                tenant: TenantName::parse("contoso").unwrap(),
+            },
         ] {
             let token = service.issue(&principal, Duration::from_secs(60)).unwrap();
             assert_eq!(service.verify(&token).unwrap(), principal);
@@ -385,6 +488,7 @@ mod tests {
             nbf: now - 600,
             exp: now - 120,
             tid: Some("contoso".into()),
+            oid: None,
             roles: vec!["Owner".into()],
         };
         let expired = sign(&service, &claims);
@@ -444,5 +548,107 @@ mod tests {
             service.verify(&parts.join(".")),
             Err(TokenError::Invalid(_))
         ));
+    }
+
+    /// `new` signs; `old` was rotated out and verifies until `deadline_in` seconds from now.
+    fn rotated(old: &SigningKey, deadline_in: i64) -> (SigningKey, SigningKey) {
+        let new = generate_key().unwrap();
+        let old = SigningKey {
+            verify_until: Some(chrono::Utc::now() + chrono::Duration::seconds(deadline_in)),
+            ..old.clone()
+        };
+        (new, old)
+    }
+
+    #[test]
+    fn a_rotated_out_key_verifies_until_its_deadline_and_bounds_the_cache() {
+        let service = TokenService::new(DEFAULT_ISSUER, DEFAULT_AUDIENCE);
+        let first = generate_key().unwrap();
+        service.install(std::slice::from_ref(&first)).unwrap();
+        let principal = tenant_principal(Role::Reader);
+        let old_token = service
+            .issue(&principal, Duration::from_secs(3600))
+            .unwrap();
+
+        let (new, old) = rotated(&first, 100);
+        assert!(service.install(&[new.clone(), old.clone()]).unwrap());
+        assert_eq!(
+            service.signing_kid(),
+            Some(new.kid.clone()),
+            "the new key signs"
+        );
+        assert_eq!(
+            service.verify(&old_token).unwrap(),
+            principal,
+            "during the grace"
+        );
+        let (_, cached_until) = service.verified.lock().unwrap()[&old_token].clone();
+        let deadline = old.verify_until.unwrap().timestamp() as u64;
+        assert_eq!(
+            cached_until, deadline,
+            "cached no longer than the key verifies"
+        );
+        let kids: Vec<String> = service.jwks()["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kid"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(kids, vec![new.kid.clone(), first.kid.clone()]);
+
+        // The deadline passes without a reload (time moved forward: the key's deadline and the
+        // cached entry's are both now): the old key's tokens are refused, and the old key
+        // leaves the JWK set.
+        let now = unix_now();
+        service.keys.write().unwrap().verifying[1].deadline = Some(now);
+        service
+            .verified
+            .lock()
+            .unwrap()
+            .get_mut(&old_token)
+            .unwrap()
+            .1 = now;
+        assert!(
+            matches!(service.verify(&old_token), Err(TokenError::Invalid(m)) if m.contains("rotated out"))
+        );
+        assert_eq!(service.jwks()["keys"].as_array().unwrap().len(), 1);
+        let new_token = service.issue(&principal, Duration::from_secs(60)).unwrap();
+        assert_eq!(service.verify(&new_token).unwrap(), principal);
+    }
+
+    #[test]
+    fn reloading_the_same_keys_keeps_the_cache() {
+        let service = service_with_key();
+        let token = service
+            .issue(&tenant_principal(Role::Reader), Duration::from_secs(60))
+            .unwrap();
+        service.verify(&token).unwrap();
+        let key = {
+            let set = service.keys.read().unwrap();
+            set.verifying[0].kid.clone()
+        };
+        let same = SigningKey {
+            kid: key,
+            ..generate_key().unwrap()
+        };
+        // Same ids and deadlines: nothing changed, nothing is forgotten.
+        let set = service.keys.read().unwrap().verifying.len();
+        assert_eq!(set, 1);
+        assert!(!service.install(std::slice::from_ref(&same)).unwrap());
+        assert!(service.verified.lock().unwrap().contains_key(&token));
+    }
+
+    #[test]
+    fn without_a_key_free_of_deadline_nothing_is_signed() {
+        let service = TokenService::new(DEFAULT_ISSUER, DEFAULT_AUDIENCE);
+        let (_, old) = rotated(&generate_key().unwrap(), 100);
+        service.install(&[old]).unwrap();
+        assert!(service.has_keys());
+        assert!(service.signing_kid().is_none());
+        assert!(
+            service
+                .issue(&tenant_principal(Role::Reader), Duration::from_secs(60))
+                .is_err()
+        );
     }
 }

@@ -1,0 +1,35 @@
+//! `GET /.well-known/openid-configuration`: Shoal as an OpenID provider for the client
+//! credentials grant — where its keys and token endpoint are and what it supports, so standard
+//! libraries can discover and verify Shoal's tokens.
+
+use axum::Json;
+use axum::extract::State;
+use serde_json::{Value, json};
+
+use crate::state::AppState;
+
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+pub const TOKEN_PATH: &str = "/oauth2/token";
+
+/// The discovery document. `issuer` is the configured issuer string (the tokens' `iss`); the
+/// URLs are built from the public base URL.
+pub async fn openid_configuration(State(state): State<AppState>) -> Json<Value> {
+    Json(document(&state))
+}
+
+fn document(state: &AppState) -> Value {
+    let issuance = &state.issuance;
+    json!({
+        "issuer": state.tokens.issuer(),
+        "jwks_uri": issuance.url(JWKS_PATH),
+        "token_endpoint": issuance.url(TOKEN_PATH),
+        "grant_types_supported": ["client_credentials"],
+        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
+        "response_types_supported": ["token"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["ES256"],
+        "access_token_signing_alg_values_supported": ["ES256"],
+        "scopes_supported": [format!("{}/.default", state.tokens.audience())],
+        "claims_supported": ["iss", "aud", "sub", "iat", "nbf", "exp", "tid", "oid", "roles"],
+    })
+}
