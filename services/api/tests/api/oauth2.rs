@@ -11,7 +11,8 @@ use shoal_domain::rbac::Scope;
 
 use crate::helpers::{Fetch, Options, TestApp};
 
-fn token_request(app: &TestApp, form: &[(&str, &str)]) -> reqwest::RequestBuilder {
+/// `POST /oauth2/token` with a form body.
+pub fn token_request(app: &TestApp, form: &[(&str, &str)]) -> reqwest::RequestBuilder {
     let body: String = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form)
         .finish();

@@ -78,17 +78,18 @@ async fn platform_admins_rotate_the_key_and_old_tokens_keep_working_during_the_g
     );
     // Tokens the server issues now are signed with the new key.
     let (sp, secret) = app.service_principal("contoso", "deployer").await;
-    let issued: Value = app
-        .client
-        .post(format!("{}/oauth2/token", app.base))
-        .form(&[
+    let client_id = sp.client_id.to_string();
+    let issued: Value = crate::oauth2::token_request(
+        &app,
+        &[
             ("grant_type", "client_credentials"),
-            ("client_id", &sp.client_id.to_string()),
+            ("client_id", &client_id),
             ("client_secret", &secret),
             ("scope", "api://shoal/.default"),
-        ])
-        .fetch_json()
-        .await;
+        ],
+    )
+    .fetch_json()
+    .await;
     assert_eq!(kid_of(issued["access_token"].as_str().unwrap()), new_kid);
 
     let pool = connect_lazy(&app.database_url, &PoolConfig::default()).unwrap();
