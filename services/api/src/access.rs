@@ -27,7 +27,7 @@ use crate::state::AppState;
 /// One role assignment as evaluated: the role's definition and where it is assigned.
 #[derive(Debug, Clone)]
 pub struct Assigned {
-    pub role: RoleDefinition,
+    pub role: Arc<RoleDefinition>,
     pub scope: Scope,
 }
 
@@ -50,12 +50,19 @@ impl Grants {
 
     /// A built-in role's definition assigned at `scope`.
     fn built_in(name: &str, scope: Scope) -> Option<Assigned> {
-        rbac::built_in_roles()
-            .into_iter()
+        BUILT_IN
+            .iter()
             .find(|r| r.name == name)
-            .map(|role| Assigned { role, scope })
+            .map(|role| Assigned {
+                role: role.clone(),
+                scope,
+            })
     }
 }
+
+/// Built once: operator and platform tokens are evaluated against these on every request.
+static BUILT_IN: std::sync::LazyLock<Vec<Arc<RoleDefinition>>> =
+    std::sync::LazyLock::new(|| rbac::built_in_roles().into_iter().map(Arc::new).collect());
 
 /// The NOTIFY channel the migration's triggers signal on RBAC changes.
 pub const CHANNEL: &str = "shoal_rbac";
@@ -150,7 +157,10 @@ async fn load(pool: &PgPool, tenant: &TenantName, id: uuid::Uuid) -> Result<Gran
     for (definition, scope) in held {
         // A stored scope or definition that no longer parses grants nothing.
         match (definition.to_domain(), Scope::parse(&scope)) {
-            (Ok(role), Ok(scope)) => grants.push(Assigned { role, scope }),
+            (Ok(role), Ok(scope)) => grants.push(Assigned {
+                role: Arc::new(role),
+                scope,
+            }),
             _ => {
                 tracing::warn!(scope, role = %definition.name, "ignoring an unreadable role assignment")
             }
