@@ -19,6 +19,7 @@ mod problem;
 pub mod routes;
 pub mod state;
 pub mod tokens;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -77,6 +78,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::diagnostics::router())
         .merge(routes::scale::router())
         .merge(routes::functions::router())
+        .merge(webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())
         .merge(routes::identities::router())
@@ -148,6 +150,7 @@ async fn load_keys_until_available(tokens: TokenService, pool: sqlx::PgPool, cip
 pub struct Application {
     listener: tokio::net::TcpListener,
     router: Router,
+    webhooks: webhooks::Webhooks,
     state: AppState,
     port: u16,
     key_reload_interval: Duration,
@@ -186,6 +189,7 @@ impl Application {
         state.metrics = std::sync::Arc::new(metrics::Metrics::with_collectors(collectors));
         state.external_issuers =
             external_issuers::ExternalIssuers::new(&config.identity.external_issuers)?;
+        let webhooks = webhooks::Webhooks::new(state.pool.clone(), state.cipher.clone())?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
@@ -200,7 +204,9 @@ impl Application {
             std::sync::Arc::new(issuance::Issuance::new(&public_url, tokens_config.lifetime));
         Ok(Application {
             listener,
-            router: router(state.clone(), config.max_body_bytes),
+            router: router(state.clone(), config.max_body_bytes)
+                .layer(axum::Extension(webhooks.clone())),
+            webhooks,
             state,
             port,
             key_reload_interval: tokens_config.key_reload_interval,
@@ -213,6 +219,8 @@ impl Application {
 
     /// Serves until `shutdown` fires, then lets in-flight requests finish (at most 30 s).
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> std::io::Result<()> {
+        // The webhook ingress's listener and dispatcher stop with the server.
+        self.webhooks.start(shutdown.child_token());
         let background = shutdown.child_token();
         let _stop_background = background.clone().drop_guard();
         tokio::spawn(access::listen_for_changes(

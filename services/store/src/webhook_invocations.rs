@@ -89,7 +89,8 @@ pub async fn enqueue(
     Ok(())
 }
 
-/// One invocation of `app`'s `function`; NotFound for any other.
+/// One invocation of `app`'s `function` (its name in any case, as URLs match function names);
+/// NotFound for any other.
 pub async fn get(
     tx: &mut Tx,
     tenant: &TenantId,
@@ -101,7 +102,7 @@ pub async fn get(
     let row = sqlx::query(
         "select status, attempts, created_at, completed_at, response, error
          from webhook_invocations
-         where tenant_id = $1 and id = $2 and app_name = $3 and function_name = $4",
+         where tenant_id = $1 and id = $2 and app_name = $3 and lower(function_name) = lower($4)",
     )
     .bind(tenant.as_str())
     .bind(id)

@@ -16,4 +16,5 @@ mod scale;
 mod signing_keys;
 mod tenants;
 mod token_attacks;
+mod webhooks;
 mod workers;

@@ -1,0 +1,128 @@
+//! One call of an HTTP-triggered function's handler, the same for a request answered at once
+//! and for a queued one: signed custom-handler POST through the shared [`Invoker`], then the
+//! handler's response mapped to the caller's by the domain's rules.
+
+use serde_json::{Map, Value};
+use shoal_domain::invocation::http::{HttpResult, http_response};
+use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
+use uuid::Uuid;
+
+use super::catalog::{HttpApp, HttpFunction};
+use super::errors::HandlerFailure;
+
+pub async fn deliver(
+    invoker: &Invoker,
+    app: &HttpApp,
+    function: &HttpFunction,
+    invocation_id: Uuid,
+    request_id: Option<&str>,
+    payload: Vec<u8>,
+) -> Result<HttpResult, HandlerFailure> {
+    let outputs: Vec<&str> = function.outputs.iter().map(String::as_str).collect();
+    let answer = invoker
+        .invoke_http(HttpInvocation {
+            handler: &app.handler,
+            function: &function.name,
+            secret: &app.secret,
+            invocation_id,
+            request_id,
+            body: payload,
+            timeout: app.timeout,
+            outputs: &outputs,
+        })
+        .await;
+    let response = match answer {
+        Ok(response) => response,
+        Err(error) => {
+            // Never the handler's error body: it may echo the caller's request. The tenant's
+            // own handler URL may appear in a connection error; the secret never does.
+            let reason = match &error {
+                InvocationError::Status { status, .. } => format!("the handler answered {status}"),
+                other => other.to_string(),
+            };
+            tracing::warn!(
+                tenant = %app.tenant, app = %app.name, function = %function.name,
+                invocation = %invocation_id, error = %reason, "webhook delivery failed"
+            );
+            return Err(HandlerFailure::from_invocation(&error));
+        }
+    };
+    for line in &response.logs {
+        tracing::info!(
+            tenant = %app.tenant, app = %app.name, function = %function.name,
+            invocation = %invocation_id, "handler: {line}"
+        );
+    }
+    let unwritten: Vec<&String> = function
+        .unwritten_outputs
+        .iter()
+        .filter(|name| response.outputs.contains_key(name.as_str()))
+        .collect();
+    if !unwritten.is_empty() {
+        tracing::warn!(
+            tenant = %app.tenant, app = %app.name, function = %function.name,
+            invocation = %invocation_id, outputs = ?unwritten,
+            "the webhook ingress writes only the HTTP response; these outputs were not written"
+        );
+    }
+    http_response(&response, function.http_output()).map_err(|error| {
+        tracing::warn!(
+            tenant = %app.tenant, app = %app.name, function = %function.name,
+            invocation = %invocation_id, %error, "the handler's HTTP response is invalid"
+        );
+        HandlerFailure::from_response_field(error)
+    })
+}
+
+/// `{statusCode, headers, body}` as an async invocation's status shows the response; a
+/// header given more than once is an array.
+pub fn response_document(result: &HttpResult) -> Value {
+    let mut headers: Map<String, Value> = Map::new();
+    for (name, value) in &result.headers {
+        match headers.get_mut(name) {
+            Some(Value::Array(values)) => values.push(Value::String(value.clone())),
+            Some(single) => {
+                let first = single.take();
+                *single = Value::Array(vec![first, Value::String(value.clone())]);
+            }
+            None => {
+                headers.insert(name.clone(), Value::String(value.clone()));
+            }
+        }
+    }
+    serde_json::json!({
+        "statusCode": result.status,
+        "headers": headers,
+        "body": result.body.to_json(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use shoal_domain::invocation::http::HttpBody;
+
+    use super::*;
+
+    #[test]
+    fn repeated_headers_become_arrays() {
+        let result = HttpResult {
+            status: 201,
+            headers: vec![
+                ("Set-Cookie".into(), "a=1".into()),
+                ("X-One".into(), "1".into()),
+                ("Set-Cookie".into(), "b=2".into()),
+                ("Set-Cookie".into(), "c=3".into()),
+            ],
+            body: HttpBody::Json(json!({"ok": true})),
+        };
+        assert_eq!(
+            response_document(&result),
+            json!({
+                "statusCode": 201,
+                "headers": {"Set-Cookie": ["a=1", "b=2", "c=3"], "X-One": "1"},
+                "body": {"ok": true}
+            })
+        );
+    }
+}
