@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
-use http::{HeaderValue, Method, Request, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
@@ -47,6 +47,17 @@ impl Connection {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<(StatusCode, Bytes)> {
+        self.send_with(method, path, &[], body).await
+    }
+
+    /// [`Connection::send`] with more headers (the webhook bench's signed deliveries).
+    pub async fn send_with(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Option<Bytes>,
+    ) -> Result<(StatusCode, Bytes)> {
         self.sender.ready().await.context("connection closed")?;
         let mut request = Request::builder()
             .method(method)
@@ -57,6 +68,9 @@ impl Connection {
         }
         if body.is_some() {
             request = request.header(CONTENT_TYPE, "application/json");
+        }
+        for (name, value) in headers {
+            request = request.header(name, value);
         }
         let request = request.body(Full::new(body.unwrap_or_default()))?;
         let response = self.sender.send_request(request).await?;

@@ -59,7 +59,7 @@ impl LoadResult {
         Duration::from_micros(self.latencies.value_at_quantile(quantile))
     }
 
-    fn empty(duration: Duration) -> Result<LoadResult> {
+    pub(crate) fn empty(duration: Duration) -> Result<LoadResult> {
         Ok(LoadResult {
             requests: 0,
             errors: 0,
@@ -69,7 +69,7 @@ impl LoadResult {
         })
     }
 
-    fn merge(&mut self, other: LoadResult) -> Result<()> {
+    pub(crate) fn merge(&mut self, other: LoadResult) -> Result<()> {
         self.requests += other.requests;
         self.errors += other.errors;
         if self.first_error.is_none() {
@@ -79,7 +79,7 @@ impl LoadResult {
         Ok(())
     }
 
-    fn fail(&mut self, error: String) {
+    pub(crate) fn fail(&mut self, error: String) {
         self.errors += 1;
         self.first_error.get_or_insert(error);
     }

@@ -13,6 +13,9 @@
 //! * `scheduler`: the pure decision and placement for 10,000 apps, full ticks against
 //!   Postgres, and the real scheduler and worker processes reacting to a backlog and to a
 //!   killed worker, each against a reference of the same run (see [`scheduler`]).
+//! * `webhooks`: the webhook ingress against calling the same handler directly with the same
+//!   signed request: the latency it adds to one call and the throughput it keeps (see
+//!   [`webhooks`]).
 
 mod database;
 mod http;
@@ -22,6 +25,7 @@ mod queue;
 mod report;
 mod scheduler;
 mod server;
+mod webhooks;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +57,8 @@ enum Part {
     Queue,
     /// Scale decisions, placement, ticks, reaction and failover.
     Scheduler,
+    /// The webhook ingress against calling the handler directly.
+    Webhooks,
 }
 
 #[derive(Debug, Parser)]
@@ -61,7 +67,7 @@ enum Part {
              and a Python consumer, and its scheduler against references of the same run"
 )]
 struct Args {
-    /// Run only this part (default: all of them, api, queue, then scheduler).
+    /// Run only this part (default: all of them, api, queue, scheduler, then webhooks).
     #[arg(long, value_enum)]
     only: Option<Part>,
     /// Admin URL of the Postgres server; the bench creates (and drops) its own database there.
@@ -145,6 +151,9 @@ struct Args {
     /// `shoal worker --lease-ttl` for the reaction and failover figures, in seconds.
     #[arg(long, default_value_t = 5)]
     worker_lease_ttl_secs: u64,
+    /// Concurrent connections of the webhook throughput figures (latency is measured with one).
+    #[arg(long, default_value_t = 32)]
+    webhook_connections: usize,
 }
 
 fn main() -> ExitCode {
@@ -176,6 +185,34 @@ async fn run(args: &Args) -> Result<()> {
     }
     if args.only.is_none_or(|part| part == Part::Scheduler) {
         scheduler(args, &shoal).await?;
+    }
+    if args.only.is_none_or(|part| part == Part::Webhooks) {
+        webhooks(args, &shoal).await?;
+    }
+    Ok(())
+}
+
+/// The webhook part; its server and scratch database go away with it, also on Ctrl-C.
+async fn webhooks(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = webhooks::WebhookPlan {
+        shoal,
+        admin_url: &args.database_url,
+        warmup: Duration::from_secs(args.warmup_secs),
+        duration: Duration::from_secs(args.duration_secs),
+        connections: args.webhook_connections,
+    };
+    let figures = tokio::select! {
+        figures = webhooks::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+    };
+    println!();
+    println!("{}", report::webhooks::line(&figures));
+    let failed = figures
+        .results()
+        .iter()
+        .any(|result| result.error_rate() > MAX_ERROR_RATE);
+    if failed {
+        bail!("too many failed webhook requests (see the line above)");
     }
     Ok(())
 }

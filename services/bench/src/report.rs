@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::load::LoadResult;
 
 pub mod scheduler;
+pub mod webhooks;
 
 /// The goals an issue set for a figure; a figure without goals is reported as measured.
 #[derive(Clone, Copy)]

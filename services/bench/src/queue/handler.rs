@@ -1,6 +1,7 @@
 //! The trivial function-app handler of the queue figures: answers every request with `200 {}`
 //! (success for Shoal's custom-handler protocol) after reading its body, and counts requests.
-//! Shoal's worker and the Python consumer call the same one, over keep-alive HTTP/1.1.
+//! Shoal's worker and the Python consumer call the same one, over keep-alive HTTP/1.1. The
+//! webhook figures use it too, answering with an HTTP response instead.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -74,13 +75,23 @@ pub struct Handler {
 
 impl Handler {
     pub async fn start() -> Result<Handler> {
+        Self::start_answering(Bytes::from_static(b"{}")).await
+    }
+
+    /// A handler answering every request with `200` and this JSON body (the webhook bench's
+    /// handler sets an HTTP response).
+    pub async fn start_answering(answer: Bytes) -> Result<Handler> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .context("the bench handler cannot bind a port")?;
         let addr = listener.local_addr()?;
         let tally = Arc::new(Tally::new());
-        let task = tokio::spawn(accept(listener, tally.clone()));
+        let task = tokio::spawn(accept(listener, tally.clone(), answer));
         Ok(Handler { addr, tally, task })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// `http://127.0.0.1:PORT`: Shoal posts to `{url}/{function}`, the Python consumer to
@@ -100,15 +111,16 @@ impl Drop for Handler {
     }
 }
 
-async fn accept(listener: TcpListener, tally: Arc<Tally>) {
+async fn accept(listener: TcpListener, tally: Arc<Tally>, body: Bytes) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
         let tally = tally.clone();
+        let body = body.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| answer(request, tally.clone()));
+            let service = service_fn(move |request| answer(request, tally.clone(), body.clone()));
             // A connection error (the client went away) only ends this connection.
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -120,11 +132,12 @@ async fn accept(listener: TcpListener, tally: Arc<Tally>) {
 async fn answer(
     request: Request<Incoming>,
     tally: Arc<Tally>,
+    body: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     // Read the whole body, as a real handler would, before answering.
     let _ = request.into_body().collect().await;
     tally.count();
-    let mut response = Response::new(Full::new(Bytes::from_static(b"{}")));
+    let mut response = Response::new(Full::new(body));
     response.headers_mut().insert(
         CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
