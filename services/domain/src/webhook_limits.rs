@@ -23,12 +23,15 @@ pub const MAX_REQUESTS_PER_SECOND: u32 = 100_000;
 pub struct WebhookLimits {
     /// Largest request body accepted, in bytes (1–104857600, default 4194304); larger ones
     /// answer 413.
+    #[schema(minimum = 1, maximum = 104857600)]
     pub max_request_body_bytes: u64,
     /// Sustained requests per second through the ingress (1–100000, default 100); more answer
     /// 429 with `Retry-After`.
+    #[schema(minimum = 1, maximum = 100000)]
     pub requests_per_second: u32,
     /// Requests accepted at once above the sustained rate (at least 1, default twice
     /// `requestsPerSecond`).
+    #[schema(minimum = 1)]
     pub burst: u32,
 }
 

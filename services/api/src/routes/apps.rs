@@ -15,6 +15,7 @@ use shoal_domain::host_config::HostConfig;
 use shoal_domain::merge_patch::merge_patch;
 use shoal_domain::names::TenantName;
 use shoal_domain::settings::{MASK, settings_to_store};
+use shoal_domain::webhook_limits::WebhookLimits;
 use shoal_store::apps::{self, AppRecord};
 use shoal_store::{Precondition, TenantId, Written, begin_tenant};
 use utoipa::ToSchema;
@@ -47,6 +48,8 @@ pub struct App {
     pub identity: Identity,
     #[schema(value_type = String, example = "Running")]
     pub state: RunState,
+    /// Limits of the webhook ingress for the app's HTTP-triggered functions.
+    pub webhooks: WebhookLimits,
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -67,6 +70,23 @@ pub struct AppWriteDoc {
     identity: Option<IdentityWrite>,
     #[schema(value_type = Option<String>, example = "Running")]
     state: Option<RunState>,
+    webhooks: Option<WebhooksWrite>,
+}
+
+/// The webhook ingress's limits; omitted ones take their defaults.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WebhooksWrite {
+    /// Largest request body in bytes (default 4194304).
+    #[schema(minimum = 1, maximum = 104857600)]
+    max_request_body_bytes: Option<u64>,
+    /// Sustained requests per second (default 100).
+    #[schema(minimum = 1, maximum = 100000)]
+    requests_per_second: Option<u32>,
+    /// Requests accepted at once above the rate (default twice `requestsPerSecond`).
+    #[schema(minimum = 1)]
+    burst: Option<u32>,
 }
 
 #[derive(Debug, ToSchema)]
@@ -158,6 +178,7 @@ fn view(
         scale: spec.scale,
         identity: app_identity::with_ids(spec.identity, system_identity),
         state: spec.state,
+        webhooks: spec.webhooks,
         etag: record.etag.to_string(),
         created_at: record.created_at,
         updated_at: record.updated_at,

@@ -606,3 +606,53 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn webhook_limits_are_validated_with_their_paths_and_read_back_with_defaults() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let read = app.get("/v1/tenants/contoso/apps/orders").await;
+    let body: Value = read.json().await.unwrap();
+    assert_eq!(
+        body["webhooks"],
+        json!({"maxRequestBodyBytes": 4194304, "requestsPerSecond": 100, "burst": 200})
+    );
+
+    let bad = app
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({"handler": {"url": "http://127.0.0.1:7071"},
+                    "webhooks": {"maxRequestBodyBytes": 104857601, "requestsPerSecond": 0, "burst": 0, "rps": 1}}),
+        )
+        .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error_paths(&problem(bad).await), ["webhooks.rps"]);
+    let bad = app
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({"handler": {"url": "http://127.0.0.1:7071"},
+                    "webhooks": {"maxRequestBodyBytes": 104857601, "requestsPerSecond": 0, "burst": 0}}),
+        )
+        .await;
+    assert_eq!(
+        error_paths(&problem(bad).await),
+        [
+            "webhooks.maxRequestBodyBytes",
+            "webhooks.requestsPerSecond",
+            "webhooks.burst"
+        ]
+    );
+
+    let patched = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"webhooks": {"requestsPerSecond": 10}}"#)
+        .fetch_json()
+        .await;
+    assert_eq!(
+        patched["webhooks"],
+        json!({"maxRequestBodyBytes": 4194304, "requestsPerSecond": 10, "burst": 20})
+    );
+}
