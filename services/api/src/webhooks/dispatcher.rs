@@ -7,6 +7,11 @@
 //! A claim holds for [`DispatchConfig::lease`] and is extended while a slow handler is still
 //! working, so a crashed process's invocations are taken over within one lease, never while
 //! their process is alive. Completed invocations are pruned after 24 hours.
+//!
+//! Why a Postgres table and not an Azure Storage queue: the invocation is durable before the
+//! 202 is sent without another service or connection string to deploy, its status and response
+//! can be read by id at any time (a queue can only be peeked at its front), and attempts,
+//! claims and retention are ordinary columns the status endpoint and the fencing read.
 
 use std::sync::Arc;
 use std::time::Duration;
