@@ -3,22 +3,19 @@
 //!
 //! Registered principals' assignments come from Postgres and are cached per principal. The
 //! cache is emptied by a `shoal_rbac` notification on any change to principals, role
-//! definitions or assignments (from any process) and trusted only while that notification
-//! channel is connected; a generation counter keeps a read that raced a change from being
+//! definitions or assignments (from any process; received by `notifications`) and trusted only
+//! while that channel is connected; a generation counter keeps a read that raced a change from being
 //! cached.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use shoal_domain::names::{AppName, FunctionName, TenantName};
 use shoal_domain::rbac::{self, Decision, Grant, Operation, RoleDefinition, Scope, actions};
 use shoal_store::audit::{self, AuditEntry};
 use shoal_store::{TenantId, begin_platform, begin_tenant, roles};
 use sqlx::PgPool;
-use sqlx::postgres::PgListener;
-use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Caller, Principal};
 use crate::error::ApiError;
@@ -137,7 +134,8 @@ impl AccessCache {
             .clear();
     }
 
-    fn set_listening(&self, on: bool) {
+    /// Whether the change notifications are being received (`notifications` says so).
+    pub(crate) fn set_listening(&self, on: bool) {
         self.listening.store(on, Ordering::Release);
         self.invalidate();
     }
@@ -167,43 +165,6 @@ async fn load(pool: &PgPool, tenant: &TenantName, id: uuid::Uuid) -> Result<Gran
         }
     }
     Ok(Grants(grants))
-}
-
-/// Keeps the cache honest: LISTENs for RBAC changes, reconnecting with backoff; while
-/// disconnected nothing is cached.
-pub async fn listen_for_changes(pool: PgPool, cache: Arc<AccessCache>, stop: CancellationToken) {
-    let mut delay = Duration::from_millis(200);
-    loop {
-        let connected = async {
-            let mut listener = PgListener::connect_with(&pool).await?;
-            listener.listen(CHANNEL).await?;
-            Ok::<_, sqlx::Error>(listener)
-        }
-        .await;
-        match connected {
-            Ok(mut listener) => {
-                delay = Duration::from_millis(200);
-                cache.set_listening(true);
-                loop {
-                    tokio::select! {
-                        _ = stop.cancelled() => return,
-                        received = listener.try_recv() => match received {
-                            Ok(Some(_)) => cache.invalidate(),
-                            // `None`: the connection dropped; notifications may have been lost.
-                            Ok(None) | Err(_) => break,
-                        },
-                    }
-                }
-                cache.set_listening(false);
-            }
-            Err(err) => tracing::debug!(error = %err, "RBAC change listener not connected"),
-        }
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = tokio::time::sleep(delay) => {}
-        }
-        delay = (delay * 2).min(Duration::from_secs(5));
-    }
 }
 
 /// Allows the operation or answers 403 (the caller has some access in this tenant) or 404

@@ -14,6 +14,7 @@ pub mod external_issuers;
 pub mod extract;
 pub mod issuance;
 pub mod metrics;
+mod notifications;
 mod openapi;
 mod problem;
 pub mod routes;
@@ -219,15 +220,12 @@ impl Application {
 
     /// Serves until `shutdown` fires, then lets in-flight requests finish (at most 30 s).
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> std::io::Result<()> {
-        // The webhook ingress's listener and dispatcher stop with the server.
-        self.webhooks.start(shutdown.child_token());
+        // The change listener (webhook catalog, dispatcher, access cache) and the dispatcher
+        // stop with the server.
+        self.webhooks
+            .start(shutdown.child_token(), self.state.access.clone());
         let background = shutdown.child_token();
         let _stop_background = background.clone().drop_guard();
-        tokio::spawn(access::listen_for_changes(
-            self.state.pool.clone(),
-            self.state.access.clone(),
-            background.clone(),
-        ));
         tokio::spawn(tokens::rotation::reload_periodically(
             self.state.tokens.clone(),
             self.state.pool.clone(),

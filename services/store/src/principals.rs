@@ -103,6 +103,19 @@ pub struct NewPrincipal<'a> {
     pub subject: Option<&'a str>,
 }
 
+impl<'a> NewPrincipal<'a> {
+    /// A principal that is neither an app's identity nor an external user.
+    pub fn named(kind: PrincipalKind, name: &'a str) -> NewPrincipal<'a> {
+        NewPrincipal {
+            kind,
+            name,
+            app_name: None,
+            issuer: None,
+            subject: None,
+        }
+    }
+}
+
 /// Creates the principal, or returns the existing one of that kind and name unchanged
 /// (`created` false). Ids are random, so a deleted and recreated identity is a new principal
 /// that inherits none of the old one's assignments or tokens.
@@ -128,14 +141,7 @@ pub async fn ensure(
     .bind(new.subject)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| match &e {
-        sqlx::Error::Database(db) if db.constraint() == Some("principals_external") => {
-            StoreError::Conflict(
-                "another user is already registered with this issuer and subject".into(),
-            )
-        }
-        _ => e.into(),
-    })?;
+    .map_err(external_conflict)?;
     match inserted {
         Some(row) => Ok((record(row)?, true)),
         None => {
@@ -144,6 +150,18 @@ pub async fn ensure(
                 .ok_or(StoreError::NotFound)?;
             Ok((existing, false))
         }
+    }
+}
+
+/// An external (issuer, subject) is registered once across the platform.
+fn external_conflict(e: sqlx::Error) -> StoreError {
+    match &e {
+        sqlx::Error::Database(db) if db.constraint() == Some("principals_external") => {
+            StoreError::Conflict(
+                "another user is already registered with this issuer and subject".into(),
+            )
+        }
+        _ => e.into(),
     }
 }
 
@@ -166,14 +184,7 @@ pub async fn set_external(
     .bind(subject)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| match &e {
-        sqlx::Error::Database(db) if db.constraint() == Some("principals_external") => {
-            StoreError::Conflict(
-                "another user is already registered with this issuer and subject".into(),
-            )
-        }
-        _ => e.into(),
-    })?;
+    .map_err(external_conflict)?;
     record(row.ok_or(StoreError::NotFound)?)
 }
 

@@ -35,13 +35,7 @@ fn tenant(name: &str) -> TenantId {
 }
 
 fn new(kind: PrincipalKind, name: &str) -> NewPrincipal<'_> {
-    NewPrincipal {
-        kind,
-        name,
-        app_name: None,
-        issuer: None,
-        subject: None,
-    }
+    NewPrincipal::named(kind, name)
 }
 
 #[tokio::test]

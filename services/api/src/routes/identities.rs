@@ -79,18 +79,8 @@ pub async fn put_identity(
     .await?;
     let name = name_param(&name)?;
     let (id, mut tx) = tenant_tx(&state, &tenant).await?;
-    let (record, created) = principals::ensure(
-        &mut tx,
-        &id,
-        &NewPrincipal {
-            kind: KIND,
-            name: &name,
-            app_name: None,
-            issuer: None,
-            subject: None,
-        },
-    )
-    .await?;
+    let (record, created) =
+        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     let resource = format!("/v1/tenants/{tenant}/identities/{name}");
     if created {
         audit_write(&mut tx, &caller, actions::IDENTITIES_WRITE, &resource).await?;

@@ -109,18 +109,8 @@ pub async fn put_service_principal(
     .await?;
     let name = name_param(&name)?;
     let (id, mut tx) = tenant_tx(&state, &tenant).await?;
-    let (record, created) = principals::ensure(
-        &mut tx,
-        &id,
-        &NewPrincipal {
-            kind: KIND,
-            name: &name,
-            app_name: None,
-            issuer: None,
-            subject: None,
-        },
-    )
-    .await?;
+    let (record, created) =
+        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     if !created {
         shoal_store::commit(tx).await?;
         return Ok((StatusCode::OK, Json(PrincipalView::from(record))).into_response());

@@ -5,7 +5,7 @@
 //! with retries by a dispatcher in every API process.
 //!
 //! * [`catalog`]: the apps' handlers, secrets, bindings and limits in memory, kept fresh by
-//!   `LISTEN/NOTIFY` ([`notifications`]), so a request needs no database round trip;
+//!   `LISTEN/NOTIFY` ([`crate::notifications`]), so a request needs no database round trip;
 //! * [`invoke`] and [`status`]: the two endpoints; [`body`]: the per-app body limit;
 //! * [`delivery`]: one handler call through the shared [`Invoker`], shared by the synchronous
 //!   path and the [`dispatcher`];
@@ -15,12 +15,11 @@
 //! refused permission, the function is unavailable until its owner starts it again.
 
 mod body;
-mod catalog;
+pub(crate) mod catalog;
 mod delivery;
 mod dispatcher;
 mod errors;
 mod invoke;
-mod notifications;
 mod status;
 
 use std::sync::Arc;
@@ -76,12 +75,15 @@ impl Webhooks {
     }
 
     /// Starts the catalog's listener and the dispatcher; both end when `stop` fires.
-    pub fn start(&self, stop: CancellationToken) {
+    /// Starts the process's change listener (which also keeps `access` fresh) and the
+    /// async dispatcher.
+    pub fn start(&self, stop: CancellationToken, access: Arc<crate::access::AccessCache>) {
         let ingress = &self.0;
-        tokio::spawn(notifications::listen(
+        tokio::spawn(crate::notifications::listen(
             ingress.pool.clone(),
             ingress.catalog.clone(),
             ingress.dispatch.clone(),
+            access,
             stop.clone(),
         ));
         let dispatcher = dispatcher::Dispatcher {

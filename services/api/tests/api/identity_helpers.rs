@@ -52,11 +52,8 @@ impl TestApp {
         let app_name = (kind == PrincipalKind::SystemAssignedIdentity).then_some(name);
         self.in_tenant(tenant, async |tx, id| {
             let new = NewPrincipal {
-                kind,
-                name,
                 app_name,
-                issuer: None,
-                subject: None,
+                ..NewPrincipal::named(kind, name)
             };
             principals::ensure(tx, id, &new).await.unwrap().0
         })

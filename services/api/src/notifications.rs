@@ -1,9 +1,10 @@
-//! One LISTEN connection per API process for the ingress: `shoal_config` (`tenant/app`
-//! changed → drop that catalog entry) and `shoal_webhook_invocations` (something was queued →
-//! wake the dispatcher). It pings every second so the catalog knows it is still receiving,
-//! and reconnects with back-off whenever the connection fails (a Postgres restart needs no
-//! API restart); every (re)connection empties the catalog and wakes the dispatcher, because
-//! whatever was announced meanwhile was lost.
+//! One LISTEN connection per API process: `shoal_config` (`tenant/app` changed → drop that
+//! webhook catalog entry), `shoal_webhook_invocations` (something was queued → wake the
+//! dispatcher) and `shoal_rbac` (principals or role assignments changed → empty the access
+//! cache). It pings every second so the catalog knows it is still receiving, and reconnects
+//! with back-off whenever the connection fails (a Postgres restart needs no API restart);
+//! every (re)connection empties both caches and wakes the dispatcher, because whatever was
+//! announced meanwhile was lost, and while it is down the access cache is bypassed.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,8 @@ use sqlx::postgres::PgListener;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::catalog::Catalog;
+use crate::access::{self, AccessCache};
+use crate::webhooks::catalog::Catalog;
 
 /// Configuration changes (migration 0004): the payload is `tenant/app`.
 const CONFIG_CHANNEL: &str = "shoal_config";
@@ -26,6 +28,7 @@ pub async fn listen(
     pool: sqlx::PgPool,
     catalog: Arc<Catalog>,
     dispatch: Arc<Notify>,
+    access: Arc<AccessCache>,
     stop: CancellationToken,
 ) {
     let mut backoff = FIRST_BACKOFF;
@@ -34,22 +37,25 @@ pub async fn listen(
         match subscribe(&pool).await {
             Ok(mut listener) => {
                 if failing {
-                    tracing::info!("webhook ingress: listening for changes again");
+                    tracing::info!("listening for changes again");
                 }
                 failing = false;
                 backoff = FIRST_BACKOFF;
                 catalog.invalidate_all();
                 catalog.confirm_listening();
+                access.set_listening(true);
                 dispatch.notify_one();
-                if let Err(error) = receive(&mut listener, &catalog, &dispatch, &stop).await {
-                    tracing::warn!(%error, "webhook ingress: the connection listening for changes failed; reconnecting");
+                let received = receive(&mut listener, &catalog, &dispatch, &access, &stop).await;
+                access.set_listening(false);
+                if let Err(error) = received {
+                    tracing::warn!(%error, "the connection listening for changes failed; reconnecting");
                 }
             }
             Err(error) if !failing => {
-                tracing::warn!(%error, "webhook ingress: cannot listen for changes; retrying (catalog entries expire within seconds meanwhile)");
+                tracing::warn!(%error, "cannot listen for changes; retrying (webhook catalog entries expire within seconds and role assignments are read on every request meanwhile)");
                 failing = true;
             }
-            Err(error) => tracing::debug!(%error, "webhook ingress: cannot listen for changes yet"),
+            Err(error) => tracing::debug!(%error, "cannot listen for changes yet"),
         }
         tokio::select! {
             _ = stop.cancelled() => return,
@@ -63,7 +69,11 @@ async fn subscribe(pool: &sqlx::PgPool) -> anyhow::Result<PgListener> {
     let connect = async {
         let mut listener = PgListener::connect_with(pool).await?;
         listener
-            .listen_all([CONFIG_CHANNEL, shoal_store::webhook_invocations::CHANNEL])
+            .listen_all([
+                CONFIG_CHANNEL,
+                shoal_store::webhook_invocations::CHANNEL,
+                access::CHANNEL,
+            ])
             .await?;
         Ok::<_, sqlx::Error>(listener)
     };
@@ -75,6 +85,7 @@ async fn receive(
     listener: &mut PgListener,
     catalog: &Catalog,
     dispatch: &Notify,
+    access: &AccessCache,
     stop: &CancellationToken,
 ) -> anyhow::Result<()> {
     let mut ping = tokio::time::interval(PING_EVERY);
@@ -85,10 +96,10 @@ async fn receive(
             received = listener.try_recv() => match received? {
                 Some(notification) => {
                     catalog.confirm_listening();
-                    if notification.channel() == CONFIG_CHANNEL {
-                        catalog.invalidate(notification.payload());
-                    } else {
-                        dispatch.notify_one();
+                    match notification.channel() {
+                        CONFIG_CHANNEL => catalog.invalidate(notification.payload()),
+                        access::CHANNEL => access.invalidate(),
+                        _ => dispatch.notify_one(),
                     }
                 }
                 None => anyhow::bail!("the listening connection was lost"),
