@@ -9,6 +9,10 @@ use shoal_testkit::{ScratchDatabase, admin_url};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
+mod support {
+    pub mod dev;
+}
+
 async fn scratch_database() -> ScratchDatabase {
     ScratchDatabase::create(&admin_url(), "shoal_cli")
         .await
@@ -488,39 +492,13 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
     .stderr(Stdio::null())
     .spawn()
     .unwrap();
-    let stdout = dev.stdout.take().unwrap();
-    let printed = tokio::task::spawn_blocking(move || {
-        use std::io::BufRead;
-        let mut text = String::new();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            text.push_str(&line);
-            text.push('\n');
-            if line.contains("Stop with Ctrl-C") {
-                break;
-            }
-        }
-        text
-    });
-    let printed = tokio::time::timeout(Duration::from_secs(120), printed)
-        .await
-        .expect("dev started")
-        .unwrap();
+    let printed = support::dev::banner(dev.stdout.take().unwrap()).await;
     let base = format!("http://{listen}");
     assert!(printed.contains(&format!("{base}/docs")), "{printed}");
-    let token = printed
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("export SHOAL_TOKEN="))
-        .expect("a platform-admin token is printed")
-        .to_string();
+    let token = support::dev::printed(&printed, "export SHOAL_TOKEN=");
     // The demo flows: a message on demo-in reaches the demo handler through the worker and its
     // result lands on demo-out.
-    let connection = printed
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("connection string "))
-        .expect("Azurite's connection string is printed")
-        .trim()
-        .to_string();
+    let connection = support::dev::printed(&printed, "connection string ");
     let queues =
         shoal_connectors::StorageQueues::from_connection_string(&connection, &Default::default())
             .unwrap();
@@ -588,11 +566,7 @@ async fn dev_runs_on_a_private_cluster_and_prints_what_to_open() {
     assert!(dir.path().join("secret-key").exists());
     // The HTTP function answers through the webhook ingress to the printed invoker token, which
     // may do nothing else.
-    let invoker = printed
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("export SHOAL_INVOKE_TOKEN="))
-        .expect("an invoker token is printed")
-        .to_string();
+    let invoker = support::dev::printed(&printed, "export SHOAL_INVOKE_TOKEN=");
     let welcome = client
         .post(format!("{base}/webhooks/demo/hello/welcome?name=world"))
         .bearer_auth(&invoker)

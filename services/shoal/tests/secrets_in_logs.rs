@@ -16,6 +16,10 @@ use shoal_testkit::{ScratchDatabase, admin_url};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
+mod support {
+    pub mod dev;
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -69,28 +73,8 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     let dev = Dev(child);
-    let banner = tokio::task::spawn_blocking(move || {
-        use std::io::BufRead;
-        let mut text = String::new();
-        for line in std::io::BufReader::new(stdout).lines() {
-            let line = line.unwrap();
-            text.push_str(&line);
-            text.push('\n');
-            if line.contains("Stop with Ctrl-C") {
-                break;
-            }
-        }
-        text
-    });
-    let banner = tokio::time::timeout(Duration::from_secs(120), banner)
-        .await
-        .expect("dev started")
-        .unwrap();
-    let admin = banner
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("export SHOAL_TOKEN="))
-        .expect("a token is printed")
-        .to_string();
+    let banner = support::dev::banner(stdout).await;
+    let admin = support::dev::printed(&banner, "export SHOAL_TOKEN=");
     let client = reqwest::Client::new();
     let call = |method: reqwest::Method, path: &str| {
         client
@@ -230,11 +214,7 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
     secrets.push(("admin token", admin.clone()));
     // The webhook ingress with the printed invoker token and with the app's MI token (which
     // holds no role: refused), and a bearer token with a secret-looking payload in the body.
-    let invoker = banner
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("export SHOAL_INVOKE_TOKEN="))
-        .expect("an invoker token is printed")
-        .to_string();
+    let invoker = support::dev::printed(&banner, "export SHOAL_INVOKE_TOKEN=");
     let invoked = client
         .post(format!("{base}/webhooks/demo/hello/welcome?name=logs"))
         .bearer_auth(&invoker)
