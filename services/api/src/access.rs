@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use shoal_domain::names::{AppName, FunctionName, TenantName};
 use shoal_domain::rbac::{self, Decision, Grant, Operation, RoleDefinition, Scope, actions};
@@ -66,13 +67,16 @@ pub const CHANNEL: &str = "shoal_rbac";
 
 #[derive(Default)]
 pub struct AccessCache {
-    entries: Mutex<HashMap<uuid::Uuid, Arc<Grants>>>,
+    entries: Mutex<HashMap<uuid::Uuid, (Arc<Grants>, Instant)>>,
     generation: AtomicU64,
     /// Whether the notification channel is connected: without it, nothing is cached.
     listening: AtomicBool,
 }
 
 const CACHE_CAPACITY: usize = 50_000;
+/// A backstop for the one window notifications cannot close: a change committed just as the
+/// listening connection dies, before the process notices. No entry is trusted for longer.
+const MAX_AGE: Duration = Duration::from_secs(30);
 
 impl AccessCache {
     /// The role assignments `principal` holds. A registered principal that no longer exists
@@ -107,7 +111,7 @@ impl AccessCache {
                     if entries.len() >= CACHE_CAPACITY {
                         entries.clear();
                     }
-                    entries.insert(*id, grants.clone());
+                    entries.insert(*id, (grants.clone(), Instant::now()));
                 }
                 Ok(grants)
             }
@@ -122,7 +126,8 @@ impl AccessCache {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(id)
-            .cloned()
+            .filter(|(_, at)| at.elapsed() < MAX_AGE)
+            .map(|(grants, _)| grants.clone())
     }
 
     /// Forgets every cached decision (after a local write, or on a notification).
