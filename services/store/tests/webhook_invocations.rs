@@ -10,12 +10,38 @@ use shoal_domain::names::TenantName;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
 use shoal_store::tenants::TenantWrite;
-use shoal_store::webhook_invocations::{self, NewInvocation};
+use shoal_store::webhook_invocations::{self, ClaimedInvocation, NewInvocation};
 use shoal_store::{
     Precondition, StoreError, TenantId, apps, begin_platform, begin_tenant, commit, tenants,
 };
 use shoal_testkit::ScratchDatabase;
 use uuid::Uuid;
+
+/// Claims for `claimant` as soon as something is due (polling, at most 10 s), checking that
+/// nothing became claimable before `not_before` had passed since `since`.
+async fn claim_once_due(
+    f: &Fixture,
+    claimant: &str,
+    since: std::time::Instant,
+    not_before: Duration,
+) -> anyhow::Result<Vec<ClaimedInvocation>> {
+    loop {
+        let claimed = webhook_invocations::claim(&f.pool, &f.cipher, claimant, LEASE, 10).await?;
+        if !claimed.is_empty() {
+            assert!(
+                since.elapsed() >= not_before,
+                "claimable after {:?}, before {not_before:?}",
+                since.elapsed()
+            );
+            return Ok(claimed);
+        }
+        anyhow::ensure!(
+            since.elapsed() < Duration::from_secs(10),
+            "never became due"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
 
 struct Fixture {
     pool: sqlx::PgPool,
@@ -137,6 +163,7 @@ async fn a_retry_waits_for_its_delay_and_the_last_failure_is_final() -> anyhow::
     let t = tenant("contoso");
     let claimed = webhook_invocations::claim(&f.pool, &f.cipher, "api-1", LEASE, 10).await?;
     assert_eq!(claimed.len(), 1);
+    let retried_at = std::time::Instant::now();
     let mut tx = begin_tenant(&f.pool, &t).await?;
     let retried = webhook_invocations::retry(
         &mut tx,
@@ -156,8 +183,7 @@ async fn a_retry_waits_for_its_delay_and_the_last_failure_is_final() -> anyhow::
             .is_empty(),
         "not due yet"
     );
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let again = webhook_invocations::claim(&f.pool, &f.cipher, "api-1", LEASE, 10).await?;
+    let again = claim_once_due(&f, "api-1", retried_at, Duration::from_millis(300)).await?;
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].attempt, 2);
 
@@ -179,6 +205,7 @@ async fn a_lapsed_claim_is_taken_over_and_fences_the_old_attempt() -> anyhow::Re
     let id = enqueue(&f, "contoso", b"{}").await?;
     let t = tenant("contoso");
     let short = Duration::from_millis(200);
+    let claimed_at = std::time::Instant::now();
     let crashed = webhook_invocations::claim(&f.pool, &f.cipher, "api-1", short, 10).await?;
     assert_eq!(crashed[0].attempt, 1);
     assert!(
@@ -187,8 +214,7 @@ async fn a_lapsed_claim_is_taken_over_and_fences_the_old_attempt() -> anyhow::Re
             .is_empty(),
         "held while the claim lasts"
     );
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let taken = webhook_invocations::claim(&f.pool, &f.cipher, "api-2", LEASE, 10).await?;
+    let taken = claim_once_due(&f, "api-2", claimed_at, short).await?;
     assert_eq!(taken.len(), 1);
     assert_eq!(taken[0].attempt, 2);
 
