@@ -24,6 +24,7 @@ use std::fmt;
 use url::Url;
 
 mod identity;
+pub mod outbound;
 mod strings;
 
 /// The Azurite / storage emulator account that `UseDevelopmentStorage=true` stands for.
@@ -98,6 +99,10 @@ pub struct IdentityConnection {
     /// `<prefix>__authorityHost`: the Entra ID authority the client secret credential asks for
     /// tokens (Microsoft.Extensions.Azure reads the same setting); the public cloud when absent.
     pub authority_host: Option<Url>,
+    /// `<prefix>__shoalIdentity`: the user-assigned Shoal identity (its name or client ID),
+    /// attached to the app, that signs in instead of the app's system-assigned identity (see
+    /// [`outbound`]).
+    pub shoal_identity: Option<String>,
 }
 
 /// `<prefix>__credential`, matched case-insensitively.
@@ -269,6 +274,7 @@ impl fmt::Debug for IdentityConnection {
                 "authority_host",
                 &self.authority_host.as_ref().map(safe_url),
             )
+            .field("shoal_identity", &self.shoal_identity)
             .finish()
     }
 }

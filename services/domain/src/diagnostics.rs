@@ -14,6 +14,10 @@ use crate::functions::FunctionSpec;
 use crate::names::QueueName;
 use crate::queue_trigger::trigger_queue_name;
 
+pub mod sign_in;
+
+use sign_in::ConnectionSignIn;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CheckStatus {
@@ -41,6 +45,8 @@ pub struct Diagnostics {
     /// True when no check is in error.
     pub healthy: bool,
     pub checks: Vec<Check>,
+    /// How each identity-based connection signs in (see [`sign_in`]).
+    pub connections: Vec<ConnectionSignIn>,
 }
 
 /// The checks for one function (pure, so the rules are unit-tested without HTTP).

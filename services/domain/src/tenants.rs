@@ -1,5 +1,6 @@
-//! The tenant resource (platform scope): a display name and the quota the scheduler enforces
-//! across all of the tenant's apps.
+//! The tenant resource (platform scope): a display name, the quota the scheduler enforces
+//! across all of the tenant's apps, and whether the tenant's connections may act as the
+//! workers' own host identity (`allowHostIdentity`, see `connection::outbound`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -23,6 +24,10 @@ pub struct TenantLimits {
 pub struct TenantSpec {
     pub display_name: String,
     pub limits: TenantLimits,
+    /// Identity-based connections of this tenant's apps act as the worker host's own identity
+    /// instead of the app's (for single-tenant installs). Only platform administrators write
+    /// tenants, so only they can set it. Default false.
+    pub allow_host_identity: bool,
 }
 
 #[derive(Deserialize)]
@@ -37,6 +42,7 @@ struct Body {
     updated_at: Option<Value>,
     display_name: Option<Value>,
     limits: Option<Value>,
+    allow_host_identity: Option<Value>,
 }
 
 impl TenantSpec {
@@ -84,10 +90,19 @@ impl TenantSpec {
                 problems.push(path, format!("must be at most {MAX_LIMIT}"));
             }
         }
+        let allow_host_identity = match &body.allow_host_identity {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(allowed)) => *allowed,
+            Some(_) => {
+                problems.push("allowHostIdentity", "expected true or false");
+                false
+            }
+        };
         problems.finish()?;
         Ok(TenantSpec {
             display_name,
             limits,
+            allow_host_identity,
         })
     }
 }
@@ -118,5 +133,18 @@ mod tests {
         assert_eq!(err.errors[0].path, "limits.maxInstances");
         let err = TenantSpec::parse("t1", &json!({"limits": {"maxPods": 1}})).unwrap_err();
         assert_eq!(err.errors[0].path, "limits.maxPods");
+    }
+
+    #[test]
+    fn host_identity_is_off_unless_set_to_true() {
+        assert!(
+            !TenantSpec::parse("t1", &json!({}))
+                .unwrap()
+                .allow_host_identity
+        );
+        let allowed = TenantSpec::parse("t1", &json!({"allowHostIdentity": true})).unwrap();
+        assert!(allowed.allow_host_identity);
+        let err = TenantSpec::parse("t1", &json!({"allowHostIdentity": "yes"})).unwrap_err();
+        assert_eq!(err.errors[0].path, "allowHostIdentity");
     }
 }

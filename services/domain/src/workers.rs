@@ -60,4 +60,8 @@ pub struct ListenerReport {
     pub last_poll: Option<DateTime<Utc>>,
     /// The wait before the next poll, in milliseconds.
     pub current_backoff_ms: u64,
+    /// Why the connection's last token request failed (identity-based connections), as the
+    /// identity platform answered; absent once a token was obtained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_token_error: Option<String>,
 }

@@ -34,6 +34,7 @@ pub(super) fn identity(
     let tenant_id = child(settings, prefix, "tenantId").map(|(_, v)| v.to_owned());
     let client_secret = child(settings, prefix, "clientSecret").map(|(_, v)| v.to_owned());
     let authority_host = authority_host(prefix, settings)?;
+    let shoal_identity = child(settings, prefix, "shoalIdentity").map(|(_, v)| v.to_owned());
     let credential = match child(settings, prefix, "credential") {
         Some((_, v)) if v.eq_ignore_ascii_case("managedidentity") => {
             CredentialKind::ManagedIdentity
@@ -83,6 +84,7 @@ pub(super) fn identity(
         tenant_id,
         client_secret,
         authority_host,
+        shoal_identity,
     })
 }
 
