@@ -4,6 +4,8 @@
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
+use shoal_domain::apps::{Identity, IdentityType};
+use shoal_domain::connection::outbound::{AppIdentities, AppIdentity};
 use uuid::Uuid;
 
 use crate::{StoreError, TenantId, Tx};
@@ -266,6 +268,44 @@ pub async fn of_app(
     app: &str,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
     get(tx, tenant, PrincipalKind::SystemAssignedIdentity, app).await
+}
+
+/// The app's own identities, as its outbound connections may use them (see
+/// `shoal_domain::connection::outbound`): the system-assigned identity when `identity.type` has
+/// one, the user-assigned identities it lists that exist, and the tenant's `allowHostIdentity`.
+/// Rows are read in the tenant's transaction, so an identity of another tenant is never found,
+/// whatever the app lists.
+pub async fn app_identities(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+    identity: &Identity,
+) -> Result<AppIdentities, StoreError> {
+    let as_identity = |record: PrincipalRecord, user_assigned: Option<String>| AppIdentity {
+        user_assigned,
+        principal_id: record.id,
+        client_id: record.client_id,
+    };
+    let system_assigned = match identity.kind {
+        IdentityType::SystemAssigned | IdentityType::SystemAssignedUserAssigned => {
+            of_app(tx, tenant, app).await?.map(|r| as_identity(r, None))
+        }
+        IdentityType::None | IdentityType::UserAssigned => None,
+    };
+    let mut user_assigned = Vec::new();
+    for name in &identity.user_assigned_identities {
+        if let Some(record) = get(tx, tenant, PrincipalKind::UserAssignedIdentity, name).await? {
+            user_assigned.push(as_identity(record, Some(name.clone())));
+        }
+    }
+    let host_identity_allowed = crate::tenants::get(tx, tenant.as_str())
+        .await?
+        .allow_host_identity;
+    Ok(AppIdentities {
+        system_assigned,
+        user_assigned,
+        host_identity_allowed,
+    })
 }
 
 /// Secrets are 256 random bits, so a plain SHA-256 is as strong as a slow hash here (there is

@@ -13,6 +13,8 @@ pub struct TenantRecord {
     pub display_name: String,
     pub max_apps: Option<i32>,
     pub max_instances: Option<i32>,
+    /// Connections may act as the worker host's identity (see migration 0008).
+    pub allow_host_identity: bool,
     pub etag: Etag,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -23,11 +25,12 @@ pub struct TenantWrite {
     pub display_name: String,
     pub max_apps: Option<i32>,
     pub max_instances: Option<i32>,
+    pub allow_host_identity: bool,
 }
 
 macro_rules! tenant_columns {
     () => {
-        "name, display_name, max_apps, max_instances, etag, created_at, updated_at"
+        "name, display_name, max_apps, max_instances, allow_host_identity, etag, created_at, updated_at"
     };
 }
 
@@ -40,6 +43,7 @@ fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
         display_name: row.try_get("display_name")?,
         max_apps: row.try_get("max_apps")?,
         max_instances: row.try_get("max_instances")?,
+        allow_host_identity: row.try_get("allow_host_identity")?,
         etag: row.try_get("etag")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
@@ -116,11 +120,11 @@ pub async fn put(
     precondition.check(current)?;
     let etag = Etag::new_v4();
     let row = sqlx::query(concat!(
-        "insert into tenants (name, display_name, max_apps, max_instances, etag)
-         values ($1, $2, $3, $4, $5)
+        "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity)
+         values ($1, $2, $3, $4, $5, $7)
          on conflict (name) do update set display_name = excluded.display_name,
              max_apps = excluded.max_apps, max_instances = excluded.max_instances,
-             etag = excluded.etag
+             allow_host_identity = excluded.allow_host_identity, etag = excluded.etag
              where tenants.etag is not distinct from $6
          returning ",
         tenant_columns!()
@@ -131,6 +135,7 @@ pub async fn put(
     .bind(write.max_instances)
     .bind(etag)
     .bind(current)
+    .bind(write.allow_host_identity)
     .fetch_optional(&mut **tx)
     .await?
     .ok_or_else(|| crate::lost_create_race(precondition, &format!("tenant {name}")))?;

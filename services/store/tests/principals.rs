@@ -23,6 +23,7 @@ async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
             display_name: name.into(),
             max_apps: None,
             max_instances: None,
+            allow_host_identity: false,
         };
         tenants::put(&mut tx, name, &write, Precondition::None).await?;
     }

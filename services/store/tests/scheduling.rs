@@ -107,6 +107,7 @@ async fn seed_app(pool: &sqlx::PgPool, app: &str) -> anyhow::Result<()> {
         display_name: "C".into(),
         max_apps: None,
         max_instances: None,
+        allow_host_identity: false,
     };
     tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
     shoal_store::commit(tx).await?;

@@ -30,6 +30,7 @@ async fn racing_first_reads_agree_on_one_secret() -> anyhow::Result<()> {
         display_name: "C".into(),
         max_apps: None,
         max_instances: None,
+        allow_host_identity: false,
     };
     tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
     shoal_store::commit(tx).await?;

@@ -60,6 +60,7 @@ async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
             display_name: name.to_string(),
             max_apps: None,
             max_instances: None,
+            allow_host_identity: false,
         };
         tenants::put(&mut tx, name, &write, Precondition::None).await?;
         commit(tx).await?;

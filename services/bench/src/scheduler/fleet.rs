@@ -60,6 +60,7 @@ pub async fn put_tenants(pool: &sqlx::PgPool, names: &[String]) -> Result<()> {
                     display_name: format!("Bench {name}"),
                     max_apps: None,
                     max_instances: None,
+                    allow_host_identity: false,
                 },
                 Precondition::None,
             )

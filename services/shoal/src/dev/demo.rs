@@ -117,6 +117,7 @@ pub async fn ensure_app(
                 display_name: "Demo".into(),
                 max_apps: None,
                 max_instances: None,
+                allow_host_identity: false,
             },
             Precondition::None,
         )
