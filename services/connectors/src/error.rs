@@ -89,6 +89,7 @@ const SECRET_MARKERS: &[&str] = &[
     "sig=",
     "accountkey=",
     "client_secret=",
+    "client_assertion=",
     "access_token=",
     "bearer ",
 ];

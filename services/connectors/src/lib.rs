@@ -13,6 +13,7 @@ mod queues;
 mod sas;
 mod transport;
 
+pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
 pub use queues::{Queue, QueueMessage, Receipt, StorageQueues};
 
@@ -39,4 +40,8 @@ pub struct ConnectorOptions {
     /// PEM certificate(s) to trust in addition to the platform's roots, for the storage service
     /// and for the identity platform (tests, private endpoints with an internal CA).
     pub extra_root_ca_pem: Option<Vec<u8>>,
+    /// Signs client assertions for app identities (workload identity federation): set by a
+    /// process that knows Shoal's public URL. Without it, connections that must sign in as an
+    /// app's identity do not start, and say why.
+    pub assertions: Option<std::sync::Arc<dyn AssertionSource>>,
 }

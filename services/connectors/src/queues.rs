@@ -13,9 +13,10 @@ use azure_storage_queue::models::{
 };
 use azure_storage_queue::{QueueClient, QueueServiceClient, QueueServiceClientOptions};
 use chrono::{DateTime, Utc};
+use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionSpec, StorageConnectionString, StorageCredential};
 
-use crate::credentials::{SasPolicy, SasSource, token_credential};
+use crate::credentials::{SasPolicy, SasSource, SignIn, TokenHealth, token_credential};
 use crate::error::{Op, Redactor, from_azure};
 use crate::sas::AccountSasSigner;
 use crate::{ConnectorOptions, QueueError, STORAGE_API_VERSION, transport};
@@ -30,6 +31,7 @@ struct Account {
     service: QueueServiceClient,
     description: String,
     redactor: Redactor,
+    health: TokenHealth,
 }
 
 /// One queue of a [`StorageQueues`] account; cheap to clone.
@@ -111,11 +113,36 @@ impl StorageQueues {
         Self::connect(&spec, options)
     }
 
+    /// A connection whose settings hold everything it needs: a connection string, or an
+    /// identity-based connection with a client secret. Any other identity-based connection
+    /// needs [`StorageQueues::connect_as`] with the sign-in decided for its app.
     pub fn connect(
         spec: &ConnectionSpec,
         options: &ConnectorOptions,
     ) -> Result<StorageQueues, QueueError> {
+        Self::connect_as(spec, options, &SignIn::AsConfigured)
+    }
+
+    /// A connection of an app with `identities`: identity-based connections sign in as
+    /// `shoal_domain::connection::outbound` decides (the app's identity through federation, the
+    /// host's identity only for an opted-in tenant, or the connection's own client secret).
+    pub fn connect_for_app(
+        spec: &ConnectionSpec,
+        options: &ConnectorOptions,
+        identities: &AppIdentities,
+    ) -> Result<StorageQueues, QueueError> {
+        let sign_in = SignIn::for_connection(spec, identities, options.assertions.as_ref())
+            .map_err(QueueError::InvalidConnection)?;
+        Self::connect_as(spec, options, &sign_in)
+    }
+
+    pub fn connect_as(
+        spec: &ConnectionSpec,
+        options: &ConnectorOptions,
+        sign_in: &SignIn,
+    ) -> Result<StorageQueues, QueueError> {
         let http = transport::http_client(options)?;
+        let health = TokenHealth::default();
         let (url, credential, per_call, description, redactor) = match spec {
             ConnectionSpec::StorageConnectionString(conn) => connection_string(conn)?,
             ConnectionSpec::Identity(identity) => {
@@ -126,16 +153,22 @@ impl StorageQueues {
                         "identity-based connections need an https queue service URI".into(),
                     ));
                 }
-                let credential = token_credential(identity, &http).map_err(|e| match e {
-                    QueueError::InvalidConnection(m) => {
-                        QueueError::InvalidConnection(redactor.redact(&m))
-                    }
-                    other => other,
-                })?;
+                let credential = token_credential(identity, sign_in, &http, &health, &redactor)
+                    .map_err(|e| match e {
+                        QueueError::InvalidConnection(m) => {
+                            QueueError::InvalidConnection(redactor.redact(&m))
+                        }
+                        other => other,
+                    })?;
                 let description = format!(
                     "queues at {} (identity-based, {})",
                     safe_url(&url),
-                    identity.credential
+                    match sign_in {
+                        SignIn::Federated { federation, .. } =>
+                            format!("as the app's {}", federation.identity),
+                        SignIn::HostIdentity => "as the worker host's identity".to_owned(),
+                        SignIn::AsConfigured => identity.credential.to_string(),
+                    }
                 );
                 (url, Some(credential), Vec::new(), description, redactor)
             }
@@ -157,6 +190,7 @@ impl StorageQueues {
                 service,
                 description,
                 redactor,
+                health,
             }),
         })
     }
@@ -178,6 +212,11 @@ impl StorageQueues {
     /// Which account and how it is authorized, without secrets.
     pub fn describe(&self) -> String {
         self.account.description.clone()
+    }
+
+    /// Why the last token request failed, if it did (identity-based connections only).
+    pub fn last_token_error(&self) -> Option<String> {
+        self.account.health.last_error()
     }
 }
 
@@ -257,6 +296,11 @@ fn message(m: ReceivedMessage) -> Result<QueueMessage, QueueError> {
 }
 
 impl Queue {
+    /// Why the account's last token request failed, if it did.
+    pub fn last_token_error(&self) -> Option<String> {
+        self.inner.account.health.last_error()
+    }
+
     pub fn name(&self) -> &str {
         &self.inner.name
     }

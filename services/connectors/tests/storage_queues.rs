@@ -333,6 +333,7 @@ async fn client_secret_identity_connection_works_over_https() -> Result<()> {
     let azurite = Azurite::start_oauth().await?;
     let options = ConnectorOptions {
         extra_root_ca_pem: Some(azurite.ca_pem().as_bytes().to_vec()),
+        ..ConnectorOptions::default()
     };
     let queues = StorageQueues::connect(&identity_spec(&azurite), &options)?;
     let queue = queues.queue("orders")?;
@@ -384,6 +385,7 @@ async fn wrong_client_secret_is_unauthorized() -> Result<()> {
     secret.1 = "not-the-secret-at-all".to_owned();
     let options = ConnectorOptions {
         extra_root_ca_pem: Some(azurite.ca_pem().as_bytes().to_vec()),
+        ..ConnectorOptions::default()
     };
     let queue = StorageQueues::connect(&spec(&settings, "Store"), &options)?.queue("orders")?;
 
