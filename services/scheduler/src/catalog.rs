@@ -5,15 +5,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use shoal_domain::apps::{AppSpec, AppState};
+use shoal_domain::apps::{AppSpec, AppState, Identity};
 use shoal_domain::bindings::Binding;
+use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
 use shoal_store::crypto::Cipher;
-use shoal_store::{StoreError, TenantId, apps, begin_platform, begin_tenant, functions, tenants};
+use shoal_store::{
+    StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, tenants,
+};
 
 /// An app, named `tenant/app` as placement keys it (neither name may contain a slash).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -54,7 +57,21 @@ pub struct ScalableApp {
     pub minimum: u32,
     /// Count only messages no worker holds (see `metrics`).
     pub visible_only: bool,
+    /// The app's `identity`, from which [`ScalableApp::identities`] are read every tick.
+    pub identity: Identity,
+    /// The identities its identity-based connections sign in as (empty when it has none).
+    pub identities: AppIdentities,
     pub functions: Vec<ScalableFunction>,
+}
+
+impl ScalableApp {
+    /// Whether any metric is read through an identity-based connection.
+    fn signs_in(&self) -> bool {
+        self.functions.iter().any(|f| {
+            matches!(&f.source, MetricSource::StorageQueue { connection, .. }
+                if matches!(connection.as_ref(), ConnectionSpec::Identity(_)))
+        })
+    }
 }
 
 /// A trigger function that scales on a backlog.
@@ -70,6 +87,8 @@ pub struct ScalableFunction {
 pub enum MetricSource {
     StorageQueue {
         connection: Box<ConnectionSpec>,
+        /// Whose identity the connection signs in as (default for connection strings).
+        identities: AppIdentities,
         queue: String,
     },
     /// No source (yet): the function falls back to incremental votes, which without readings
@@ -130,18 +149,18 @@ impl Catalog {
                     .is_some_and(|cached| &cached.versions == v)
             });
             if unchanged {
-                shoal_store::commit(tx).await?;
                 for (key, _) in versions {
-                    if let Some(cached) = self.cache.remove(&key) {
+                    if let Some(mut cached) = self.cache.remove(&key) {
+                        cached.app = with_identities(&mut tx, &tenant, cached.app).await?;
                         snapshot.apps.extend(cached.app.clone());
                         seen.insert(key, cached);
                     }
                 }
+                shoal_store::commit(tx).await?;
                 continue;
             }
             let records = apps::all_of_tenant(&mut tx, &tenant, cipher).await?;
             let all_functions = functions::all_of_tenant(&mut tx, &tenant).await?;
-            shoal_store::commit(tx).await?;
             let mut by_app: HashMap<&str, Vec<&functions::FunctionRecord>> = HashMap::new();
             for f in &all_functions {
                 by_app.entry(f.app.as_str()).or_default().push(f);
@@ -158,9 +177,11 @@ impl Catalog {
                     Some(cached) if cached.versions == versions => cached.app,
                     _ => parse_app(&key, record, &fns).map(Arc::new),
                 };
+                let app = with_identities(&mut tx, &tenant, app).await?;
                 snapshot.apps.extend(app.clone());
                 seen.insert(key, Cached { versions, app });
             }
+            shoal_store::commit(tx).await?;
         }
         self.cache = seen;
         Ok(snapshot)
@@ -193,6 +214,37 @@ impl Catalog {
             })
             .collect())
     }
+}
+
+/// The app with its identities as they are now: read every tick for apps that sign in with an
+/// identity, since an identity, an attachment or the tenant's `allowHostIdentity` can change
+/// without the app's ETag moving. The cached app is kept when nothing changed.
+async fn with_identities(
+    tx: &mut shoal_store::Tx,
+    tenant: &TenantId,
+    app: Option<Arc<ScalableApp>>,
+) -> Result<Option<Arc<ScalableApp>>, StoreError> {
+    let Some(app) = app else {
+        return Ok(None);
+    };
+    if !app.signs_in() {
+        return Ok(Some(app));
+    }
+    let identities = principals::app_identities(tx, tenant, &app.key.app, &app.identity).await?;
+    if identities == app.identities {
+        return Ok(Some(app));
+    }
+    let mut changed = ScalableApp::clone(&app);
+    for function in &mut changed.functions {
+        if let MetricSource::StorageQueue {
+            identities: used, ..
+        } = &mut function.source
+        {
+            *used = identities.clone();
+        }
+    }
+    changed.identities = identities;
+    Ok(Some(Arc::new(changed)))
 }
 
 /// An app as stored, or None (logged) when it no longer validates.
@@ -239,6 +291,8 @@ fn parse_app(
         limit: spec.scale.limit,
         minimum: spec.scale.minimum_instances,
         visible_only: spec.scale.visible_only,
+        identity: spec.identity,
+        identities: AppIdentities::default(),
         functions: scalable,
     })
 }
@@ -257,6 +311,7 @@ fn metric_source(trigger: &Binding, settings: &BTreeMap<String, String>) -> Metr
             match trigger_queue_name(&queue.queue_name, settings) {
                 Ok(name) => MetricSource::StorageQueue {
                     connection: Box::new(connection),
+                    identities: AppIdentities::default(),
                     queue: name.as_str().to_owned(),
                 },
                 Err(e) => MetricSource::Unreadable(e),

@@ -20,6 +20,10 @@ pub struct SchedulerConfig {
     pub balance: f64,
     pub metrics: MetricsConfig,
     pub connector: ConnectorOptions,
+    /// Where Entra ID reaches Shoal's API (`--public-url`): queue lengths behind identity-based
+    /// connections are read signed in as the app's identity, with client assertions the
+    /// scheduler signs as the federation issuer under it.
+    pub public_url: Option<url::Url>,
     /// Workers silent for this long after their lease lapsed are removed from the registry.
     pub forget_workers_after: Duration,
 }
@@ -50,6 +54,7 @@ impl SchedulerConfig {
                 concurrency_per_account: 8,
             },
             connector: ConnectorOptions::default(),
+            public_url: None,
             forget_workers_after: Duration::from_secs(3600),
         }
     }

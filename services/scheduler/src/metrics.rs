@@ -15,6 +15,7 @@ use chrono::Utc;
 use futures::StreamExt;
 use shoal_connectors::{ConnectorOptions, QueueError, StorageQueues};
 use shoal_domain::connection::ConnectionSpec;
+use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::scale::ScaleMode;
 use tokio::task::JoinSet;
 
@@ -25,8 +26,20 @@ use crate::config::MetricsConfig;
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceKey {
     pub connection: ConnectionSpec,
+    /// Part of the key: two tenants' identical settings sign in as different identities and
+    /// must never share a client.
+    pub identities: AppIdentities,
     pub queue: String,
 }
+
+impl SourceKey {
+    fn signer(&self) -> Signer {
+        (self.connection.clone(), self.identities.clone())
+    }
+}
+
+/// A connection and whose identity it signs in as: what one client serves.
+type Signer = (ConnectionSpec, AppIdentities);
 
 /// What one read found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +64,7 @@ struct Shared {
 pub struct MetricReader {
     config: MetricsConfig,
     connector: ConnectorOptions,
-    clients: HashMap<ConnectionSpec, Result<StorageQueues, String>>,
+    clients: HashMap<Signer, Result<StorageQueues, String>>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -72,19 +85,24 @@ impl MetricReader {
         let mut wanted: HashMap<SourceKey, bool> = HashMap::new();
         for app in apps.iter().filter(|a| a.running) {
             for f in &app.functions {
-                if let MetricSource::StorageQueue { connection, queue } = &f.source {
+                if let MetricSource::StorageQueue {
+                    connection,
+                    identities,
+                    queue,
+                } = &f.source
+                {
                     let key = SourceKey {
                         connection: connection.as_ref().clone(),
+                        identities: identities.clone(),
                         queue: queue.clone(),
                     };
                     *wanted.entry(key).or_default() |= app.mode == ScaleMode::Incremental;
                 }
             }
         }
-        let mut stale: HashMap<ConnectionSpec, Vec<(Option<Instant>, SourceKey, bool)>> =
-            HashMap::new();
+        let mut stale: HashMap<Signer, Vec<(Option<Instant>, SourceKey, bool)>> = HashMap::new();
         // Connections nobody names any more are dropped with their clients.
-        let named: HashSet<ConnectionSpec> = wanted.keys().map(|k| k.connection.clone()).collect();
+        let named: HashSet<Signer> = wanted.keys().map(SourceKey::signer).collect();
         {
             let mut shared = lock(&self.shared);
             // Forget queues nobody names any more.
@@ -98,22 +116,24 @@ impl MetricReader {
                     continue;
                 }
                 stale
-                    .entry(key.connection.clone())
+                    .entry(key.signer())
                     .or_default()
                     .push((last, key, queue_time));
             }
         }
         self.clients.retain(|c, _| named.contains(c));
         let mut reads = JoinSet::new();
-        for (connection, mut keys) in stale {
+        for (signer, mut keys) in stale {
             // Never-read queues first, then the stalest.
             keys.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.queue.cmp(&b.1.queue)));
             keys.truncate(self.config.reads_per_account_per_tick);
             let client = self
                 .clients
-                .entry(connection.clone())
+                .entry(signer.clone())
                 .or_insert_with(|| {
-                    StorageQueues::connect(&connection, &self.connector).map_err(|e| e.to_string())
+                    let (connection, identities) = &signer;
+                    StorageQueues::connect_for_app(connection, &self.connector, identities)
+                        .map_err(|e| e.to_string())
                 })
                 .clone();
             let shared = self.shared.clone();
@@ -158,10 +178,15 @@ impl MetricReader {
     /// The latest reading of a function's source (None: never read yet).
     pub fn reading(&self, source: &MetricSource) -> Option<Reading> {
         match source {
-            MetricSource::StorageQueue { connection, queue } => lock(&self.shared)
+            MetricSource::StorageQueue {
+                connection,
+                identities,
+                queue,
+            } => lock(&self.shared)
                 .readings
                 .get(&SourceKey {
                     connection: connection.as_ref().clone(),
+                    identities: identities.clone(),
                     queue: queue.clone(),
                 })
                 .cloned(),

@@ -248,6 +248,13 @@ mod tests {
             limit,
             minimum: 0,
             visible_only: false,
+            identity: shoal_domain::apps::Identity {
+                kind: shoal_domain::apps::IdentityType::None,
+                user_assigned_identities: Vec::new(),
+                principal_id: None,
+                client_id: None,
+            },
+            identities: Default::default(),
             functions: vec![ScalableFunction {
                 name: "f".into(),
                 rule: TargetRule {

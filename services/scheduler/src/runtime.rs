@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, begin_platform, leadership};
 use tokio::task::JoinHandle;
@@ -52,7 +53,11 @@ impl SchedulerHandle {
 const STEP_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Scheduler {
-    pub fn new(config: SchedulerConfig, pool: sqlx::PgPool, cipher: Cipher) -> Scheduler {
+    pub fn new(mut config: SchedulerConfig, pool: sqlx::PgPool, cipher: Cipher) -> Scheduler {
+        if let Some(public_url) = &config.public_url {
+            let signer = FederationSigner::new(public_url, pool.clone(), cipher.clone());
+            config.connector.assertions = Some(Arc::new(signer));
+        }
         Scheduler {
             config,
             pool,

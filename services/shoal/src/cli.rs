@@ -206,6 +206,11 @@ pub struct WorkerArgs {
     /// Use local-development `host.json` defaults (`maxPollingInterval` 2 s).
     #[arg(long, env = "SHOAL_LOCAL_DEVELOPMENT", default_value_t = false)]
     pub local_development: bool,
+    /// Where Entra ID reaches Shoal's API (the same as `shoal serve --public-url`): connections
+    /// sign in as their app's identity with client assertions issued under it. Without it,
+    /// such connections do not start and their listener says why.
+    #[arg(long, env = "SHOAL_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<url::Url>,
     #[command(flatten)]
     pub timings: WorkerTimings,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
@@ -253,6 +258,10 @@ pub struct SchedulerArgs {
     /// A PEM file of extra CA certificates to trust for storage endpoints and token requests.
     #[arg(long, env = "SHOAL_EXTRA_CA_FILE")]
     pub extra_ca_file: Option<PathBuf>,
+    /// Where Entra ID reaches Shoal's API (the same as `shoal serve --public-url`): queue
+    /// lengths behind identity-based connections are read signed in as the app's identity.
+    #[arg(long, env = "SHOAL_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<url::Url>,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

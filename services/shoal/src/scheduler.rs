@@ -46,6 +46,7 @@ pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig>
     config.tick = args.tick;
     config.lease_ttl = args.lease_ttl;
     config.scale_in_window = args.scale_in_window;
+    config.public_url = args.public_url.clone();
     config.metrics.reads_per_account_per_tick = args.metric_reads_per_account as usize;
     config.metrics.min_interval = args.tick;
     if let Some(path) = &args.extra_ca_file {
@@ -53,6 +54,7 @@ pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig>
             .with_context(|| format!("--extra-ca-file {}: cannot read", path.display()))?;
         config.connector = ConnectorOptions {
             extra_root_ca_pem: Some(pem),
+            ..ConnectorOptions::default()
         };
     }
     Ok(config)

@@ -43,6 +43,7 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
         Hosting::Assigned
     };
     config.capacity = args.capacity;
+    config.public_url = args.public_url.clone();
     config.lease_ttl = args.lease_ttl;
     config.drain_deadline = args.drain_deadline;
     if args.local_development {
@@ -53,6 +54,7 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
             .with_context(|| format!("--extra-ca-file {}: cannot read", path.display()))?;
         config.connector = ConnectorOptions {
             extra_root_ca_pem: Some(pem),
+            ..ConnectorOptions::default()
         };
     }
     if let Some(v) = args.timings.test_invisibility_ms {

@@ -42,6 +42,10 @@ pub struct WorkerConfig {
     /// tests shorten it, to see a crashed worker's messages reappear.
     pub invisibility: Duration,
     pub connector: ConnectorOptions,
+    /// Where Entra ID reaches Shoal's API (`--public-url`): the worker signs client assertions
+    /// for app identities as the federation issuer under it. Without it, connections that must
+    /// sign in as an app's identity do not start (the listener's status says why).
+    pub public_url: Option<url::Url>,
 }
 
 /// What a lease's holder gives up at the end of it: the worker counts its lease as lost when
@@ -62,6 +66,7 @@ impl WorkerConfig {
             drain_deadline: Duration::from_secs(30),
             invisibility: INVISIBILITY,
             connector: ConnectorOptions::default(),
+            public_url: None,
         }
     }
 

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use shoal_domain::apps::{AppSpec, AppState, Handler};
+use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::{HostConfig, HostDefaults};
 use shoal_domain::names::TenantName;
@@ -17,7 +18,7 @@ use shoal_store::apps::AppRecord;
 use shoal_store::assignments::{self, InstanceKey};
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, TenantId, Tx, apps, begin_platform, begin_tenant, functions};
-use shoal_store::{signing_secrets, tenants};
+use shoal_store::{principals, signing_secrets, tenants};
 
 use crate::config::Hosting;
 
@@ -59,6 +60,9 @@ pub struct HostedApp {
     pub host: HostConfig,
     pub settings: BTreeMap<String, String>,
     pub secret: WebhookSecret,
+    /// The identities the app's connections may sign in as (and whether its tenant may use
+    /// the host's identity).
+    pub identities: AppIdentities,
     pub functions: Vec<HostedFunction>,
     pub fingerprint: u64,
 }
@@ -224,9 +228,11 @@ async fn load_app(
         }
     };
     let secret = signing_secrets::get_or_create(tx, tenant, cipher, &record.name).await?;
+    let identities = principals::app_identities(tx, tenant, &record.name, &spec.identity).await?;
     let mut fingerprint = DefaultHasher::new();
     record.etag.hash(&mut fingerprint);
     secret.expose().hash(&mut fingerprint);
+    identities.hash(&mut fingerprint);
     let mut hosted_functions = Vec::new();
     for f in functions::all_of_app(tx, tenant, &record.name).await? {
         f.etag.hash(&mut fingerprint);
@@ -251,6 +257,7 @@ async fn load_app(
         host,
         settings: spec.app_settings,
         secret,
+        identities,
         functions: hosted_functions,
         fingerprint: fingerprint.finish(),
     }))

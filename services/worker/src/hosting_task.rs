@@ -181,5 +181,6 @@ fn connect(
 ) -> Result<StorageQueues, String> {
     let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
         .map_err(|e| e.to_string())?;
-    StorageQueues::connect(&spec, &config.connector).map_err(|e| e.to_string())
+    StorageQueues::connect_for_app(&spec, &config.connector, &app.identities)
+        .map_err(|e| e.to_string())
 }

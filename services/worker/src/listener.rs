@@ -105,6 +105,7 @@ impl QueueListener {
                 _ = self.abandon.cancelled() => break,
                 batch = ctx.queue.receive(self.options.batch_size as u8, ctx.invisibility) => batch,
             };
+            stats.set_token_error(ctx.queue.last_token_error());
             if batch.is_ok() && missing_queue_logged {
                 stats.set_status("listening");
                 missing_queue_logged = false;

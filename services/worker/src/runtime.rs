@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use shoal_domain::workers::WorkerState;
+use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -57,7 +58,11 @@ impl WorkerHandle {
 }
 
 impl Worker {
-    pub fn new(config: WorkerConfig, pool: sqlx::PgPool, cipher: Cipher) -> Worker {
+    pub fn new(mut config: WorkerConfig, pool: sqlx::PgPool, cipher: Cipher) -> Worker {
+        if let Some(public_url) = &config.public_url {
+            let signer = FederationSigner::new(public_url, pool.clone(), cipher.clone());
+            config.connector.assertions = Some(Arc::new(signer));
+        }
         Worker {
             config,
             pool,

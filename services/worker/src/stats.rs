@@ -32,6 +32,8 @@ pub struct ListenerStats {
     /// Unix milliseconds of the last poll; 0 before the first.
     last_poll_ms: AtomicI64,
     backoff_ms: AtomicU64,
+    /// Why the connection's last token request failed (identity-based connections).
+    token_error: Mutex<Option<String>>,
 }
 
 impl ListenerStats {
@@ -46,11 +48,16 @@ impl ListenerStats {
             in_flight: AtomicU64::new(0),
             last_poll_ms: AtomicI64::new(0),
             backoff_ms: AtomicU64::new(0),
+            token_error: Mutex::new(None),
         }
     }
 
     pub fn set_status(&self, status: impl Into<String>) {
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status.into();
+    }
+
+    pub fn set_token_error(&self, error: Option<String>) {
+        *self.token_error.lock().unwrap_or_else(|p| p.into_inner()) = error;
     }
 
     pub fn received(&self) {
@@ -101,6 +108,11 @@ impl ListenerStats {
             in_flight: self.in_flight.load(Ordering::Relaxed),
             last_poll,
             current_backoff_ms: self.backoff_ms.load(Ordering::Relaxed),
+            last_token_error: self
+                .token_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
         }
     }
 }

@@ -68,16 +68,23 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         demo::ensure_app(&pool, &cipher, &handler_url, &azurite.connection_string()).await?;
     demo::start_handler(handler_listener, secret);
     demo::create_queues(&azurite.connection_string()).await?;
+    // Workers and the scheduler sign in as apps' identities with assertions issued under the
+    // API's URL; known up front unless the API listens on a port picked at random.
+    let public_url = (args.listen.port() != 0)
+        .then(|| url::Url::parse(&format!("http://{}", args.listen)).ok())
+        .flatten();
     let workers: Vec<Worker> = (1..=DEV_WORKERS)
         .map(|i| {
             let mut config = WorkerConfig::new(format!("dev-worker-{i}"));
             config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
+            config.public_url = public_url.clone();
             Worker::new(config, pool.clone(), cipher.clone())
         })
         .collect();
     let mut scheduler_config = SchedulerConfig::new("dev-scheduler");
     // Long enough to watch an app scale in, short enough to see it happen.
     scheduler_config.scale_in_window = Duration::from_secs(60);
+    scheduler_config.public_url = public_url;
     let scheduler = Scheduler::new(scheduler_config, pool, cipher);
     let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
         ListenerMetrics(workers.iter().map(Worker::stats).collect()),

@@ -89,6 +89,7 @@ impl Harness {
                 display_name: "Contoso".into(),
                 max_apps: None,
                 max_instances: None,
+                allow_host_identity: false,
             },
             Precondition::None,
         )
@@ -99,6 +100,7 @@ impl Harness {
                 &identity_settings(&azurite),
                 &ConnectorOptions {
                     extra_root_ca_pem: Some(azurite.ca_pem().as_bytes().to_vec()),
+                    ..ConnectorOptions::default()
                 },
             )?
         } else {
@@ -220,6 +222,7 @@ impl Harness {
         if self.azurite.is_https() {
             config.connector = ConnectorOptions {
                 extra_root_ca_pem: Some(self.azurite.ca_pem().as_bytes().to_vec()),
+                ..ConnectorOptions::default()
             };
         }
         config
