@@ -113,6 +113,10 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
             "/.well-known/openid-configuration",
             get(routes::oidc::openid_configuration),
         )
+        .route(
+            routes::oidc::FEDERATION_DISCOVERY_PATH,
+            get(routes::oidc::federation_configuration),
+        )
         .route(routes::oidc::TOKEN_PATH, post(routes::oauth2::token))
         .route("/msi/{tenant}/{app}/token", get(routes::msi::token))
         .fallback(|| async { ApiError::NotFound })

@@ -1,13 +1,18 @@
 //! `GET …/apps/{app}/diagnostics`: what would stop the app's listeners from starting. A
 //! connection that cannot be resolved is not an error when written (settings may arrive
-//! later); it is reported here instead, and the listener does not start.
+//! later); it is reported here instead, and the listener does not start. Identity-based
+//! connections also show how they sign in: the app's Shoal identity, the Entra client it is
+//! exchanged for, the federated credential Entra needs, and the last token error listeners
+//! reported.
 
 use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, State};
+use shoal_domain::connection::outbound::federation_issuer;
+use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
 use shoal_domain::diagnostics::{CheckStatus, Diagnostics, check_function};
-use shoal_store::{TenantId, apps, begin_tenant, functions};
+use shoal_store::{TenantId, apps, begin_platform, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -44,22 +49,46 @@ pub async fn get_diagnostics(
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
     let functions = functions::all_of_app(&mut tx, &id, app.as_str()).await?;
+    let spec = super::apps::parse_stored(&record)?.spec;
+    let identities = principals::app_identities(&mut tx, &id, app.as_str(), &spec.identity).await?;
     shoal_store::commit(tx).await?;
+    // Token errors as the live listeners of this app report them (worker rows are platform
+    // data; only this app's lines are kept).
+    let mut tx = begin_platform(&state.pool).await?;
+    let token_errors: Vec<(String, String)> = workers::live_listeners(&mut tx)
+        .await?
+        .into_iter()
+        .filter(|l| l.tenant == id.as_str() && l.app == app.as_str())
+        .filter_map(|l| Some((l.function, l.last_token_error?)))
+        .collect();
+    shoal_store::commit(tx).await?;
+    let issuer = federation_issuer(&state.issuance.public_url);
 
     let settings: BTreeMap<String, String> = record
         .settings
         .into_iter()
         .map(|s| (s.name, s.value))
         .collect();
+    let context = SignInContext {
+        settings: &settings,
+        identities: &identities,
+        issuer: Some(&issuer),
+        token_errors: &token_errors,
+    };
     let mut checks = Vec::new();
+    let mut connections = Vec::new();
     for function in &functions {
         let spec = super::functions::parse_stored(function)?.spec;
         checks.extend(check_function(&function.name, &spec, &settings));
+        let (sign_ins, sign_in_checks) = sign_ins(&function.name, &spec, &context);
+        connections.extend(sign_ins);
+        checks.extend(sign_in_checks);
     }
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {
         app: record.name,
         healthy,
         checks,
+        connections,
     }))
 }

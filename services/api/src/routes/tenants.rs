@@ -28,6 +28,10 @@ pub struct Tenant {
     pub name: String,
     pub display_name: String,
     pub limits: TenantLimits,
+    /// Identity-based connections of the tenant's apps act as the worker host's own identity
+    /// instead of the app's (single-tenant installs; only platform administrators write
+    /// tenants). Default false.
+    pub allow_host_identity: bool,
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -42,6 +46,8 @@ pub struct TenantWriteDoc {
     /// Defaults to the tenant's name.
     display_name: Option<String>,
     limits: Option<TenantLimits>,
+    /// Default false: connections act as the apps' own identities, never the host's.
+    allow_host_identity: Option<bool>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -59,6 +65,7 @@ impl From<TenantRecord> for Tenant {
                 max_apps: r.max_apps.map(|v| v.max(0) as u32),
                 max_instances: r.max_instances.map(|v| v.max(0) as u32),
             },
+            allow_host_identity: r.allow_host_identity,
             etag: r.etag.to_string(),
             name: r.name,
             display_name: r.display_name,
@@ -156,6 +163,7 @@ pub async fn patch_tenant(
     let mut written = serde_json::json!({
         "displayName": current.display_name,
         "limits": { "maxApps": current.max_apps, "maxInstances": current.max_instances },
+        "allowHostIdentity": current.allow_host_identity,
     });
     merge_patch(&mut written, &patch);
     let spec = TenantSpec::parse(tenant.as_str(), &written)?;
@@ -181,6 +189,7 @@ async fn write(
         display_name: spec.display_name.clone(),
         max_apps: spec.limits.max_apps.map(|v| v as i32),
         max_instances: spec.limits.max_instances.map(|v| v as i32),
+        allow_host_identity: spec.allow_host_identity,
     };
     let mut tx = begin_platform(&state.pool).await?;
     let (record, written) = tenants::put(&mut tx, name, &write, precondition).await?;

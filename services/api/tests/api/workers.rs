@@ -63,6 +63,7 @@ async fn workers_are_listed_with_liveness_and_listener_statistics() {
         in_flight: 3,
         last_poll: Some(Utc::now()),
         current_backoff_ms: 400,
+        last_token_error: None,
     };
     beat(
         &app,
