@@ -86,6 +86,9 @@ pub async fn run_app(
         lines.push(line);
     }
     while listeners.join_next().await.is_some() {}
+    // Listeners end only once stopped; an instance none of whose functions could start keeps
+    // its statistics lines (each saying why) until it is stopped too.
+    stop.cancelled().await;
     for line in &lines {
         stats.unregister(line);
     }

@@ -12,6 +12,7 @@ mod managed_identity;
 mod oauth2;
 mod openapi;
 mod outage;
+mod outbound_identity;
 mod rbac;
 mod scale;
 mod signing_keys;
