@@ -21,7 +21,7 @@ pub mod token_endpoint;
 
 use tls::TestCa;
 use token_endpoint::TokenEndpoint;
-pub use token_endpoint::{CLIENT_ID, CLIENT_SECRET, TENANT_ID, storage_token};
+pub use token_endpoint::{CLIENT_ID, CLIENT_SECRET, FederatedCredential, TENANT_ID, storage_token};
 
 /// The emulator's account and its published key (not a secret).
 pub const ACCOUNT_NAME: &str = "devstoreaccount1";
@@ -166,6 +166,26 @@ impl Azurite {
     #[track_caller]
     pub fn token_requests(&self) -> usize {
         self.oauth().token_endpoint.token_requests()
+    }
+
+    /// Adds a federated credential to an Entra client of the token endpoint, so client
+    /// assertions with exactly this issuer, subject and audience are exchanged for a storage
+    /// token of `client_id`. Panics unless started with [`Azurite::start_oauth`].
+    #[track_caller]
+    pub fn trust_federated_credential(&self, credential: FederatedCredential) {
+        self.oauth().token_endpoint.trust(credential);
+    }
+
+    /// Every client assertion presented to the token endpoint, accepted or not.
+    #[track_caller]
+    pub fn client_assertions(&self) -> Vec<String> {
+        self.oauth().token_endpoint.assertions()
+    }
+
+    /// `(client id, subject)` of every client assertion the token endpoint accepted.
+    #[track_caller]
+    pub fn exchanged_assertions(&self) -> Vec<(String, String)> {
+        self.oauth().token_endpoint.exchanged()
     }
 
     /// The app settings of an identity-based `clientsecret` connection named `prefix` to this

@@ -2,10 +2,14 @@
 //! client-credentials flow (`POST /{tenant}/oauth2/v2.0/token`, what `azure_identity`'s
 //! `ClientSecretCredential` calls) and answers with an unsigned JWT that Azurite's
 //! `--oauth basic` accepts (it checks lifetime, issuer and audience, not the signature).
+//!
+//! It also takes client assertions (`ClientAssertionCredential`, workload identity federation)
+//! and checks them as Entra ID does against the federated credentials a test configures: see
+//! [`federation`].
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
@@ -21,6 +25,8 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
+
+mod federation;
 
 /// The tenant the token endpoint issues tokens for.
 pub const TENANT_ID: &str = "11111111-2222-3333-4444-555555555555";
@@ -57,10 +63,32 @@ pub fn storage_token(tenant_id: &str, lifetime: Duration) -> String {
     )
 }
 
+/// A federated credential on an Entra application or user-assigned managed identity: Entra
+/// exchanges a client assertion for a token of `client_id` only if the assertion's issuer,
+/// subject and audience are exactly these (`az identity federated-credential create`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FederatedCredential {
+    pub client_id: String,
+    pub issuer: String,
+    pub subject: String,
+    pub audience: String,
+}
+
+/// What the endpoint knows and saw, shared with its connections.
+#[derive(Default)]
+struct State {
+    requests: AtomicUsize,
+    federated: Mutex<Vec<FederatedCredential>>,
+    /// Every client assertion presented, verified or not, in order.
+    assertions: Mutex<Vec<String>>,
+    /// Client assertions Entra accepted: (client id, subject).
+    exchanged: Mutex<Vec<(String, String)>>,
+}
+
 /// The running endpoint; stops when dropped.
 pub(crate) struct TokenEndpoint {
     port: u16,
-    requests: Arc<AtomicUsize>,
+    state: Arc<State>,
     task: JoinHandle<()>,
 }
 
@@ -68,12 +96,12 @@ impl TokenEndpoint {
     pub(crate) async fn start(tls: Arc<rustls::ServerConfig>) -> Result<TokenEndpoint> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
-        let requests = Arc::new(AtomicUsize::new(0));
+        let state = Arc::new(State::default());
         let acceptor = TlsAcceptor::from(tls);
-        let counter = requests.clone();
+        let shared = state.clone();
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, counter) = (acceptor.clone(), counter.clone());
+                let (acceptor, counter) = (acceptor.clone(), shared.clone());
                 tokio::spawn(async move {
                     // A client that does not trust the CA hangs up here; nothing to report.
                     let Ok(stream) = acceptor.accept(tcp).await else {
@@ -89,11 +117,7 @@ impl TokenEndpoint {
                 });
             }
         });
-        Ok(TokenEndpoint {
-            port,
-            requests,
-            task,
-        })
+        Ok(TokenEndpoint { port, state, task })
     }
 
     pub(crate) fn authority_host(&self) -> String {
@@ -101,7 +125,19 @@ impl TokenEndpoint {
     }
 
     pub(crate) fn token_requests(&self) -> usize {
-        self.requests.load(Ordering::SeqCst)
+        self.state.requests.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn trust(&self, credential: FederatedCredential) {
+        lock(&self.state.federated).push(credential);
+    }
+
+    pub(crate) fn assertions(&self) -> Vec<String> {
+        lock(&self.state.assertions).clone()
+    }
+
+    pub(crate) fn exchanged(&self) -> Vec<(String, String)> {
+        lock(&self.state.exchanged).clone()
     }
 }
 
@@ -137,13 +173,17 @@ fn entra_error(
     )
 }
 
-async fn answer(request: Request<Incoming>, requests: &AtomicUsize) -> Response<Full<Bytes>> {
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+async fn answer(request: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
     let path = request.uri().path().to_owned();
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     match (request.method(), segments.as_slice()) {
         (&Method::POST, [tenant, "oauth2", "v2.0", "token"]) => {
             let tenant = (*tenant).to_owned();
-            requests.fetch_add(1, Ordering::SeqCst);
+            state.requests.fetch_add(1, Ordering::SeqCst);
             let body = match request.into_body().collect().await {
                 Ok(body) => body.to_bytes(),
                 Err(_) => {
@@ -155,7 +195,7 @@ async fn answer(request: Request<Incoming>, requests: &AtomicUsize) -> Response<
                     );
                 }
             };
-            token(&tenant, &body)
+            token(&tenant, &body, state).await
         }
         // OpenID discovery, for clients that look before asking for a token.
         (&Method::GET, [tenant, "v2.0", ".well-known", "openid-configuration"]) => {
@@ -187,8 +227,9 @@ async fn answer(request: Request<Incoming>, requests: &AtomicUsize) -> Response<
     }
 }
 
-/// The client-credentials grant: the known client and secret get a storage token.
-fn token(tenant: &str, body: &[u8]) -> Response<Full<Bytes>> {
+/// The client-credentials grant: the known client and secret, or a client assertion a
+/// federated credential trusts, get a storage token.
+async fn token(tenant: &str, body: &[u8], state: &State) -> Response<Full<Bytes>> {
     let form: Vec<(String, String)> = url::form_urlencoded::parse(body).into_owned().collect();
     let field = |name: &str| {
         form.iter()
@@ -202,6 +243,35 @@ fn token(tenant: &str, body: &[u8]) -> Response<Full<Bytes>> {
             "AADSTS70003: only client_credentials is supported here",
             70003,
         );
+    }
+    if let Some(assertion) = field("client_assertion") {
+        lock(&state.assertions).push(assertion.to_owned());
+        if field("client_assertion_type") != Some(federation::ASSERTION_TYPE) {
+            return entra_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "AADSTS7000201: the client_assertion_type is not supported",
+                7000201,
+            );
+        }
+        let client_id = field("client_id").unwrap_or_default().to_owned();
+        let trusted: Vec<FederatedCredential> = lock(&state.federated)
+            .iter()
+            .filter(|c| c.client_id == client_id)
+            .cloned()
+            .collect();
+        return match federation::verify(assertion, &trusted).await {
+            Ok(subject) => {
+                lock(&state.exchanged).push((client_id, subject));
+                storage_token_response(tenant)
+            }
+            Err(refusal) => entra_error(
+                refusal.status,
+                refusal.error,
+                &refusal.description,
+                refusal.code,
+            ),
+        };
     }
     if field("client_id") != Some(CLIENT_ID) {
         return entra_error(
@@ -219,6 +289,10 @@ fn token(tenant: &str, body: &[u8]) -> Response<Full<Bytes>> {
             7000215,
         );
     }
+    storage_token_response(tenant)
+}
+
+fn storage_token_response(tenant: &str) -> Response<Full<Bytes>> {
     let lifetime = Duration::from_secs(3600);
     json_response(
         StatusCode::OK,
