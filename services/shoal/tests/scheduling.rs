@@ -9,6 +9,8 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "support/host_identity.rs"]
+mod host_identity;
 #[path = "scheduling/processes.rs"]
 mod processes;
 

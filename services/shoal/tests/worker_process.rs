@@ -3,6 +3,8 @@
 //! finishes its in-flight work first. Hosting assigned instances, SIGTERM gives their claims
 //! back so they move at once, and a killed worker's instances move once its lease lapses.
 
+#[path = "support/host_identity.rs"]
+mod host_identity;
 #[path = "../../worker/tests/worker/support.rs"]
 #[allow(dead_code)]
 mod support;
@@ -10,30 +12,45 @@ mod support;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use host_identity::{HostIdentity, TOKEN_FILE_MARKER};
 use serde_json::json;
 use shoal_testkit::handler::Behaviour;
 use support::{APP, Harness, base64, queue_trigger, wait_listening};
 
 const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
-/// A worker process, killed (and reaped) if a test ends early.
-struct WorkerProcess(Option<Child>);
+/// A worker process, killed (and reaped) if a test ends early. Every worker runs with a host
+/// identity in its environment ([`HostIdentity`]); no tenant here is opted in to it, so a
+/// worker that ever asked its host's managed-identity endpoint for a token fails the test.
+struct WorkerProcess {
+    child: Option<Child>,
+    host: HostIdentity,
+    /// Whether a test opted a tenant in to the host identity.
+    host_identity_allowed: bool,
+}
 
 impl WorkerProcess {
     fn child(&self) -> &Child {
-        self.0.as_ref().expect("running")
+        self.child.as_ref().expect("running")
     }
 
     fn take(mut self) -> Child {
-        self.0.take().expect("running")
+        self.child.take().expect("running")
     }
 }
 
 impl Drop for WorkerProcess {
     fn drop(&mut self) {
-        if let Some(mut child) = self.0.take() {
+        if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        if !self.host_identity_allowed && !std::thread::panicking() {
+            assert_eq!(
+                self.host.requests(),
+                0,
+                "a worker used its host's managed identity for a tenant that is not opted in"
+            );
         }
     }
 }
@@ -43,6 +60,7 @@ fn spawn_worker(h: &Harness, name: &str) -> WorkerProcess {
 }
 
 fn spawn_worker_with(h: &Harness, name: &str, hosting: &[&str]) -> WorkerProcess {
+    let host = HostIdentity::start();
     let child = Command::new(SHOAL)
         .args(["worker", "--name", name, "--listen", "127.0.0.1:0"])
         .args(hosting)
@@ -54,11 +72,16 @@ fn spawn_worker_with(h: &Harness, name: &str, hosting: &[&str]) -> WorkerProcess
         .env("SHOAL_TEST_REFRESH_MS", "200")
         .env("SHOAL_TEST_HEARTBEAT_MS", "200")
         .env("RUST_LOG", "warn")
+        .envs(host.env())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .expect("shoal worker starts");
-    WorkerProcess(Some(child))
+    WorkerProcess {
+        child: Some(child),
+        host,
+        host_identity_allowed: false,
+    }
 }
 
 fn signal(child: &Child, signal: &str) {
@@ -217,5 +240,127 @@ async fn killed_worker_s_instance_moves_once_its_lease_lapses() -> anyhow::Resul
     );
     assert_eq!(h.claim_holder(APP, 0).await?.as_deref(), Some("w-next"));
     next.shut_down().await?;
+    Ok(())
+}
+
+/// The listener reports of live workers, once each of `functions` reports a status starting
+/// with `status`.
+async fn wait_for_statuses(h: &Harness, functions: &[&str], status: &str) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut tx = shoal_store::begin_platform(&h.pool).await.unwrap();
+        let reports = shoal_store::workers::live_listeners(&mut tx).await.unwrap();
+        shoal_store::commit(tx).await.unwrap();
+        let statuses: Vec<String> = functions
+            .iter()
+            .filter_map(|f| {
+                reports
+                    .iter()
+                    .find(|r| r.function == *f && r.status.starts_with(status))
+                    .map(|r| r.status.clone())
+            })
+            .collect();
+        if statuses.len() == functions.len() {
+            return statuses;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not every listener is {status}: {reports:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The worker runs with its host's identity in its environment (an App Service managed
+/// identity endpoint and a workload identity token file). A tenant's `managedidentity` and
+/// `workloadidentity` connections never use them — they sign in as the app's identity, which
+/// this app does not have, so they do not start and say why — until a platform admin opts the
+/// tenant in; then both are used.
+#[tokio::test]
+async fn the_host_identity_serves_only_a_tenant_opted_in_to_it() -> anyhow::Result<()> {
+    let azurite = shoal_testkit::azurite::Azurite::start_oauth().await?;
+    let h = Harness::start_with(azurite, Behaviour::Respond(json!({}))).await?;
+    let entra_client = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    let mut settings = serde_json::Map::new();
+    for (prefix, credential) in [
+        ("AzureWebJobsStorage", "managedidentity"),
+        ("Work", "workloadidentity"),
+    ] {
+        for (property, value) in [
+            ("queueServiceUri", h.azurite.https_queue_endpoint()),
+            ("credential", credential.to_owned()),
+            ("tenantId", shoal_testkit::azurite::TENANT_ID.to_owned()),
+            ("clientId", entra_client.to_owned()),
+            ("authorityHost", h.azurite.authority_host()),
+        ] {
+            settings.insert(format!("{prefix}__{property}"), json!(value));
+        }
+    }
+    h.put_app(json!({}), json!({"appSettings": settings}))
+        .await?;
+    h.put_function("ship", queue_trigger("orders")).await?;
+    h.put_function(
+        "work",
+        json!([{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "jobs", "connection": "Work"}]),
+    )
+    .await?;
+    h.enqueue("orders", &base64("for the host")).await?;
+    h.enqueue("jobs", &base64("job")).await?;
+
+    let ca = h.azurite.ca_file().display().to_string();
+    let mut worker = spawn_worker_with(&h, "w-host", &["--all-apps", "--extra-ca-file", &ca]);
+    let statuses = wait_for_statuses(&h, &["ship", "work"], "stopped").await;
+    for status in &statuses {
+        assert!(status.contains("identity.type"), "{status}");
+    }
+    assert_eq!(
+        worker.host.requests(),
+        0,
+        "the host's managed identity was not asked"
+    );
+    assert!(
+        !h.azurite
+            .client_assertions()
+            .iter()
+            .any(|a| a == TOKEN_FILE_MARKER),
+        "the host's token file was not presented"
+    );
+    assert_eq!(h.handler.count(), 0);
+
+    // A platform admin opts the tenant in (a single-tenant install).
+    worker.host_identity_allowed = true;
+    let mut tx = shoal_store::begin_platform(&h.pool).await?;
+    shoal_store::tenants::put(
+        &mut tx,
+        support::TENANT,
+        &shoal_store::tenants::TenantWrite {
+            display_name: "Contoso".into(),
+            max_apps: None,
+            max_instances: None,
+            allow_host_identity: true,
+        },
+        shoal_store::Precondition::None,
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    let requests = h.handler.wait_for(1, Duration::from_secs(30)).await?;
+    assert_eq!(requests[0].body["Data"]["msg"], "for the host");
+    assert!(
+        worker.host.requests() >= 1,
+        "the host's managed identity signed in"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !h
+        .azurite
+        .client_assertions()
+        .iter()
+        .any(|a| a == TOKEN_FILE_MARKER)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the workloadidentity connection never presented the host's token file"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     Ok(())
 }

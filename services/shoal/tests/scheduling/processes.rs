@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use sqlx::Row;
 
+use crate::host_identity::HostIdentity;
 use crate::support::{APP, Harness, TENANT};
 use crate::{LEASE_TTL, TICK_MS};
 
@@ -22,9 +23,12 @@ pub struct Decision {
     pub reason: String,
 }
 
-/// Processes of one test, killed (and reaped) when it ends.
+/// Processes of one test, killed (and reaped) when it ends. Every process runs with a host
+/// identity in its environment that no tenant is opted in to: one that asked it for a token
+/// fails the test.
 pub struct Cluster<'h> {
     h: &'h Harness,
+    host: HostIdentity,
     database_url: String,
     processes: BTreeMap<String, Child>,
     pub scale_in_window: &'static str,
@@ -40,6 +44,13 @@ impl Drop for Cluster<'_> {
             let _ = child.kill();
             let _ = child.wait();
         }
+        if !std::thread::panicking() {
+            assert_eq!(
+                self.host.requests(),
+                0,
+                "a scheduler or worker used its host's identity for a tenant"
+            );
+        }
     }
 }
 
@@ -52,6 +63,7 @@ impl<'h> Cluster<'h> {
     pub fn on(h: &'h Harness, database_url: String) -> Cluster<'h> {
         Cluster {
             h,
+            host: HostIdentity::start(),
             database_url,
             processes: BTreeMap::new(),
             scale_in_window: "3s",
@@ -67,6 +79,7 @@ impl<'h> Cluster<'h> {
             .env("SHOAL_SECRET_KEY", self.h.secret_key.to_base64())
             .env("SHOAL_TEST_INVISIBILITY_MS", self.invisibility_ms)
             .env("RUST_LOG", "warn")
+            .envs(self.host.env())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
