@@ -478,3 +478,83 @@ async fn wait_for_listener_status(api: &TestApp, status: &str) -> String {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// The scheduler reads the queue length of an identity-based connection signed in as the
+/// app's identity too (no worker runs here, so every exchanged assertion is the scheduler's).
+#[tokio::test]
+async fn the_scheduler_reads_queue_lengths_as_the_app_identity() {
+    let stack = Stack::start().await;
+    assert_eq!(
+        stack.api.put_tenant("contoso").await.status(),
+        StatusCode::CREATED
+    );
+    stack
+        .put_app(
+            "contoso",
+            "orders",
+            federated_settings(&stack.azurite, "AzureWebJobsStorage", ENTRA_APP, &[]),
+            json!({"type": "SystemAssigned"}),
+        )
+        .await;
+    stack
+        .put_function(
+            "contoso",
+            "orders",
+            "ship",
+            json!([{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"}]),
+        )
+        .await;
+    stack
+        .trust("contoso", "orders", "AzureWebJobsStorage", ENTRA_APP)
+        .await;
+    for i in 0..3 {
+        stack.enqueue("orders", &format!("order {i}")).await;
+    }
+    let mut config = shoal_scheduler::SchedulerConfig::new("s1");
+    config.tick = Duration::from_millis(200);
+    config.lease_ttl = Duration::from_secs(2);
+    config.connector = trusting(&stack.azurite);
+    config.public_url = Some(url::Url::parse(&stack.api.base).unwrap());
+    let pool = connect_lazy(&stack.api.database_url, &PoolConfig::default()).unwrap();
+    let stop = CancellationToken::new();
+    let scheduler =
+        shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&stack.api.secret_key))
+            .start(stop.clone());
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let decision = loop {
+        let scale: Value = stack
+            .api
+            .get("/v1/tenants/contoso/apps/orders/scale")
+            .await
+            .json()
+            .await
+            .unwrap();
+        if let Some(decision) = scale["decisions"].as_array().and_then(|d| d.first()) {
+            break decision.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no decision: {scale}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        decision["metrics"][0]["metric"], 3,
+        "the queue length was read: {decision}"
+    );
+    let diagnostics = stack.diagnostics("contoso", "orders").await;
+    let subject = sign_in_of(&diagnostics, "AzureWebJobsStorage")["shoalIdentity"]["principalId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        stack
+            .azurite
+            .exchanged_assertions()
+            .contains(&(ENTRA_APP.to_owned(), subject)),
+        "the scheduler signed in as the app's identity"
+    );
+    stop.cancel();
+    scheduler.stopped().await.unwrap();
+}
