@@ -131,3 +131,38 @@ async fn missing_or_invalid_token_is_401_with_a_challenge() {
     assert_eq!(body["status"], 401);
     assert!(body["requestId"].is_string());
 }
+
+#[tokio::test]
+async fn host_identity_is_off_until_a_platform_admin_allows_it() {
+    let app = TestApp::spawn().await;
+    let created: Value = app.put_tenant("contoso").await.json().await.unwrap();
+    assert_eq!(created["allowHostIdentity"], false);
+    let patched = app
+        .admin(Method::PATCH, "/v1/tenants/contoso")
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"allowHostIdentity": true}"#)
+        .fetch()
+        .await;
+    assert_eq!(patched.status(), StatusCode::OK);
+    let read: Value = app.get("/v1/tenants/contoso").await.json().await.unwrap();
+    assert_eq!(read["allowHostIdentity"], true);
+    let bad = app
+        .admin(Method::PUT, "/v1/tenants/contoso")
+        .json(&json!({"allowHostIdentity": "yes"}))
+        .fetch()
+        .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        error_paths(&bad.json().await.unwrap()),
+        ["allowHostIdentity"]
+    );
+    // The tenant's own Owner cannot allow it for itself.
+    let owner = app.token_for("contoso", shoal_api::auth::Role::Owner);
+    let refused = app
+        .request(Method::PATCH, "/v1/tenants/contoso", Some(&owner))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"allowHostIdentity": false}"#)
+        .fetch()
+        .await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+}
