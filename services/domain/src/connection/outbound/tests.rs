@@ -66,6 +66,14 @@ fn with<'a>(
     base
 }
 
+/// (what it shows, the connection's properties, the app's identities, the decision)
+type Case<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a str)>,
+    &'a AppIdentities,
+    Result<Outbound, OutboundError>,
+);
+
 #[test]
 fn the_app_identity_signs_in_never_the_hosts() {
     let both = AppIdentities {
@@ -84,12 +92,7 @@ fn the_app_identity_signs_in_never_the_hosts() {
     let billing_client = id(1020).to_string();
     let none = AppIdentities::default();
     let prefix = || "AzureWebJobsStorage".to_string();
-    let cases: Vec<(
-        &str,
-        Vec<(&str, &str)>,
-        &AppIdentities,
-        Result<Outbound, OutboundError>,
-    )> = vec![
+    let cases: Vec<Case> = vec![
         (
             "no credential: system-assigned",
             entra(),
