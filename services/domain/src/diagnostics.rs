@@ -32,7 +32,8 @@ pub enum CheckStatus {
 pub struct Check {
     pub function: String,
     pub binding: String,
-    /// What was checked: `connection`, `queueName`, `trigger`.
+    /// What was checked: `connection`, `queueName`, `trigger`, `identity` (how an
+    /// identity-based connection signs in).
     pub subject: String,
     pub status: CheckStatus,
     pub detail: String,

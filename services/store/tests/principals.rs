@@ -190,3 +190,74 @@ async fn deleting_a_principal_or_its_app_takes_its_assignments() -> anyhow::Resu
 fn uuid_v4() -> uuid::Uuid {
     uuid::Uuid::new_v4()
 }
+
+/// An app's identities for outbound connections are only its own: a user-assigned identity it
+/// lists that exists only in another tenant is not found, and a system-assigned identity counts
+/// only while `identity.type` has one.
+#[tokio::test]
+async fn app_identities_are_the_apps_own_in_its_tenant() -> anyhow::Result<()> {
+    use shoal_domain::apps::{Identity, IdentityType};
+    let (_db, pool) = setup().await?;
+    let (contoso, fabrikam) = (tenant("contoso"), tenant("fabrikam"));
+    let mut tx = begin_tenant(&pool, &fabrikam).await?;
+    principals::ensure(
+        &mut tx,
+        &fabrikam,
+        &new(PrincipalKind::UserAssignedIdentity, "shared"),
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let (billing, _) = principals::ensure(
+        &mut tx,
+        &contoso,
+        &new(PrincipalKind::UserAssignedIdentity, "billing"),
+    )
+    .await?;
+    let identity = |kind| Identity {
+        kind,
+        user_assigned_identities: vec!["billing".into(), "shared".into()],
+        principal_id: None,
+        client_id: None,
+    };
+    let found = principals::app_identities(
+        &mut tx,
+        &contoso,
+        "orders",
+        &identity(IdentityType::UserAssigned),
+    )
+    .await?;
+    let names: Vec<Option<String>> = found
+        .user_assigned
+        .iter()
+        .map(|i| i.user_assigned.clone())
+        .collect();
+    assert_eq!(
+        names,
+        vec![Some("billing".to_string())],
+        "fabrikam's 'shared' is never found"
+    );
+    assert_eq!(found.user_assigned[0].principal_id, billing.id);
+    assert_eq!(found.user_assigned[0].client_id, billing.client_id);
+    assert_eq!(found.system_assigned, None);
+    assert!(!found.host_identity_allowed);
+    shoal_store::commit(tx).await?;
+
+    let mut tx = begin_platform(&pool).await?;
+    let write = TenantWrite {
+        display_name: "contoso".into(),
+        max_apps: None,
+        max_instances: None,
+        allow_host_identity: true,
+    };
+    tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
+    shoal_store::commit(tx).await?;
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let found =
+        principals::app_identities(&mut tx, &contoso, "orders", &identity(IdentityType::None))
+            .await?;
+    assert!(found.host_identity_allowed);
+    assert!(found.system_assigned.is_none());
+    shoal_store::commit(tx).await?;
+    Ok(())
+}

@@ -423,8 +423,34 @@ async fn diagnostics_report_unresolved_connections() {
         .json()
         .await
         .unwrap();
+    assert_eq!(
+        diagnostics["checks"][0]["status"], "ok",
+        "the connection resolves"
+    );
+    // It signs in as the app's own identity, which the app does not have yet (never as the
+    // worker's): still unhealthy, saying what is missing.
+    assert_eq!(diagnostics["healthy"], false, "{diagnostics}");
+    assert_eq!(diagnostics["checks"][1]["subject"], "identity");
+
+    app.admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({
+            "identity": {"type": "SystemAssigned"},
+            "appSettings": {
+                "OrdersStorage__tenantId": "72f988bf-86f1-41af-91ab-2d7cd011db47",
+                "OrdersStorage__clientId": "0f8fad5b-d9cb-469f-a165-70867728950e",
+            },
+        }))
+        .fetch()
+        .await;
+    let diagnostics: Value = app
+        .get("/v1/tenants/contoso/apps/orders/diagnostics")
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(diagnostics["healthy"], true, "{diagnostics}");
     assert_eq!(diagnostics["checks"][0]["status"], "ok");
+    assert_eq!(diagnostics["connections"][0]["signsInAs"], "appIdentity");
 }
 
 #[tokio::test]
