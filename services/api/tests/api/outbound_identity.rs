@@ -117,6 +117,30 @@ impl Stack {
         );
     }
 
+    /// Tenant `tenant` with the app `orders`, whose `AzureWebJobsStorage` connection names
+    /// `ENTRA_APP` and nothing secret, with this `identity`, and a function `ship` triggered by
+    /// `queue`.
+    async fn orders_app(&self, tenant: &str, identity: Value, queue: &str) {
+        assert_eq!(
+            self.api.put_tenant(tenant).await.status(),
+            StatusCode::CREATED
+        );
+        self.put_app(
+            tenant,
+            "orders",
+            federated_settings(&self.azurite, "AzureWebJobsStorage", ENTRA_APP, &[]),
+            identity,
+        )
+        .await;
+        self.put_function(
+            tenant,
+            "orders",
+            "ship",
+            json!([{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": queue}]),
+        )
+        .await;
+    }
+
     async fn diagnostics(&self, tenant: &str, app: &str) -> Value {
         let response = self
             .api
@@ -328,25 +352,9 @@ async fn an_app_without_secrets_receives_through_its_system_and_user_assigned_id
 async fn another_tenant_naming_the_same_entra_client_gets_no_token() {
     let mut stack = Stack::start().await;
     for tenant in ["contoso", "fabrikam"] {
-        assert_eq!(
-            stack.api.put_tenant(tenant).await.status(),
-            StatusCode::CREATED
-        );
+        let queue = format!("{tenant}-orders");
         stack
-            .put_app(
-                tenant,
-                "orders",
-                federated_settings(&stack.azurite, "AzureWebJobsStorage", ENTRA_APP, &[]),
-                json!({"type": "SystemAssigned"}),
-            )
-            .await;
-        stack
-            .put_function(
-                tenant,
-                "orders",
-                "ship",
-                json!([{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": format!("{tenant}-orders")}]),
-            )
+            .orders_app(tenant, json!({"type": "SystemAssigned"}), &queue)
             .await;
     }
     // Entra trusts contoso's app only.
@@ -416,26 +424,9 @@ async fn another_tenant_naming_the_same_entra_client_gets_no_token() {
 #[tokio::test]
 async fn without_an_identity_or_entra_client_the_listener_does_not_start_and_says_why() {
     let mut stack = Stack::start().await;
-    assert_eq!(
-        stack.api.put_tenant("contoso").await.status(),
-        StatusCode::CREATED
-    );
     // No identity at all: the worker host's is never borrowed.
     stack
-        .put_app(
-            "contoso",
-            "orders",
-            federated_settings(&stack.azurite, "AzureWebJobsStorage", ENTRA_APP, &[]),
-            json!({"type": "None"}),
-        )
-        .await;
-    stack
-        .put_function(
-            "contoso",
-            "orders",
-            "ship",
-            json!([{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"}]),
-        )
+        .orders_app("contoso", json!({"type": "None"}), "orders")
         .await;
     let diagnostics = stack.diagnostics("contoso", "orders").await;
     let sign_in = sign_in_of(&diagnostics, "AzureWebJobsStorage");
@@ -484,25 +475,8 @@ async fn wait_for_listener_status(api: &TestApp, status: &str) -> String {
 #[tokio::test]
 async fn the_scheduler_reads_queue_lengths_as_the_app_identity() {
     let stack = Stack::start().await;
-    assert_eq!(
-        stack.api.put_tenant("contoso").await.status(),
-        StatusCode::CREATED
-    );
     stack
-        .put_app(
-            "contoso",
-            "orders",
-            federated_settings(&stack.azurite, "AzureWebJobsStorage", ENTRA_APP, &[]),
-            json!({"type": "SystemAssigned"}),
-        )
-        .await;
-    stack
-        .put_function(
-            "contoso",
-            "orders",
-            "ship",
-            json!([{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"}]),
-        )
+        .orders_app("contoso", json!({"type": "SystemAssigned"}), "orders")
         .await;
     stack
         .trust("contoso", "orders", "AzureWebJobsStorage", ENTRA_APP)
