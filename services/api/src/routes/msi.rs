@@ -18,9 +18,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use shoal_domain::apps::{Identity, IdentityType};
+use shoal_domain::connection::outbound::{AppIdentities, AppIdentity};
 use shoal_domain::names::{AppName, TenantName};
-use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
+use shoal_store::principals;
 use shoal_store::{StoreError, TenantId, apps, begin_tenant, signing_secrets};
 use uuid::Uuid;
 
@@ -186,16 +186,10 @@ async fn respond(
         status: StatusCode::INTERNAL_SERVER_ERROR,
         message: "internal error".into(),
     })?;
-    let identity = resolve(
-        &mut tx,
-        &tenant_id,
-        app.as_str(),
-        &spec.spec.identity,
-        &request.selector,
-    )
-    .await?;
+    let identities =
+        principals::app_identities(&mut tx, &tenant_id, app.as_str(), &spec.spec.identity).await?;
     shoal_store::commit(tx).await?;
-    let identity = identity.ok_or_else(|| {
+    let identity = choose(&identities, &tenant_id, &request.selector).ok_or_else(|| {
         MsiError::bad_request("the requested identity has not been assigned to this app")
     })?;
     if !state.tokens.has_keys() {
@@ -205,7 +199,7 @@ async fn respond(
         .tokens
         .issue_expiring(
             &Principal::Registered {
-                id: identity.id,
+                id: identity.principal_id,
                 tenant,
             },
             state.issuance.lifetime,
@@ -220,48 +214,28 @@ async fn respond(
     })
 }
 
-/// The identity the selector names among the app's: its system-assigned identity, or one of
-/// the user-assigned identities it lists. `None` if the app has no such identity.
-async fn resolve(
-    tx: &mut shoal_store::Tx,
+/// The identity the selector names among the app's own (its system-assigned identity, or one
+/// of the user-assigned identities it lists, read by `principals::app_identities` as the
+/// worker's outbound connections read them). `None` if the app has no such identity.
+fn choose(
+    identities: &AppIdentities,
     tenant: &TenantId,
-    app: &str,
-    identity: &Identity,
     selector: &Selector,
-) -> Result<Option<PrincipalRecord>, StoreError> {
-    if *selector == Selector::SystemAssigned {
-        let has_one = matches!(
-            identity.kind,
-            IdentityType::SystemAssigned | IdentityType::SystemAssignedUserAssigned
-        );
-        return match has_one {
-            true => principals::of_app(tx, tenant, app).await,
-            false => Ok(None),
-        };
+) -> Option<AppIdentity> {
+    let user_assigned = identities.user_assigned.iter();
+    match selector {
+        Selector::SystemAssigned => identities.system_assigned.clone(),
+        Selector::ClientId(id) => user_assigned.clone().find(|i| i.client_id == *id).cloned(),
+        Selector::PrincipalId(id) => user_assigned
+            .clone()
+            .find(|i| i.principal_id == *id)
+            .cloned(),
+        Selector::ResourceId { tenant: t, name } if t == tenant.as_str() => user_assigned
+            .clone()
+            .find(|i| i.user_assigned.as_deref() == Some(name.as_str()))
+            .cloned(),
+        Selector::ResourceId { .. } => None,
     }
-    let user_assigned = &identity.user_assigned_identities;
-    if let Selector::ResourceId { tenant: t, name } = selector
-        && (t != tenant.as_str() || !user_assigned.contains(name))
-    {
-        return Ok(None);
-    }
-    for name in user_assigned {
-        let Some(record) =
-            principals::get(tx, tenant, PrincipalKind::UserAssignedIdentity, name).await?
-        else {
-            continue;
-        };
-        let matches = match selector {
-            Selector::SystemAssigned => false,
-            Selector::ClientId(id) => record.client_id == *id,
-            Selector::PrincipalId(id) => record.id == *id,
-            Selector::ResourceId { name, .. } => record.name == *name,
-        };
-        if matches {
-            return Ok(Some(record));
-        }
-    }
-    Ok(None)
 }
 
 #[derive(Debug, PartialEq)]
