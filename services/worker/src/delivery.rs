@@ -168,12 +168,26 @@ async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: U
     match response {
         Ok(response) => {
             log_handler_lines(&response);
+            note_undeclared_outputs(ctx, &response);
             match outputs::write(&ctx.outputs, &response, &ctx.watcher).await {
                 Ok(_) => Outcome::Succeeded,
                 Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
             }
         }
         Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+/// Values for outputs the function does not declare were dropped (as Azure's host drops them);
+/// they are counted for diagnostics and logged once per name for this listener.
+fn note_undeclared_outputs(ctx: &FunctionContext, response: &HandlerResponse) {
+    if response.undeclared_outputs.is_empty() {
+        return;
+    }
+    let new = ctx.stats.undeclared_outputs(&response.undeclared_outputs);
+    if !new.is_empty() {
+        tracing::warn!(outputs = ?new, declared = ?ctx.output_names,
+            "the handler's response sets outputs that are no output binding of the function; they are ignored, as Azure Functions ignores them (see the app's diagnostics)");
     }
 }
 

@@ -1,13 +1,16 @@
 //! `GET …/apps/{app}/diagnostics`: what would stop the app's listeners from starting. A
 //! connection that cannot be resolved is not an error when written (settings may arrive
-//! later); it is reported here instead, and the listener does not start.
+//! later); it is reported here instead, and the listener does not start. What the app's live
+//! listeners report (outputs the handler sets in vain) is checked here too.
 
 use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use shoal_domain::diagnostics::{CheckStatus, Diagnostics, check_function};
-use shoal_store::{TenantId, apps, begin_tenant, functions};
+use shoal_domain::diagnostics::{
+    CheckStatus, Diagnostics, check_function, check_undeclared_outputs,
+};
+use shoal_store::{TenantId, apps, begin_tenant, functions, workers};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -22,7 +25,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
 }
 
-/// Check every function's bindings against the app's settings.
+/// Check every function's bindings against the app's settings and its live listeners' reports.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/diagnostics", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
@@ -44,6 +47,7 @@ pub async fn get_diagnostics(
     let mut tx = begin_tenant(&state.pool, &id).await?;
     let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
     let functions = functions::all_of_app(&mut tx, &id, app.as_str()).await?;
+    let listeners = workers::live_listeners_of_app(&mut tx, &id, app.as_str()).await?;
     shoal_store::commit(tx).await?;
 
     let settings: BTreeMap<String, String> = record
@@ -55,6 +59,7 @@ pub async fn get_diagnostics(
     for function in &functions {
         let spec = super::functions::parse_stored(function)?.spec;
         checks.extend(check_function(&function.name, &spec, &settings));
+        checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
     }
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {

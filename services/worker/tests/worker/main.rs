@@ -6,5 +6,6 @@ mod delivery;
 mod failures;
 mod identity;
 mod observability;
+mod payloads;
 mod polling;
 mod support;
