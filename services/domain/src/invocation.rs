@@ -16,7 +16,8 @@ pub struct QueueDelivery<'a> {
     /// The trigger binding's name (`Data.<name>`).
     pub binding: &'a str,
     pub function: &'a str,
-    /// The decoded message text.
+    /// What the handler receives for the message: its text, or its bytes in base64 (see
+    /// [`crate::queue_trigger::trigger_value`]).
     pub text: &'a str,
     pub id: &'a str,
     pub pop_receipt: &'a str,

@@ -73,3 +73,60 @@ async fn outputs_naming_no_output_binding_are_ignored_and_reported() -> anyhow::
     worker.shut_down().await?;
     Ok(())
 }
+
+/// A base64 message whose bytes are not UTF-8, and any message of a `dataType: binary`
+/// trigger, reach the handler as base64 of the bytes (the custom-handler protocol's form of
+/// binary data) instead of failing into poison.
+#[tokio::test]
+async fn binary_bodies_reach_the_handler_as_base64() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"maxDequeueCount": 1}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function("bytes", queue_trigger("raw-bytes")).await?;
+    h.put_function(
+        "binary",
+        json!([{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "binary-in", "dataType": "binary"}]),
+    )
+    .await?;
+    let not_utf8 = base64_bytes(&[0xff, 0x00, 0x80, 0xfe, b'{']);
+    h.enqueue("raw-bytes", &not_utf8).await?;
+    h.enqueue("binary-in", &base64("hello")).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    let requests = h.handler.wait_for(2, WAIT).await?;
+    let of = |function: &str| {
+        requests
+            .iter()
+            .find(|r| r.function == function)
+            .unwrap_or_else(|| panic!("{function} was invoked"))
+    };
+    let bytes = &of("bytes").body;
+    assert_eq!(bytes["Data"]["msg"], not_utf8.as_str());
+    assert_eq!(bytes["Metadata"]["QueueTrigger"], not_utf8.as_str());
+    let binary = &of("binary").body;
+    assert_eq!(
+        binary["Data"]["msg"],
+        base64("hello"),
+        "dataType binary: the bytes, in base64, even when they are text"
+    );
+    h.wait_until_empty("raw-bytes", WAIT).await?;
+    h.wait_until_empty("binary-in", WAIT).await?;
+    for report in worker.stats.reports() {
+        assert_eq!(
+            (report.succeeded, report.failed, report.poisoned),
+            (1, 0, 0),
+            "{}",
+            report.function
+        );
+    }
+    worker.shut_down().await?;
+    Ok(())
+}
+
+fn base64_bytes(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
