@@ -9,3 +9,4 @@ mod observability;
 mod payloads;
 mod polling;
 mod support;
+mod visibility;
