@@ -92,8 +92,15 @@ mod tests {
         let trigger_only = spec(json!([
             {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}
         ]));
-        // (case, function's spec, reports of the app's live listeners, expected (name, count))
-        let cases: Vec<(&str, &FunctionSpec, Vec<ListenerReport>, Vec<&str>, u64)> = vec![
+        // (case, function's spec, reports of the app's live listeners, names warned of, count)
+        type Case<'a> = (
+            &'a str,
+            &'a FunctionSpec,
+            Vec<ListenerReport>,
+            Vec<&'a str>,
+            u64,
+        );
+        let cases: Vec<Case> = vec![
             ("no listener reports", &with_output, vec![], vec![], 0),
             (
                 "reports without undeclared outputs",

@@ -62,7 +62,8 @@ fn renewal_happens_at_half_the_invisibility() {
 
 #[test]
 fn bodies_decode_by_encoding() {
-    let cases: &[(&str, MessageEncoding, Result<&[u8], DecodeError>)] = &[
+    type Case<'a> = (&'a str, MessageEncoding, Result<&'a [u8], DecodeError>);
+    let cases: &[Case] = &[
         ("aGVsbG8=", MessageEncoding::Base64, Ok(b"hello")),
         ("aGVsbG8=", MessageEncoding::None, Ok(b"aGVsbG8=")),
         ("{\"a\":1}", MessageEncoding::None, Ok(b"{\"a\":1}")),
