@@ -1,7 +1,8 @@
 //! Why an app's listeners would not start, decided from its functions and settings alone:
 //! connections that do not resolve, `%Setting%` queue names that are not set, trigger types
 //! accepted but not run yet. A connection that cannot be resolved is not a write error
-//! (settings may arrive later); the API reports these checks instead.
+//! (settings may arrive later); the API reports these checks instead. What the live listeners
+//! report about the handler's responses is checked in [`listeners`].
 
 use std::collections::BTreeMap;
 
@@ -18,11 +19,17 @@ pub mod sign_in;
 
 use sign_in::ConnectionSignIn;
 
+mod listeners;
+
+pub use listeners::check_undeclared_outputs;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum CheckStatus {
     Ok,
     Error,
+    /// Works, but not as the tenant most likely intends (does not make the app unhealthy).
+    Warning,
     /// The binding type is accepted but Shoal runs no listener for it yet.
     Unsupported,
 }
@@ -33,7 +40,7 @@ pub struct Check {
     pub function: String,
     pub binding: String,
     /// What was checked: `connection`, `queueName`, `trigger`, `identity` (how an
-    /// identity-based connection signs in).
+    /// identity-based connection signs in), `outputs`.
     pub subject: String,
     pub status: CheckStatus,
     pub detail: String,

@@ -16,7 +16,8 @@ pub struct QueueDelivery<'a> {
     /// The trigger binding's name (`Data.<name>`).
     pub binding: &'a str,
     pub function: &'a str,
-    /// The decoded message text.
+    /// What the handler receives for the message: its text, or its bytes in base64 (see
+    /// [`crate::queue_trigger::trigger_value`]).
     pub text: &'a str,
     pub id: &'a str,
     pub pop_receipt: &'a str,
@@ -68,6 +69,9 @@ pub struct HandlerResponse {
     pub outputs: BTreeMap<String, Value>,
     pub logs: Vec<String>,
     pub return_value: Option<Value>,
+    /// Names in `Outputs` that are no output binding of the function, in the response's order.
+    /// Their values are dropped, as Azure's host drops them; the caller reports the names.
+    pub undeclared_outputs: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -80,15 +84,19 @@ pub enum ResponseError {
     Outputs,
     #[error("Logs must be an array of strings")]
     Logs,
-    #[error("Outputs.{0} names no output binding of this function")]
-    UnknownOutput(String),
 }
 
 impl HandlerResponse {
     /// Parses a 2xx response body. An empty body means "nothing to return" (a handler that
     /// only acknowledges); anything else must have the documented shape, because a handler
     /// that answers garbage has most likely not done its work. `outputs` lists the function's
-    /// output bindings: a value for any other name is an error rather than silently dropped.
+    /// output bindings. A value for any other name is not an error: Azure's host builds the
+    /// invocation result by walking the function's declared output bindings and looking each
+    /// up in `Outputs` (azure-functions-host,
+    /// `src/WebJobs.Script/Workers/Http/HttpScriptInvocationResultExtensions.cs`,
+    /// `ToScriptInvocationResult`), so anything else is never read. Failing the invocation
+    /// instead would run work the handler already did again and end the message in poison.
+    /// The names are kept in [`HandlerResponse::undeclared_outputs`] so they can be reported.
     pub fn parse(body: &[u8], outputs: &[&str]) -> Result<HandlerResponse, ResponseError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(HandlerResponse::default());
@@ -108,11 +116,12 @@ impl HandlerResponse {
             None | Some(Value::Null) => {}
             Some(Value::Object(values)) => {
                 for (name, value) in values {
-                    let known = outputs.iter().find(|o| o.eq_ignore_ascii_case(&name));
-                    let Some(known) = known else {
-                        return Err(ResponseError::UnknownOutput(name));
-                    };
-                    response.outputs.insert((*known).to_owned(), value);
+                    match outputs.iter().find(|o| o.eq_ignore_ascii_case(&name)) {
+                        Some(known) => {
+                            response.outputs.insert((*known).to_owned(), value);
+                        }
+                        None => response.undeclared_outputs.push(name),
+                    }
                 }
             }
             Some(_) => return Err(ResponseError::Outputs),

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::bindings::DataType;
 use crate::host_config::{MessageEncoding, QueuesOptions};
 use crate::names::QueueName;
 
@@ -98,37 +99,62 @@ pub fn after_failure(dequeue_count: u32, options: &QueuesOptions) -> AfterFailur
     }
 }
 
-/// Why a message body could not be turned into the text the handler receives.
+/// Why a message body could not be turned into what the handler receives.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error("the message is not valid base64 (messageEncoding is base64)")]
     NotBase64,
-    #[error("the message's decoded bytes are not UTF-8 text")]
-    NotUtf8,
 }
 
-/// The message text the handler receives. A body that cannot be decoded is a failed delivery:
-/// it is retried and ends in the poison queue with its body intact, never dropped.
-pub fn decode_body(raw: &str, encoding: MessageEncoding) -> Result<String, DecodeError> {
+/// The message's bytes under the app's `messageEncoding`. A body that is not base64 although
+/// the encoding says so is a failed delivery: it is retried and ends in the poison queue with
+/// its body intact, never dropped.
+pub fn decode_body(raw: &str, encoding: MessageEncoding) -> Result<Vec<u8>, DecodeError> {
     match encoding {
-        MessageEncoding::None => Ok(raw.to_owned()),
+        MessageEncoding::None => Ok(raw.as_bytes().to_vec()),
         MessageEncoding::Base64 => {
             use base64::Engine as _;
-            let bytes = base64::engine::general_purpose::STANDARD
+            base64::engine::general_purpose::STANDARD
                 .decode(raw.trim())
-                .map_err(|_| DecodeError::NotBase64)?;
-            String::from_utf8(bytes).map_err(|_| DecodeError::NotUtf8)
+                .map_err(|_| DecodeError::NotBase64)
         }
     }
+}
+
+/// What the handler receives as `Data.<trigger>` (and `Metadata.QueueTrigger`): the message
+/// text when the binding takes text (`dataType` `string` or absent) and the bytes are UTF-8;
+/// otherwise the bytes in base64. That is how the custom-handler protocol carries binary data:
+/// Azure's host turns a `byte[]` input into `Convert.ToBase64String` for a non-binary binding
+/// and passes it as `byte[]` for `dataType: binary`, which Json.NET writes as a base64 string
+/// (azure-functions-host, `src/WebJobs.Script/Workers/ScriptInvocationContextExtensions.cs`,
+/// `GetHttpScriptInvocationContextValue`). `stream` has no JSON form; its bytes go as binary.
+/// Bytes that are not text are thus delivered, never failed into poison.
+pub fn trigger_value(
+    raw: &str,
+    encoding: MessageEncoding,
+    data_type: Option<DataType>,
+) -> Result<String, DecodeError> {
+    let bytes = decode_body(raw, encoding)?;
+    let as_text = matches!(data_type, None | Some(DataType::String));
+    if as_text {
+        match String::from_utf8(bytes) {
+            Ok(text) => Ok(text),
+            Err(not_text) => Ok(base64_of(not_text.as_bytes())),
+        }
+    } else {
+        Ok(base64_of(&bytes))
+    }
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// The body to put on a queue for `text` under the app's `messageEncoding`.
 pub fn encode_body(text: &str, encoding: MessageEncoding) -> String {
     match encoding {
         MessageEncoding::None => text.to_owned(),
-        MessageEncoding::Base64 => {
-            use base64::Engine as _;
-            base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
-        }
+        MessageEncoding::Base64 => base64_of(text.as_bytes()),
     }
 }

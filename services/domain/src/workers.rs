@@ -64,4 +64,37 @@ pub struct ListenerReport {
     /// identity platform answered; absent once a token was obtained.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_token_error: Option<String>,
+    /// Successful invocations whose response set `Outputs` names that are no output binding
+    /// of the function (ignored, as Azure ignores them). Absent in older heartbeats.
+    #[serde(default)]
+    pub undeclared_outputs: u64,
+    /// The first such names seen (at most 8), so diagnostics can say which values the handler
+    /// sets in vain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undeclared_output_names: Vec<String>,
+}
+
+/// How many undeclared output names a listener remembers: enough to name a handler's mistakes,
+/// bounded so a handler that invents names per message cannot grow the heartbeat.
+pub const MAX_UNDECLARED_OUTPUT_NAMES: usize = 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeats_written_before_undeclared_outputs_were_counted_still_parse() {
+        let old = serde_json::json!({
+            "tenant": "t", "app": "a", "instance": 0, "function": "f",
+            "trigger": "queueTrigger", "source": "q", "status": "listening",
+            "received": 1, "succeeded": 1, "failed": 0, "poisoned": 0, "inFlight": 0,
+            "currentBackoffMs": 200
+        });
+        let report: ListenerReport = serde_json::from_value(old).unwrap();
+        assert_eq!(report.undeclared_outputs, 0);
+        assert!(report.undeclared_output_names.is_empty());
+        let round_trip = serde_json::to_value(&report).unwrap();
+        assert_eq!(round_trip["undeclaredOutputs"], 0);
+        assert!(round_trip.get("undeclaredOutputNames").is_none());
+    }
 }

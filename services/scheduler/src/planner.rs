@@ -381,6 +381,36 @@ mod tests {
         assert_eq!(to_of(&plan, "c"), 10, "another tenant is not limited");
     }
 
+    /// 64 messages of which workers report 48 in flight, 16 per instance: counting the whole
+    /// queue asks for 4 instances, counting only visible messages for 1.
+    #[test]
+    fn visible_only_scales_on_the_messages_no_worker_holds() {
+        let decide = |visible_only: bool| {
+            let mut scaled = app("t", "a", 10);
+            scaled.visible_only = visible_only;
+            let mut world = World::new(vec![scaled, app("t", "other", 10)], 8);
+            let now = Instant::now();
+            world.backlog("a", 64, now);
+            world.backlog("other", 64, now);
+            world
+                .in_flight
+                .insert(("t".into(), "a".into(), "f".into()), 48);
+            // Another function's messages in flight never count for `f`, and an app without
+            // visibleOnly ignores what its workers hold.
+            world
+                .in_flight
+                .insert(("t".into(), "other".into(), "f".into()), 1000);
+            world
+                .in_flight
+                .insert(("t".into(), "a".into(), "g".into()), 1000);
+            let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+            let plan = world.plan(&mut planner, &[], now);
+            (to_of(&plan, "a"), to_of(&plan, "other"))
+        };
+        assert_eq!(decide(false), (4, 4), "the storage service's count");
+        assert_eq!(decide(true), (1, 4), "64 - 48 visible messages");
+    }
+
     #[test]
     fn a_cached_reading_is_sampled_once() {
         let mut world = World::new(vec![app("t", "a", 10)], 2);

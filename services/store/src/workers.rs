@@ -10,7 +10,7 @@ use shoal_domain::workers::{ListenerReport, WorkerState};
 use sqlx::Row;
 
 use crate::page::{Page, PageRequest};
-use crate::{StoreError, Tx};
+use crate::{StoreError, TenantId, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerRecord {
@@ -119,6 +119,18 @@ pub async fn live_listeners(tx: &mut Tx) -> Result<Vec<ListenerReport>, StoreErr
             .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
         reports.extend(batch);
     }
+    Ok(reports)
+}
+
+/// The listener statistics the live workers report for one app of one tenant (for its
+/// diagnostics). The registry is platform scoped, so the tenant is filtered here.
+pub async fn live_listeners_of_app(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    app: &str,
+) -> Result<Vec<ListenerReport>, StoreError> {
+    let mut reports = live_listeners(tx).await?;
+    reports.retain(|r| r.tenant == tenant.as_str() && r.app.eq_ignore_ascii_case(app));
     Ok(reports)
 }
 

@@ -1,6 +1,6 @@
 //! A function-app handler for tests: records every request the worker makes (function,
-//! headers, JSON body, when), tracks how many run at once (overall and per `webhook-id`), and
-//! answers as the test tells it to.
+//! headers, JSON body, when), tracks how many run at once (overall, per function and per
+//! `webhook-id`), and answers as the test tells it to.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -30,6 +30,9 @@ pub enum Behaviour {
     Delay(Duration, Value),
     /// Wait a random time in the range, then 200 with this JSON body.
     RandomDelay(std::ops::Range<Duration>, Value),
+    /// Wait as long as the function says for this request body, then 200 with this JSON body
+    /// (e.g. some messages quick and others slow).
+    DelayBy(fn(&Value) -> Duration, Value),
     /// Never answer (until the connection is dropped).
     Hang,
 }
@@ -59,6 +62,8 @@ struct Inner {
     max_running: AtomicUsize,
     running_ids: Mutex<HashMap<String, usize>>,
     overlapping_ids: AtomicUsize,
+    /// Per function: (running now, most running at once).
+    by_function: Mutex<HashMap<String, (usize, usize)>>,
 }
 
 /// Started on a free port; stops when dropped.
@@ -122,6 +127,20 @@ impl RecordingHandler {
         self.inner.max_running.load(Ordering::SeqCst)
     }
 
+    /// The most requests of `function` that were in progress at the same time.
+    pub fn max_concurrent_of(&self, function: &str) -> usize {
+        lock(&self.inner.by_function)
+            .get(function)
+            .map_or(0, |(_, max)| *max)
+    }
+
+    /// How many requests of `function` are in progress now.
+    pub fn running_of(&self, function: &str) -> usize {
+        lock(&self.inner.by_function)
+            .get(function)
+            .map_or(0, |(now, _)| *now)
+    }
+
     /// How often a request arrived while another with the same `webhook-id` was in progress.
     pub fn overlapping_deliveries(&self) -> usize {
         self.inner.overlapping_ids.load(Ordering::SeqCst)
@@ -154,9 +173,16 @@ async fn handle(
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned();
+    {
+        let mut by_function = lock(&inner.by_function);
+        let (now, max) = by_function.entry(function.clone()).or_default();
+        *now += 1;
+        *max = (*max).max(*now);
+    }
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     lock(&inner.requests).push(Recorded {
-        function,
-        body: serde_json::from_slice(&raw).unwrap_or(Value::Null),
+        function: function.clone(),
+        body: body.clone(),
         headers,
         raw,
         at: Instant::now(),
@@ -174,6 +200,7 @@ async fn handle(
     let _running = Running {
         inner: inner.clone(),
         id,
+        function,
     };
     let behaviour = lock(&inner.script)
         .pop()
@@ -195,6 +222,10 @@ async fn handle(
             tokio::time::sleep(Duration::from_millis(wait)).await;
             axum::Json(body).into_response()
         }
+        Behaviour::DelayBy(wait, answer) => {
+            tokio::time::sleep(wait(&body)).await;
+            axum::Json(answer).into_response()
+        }
         Behaviour::Hang => {
             std::future::pending::<()>().await;
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
@@ -206,11 +237,15 @@ async fn handle(
 struct Running {
     inner: Arc<Inner>,
     id: String,
+    function: String,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
         self.inner.running.fetch_sub(1, Ordering::SeqCst);
+        if let Some((now, _)) = lock(&self.inner.by_function).get_mut(&self.function) {
+            *now -= 1;
+        }
         let mut ids = lock(&self.inner.running_ids);
         if let Some(n) = ids.get_mut(&self.id) {
             *n -= 1;

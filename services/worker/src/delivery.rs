@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use shoal_connectors::{Queue, QueueError, QueueMessage};
+use shoal_domain::bindings::DataType;
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::invocation::{HandlerResponse, QueueDelivery, queue_payload};
 use shoal_domain::queue_trigger::{
-    AfterFailure, Arrival, after_failure, decode_body, on_arrival, renewal_period,
+    AfterFailure, Arrival, after_failure, on_arrival, renewal_period, trigger_value,
 };
 use shoal_domain::webhooks::WebhookSecret;
 use tokio::sync::OnceCell;
@@ -38,6 +39,8 @@ pub struct FunctionContext {
     pub function: String,
     /// The trigger binding's name (`Data.<name>`).
     pub binding: String,
+    /// Its `dataType`: `binary` delivers the message's bytes in base64.
+    pub trigger_data_type: Option<DataType>,
     pub queue: Queue,
     pub poison: Queue,
     pub poison_created: OnceCell<()>,
@@ -127,7 +130,11 @@ fn unreachable_renewal() -> Outcome {
 }
 
 async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
-    let text = match decode_body(&message.text, ctx.options.message_encoding) {
+    let text = match trigger_value(
+        &message.text,
+        ctx.options.message_encoding,
+        ctx.trigger_data_type,
+    ) {
         Ok(text) => text,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
@@ -168,12 +175,26 @@ async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: U
     match response {
         Ok(response) => {
             log_handler_lines(&response);
+            note_undeclared_outputs(ctx, &response);
             match outputs::write(&ctx.outputs, &response, &ctx.watcher).await {
                 Ok(_) => Outcome::Succeeded,
                 Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
             }
         }
         Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+/// Values for outputs the function does not declare were dropped (as Azure's host drops them);
+/// they are counted for diagnostics and logged once per name for this listener.
+fn note_undeclared_outputs(ctx: &FunctionContext, response: &HandlerResponse) {
+    if response.undeclared_outputs.is_empty() {
+        return;
+    }
+    let new = ctx.stats.undeclared_outputs(&response.undeclared_outputs);
+    if !new.is_empty() {
+        tracing::warn!(outputs = ?new, declared = ?ctx.output_names,
+            "the handler's response sets outputs that are no output binding of the function; they are ignored, as Azure Functions ignores them (see the app's diagnostics)");
     }
 }
 

@@ -161,6 +161,7 @@ fn context(
         worker: config.name.clone(),
         function: function.name.clone(),
         binding: trigger.name.as_str().to_owned(),
+        trigger_data_type: trigger.data_type,
         queue,
         poison,
         poison_created: OnceCell::new(),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use shoal_domain::workers::ListenerReport;
+use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
 use crate::hosting::AppInstance;
 
@@ -34,6 +34,9 @@ pub struct ListenerStats {
     backoff_ms: AtomicU64,
     /// Why the connection's last token request failed (identity-based connections).
     token_error: Mutex<Option<String>>,
+    undeclared_outputs: AtomicU64,
+    /// The first undeclared output names seen, in the order seen.
+    undeclared_names: Mutex<Vec<String>>,
 }
 
 impl ListenerStats {
@@ -49,6 +52,8 @@ impl ListenerStats {
             last_poll_ms: AtomicI64::new(0),
             backoff_ms: AtomicU64::new(0),
             token_error: Mutex::new(None),
+            undeclared_outputs: AtomicU64::new(0),
+            undeclared_names: Mutex::new(Vec::new()),
         }
     }
 
@@ -84,6 +89,25 @@ impl ListenerStats {
             .store(wait.as_millis() as u64, Ordering::Relaxed);
     }
 
+    /// Counts a successful invocation whose response set `Outputs` the function does not
+    /// declare. Returns the names this listener had not seen yet (and still had room to
+    /// remember), so the caller logs each once rather than once per message.
+    pub fn undeclared_outputs(&self, names: &[String]) -> Vec<String> {
+        self.undeclared_outputs.fetch_add(1, Ordering::Relaxed);
+        let mut seen = self
+            .undeclared_names
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let mut new = Vec::new();
+        for name in names {
+            if seen.len() < MAX_UNDECLARED_OUTPUT_NAMES && !seen.contains(name) {
+                seen.push(name.clone());
+                new.push(name.clone());
+            }
+        }
+        new
+    }
+
     pub fn report(&self) -> ListenerReport {
         let last_poll = match self.last_poll_ms.load(Ordering::Relaxed) {
             0 => None,
@@ -110,6 +134,12 @@ impl ListenerStats {
             current_backoff_ms: self.backoff_ms.load(Ordering::Relaxed),
             last_token_error: self
                 .token_error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+            undeclared_outputs: self.undeclared_outputs.load(Ordering::Relaxed),
+            undeclared_output_names: self
+                .undeclared_names
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
@@ -149,5 +179,47 @@ impl StatsRegistry {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ListenerKey, Arc<ListenerStats>>> {
         self.listeners.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hosting::AppInstance;
+
+    fn stats() -> ListenerStats {
+        let key = ListenerKey {
+            instance: AppInstance {
+                tenant: "t".into(),
+                app: "a".into(),
+                index: 0,
+            },
+            function: "f".into(),
+            trigger: "queueTrigger",
+            source: "q".into(),
+        };
+        ListenerStats::new(key, "listening".into())
+    }
+
+    #[test]
+    fn undeclared_output_names_are_new_once_and_bounded() {
+        let stats = stats();
+        let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        assert_eq!(stats.undeclared_outputs(&names(&["x", "y"])), ["x", "y"]);
+        assert!(stats.undeclared_outputs(&names(&["y", "x"])).is_empty());
+        let many: Vec<String> = (0..20).map(|i| format!("n{i}")).collect();
+        let new = stats.undeclared_outputs(&many);
+        assert_eq!(new.len(), MAX_UNDECLARED_OUTPUT_NAMES - 2);
+        assert!(
+            stats.undeclared_outputs(&many).is_empty(),
+            "no room: nothing new to log"
+        );
+        let report = stats.report();
+        assert_eq!(report.undeclared_outputs, 4, "every invocation counts");
+        assert_eq!(
+            report.undeclared_output_names.len(),
+            MAX_UNDECLARED_OUTPUT_NAMES
+        );
+        assert_eq!(report.undeclared_output_names[..2], names(&["x", "y"]));
     }
 }

@@ -3,7 +3,8 @@
 //! later); it is reported here instead, and the listener does not start. Identity-based
 //! connections also show how they sign in: the app's Shoal identity, the Entra client it is
 //! exchanged for, the federated credential Entra needs, and the last token error listeners
-//! reported.
+//! reported. What the app's live listeners report (token errors, outputs the handler sets in
+//! vain) is checked here too.
 
 use std::collections::BTreeMap;
 
@@ -11,8 +12,10 @@ use axum::Json;
 use axum::extract::{Path, State};
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
-use shoal_domain::diagnostics::{CheckStatus, Diagnostics, check_function};
-use shoal_store::{TenantId, apps, begin_platform, begin_tenant, functions, principals, workers};
+use shoal_domain::diagnostics::{
+    CheckStatus, Diagnostics, check_function, check_undeclared_outputs,
+};
+use shoal_store::{TenantId, apps, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -27,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
 }
 
-/// Check every function's bindings against the app's settings.
+/// Check every function's bindings against the app's settings and its live listeners' reports.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/diagnostics", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
@@ -51,17 +54,12 @@ pub async fn get_diagnostics(
     let functions = functions::all_of_app(&mut tx, &id, app.as_str()).await?;
     let spec = super::apps::parse_stored(&record)?.spec;
     let identities = principals::app_identities(&mut tx, &id, app.as_str(), &spec.identity).await?;
+    let listeners = workers::live_listeners_of_app(&mut tx, &id, app.as_str()).await?;
     shoal_store::commit(tx).await?;
-    // Token errors as the live listeners of this app report them (worker rows are platform
-    // data; only this app's lines are kept).
-    let mut tx = begin_platform(&state.pool).await?;
-    let token_errors: Vec<(String, String)> = workers::live_listeners(&mut tx)
-        .await?
-        .into_iter()
-        .filter(|l| l.tenant == id.as_str() && l.app == app.as_str())
-        .filter_map(|l| Some((l.function, l.last_token_error?)))
+    let token_errors: Vec<(String, String)> = listeners
+        .iter()
+        .filter_map(|l| Some((l.function.clone(), l.last_token_error.clone()?)))
         .collect();
-    shoal_store::commit(tx).await?;
     let issuer = federation_issuer(&state.issuance.public_url);
 
     let settings: BTreeMap<String, String> = record
@@ -83,6 +81,7 @@ pub async fn get_diagnostics(
         let (sign_ins, sign_in_checks) = sign_ins(&function.name, &spec, &context);
         connections.extend(sign_ins);
         checks.extend(sign_in_checks);
+        checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
     }
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {

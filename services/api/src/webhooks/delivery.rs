@@ -53,6 +53,14 @@ pub async fn deliver(
             invocation = %invocation_id, "handler: {line}"
         );
     }
+    if !response.undeclared_outputs.is_empty() {
+        // Ignored, as Azure's host ignores outputs the function does not declare.
+        tracing::debug!(
+            tenant = %app.tenant, app = %app.name, function = %function.name,
+            invocation = %invocation_id, outputs = ?response.undeclared_outputs,
+            "the handler's response sets outputs that are no output binding; ignored"
+        );
+    }
     let unwritten: Vec<&String> = function
         .unwritten_outputs
         .iter()

@@ -64,6 +64,8 @@ async fn workers_are_listed_with_liveness_and_listener_statistics() {
         last_poll: Some(Utc::now()),
         current_backoff_ms: 400,
         last_token_error: None,
+        undeclared_outputs: 0,
+        undeclared_output_names: Vec::new(),
     };
     beat(
         &app,
@@ -307,4 +309,112 @@ async fn owners_read_and_regenerate_the_signing_secret() {
         .fetch()
         .await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}
+
+/// A listener line of `tenant`/`app`/`function` whose handler set `names` in vain `count` times.
+fn undeclared(
+    tenant: &str,
+    app: &str,
+    function: &str,
+    count: u64,
+    names: &[&str],
+) -> ListenerReport {
+    ListenerReport {
+        tenant: tenant.into(),
+        app: app.into(),
+        instance: 0,
+        function: function.into(),
+        trigger: "queueTrigger".into(),
+        source: "orders".into(),
+        status: "listening".into(),
+        received: count,
+        succeeded: count,
+        failed: 0,
+        poisoned: 0,
+        in_flight: 0,
+        last_poll: Some(Utc::now()),
+        current_backoff_ms: 200,
+        last_token_error: None,
+        undeclared_outputs: count,
+        undeclared_output_names: names.iter().map(|n| (*n).to_owned()).collect(),
+    }
+}
+
+#[tokio::test]
+async fn diagnostics_warn_of_outputs_the_handler_sets_but_the_function_does_not_declare() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    app.admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true"}}))
+        .fetch()
+        .await;
+    let function = json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}]});
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Process",
+        )
+        .json(&function)
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    // Two live instances of this app, another tenant's app of the same name, and a worker
+    // whose lease lapsed: only the first two count.
+    beat(
+        &app,
+        "w-1",
+        WorkerState::Running,
+        &[
+            undeclared("contoso", "orders", "Process", 2, &["receipt"]),
+            undeclared("fabrikam", "orders", "Process", 9, &["theirs"]),
+        ],
+    )
+    .await;
+    beat(
+        &app,
+        "w-2",
+        WorkerState::Running,
+        &[undeclared(
+            "contoso",
+            "orders",
+            "Process",
+            1,
+            &["receipt", "audit"],
+        )],
+    )
+    .await;
+    beat_with(
+        &app,
+        "w-dead",
+        WorkerState::Running,
+        &[undeclared("contoso", "orders", "Process", 5, &["stale"])],
+        100,
+        Duration::from_secs(10),
+    )
+    .await;
+    age_heartbeat(&app, "w-dead", 20).await;
+    let diagnostics: Value = app
+        .get("/v1/tenants/contoso/apps/orders/diagnostics")
+        .await
+        .json()
+        .await
+        .unwrap();
+    let warnings: Vec<&Value> = diagnostics["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["subject"] == "outputs")
+        .collect();
+    let names: Vec<&str> = warnings
+        .iter()
+        .filter_map(|c| c["binding"].as_str())
+        .collect();
+    assert_eq!(names, ["audit", "receipt"], "{diagnostics}");
+    for warning in &warnings {
+        assert_eq!(warning["status"], "warning");
+        assert_eq!(warning["function"], "Process");
+        let detail = warning["detail"].as_str().unwrap();
+        assert!(detail.contains("(3 invocations"), "{detail}");
+    }
+    assert_eq!(diagnostics["healthy"], true, "a warning is not unhealthy");
 }

@@ -80,9 +80,6 @@ fn malformed_responses_are_errors() {
         (br#"{"Outputs": 3}"#, |e| *e == ResponseError::Outputs),
         (br#"{"Logs": "x"}"#, |e| *e == ResponseError::Logs),
         (br#"{"Logs": [1]}"#, |e| *e == ResponseError::Logs),
-        (br#"{"Outputs": {"nope": 1}}"#, |e| {
-            *e == ResponseError::UnknownOutput("nope".into())
-        }),
     ];
     for (body, check) in cases {
         let err = HandlerResponse::parse(body, &outputs).unwrap_err();
@@ -92,6 +89,28 @@ fn malformed_responses_are_errors() {
             String::from_utf8_lossy(body)
         );
     }
+}
+
+#[test]
+fn outputs_that_name_no_output_binding_are_dropped_and_named() {
+    let outputs = ["out"];
+    let response = HandlerResponse::parse(
+        br#"{"Outputs": {"nope": 1, "Out": "kept", "$return": 2, "also": null}, "ReturnValue": 3}"#,
+        &outputs,
+    )
+    .unwrap();
+    assert_eq!(
+        response.outputs,
+        BTreeMap::from([("out".to_owned(), json!("kept"))]),
+        "only declared bindings are read, matched without regard to case"
+    );
+    let mut undeclared = response.undeclared_outputs.clone();
+    undeclared.sort();
+    assert_eq!(undeclared, ["$return", "also", "nope"]);
+    assert_eq!(response.return_value, Some(json!(3)));
+
+    let clean = HandlerResponse::parse(br#"{"Outputs": {"out": 1}}"#, &outputs).unwrap();
+    assert!(clean.undeclared_outputs.is_empty());
 }
 
 #[test]

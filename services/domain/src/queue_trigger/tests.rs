@@ -62,17 +62,18 @@ fn renewal_happens_at_half_the_invisibility() {
 
 #[test]
 fn bodies_decode_by_encoding() {
-    let cases: &[(&str, MessageEncoding, Result<&str, DecodeError>)] = &[
-        ("aGVsbG8=", MessageEncoding::Base64, Ok("hello")),
-        ("aGVsbG8=", MessageEncoding::None, Ok("aGVsbG8=")),
-        ("{\"a\":1}", MessageEncoding::None, Ok("{\"a\":1}")),
+    type Case<'a> = (&'a str, MessageEncoding, Result<&'a [u8], DecodeError>);
+    let cases: &[Case] = &[
+        ("aGVsbG8=", MessageEncoding::Base64, Ok(b"hello")),
+        ("aGVsbG8=", MessageEncoding::None, Ok(b"aGVsbG8=")),
+        ("{\"a\":1}", MessageEncoding::None, Ok(b"{\"a\":1}")),
         (
             "not base64!",
             MessageEncoding::Base64,
             Err(DecodeError::NotBase64),
         ),
-        ("//79", MessageEncoding::Base64, Err(DecodeError::NotUtf8)),
-        ("", MessageEncoding::Base64, Ok("")),
+        ("//79", MessageEncoding::Base64, Ok(&[0xff, 0xfe, 0xfd])),
+        ("", MessageEncoding::Base64, Ok(b"")),
     ];
     for (raw, encoding, want) in cases {
         let got = decode_body(raw, *encoding);
@@ -85,11 +86,43 @@ fn bodies_decode_by_encoding() {
 }
 
 #[test]
+fn text_goes_as_text_and_bytes_as_base64() {
+    use crate::bindings::DataType::{Binary, Stream, String as Text};
+    let b64 = MessageEncoding::Base64;
+    let none = MessageEncoding::None;
+    // (raw body, messageEncoding, dataType, Data.<trigger>)
+    let cases = [
+        ("aGVsbG8=", b64, None, "hello"),
+        ("aGVsbG8=", b64, Some(Text), "hello"),
+        ("//79", b64, None, "//79"),
+        ("//79", b64, Some(Text), "//79"),
+        (" //79\n", b64, None, "//79"),
+        ("aGVsbG8=", b64, Some(Binary), "aGVsbG8="),
+        ("//79", b64, Some(Binary), "//79"),
+        ("//79", b64, Some(Stream), "//79"),
+        ("hello", none, None, "hello"),
+        ("hello", none, Some(Binary), "aGVsbG8="),
+        ("", b64, Some(Binary), ""),
+    ];
+    for (raw, encoding, data_type, want) in cases {
+        assert_eq!(
+            trigger_value(raw, encoding, data_type).as_deref(),
+            Ok(want),
+            "{raw:?} {encoding:?} {data_type:?}"
+        );
+    }
+    assert_eq!(
+        trigger_value("not base64!", b64, Some(Binary)),
+        Err(DecodeError::NotBase64)
+    );
+}
+
+#[test]
 fn encoding_round_trips() {
     for text in ["", "hello", "{\"ünï\":\"cödé\"}"] {
         for encoding in [MessageEncoding::Base64, MessageEncoding::None] {
             assert_eq!(
-                decode_body(&encode_body(text, encoding), encoding).unwrap(),
+                trigger_value(&encode_body(text, encoding), encoding, None).unwrap(),
                 text
             );
         }

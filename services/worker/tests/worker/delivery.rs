@@ -174,6 +174,68 @@ async fn concurrency_stays_within_batch_size_plus_threshold() -> anyhow::Result<
     Ok(())
 }
 
+/// Two functions of one app, each with `batchSize` 2 + `newBatchThreshold` 1 = 3: each fills
+/// its own three slots at the same time (6 at once), so the limit is per function, not shared.
+/// Per function the first message is quick and the rest slow: the quick one frees a slot, the
+/// next batch of two is fetched at the threshold, and three slow ones then run together.
+#[tokio::test]
+async fn each_function_has_its_own_batch_size_plus_threshold() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::DelayBy(
+        |body| {
+            if body["Data"]["msg"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("quick"))
+            {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(4)
+            }
+        },
+        json!({}),
+    ))
+    .await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"batchSize": 2, "newBatchThreshold": 1, "messageEncoding": "none"}}}),
+        json!({"handler": {"url": h.handler.url().as_str(), "timeoutSeconds": 30}}),
+    )
+    .await?;
+    h.put_function("first", queue_trigger("first-work")).await?;
+    h.put_function("second", queue_trigger("second-work"))
+        .await?;
+    for queue in ["first-work", "second-work"] {
+        h.enqueue(queue, "quick").await?;
+        for i in 0..5 {
+            h.enqueue(queue, &format!("slow {i}")).await?;
+        }
+    }
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while h.handler.running_of("first") + h.handler.running_of("second") < 6 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "never both at their limit: first {} running, second {}",
+            h.handler.running_of("first"),
+            h.handler.running_of("second")
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    h.handler.wait_for(12, Duration::from_secs(60)).await?;
+    h.wait_until_empty("first-work", WAIT).await?;
+    h.wait_until_empty("second-work", WAIT).await?;
+    for function in ["first", "second"] {
+        assert_eq!(
+            h.handler.max_concurrent_of(function),
+            3,
+            "{function}: batchSize + newBatchThreshold"
+        );
+    }
+    assert_eq!(h.handler.max_concurrent(), 6);
+    assert_eq!(h.handler.count(), 12, "each message exactly once");
+    worker.shut_down().await?;
+    Ok(())
+}
+
 fn base64_decode(text: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD

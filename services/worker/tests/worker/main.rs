@@ -6,5 +6,7 @@ mod delivery;
 mod failures;
 mod identity;
 mod observability;
+mod payloads;
 mod polling;
 mod support;
+mod visibility;

@@ -136,6 +136,7 @@ fn handler(outputs: Value, return_value: Option<Value>) -> HandlerResponse {
             .collect(),
         logs: Vec::new(),
         return_value,
+        undeclared_outputs: Vec::new(),
     }
 }
 
