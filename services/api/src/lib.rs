@@ -31,7 +31,7 @@ use axum::http::HeaderName;
 use axum::routing::{get, post};
 use shoal_store::StoreError;
 use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy};
+use shoal_store::pool::{DatabaseUrl, PoolConfig, connect_lazy};
 use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -50,7 +50,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
     pub listen: SocketAddr,
-    pub database_url: String,
+    /// `Debug` shows it without its password.
+    pub database_url: DatabaseUrl,
     pub secret_key: SecretKey,
     pub issuer: String,
     pub audience: String,
@@ -173,7 +174,7 @@ impl Application {
         config: ApiConfig,
         collectors: Vec<Box<dyn prometheus_client::collector::Collector>>,
     ) -> anyhow::Result<Application> {
-        let pool = connect_lazy(&config.database_url, &config.pool)?;
+        let pool = connect_lazy(config.database_url.expose(), &config.pool)?;
         let cipher = Cipher::new(&config.secret_key);
         let tokens = TokenService::new(&config.issuer, &config.audience);
         match tokens.load_or_create(&pool, &cipher).await {
@@ -247,5 +248,29 @@ impl Application {
                 Ok(())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_of_the_config_shows_no_secret() {
+        let key = SecretKey::generate();
+        let config = ApiConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: "postgres://shoal:hunter2-db-password@db.example.com/shoal".into(),
+            secret_key: key.clone(),
+            issuer: tokens::DEFAULT_ISSUER.into(),
+            audience: tokens::DEFAULT_AUDIENCE.into(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            pool: PoolConfig::default(),
+            identity: IdentityConfig::default(),
+        };
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("hunter2"), "{printed}");
+        assert!(!printed.contains(&key.to_base64()), "{printed}");
+        assert!(printed.contains("db.example.com"), "{printed}");
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use shoal_store::crypto::SecretKey;
+use shoal_store::pool::DatabaseUrl;
 
 use crate::telemetry::LogFormat;
 
@@ -59,7 +60,7 @@ impl Command {
 pub struct DatabaseArgs {
     /// Postgres connection URL.
     #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
-    pub url: String,
+    pub url: DatabaseUrl,
 }
 
 #[derive(Debug, Args)]
@@ -276,7 +277,7 @@ pub struct DevArgs {
     pub dir: PathBuf,
     /// Use this Postgres instead of a private cluster.
     #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
+    pub database_url: Option<DatabaseUrl>,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -357,6 +358,38 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every command's parsed configuration, printed with `{:?}` (as a panic or a debug log
+    /// would), shows neither the database password nor the secret key.
+    #[test]
+    fn debug_of_the_configuration_shows_no_secret() {
+        let key = SecretKey::generate().to_base64();
+        let url = "postgres://shoal:hunter2-db-password@db.example.com/shoal";
+        for command in [
+            vec!["shoal", "serve"],
+            vec!["shoal", "worker", "--name", "w1"],
+            vec!["shoal", "scheduler"],
+            vec!["shoal", "migrate"],
+            vec!["shoal", "token", "--subject", "ops", "--platform-admin"],
+            vec!["shoal", "keys", "rotate"],
+        ] {
+            let mut args = command.clone();
+            if command[1] != "migrate" {
+                args.extend(["--secret-key", key.as_str()]);
+            }
+            args.extend(["--database-url", url]);
+            let cli = Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+            let printed = format!("{cli:?}");
+            assert!(!printed.contains("hunter2"), "{command:?}: {printed}");
+            assert!(!printed.contains(&key), "{command:?}: {printed}");
+            assert!(
+                printed.contains("db.example.com"),
+                "the rest of the URL is shown"
+            );
+        }
+        let dev = Cli::try_parse_from(["shoal", "dev", "--database-url", url]).unwrap();
+        assert!(!format!("{dev:?}").contains("hunter2"));
+    }
 
     #[test]
     fn ttl_parsing() {

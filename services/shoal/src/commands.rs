@@ -19,7 +19,9 @@ use crate::cli::{Cli, Command, KeysCommand, RotateArgs, ServeArgs, TokenArgs};
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Migrate(args) => {
-            migrate(&args.url).await.context("migrating the database")?;
+            migrate(args.url.expose())
+                .await
+                .context("migrating the database")?;
             tracing::info!("migrations applied");
             Ok(())
         }
@@ -46,7 +48,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     shoal_api::external_issuers::check_distinct(&args.external_issuers, &args.issuer.issuer)
         .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
     if args.migrate {
-        migrate(&args.database.url)
+        migrate(args.database.url.expose())
             .await
             .context("migrating the database")?;
     }
@@ -99,7 +101,7 @@ async fn token(args: &TokenArgs) -> anyhow::Result<String> {
         anyhow::bail!("--subject must not be empty");
     }
     issue_token(
-        &args.database.url,
+        args.database.url.expose(),
         &args.secret.key,
         &args.issuer.issuer,
         &args.issuer.audience,
@@ -139,7 +141,7 @@ pub async fn issue_token(
 /// `shoal keys rotate`: a new signing key; the current ones verify until the grace ends.
 async fn rotate_keys(args: RotateArgs) -> anyhow::Result<()> {
     let pool = connect_lazy(
-        &args.database.url,
+        args.database.url.expose(),
         &PoolConfig {
             max_connections: 1,
             ..PoolConfig::default()

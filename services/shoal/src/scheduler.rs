@@ -12,8 +12,8 @@ use crate::commands::shutdown_on_signal;
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let config = scheduler_config(&args)?;
-    let pool =
-        connect_lazy(&args.database.url, &PoolConfig::default()).context("--database-url")?;
+    let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
+        .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("--listen {}: cannot bind", args.listen))?;

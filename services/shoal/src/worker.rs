@@ -14,8 +14,8 @@ use crate::commands::shutdown_on_signal;
 
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let config = worker_config(&args)?;
-    let pool =
-        connect_lazy(&args.database.url, &PoolConfig::default()).context("--database-url")?;
+    let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
+        .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("--listen {}: cannot bind", args.listen))?;

@@ -17,6 +17,74 @@ pub const APP_ROLE: &str = app_role!();
 
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations");
 
+/// A Postgres URL that may hold a password: `Debug` and `Display` show it with the password
+/// replaced, so a configuration struct that derives `Debug` cannot print it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> DatabaseUrl {
+        DatabaseUrl(url.into())
+    }
+
+    /// The URL itself, password included: only for connecting.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL with any password replaced by `****` (and, if it does not parse, nothing of it).
+    pub fn redacted(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(mut url) => {
+                if url.password().is_some() {
+                    let _ = url.set_password(Some("****"));
+                }
+                // A password may also travel as a query parameter.
+                if url
+                    .query_pairs()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("password"))
+                {
+                    url.set_query(Some("password=****"));
+                }
+                url.to_string()
+            }
+            Err(_) => "<unparsable database URL>".to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DatabaseUrl({})", self.redacted())
+    }
+}
+
+impl std::fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.redacted())
+    }
+}
+
+impl std::str::FromStr for DatabaseUrl {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(DatabaseUrl::new(s))
+    }
+}
+
+impl From<String> for DatabaseUrl {
+    fn from(url: String) -> Self {
+        DatabaseUrl(url)
+    }
+}
+
+impl From<&str> for DatabaseUrl {
+    fn from(url: &str) -> Self {
+        DatabaseUrl(url.to_owned())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
     pub max_connections: u32,
@@ -81,4 +149,39 @@ pub async fn migrate(url: &str) -> Result<(), StoreError> {
 /// True when a trivial query succeeds: what `/readyz` reports.
 pub async fn is_ready(pool: &PgPool) -> bool {
     sqlx::query("select 1").execute(pool).await.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DatabaseUrl;
+
+    #[test]
+    fn debug_and_display_never_show_the_password() {
+        let cases = [
+            (
+                "postgres://shoal:hunter2-secret@db.example.com:5432/shoal",
+                "postgres://shoal:****@db.example.com:5432/shoal",
+            ),
+            (
+                "postgres://shoal@db/shoal?password=hunter2-secret&sslmode=require",
+                "postgres://shoal@db/shoal?password=****",
+            ),
+            (
+                "postgres://postgres@127.0.0.1:5432/postgres",
+                "postgres://postgres@127.0.0.1:5432/postgres",
+            ),
+            ("not a url hunter2-secret", "<unparsable database URL>"),
+        ];
+        for (url, shown) in cases {
+            let url = DatabaseUrl::new(url);
+            assert_eq!(url.to_string(), shown);
+            assert_eq!(format!("{url:?}"), format!("DatabaseUrl({shown})"));
+            assert!(!format!("{url:?}").contains("hunter2"));
+        }
+        assert!(
+            DatabaseUrl::new("postgres://u:hunter2-secret@h/d")
+                .expose()
+                .contains("hunter2")
+        );
+    }
 }

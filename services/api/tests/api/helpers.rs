@@ -79,9 +79,9 @@ impl TestApp {
                     let mut url = url::Url::parse(&database_url).unwrap();
                     url.set_host(Some("127.0.0.1")).unwrap();
                     url.set_port(Some(port)).unwrap();
-                    url.to_string()
+                    url.to_string().into()
                 }
-                None => database_url.clone(),
+                None => database_url.clone().into(),
             },
             secret_key: secret_key.clone(),
             issuer: DEFAULT_ISSUER.into(),

@@ -27,7 +27,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", args.dir.display()))?;
     let secret_key = dev_secret_key(&args.dir)?;
     let (database_url, cluster) = match &args.database_url {
-        Some(url) => (url.clone(), None),
+        Some(url) => (url.expose().to_owned(), None),
         None => {
             let cluster = postgres::PrivateCluster::start(&args.dir.join("postgres")).await?;
             (cluster.database_url(), Some(cluster))
@@ -50,7 +50,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     let audience = shoal_api::tokens::DEFAULT_AUDIENCE;
     let config = ApiConfig {
         listen: args.listen,
-        database_url: database_url.to_string(),
+        database_url: database_url.into(),
         secret_key: secret_key.clone(),
         issuer: issuer.into(),
         audience: audience.into(),
