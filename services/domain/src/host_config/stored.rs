@@ -410,6 +410,9 @@ pub fn no_effect_keys(written: &Value) -> Vec<NoEffectKey> {
             found.push(NoEffectKey { path, why });
         }
     }
+    // Postgres's jsonb does not keep the order keys were written in; sorting keeps the
+    // diagnostics stable whichever way the document was stored.
+    found.sort_by(|a, b| a.path.cmp(&b.path));
     found
 }
 
