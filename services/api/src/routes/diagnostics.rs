@@ -1,12 +1,14 @@
 //! `GET …/apps/{app}/diagnostics`: what would stop the app's listeners from starting. A
 //! connection that cannot be resolved is not an error when written (settings may arrive
-//! later); it is reported here instead, and the listener does not start.
+//! later); it is reported here instead, and the listener does not start. The keys of the
+//! app's `hostConfig` and its functions' documents that are stored without effect are listed
+//! too (`noEffect`), after the function checks.
 
 use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, State};
-use shoal_domain::diagnostics::{CheckStatus, Diagnostics, check_function};
+use shoal_domain::diagnostics::{CheckStatus, Diagnostics, check_function, check_host_config};
 use shoal_store::{TenantId, apps, begin_tenant, functions};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -22,7 +24,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
 }
 
-/// Check every function's bindings against the app's settings.
+/// Check every function's bindings against the app's settings, and list the `hostConfig` and
+/// `function.json` keys that are stored but have no effect.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/diagnostics", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
@@ -45,6 +48,13 @@ pub async fn get_diagnostics(
     let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
     let functions = functions::all_of_app(&mut tx, &id, app.as_str()).await?;
     shoal_store::commit(tx).await?;
+    // Validated when written, so this only lists keys; the written form, not the normalized
+    // one, tells a legacy key that was overridden from one that was applied.
+    let host_config = record
+        .written_document()
+        .get("hostConfig")
+        .cloned()
+        .unwrap_or_default();
 
     let settings: BTreeMap<String, String> = record
         .settings
@@ -56,6 +66,7 @@ pub async fn get_diagnostics(
         let spec = super::functions::parse_stored(function)?.spec;
         checks.extend(check_function(&function.name, &spec, &settings));
     }
+    checks.extend(check_host_config(&host_config));
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {
         app: record.name,
