@@ -2,16 +2,23 @@
 //! connections that do not resolve, `%Setting%` queue names that are not set, trigger types
 //! accepted but not run yet. A connection that cannot be resolved is not a write error
 //! (settings may arrive later); the API reports these checks instead. What the live listeners
-//! report about the handler's responses is checked in [`listeners`].
+//! report about the handler's responses is checked in [`listeners`], and how identity-based
+//! connections sign in in [`sign_in`].
+//!
+//! It also lists every `host.json` and `function.json` key the app has written that Shoal
+//! stores but does not act on (status `noEffect`), and what became of each legacy key, so a
+//! pasted document never has a setting that silently does nothing.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
+use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
 use crate::names::QueueName;
 use crate::queue_trigger::trigger_queue_name;
 
@@ -32,15 +39,25 @@ pub enum CheckStatus {
     Warning,
     /// The binding type is accepted but Shoal runs no listener for it yet.
     Unsupported,
+    /// The key is stored and returned as written, but has no effect in Shoal.
+    NoEffect,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Check {
-    pub function: String,
-    pub binding: String,
+    /// The function checked; absent for app-wide checks (`hostConfig`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The binding checked, if the check is about one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding: Option<String>,
+    /// The path of the document key checked, e.g. `hostConfig.logging.logLevel.default` or
+    /// `scriptFile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// What was checked: `connection`, `queueName`, `trigger`, `identity` (how an
-    /// identity-based connection signs in), `outputs`.
+    /// identity-based connection signs in), `outputs`, `hostConfig`, `function`.
     pub subject: String,
     pub status: CheckStatus,
     pub detail: String,
@@ -78,8 +95,9 @@ pub fn check_function(
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     let check = |binding: &Binding, subject: &str, status: CheckStatus, detail: String| Check {
-        function: function.to_string(),
-        binding: binding.name().to_string(),
+        function: Some(function.to_string()),
+        binding: Some(binding.name().to_string()),
+        key: None,
         subject: subject.to_string(),
         status,
         detail,
@@ -132,6 +150,76 @@ pub fn check_function(
             ));
         }
     }
+    for (key, why) in spec.stored_only_keys() {
+        checks.push(Check {
+            function: Some(function.to_string()),
+            binding: None,
+            key: Some(key.to_string()),
+            subject: "function".to_string(),
+            status: CheckStatus::NoEffect,
+            detail: format!("{key} is stored as written but has no effect: {why}"),
+        });
+    }
+    if spec.excluded {
+        checks.push(Check {
+            function: Some(function.to_string()),
+            binding: None,
+            key: Some("excluded".to_string()),
+            subject: "function".to_string(),
+            status: CheckStatus::Ok,
+            detail:
+                "excluded: no listener runs and its webhook answers 404, as for a disabled function"
+                    .to_string(),
+        });
+    }
+    checks
+}
+
+/// The checks for the app's written `hostConfig` (already validated): one `noEffect` check
+/// per key Shoal stores without acting on it, and one per legacy key saying which of today's
+/// keys it set, or that it was overridden.
+pub fn check_host_config(written: &Value) -> Vec<Check> {
+    let check = |path: &str, status: CheckStatus, detail: String| Check {
+        function: None,
+        binding: None,
+        key: Some(full_path(path)),
+        subject: "hostConfig".to_string(),
+        status,
+        detail,
+    };
+    let mut checks: Vec<Check> = no_effect_keys(written)
+        .into_iter()
+        .map(|key| {
+            let detail = format!(
+                "{} is stored as written but has no effect: {}",
+                full_path(&key.path),
+                key.why
+            );
+            check(&key.path, CheckStatus::NoEffect, detail)
+        })
+        .collect();
+    for key in legacy_keys(written) {
+        let (status, detail) = if key.applied {
+            (
+                CheckStatus::Ok,
+                format!(
+                    "{} is the older extension's name of {}; its value is used",
+                    full_path(&key.path),
+                    full_path(key.replacement)
+                ),
+            )
+        } else {
+            (
+                CheckStatus::NoEffect,
+                format!(
+                    "{} is overridden: {} (or an older key for it that Azure reads first) is written too and wins, as in Azure",
+                    full_path(&key.path),
+                    full_path(key.replacement)
+                ),
+            )
+        };
+        checks.push(check(&key.path, status, detail));
+    }
     checks
 }
 
@@ -182,5 +270,74 @@ mod tests {
         let checks = check_function("f", &spec, &settings);
         let queue = checks.iter().find(|c| c.subject == "queueName").unwrap();
         assert_eq!(queue.status, CheckStatus::Error);
+    }
+
+    #[test]
+    fn host_config_keys_without_effect_are_listed_by_path() {
+        let written = json!({
+            "version": "2.0",
+            "logging": {"logLevel": {"default": "Warning"}},
+            "customHandler": {"description": {"defaultExecutablePath": "app"}, "enableForwardingHttpRequest": true},
+            "extensions": {"queues": {"batchSize": 8}, "serviceBus": {
+                "messageHandlerOptions": {"maxConcurrentCalls": 4},
+                "batchOptions": {"maxMessageCount": 5}, "maxMessageBatchSize": 6
+            }}
+        });
+        let checks = check_host_config(&written);
+        let got: Vec<(&str, CheckStatus)> = checks
+            .iter()
+            .map(|c| (c.key.as_deref().unwrap(), c.status))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "hostConfig.customHandler.description.defaultExecutablePath",
+                    CheckStatus::NoEffect
+                ),
+                ("hostConfig.logging.logLevel.default", CheckStatus::NoEffect),
+                ("hostConfig.version", CheckStatus::NoEffect),
+                (
+                    "hostConfig.extensions.serviceBus.messageHandlerOptions.maxConcurrentCalls",
+                    CheckStatus::Ok
+                ),
+                (
+                    "hostConfig.extensions.serviceBus.batchOptions.maxMessageCount",
+                    CheckStatus::NoEffect
+                ),
+            ]
+        );
+        assert!(
+            checks
+                .iter()
+                .all(|c| c.subject == "hostConfig" && c.function.is_none())
+        );
+        assert!(
+            checks[0].detail.contains("handler.url"),
+            "{}",
+            checks[0].detail
+        );
+        assert!(check_host_config(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn function_json_keys_without_effect_are_listed() {
+        let spec = FunctionSpec::parse(
+            "f",
+            &json!({"scriptFile": "run.py", "bindings": [
+                {"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders",
+                 "connection": "Missing"}
+            ]}),
+        )
+        .unwrap()
+        .spec;
+        let checks = check_function("f", &spec, &BTreeMap::new());
+        let script = checks
+            .iter()
+            .find(|c| c.key.as_deref() == Some("scriptFile"))
+            .unwrap();
+        assert_eq!(script.status, CheckStatus::NoEffect);
+        assert_eq!(script.function.as_deref(), Some("f"));
+        assert!(script.binding.is_none());
     }
 }

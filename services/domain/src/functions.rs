@@ -1,5 +1,10 @@
-//! The function resource: its `function.json` bindings (exactly one trigger), `disabled` and
-//! an optional `retry` policy.
+//! The function resource: its `function.json` — bindings (exactly one trigger), `disabled`,
+//! `excluded`, an optional `retry` policy, and the keys that describe where the Functions host
+//! finds the code (`scriptFile`, `entryPoint`, `configurationSource`, `generatedBy`), which
+//! Shoal stores as written without effect because the code is the app's handler.
+//!
+//! The top-level keys are those of SchemaStore's `function.json` schema, plus `generatedBy`,
+//! which the .NET SDK's generator writes into every `function.json` it emits.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -12,8 +17,36 @@ use crate::validation::{Problems, ValidationError, from_json};
 pub struct FunctionSpec {
     pub bindings: Vec<Binding>,
     pub disabled: bool,
+    /// Azure does not load an excluded function at all; Shoal runs no listener for it and
+    /// its webhook answers 404, as for a disabled one.
+    pub excluded: bool,
     pub retry: Option<RetryPolicy>,
+    /// Stored as written; no effect (see [`STORED_ONLY`]).
+    pub script_file: Option<String>,
+    pub entry_point: Option<String>,
+    pub configuration_source: Option<String>,
+    pub generated_by: Option<String>,
 }
+
+/// The `function.json` keys Shoal stores without acting on them, and why.
+pub const STORED_ONLY: &[(&str, &str)] = &[
+    (
+        "scriptFile",
+        "Shoal does not load code; the app's handler.url serves every function",
+    ),
+    (
+        "entryPoint",
+        "Shoal does not load code; the handler is called at {handler.url}/{function}",
+    ),
+    (
+        "configurationSource",
+        "bindings always come from this document's `bindings`; there are no C# attributes to read",
+    ),
+    (
+        "generatedBy",
+        "a note left by the tool that generated function.json; nothing reads it",
+    ),
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct WrittenFunction {
@@ -38,7 +71,12 @@ struct Body {
     trigger_type: Option<Value>,
     bindings: Option<Value>,
     disabled: Option<Value>,
+    excluded: Option<Value>,
     retry: Option<Value>,
+    script_file: Option<Value>,
+    entry_point: Option<Value>,
+    configuration_source: Option<Value>,
+    generated_by: Option<Value>,
 }
 
 impl FunctionSpec {
@@ -69,14 +107,24 @@ impl FunctionSpec {
                 Vec::new()
             }),
         };
-        let disabled = match &body.disabled {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                problems.push("disabled", "expected a boolean");
-                false
-            }
-        };
+        let disabled = boolean(&mut problems, "disabled", &body.disabled);
+        let excluded = boolean(&mut problems, "excluded", &body.excluded);
+        let script_file = string(&mut problems, "scriptFile", &body.script_file);
+        let entry_point = string(&mut problems, "entryPoint", &body.entry_point);
+        let generated_by = string(&mut problems, "generatedBy", &body.generated_by);
+        let configuration_source = string(
+            &mut problems,
+            "configurationSource",
+            &body.configuration_source,
+        );
+        if let Some(source) = &configuration_source
+            && !matches!(source.as_str(), "attributes" | "config")
+        {
+            problems.push(
+                "configurationSource",
+                "must be one of \"attributes\", \"config\"",
+            );
+        }
         let retry = match &body.retry {
             None | Some(Value::Null) => None,
             Some(value) => RetryPolicy::parse(value, "retry")
@@ -89,7 +137,12 @@ impl FunctionSpec {
         for (key, value) in [
             ("bindings", &body.bindings),
             ("disabled", &body.disabled),
+            ("excluded", &body.excluded),
             ("retry", &body.retry),
+            ("scriptFile", &body.script_file),
+            ("entryPoint", &body.entry_point),
+            ("configurationSource", &body.configuration_source),
+            ("generatedBy", &body.generated_by),
         ] {
             if let Some(v) = value
                 && !v.is_null()
@@ -101,15 +154,62 @@ impl FunctionSpec {
             spec: FunctionSpec {
                 bindings,
                 disabled,
+                excluded,
                 retry,
+                script_file,
+                entry_point,
+                configuration_source,
+                generated_by,
             },
             stored: Value::Object(stored),
         })
     }
 
+    /// Whether Shoal runs the function: neither `disabled` nor `excluded`.
+    pub fn runs(&self) -> bool {
+        !self.disabled && !self.excluded
+    }
+
+    /// The stored-only keys this function has set, with why each has no effect.
+    pub fn stored_only_keys(&self) -> Vec<(&'static str, &'static str)> {
+        let set = [
+            self.script_file.is_some(),
+            self.entry_point.is_some(),
+            self.configuration_source.is_some(),
+            self.generated_by.is_some(),
+        ];
+        STORED_ONLY
+            .iter()
+            .zip(set)
+            .filter_map(|(key, set)| set.then_some(*key))
+            .collect()
+    }
+
     /// The function's trigger binding (validation guarantees exactly one).
     pub fn trigger(&self) -> Option<&Binding> {
         self.bindings.iter().find(|b| b.is_trigger())
+    }
+}
+
+fn boolean(problems: &mut Problems, path: &str, value: &Option<Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            problems.push(path, "expected a boolean");
+            false
+        }
+    }
+}
+
+fn string(problems: &mut Problems, path: &str, value: &Option<Value>) -> Option<String> {
+    match value {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            problems.push(path, "expected a string");
+            None
+        }
     }
 }
 
@@ -138,5 +238,65 @@ mod tests {
         let err = FunctionSpec::parse("f", &json!({"disabled": "yes"})).unwrap_err();
         let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, vec!["bindings", "disabled"]);
+    }
+
+    #[test]
+    fn a_function_json_with_script_file_and_friends_is_stored_as_written() {
+        let body = json!({
+            "scriptFile": "../bin/Orders.dll",
+            "entryPoint": "Orders.Process.Run",
+            "configurationSource": "config",
+            "generatedBy": "Microsoft.NET.Sdk.Functions.Generator-4.4.0",
+            "excluded": false,
+            "disabled": false,
+            "bindings": [
+                {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}
+            ]
+        });
+        let f = FunctionSpec::parse("ProcessOrder", &body).unwrap();
+        assert_eq!(f.stored, body);
+        assert_eq!(f.spec.script_file.as_deref(), Some("../bin/Orders.dll"));
+        assert!(f.spec.runs());
+        let keys: Vec<&str> = f.spec.stored_only_keys().iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            keys,
+            [
+                "scriptFile",
+                "entryPoint",
+                "configurationSource",
+                "generatedBy"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_excluded_function_does_not_run() {
+        let body = json!({"excluded": true, "bindings": [
+            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}
+        ]});
+        let f = FunctionSpec::parse("f", &body).unwrap().spec;
+        assert!(f.excluded && !f.disabled && !f.runs());
+    }
+
+    #[test]
+    fn function_json_keys_are_checked_with_their_path() {
+        let trigger = json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]);
+        let cases = [
+            (json!({"scriptFile": 1}), "scriptFile", "expected a string"),
+            (json!({"excluded": "no"}), "excluded", "expected a boolean"),
+            (
+                json!({"configurationSource": "json"}),
+                "configurationSource",
+                "must be one of \"attributes\", \"config\"",
+            ),
+            (json!({"scriptfile": "x"}), "scriptfile", "unknown field"),
+        ];
+        for (mut body, path, message) in cases {
+            body["bindings"] = trigger.clone();
+            let err = FunctionSpec::parse("f", &body).unwrap_err();
+            assert_eq!(err.errors.len(), 1, "{body}: {err}");
+            assert_eq!(err.errors[0].path, path, "{body}");
+            assert!(err.errors[0].message.starts_with(message), "{err}");
+        }
     }
 }

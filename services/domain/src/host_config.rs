@@ -10,10 +10,13 @@
 //! the values the workers actually use.
 
 mod client_retry;
+mod custom_handler;
 mod event_hubs;
 mod retry;
+mod schema;
 mod section;
 mod service_bus;
+pub mod stored;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -25,6 +28,7 @@ use crate::timespan::TimeSpan;
 use crate::validation::{Problems, ValidationError};
 
 pub use client_retry::{EventHubsRetryOptions, RetryMode, ServiceBusRetryOptions};
+pub use custom_handler::CustomHandler;
 pub use event_hubs::{EventHubsOptions, InitialOffsetOptions, InitialOffsetType};
 pub use retry::{RetryPolicy, RetryStrategy};
 pub use service_bus::ServiceBusOptions;
@@ -38,10 +42,18 @@ const AZURE_INT_MAX: u32 = i32::MAX as u32;
 /// unbounded parallel handler calls. Azure's own defaults stay far below it.
 pub const MAX_CONCURRENCY: u32 = 1000;
 
-/// The whole `hostConfig` (a `host.json` subset). Absent or `null` means all defaults.
+/// The whole `hostConfig`: a `host.json` as SchemaStore's schema describes it. Absent or
+/// `null` means all defaults.
+///
+/// Sections Shoal acts on are returned normalized, every default filled in. Sections it only
+/// stores (see [`stored::NO_EFFECT`]; `diagnostics` lists them) are returned exactly as
+/// written, so a pasted `host.json` reads back unchanged.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HostConfig {
+    /// The `host.json` schema version; only `"2.0"` exists. Returned when written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Longest a single invocation may run. Default `00:05:00`, allowed `00:00:01`–`00:10:00`:
     /// the Consumption plan's documented default and bounds. Shoal runs every tenant on a shared
     /// worker pool like Consumption does, and a queue message's 10-minute invisibility and a
@@ -51,6 +63,55 @@ pub struct HostConfig {
     /// App-wide retry policy; a function's own `retry` takes precedence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryPolicy>,
+    pub custom_handler: CustomHandler,
+    /// Stored as written; no effect (the Functions host's logging).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub logging: Option<Value>,
+    /// Stored as written; no effect (Shoal's bindings are built in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub extension_bundle: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub aggregator: Option<Value>,
+    /// Stored as written; no effect (every function written is loaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub functions: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub health_monitor: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub language_worker: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub managed_dependency: Option<Value>,
+    /// Stored as written; no effect (listeners are placed with leases in Postgres).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub singleton: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub watch_directories: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<String>>)]
+    pub watch_files: Option<Value>,
+    /// Stored as written; no effect (Shoal's concurrency limits are static).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub concurrency: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<bool>)]
+    pub send_canceled_invocations_to_worker: Option<Value>,
 }
 
 /// `extensions` in `host.json`: per-trigger settings shared by all functions of the app.
@@ -60,6 +121,26 @@ pub struct Extensions {
     pub queues: QueuesOptions,
     pub service_bus: ServiceBusOptions,
     pub event_hubs: EventHubsOptions,
+    /// Stored as written; no effect (the webhook ingress has its own route and limits).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub http: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub durable_task: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(rename = "cosmosDB", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub cosmos_db: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub blobs: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub send_grid: Option<Value>,
 }
 
 /// Storage queue trigger settings (`extensions.queues`), as documented for Azure Functions.
@@ -126,18 +207,32 @@ impl Default for QueuesOptions {
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
+            version: None,
             function_timeout: TimeSpan::from_secs(300),
             extensions: Extensions::default(),
             retry: None,
+            custom_handler: CustomHandler::default(),
+            logging: None,
+            extension_bundle: None,
+            aggregator: None,
+            functions: None,
+            health_monitor: None,
+            language_worker: None,
+            managed_dependency: None,
+            singleton: None,
+            watch_directories: None,
+            watch_files: None,
+            concurrency: None,
+            send_canceled_invocations_to_worker: None,
         }
     }
 }
 
 impl HostConfig {
     /// Parse the JSON object as the tenant wrote it (fields optional, camelCase, unknown fields
-    /// rejected), validate every range, and fill documented defaults. Error paths are prefixed
-    /// by `prefix`. A top-level `"version": "2.0"` is accepted so a real `host.json` can be
-    /// pasted; any other field outside the supported subset is an error, never silently ignored.
+    /// rejected), validate every range and shape, and fill documented defaults. Error paths
+    /// are prefixed by `prefix`. Every section SchemaStore's `host.json` schema lists is
+    /// accepted; a field outside it is an error, never silently ignored.
     pub fn parse(written: &Value, prefix: &str) -> Result<HostConfig, ValidationError> {
         Self::parse_with_defaults(written, prefix, &HostDefaults::AZURE)
     }
@@ -153,11 +248,28 @@ impl HostConfig {
             &mut problems,
             Some(written),
             prefix.to_owned(),
-            &["version", "functionTimeout", "extensions", "retry"],
+            &[
+                "version",
+                "functionTimeout",
+                "extensions",
+                "retry",
+                "customHandler",
+                "logging",
+                "extensionBundle",
+                "aggregator",
+                "functions",
+                "healthMonitor",
+                "languageWorker",
+                "managedDependency",
+                "singleton",
+                "watchDirectories",
+                "watchFiles",
+                "concurrency",
+                "sendCanceledInvocationsToWorker",
+            ],
         );
-        if let Some(version) = root.raw("version")
-            && version.as_str() != Some("2.0")
-        {
+        let version = root.raw("version");
+        if version.is_some_and(|v| v.as_str() != Some("2.0")) {
             problems.push(root.path("version"), "must be \"2.0\"");
         }
         let function_timeout = root.duration(
@@ -167,28 +279,64 @@ impl HostConfig {
             TimeSpan::from_secs(1),
             Some(TimeSpan::from_secs(600)),
         );
-        let extensions = root.child(
+        let ext = root.child(
             &mut problems,
             "extensions",
-            &["queues", "serviceBus", "eventHubs"],
+            &[
+                "queues",
+                "serviceBus",
+                "eventHubs",
+                "http",
+                "durableTask",
+                "cosmosDB",
+                "blobs",
+                "sendGrid",
+            ],
         );
-        let queues = parse_queues(&mut problems, &extensions, defaults);
-        let service_bus = service_bus::parse_service_bus(&mut problems, &extensions);
-        let event_hubs = event_hubs::parse_event_hubs(&mut problems, &extensions);
+        let queues = parse_queues(&mut problems, &ext, defaults);
+        let service_bus = service_bus::parse_service_bus(&mut problems, &ext);
+        let event_hubs = event_hubs::parse_event_hubs(&mut problems, &ext);
+        let extensions = Extensions {
+            queues,
+            service_bus,
+            event_hubs,
+            http: ext.stored(&mut problems, "http", &stored::HTTP),
+            durable_task: ext.stored(&mut problems, "durableTask", &stored::DURABLE_TASK),
+            cosmos_db: ext.stored(&mut problems, "cosmosDB", &stored::COSMOS_DB),
+            blobs: ext.stored(&mut problems, "blobs", &stored::BLOBS),
+            send_grid: ext.stored(&mut problems, "sendGrid", &stored::SEND_GRID),
+        };
         let retry = root
             .raw("retry")
             .map(|value| RetryPolicy::parse(value, &root.path("retry")))
             .and_then(|result| result.map_err(|err| problems.absorb(err)).ok());
-        problems.finish()?;
-        Ok(HostConfig {
+        let custom_handler = custom_handler::parse(&mut problems, &root);
+        let p = &mut problems;
+        let config = HostConfig {
+            version: version.and_then(Value::as_str).map(str::to_owned),
             function_timeout,
-            extensions: Extensions {
-                queues,
-                service_bus,
-                event_hubs,
-            },
+            extensions,
             retry,
-        })
+            custom_handler,
+            logging: root.stored(p, "logging", &stored::LOGGING),
+            extension_bundle: root.stored(p, "extensionBundle", &stored::EXTENSION_BUNDLE),
+            aggregator: root.stored(p, "aggregator", &stored::AGGREGATOR),
+            functions: root.stored(p, "functions", &stored::FUNCTIONS),
+            health_monitor: root.stored(p, "healthMonitor", &stored::HEALTH_MONITOR),
+            language_worker: root.stored(p, "languageWorker", &stored::LANGUAGE_WORKER),
+            managed_dependency: root.stored(p, "managedDependency", &stored::MANAGED_DEPENDENCY),
+            singleton: root.stored(p, "singleton", &stored::SINGLETON),
+            watch_directories: root.stored(p, "watchDirectories", &stored::WATCHED_PATHS),
+            watch_files: root.stored(p, "watchFiles", &stored::WATCHED_PATHS),
+            concurrency: root.stored(p, "concurrency", &stored::CONCURRENCY),
+            send_canceled_invocations_to_worker: root.stored(
+                p,
+                "sendCanceledInvocationsToWorker",
+                &schema::Shape::Bool,
+            ),
+        };
+        problems.finish()?;
+        Ok(config)
     }
 }
 
@@ -263,242 +411,6 @@ fn parse_queues(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn errors(written: Value) -> Vec<(String, String)> {
-        HostConfig::parse(&written, "hostConfig")
-            .unwrap_err()
-            .errors
-            .into_iter()
-            .map(|e| (e.path, e.message))
-            .collect()
-    }
-
-    fn queues(written: Value) -> Result<QueuesOptions, ValidationError> {
-        HostConfig::parse(&json!({"extensions": {"queues": written}}), "hostConfig")
-            .map(|c| c.extensions.queues)
-    }
-
-    #[test]
-    fn absent_or_null_or_empty_is_all_defaults() {
-        for written in [
-            Value::Null,
-            json!({}),
-            json!({"extensions": null}),
-            json!({"version": "2.0"}),
-        ] {
-            assert_eq!(
-                HostConfig::parse(&written, "hostConfig"),
-                Ok(HostConfig::default())
-            );
-        }
-        let defaults = HostConfig::default();
-        assert_eq!(defaults.function_timeout, TimeSpan::from_secs(300));
-        let q = &defaults.extensions.queues;
-        assert_eq!(
-            (q.batch_size, q.new_batch_threshold, q.max_dequeue_count),
-            (16, 8, 5)
-        );
-        assert_eq!(q.max_polling_interval, TimeSpan::from_secs(60));
-        assert_eq!(q.visibility_timeout, TimeSpan::ZERO);
-        assert_eq!(q.message_encoding, MessageEncoding::Base64);
-    }
-
-    #[test]
-    fn new_batch_threshold_defaults_to_half_the_effective_batch_size() {
-        let cases = [(1, 0), (2, 1), (7, 3), (16, 8), (32, 16)];
-        for (batch_size, want) in cases {
-            let q = queues(json!({"batchSize": batch_size})).unwrap();
-            assert_eq!(q.new_batch_threshold, want, "batchSize {batch_size}");
-        }
-        let q = queues(json!({"batchSize": 4, "newBatchThreshold": 20})).unwrap();
-        assert_eq!(q.new_batch_threshold, 20);
-    }
-
-    #[test]
-    fn queue_bounds_are_checked_just_inside_and_outside() {
-        let cases = [
-            (json!({"batchSize": 1}), None),
-            (json!({"batchSize": 32}), None),
-            (json!({"batchSize": 0}), Some("must be between 1 and 32")),
-            (json!({"batchSize": 33}), Some("must be between 1 and 32")),
-            (json!({"newBatchThreshold": 0}), None),
-            (json!({"newBatchThreshold": 1000}), None),
-            (
-                json!({"newBatchThreshold": -1}),
-                Some("must be between 0 and 1000"),
-            ),
-            (
-                json!({"newBatchThreshold": 1001}),
-                Some("must be between 0 and 1000"),
-            ),
-            (json!({"maxDequeueCount": 1}), None),
-            (json!({"maxDequeueCount": 0}), Some("must be at least 1")),
-            (json!({"maxPollingInterval": "00:00:00.100"}), None),
-            (
-                json!({"maxPollingInterval": "00:00:00.099"}),
-                Some("must be at least 00:00:00.100"),
-            ),
-            (json!({"maxPollingInterval": 100}), None),
-            (
-                json!({"maxPollingInterval": 99}),
-                Some("must be at least 100 (milliseconds)"),
-            ),
-            (json!({"visibilityTimeout": "7.00:00:00"}), None),
-            (
-                json!({"visibilityTimeout": "7.00:00:01"}),
-                Some("must be at most 7.00:00:00"),
-            ),
-            (json!({"messageEncoding": "none"}), None),
-            (json!({"messageEncoding": "Base64"}), None),
-            (
-                json!({"messageEncoding": "utf8"}),
-                Some("must be one of \"base64\", \"none\""),
-            ),
-        ];
-        for (written, want) in cases {
-            let got = queues(written.clone())
-                .err()
-                .map(|e| e.errors[0].message.clone());
-            match (want, got) {
-                (None, None) => {}
-                (Some(want), Some(got)) => assert!(got.starts_with(want), "{written}: {got}"),
-                (want, got) => panic!("{written}: want {want:?}, got {got:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn milliseconds_polling_interval_is_read_as_milliseconds() {
-        let q = queues(json!({"maxPollingInterval": 2000})).unwrap();
-        assert_eq!(q.max_polling_interval, TimeSpan::from_secs(2));
-    }
-
-    #[test]
-    fn function_timeout_bounds() {
-        let ok = |s: &str| HostConfig::parse(&json!({"functionTimeout": s}), "").is_ok();
-        assert!(ok("00:00:01") && ok("00:10:00"));
-        assert!(!ok("00:00:00.999") && !ok("00:10:01"));
-        assert_eq!(
-            errors(json!({"functionTimeout": "00:20:00"})),
-            [(
-                "hostConfig.functionTimeout".into(),
-                "must be between 00:00:01 and 00:10:00".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn all_range_errors_are_reported_at_once() {
-        let got = errors(json!({
-            "functionTimeout": "01:00:00",
-            "extensions": {
-                "queues": {"batchSize": 64, "maxDequeueCount": 0},
-                "serviceBus": {"maxConcurrentCalls": 0},
-            }
-        }));
-        let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(
-            paths,
-            [
-                "hostConfig.functionTimeout",
-                "hostConfig.extensions.queues.batchSize",
-                "hostConfig.extensions.queues.maxDequeueCount",
-                "hostConfig.extensions.serviceBus.maxConcurrentCalls",
-            ]
-        );
-    }
-
-    #[test]
-    fn unknown_fields_are_errors_with_their_path() {
-        assert_eq!(
-            errors(json!({"logging": {}, "extensions": {"queues": {"BatchSize": 1, "foo": 2}}})),
-            [
-                (
-                    "hostConfig.logging".into(),
-                    "unknown field \"logging\"".into()
-                ),
-                (
-                    "hostConfig.extensions.queues.BatchSize".into(),
-                    "unknown field \"BatchSize\", did you mean \"batchSize\"?".into()
-                ),
-                (
-                    "hostConfig.extensions.queues.foo".into(),
-                    "unknown field \"foo\"".into()
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn wrong_types_are_errors_with_their_path() {
-        assert_eq!(
-            errors(
-                json!({"version": "1.0", "extensions": {"queues": {"batchSize": "16", "visibilityTimeout": 5}, "serviceBus": []}})
-            ),
-            [
-                ("hostConfig.version".into(), "must be \"2.0\"".into()),
-                (
-                    "hostConfig.extensions.queues.batchSize".into(),
-                    "expected an integer".into()
-                ),
-                (
-                    "hostConfig.extensions.queues.visibilityTimeout".into(),
-                    "expected a duration string like \"00:01:00\"".into()
-                ),
-                (
-                    "hostConfig.extensions.serviceBus".into(),
-                    "expected an object".into()
-                ),
-            ]
-        );
-        assert_eq!(
-            errors(json!([])),
-            [("hostConfig".into(), "expected an object".into())]
-        );
-        assert_eq!(
-            errors(json!({"extensions": {"queues": {"batchSize": 1.5}}})),
-            [(
-                "hostConfig.extensions.queues.batchSize".into(),
-                "expected an integer".into()
-            )]
-        );
-    }
-
-    #[test]
-    fn local_development_polls_every_two_seconds_unless_set() {
-        let dev = HostDefaults::LOCAL_DEVELOPMENT;
-        let parsed = HostConfig::parse_with_defaults(&json!({}), "", &dev).unwrap();
-        assert_eq!(
-            parsed.extensions.queues.max_polling_interval,
-            TimeSpan::from_secs(2)
-        );
-        let written = json!({"extensions": {"queues": {"maxPollingInterval": "00:00:30"}}});
-        let parsed = HostConfig::parse_with_defaults(&written, "", &dev).unwrap();
-        assert_eq!(
-            parsed.extensions.queues.max_polling_interval,
-            TimeSpan::from_secs(30)
-        );
-    }
-
-    #[test]
-    fn serializes_full_normalized_form() {
-        let parsed =
-            HostConfig::parse(&json!({"extensions": {"queues": {"batchSize": 8}}}), "").unwrap();
-        let json = serde_json::to_value(&parsed).unwrap();
-        assert_eq!(json["functionTimeout"], "00:05:00");
-        assert_eq!(
-            json["extensions"]["queues"],
-            json!({
-                "batchSize": 8, "newBatchThreshold": 4, "maxPollingInterval": "00:01:00",
-                "visibilityTimeout": "00:00:00", "maxDequeueCount": 5, "messageEncoding": "base64"
-            })
-        );
-        assert_eq!(json["extensions"]["serviceBus"]["maxConcurrentCalls"], 16);
-        assert!(json.get("retry").is_none());
-        // The normalized form parses back to the same settings.
-        assert_eq!(HostConfig::parse(&json, ""), Ok(parsed));
-    }
-}
+mod pasted_tests;
+#[cfg(test)]
+mod tests;

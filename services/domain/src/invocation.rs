@@ -3,6 +3,7 @@
 //! response `{"Outputs": {...}, "Logs": [...], "ReturnValue": ...}`. The HTTP trigger's
 //! shape of both is in [`http`].
 
+pub mod forward;
 pub mod http;
 
 use std::collections::BTreeMap;

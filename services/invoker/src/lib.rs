@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use shoal_domain::invocation::forward::{forwards_request_header, returns_response_header};
 use shoal_domain::invocation::{HandlerResponse, ResponseError};
 use shoal_domain::webhooks::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, WebhookSecret};
 use url::Url;
@@ -56,6 +57,33 @@ pub struct HttpInvocation<'a> {
     pub body: Vec<u8>,
     pub timeout: Duration,
     pub outputs: &'a [&'a str],
+}
+
+/// An HTTP-triggered invocation forwarded as is (`customHandler.enableForwardingHttpRequest`):
+/// the caller's method, query, headers and body go to `{handler.url}/{function}`, signed like
+/// every delivery, and the handler's response comes back whatever its status.
+pub struct ForwardedRequest<'a> {
+    pub handler: &'a Url,
+    pub function: &'a str,
+    pub secret: &'a WebhookSecret,
+    /// `webhook-id` and `X-Shoal-Invocation-Id`.
+    pub invocation_id: Uuid,
+    pub method: &'a str,
+    /// The raw query string without `?` (Shoal's own `mode` parameter already removed).
+    pub query: Option<&'a str>,
+    /// The caller's headers; those [`forwards_request_header`] refuses are dropped here.
+    pub headers: &'a [(&'a str, &'a [u8])],
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+}
+
+/// The handler's raw answer to a forwarded request.
+#[derive(Debug)]
+pub struct ForwardedResponse {
+    pub status: u16,
+    /// In the order received, without the headers [`returns_response_header`] refuses.
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub body: Vec<u8>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +150,55 @@ impl Invoker {
             timeout: call.timeout,
         };
         self.post(signed, &headers, call.body, call.outputs).await
+    }
+
+    /// Sends the caller's request as is. Any status the handler answers is its response to
+    /// the caller, as in Azure; only a timeout or a broken connection is an error.
+    pub async fn forward_http(
+        &self,
+        call: ForwardedRequest<'_>,
+    ) -> Result<ForwardedResponse, InvocationError> {
+        let mut url = function_url(call.handler, call.function);
+        url.set_query(call.query);
+        let method = reqwest::Method::from_bytes(call.method.as_bytes())
+            .map_err(|e| InvocationError::Connect(format!("invalid method: {e}")))?;
+        let webhook_id = call.invocation_id.to_string();
+        let timestamp = chrono::Utc::now().timestamp();
+        let signature = call.secret.sign(&webhook_id, timestamp, &call.body);
+        let mut request = self.client.request(method, url).timeout(call.timeout);
+        for (name, value) in call.headers {
+            if forwards_request_header(name) {
+                request = request.header(*name, *value);
+            }
+        }
+        let response = request
+            .header(HEADER_ID, &webhook_id)
+            .header(HEADER_TIMESTAMP, timestamp.to_string())
+            .header(HEADER_SIGNATURE, signature)
+            .header(HEADER_INVOCATION_ID, &webhook_id)
+            .body(call.body)
+            .send()
+            .await
+            .map_err(|e| classify(e, call.timeout))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| returns_response_header(name.as_str()))
+            .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
+            .collect();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| match classify(e, call.timeout) {
+                InvocationError::Connect(m) => InvocationError::Read(m),
+                other => other,
+            })?;
+        Ok(ForwardedResponse {
+            status,
+            headers,
+            body: body.to_vec(),
+        })
     }
 
     async fn post(

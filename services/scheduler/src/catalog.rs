@@ -269,7 +269,7 @@ fn parse_app(
                 continue;
             }
         };
-        if function.disabled {
+        if !function.runs() {
             continue;
         }
         let Some(trigger) = function.trigger() else {

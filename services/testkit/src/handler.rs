@@ -11,9 +11,9 @@ use anyhow::{Result, bail};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::any;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -35,11 +35,21 @@ pub enum Behaviour {
     DelayBy(fn(&Value) -> Duration, Value),
     /// Never answer (until the connection is dropped).
     Hang,
+    /// This status, headers and raw body: a plain HTTP answer, as a handler gives to a request
+    /// forwarded with `customHandler.enableForwardingHttpRequest`.
+    RespondHttp {
+        status: u16,
+        headers: Vec<(&'static str, &'static str)>,
+        body: &'static str,
+    },
 }
 
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub function: String,
+    pub method: Method,
+    /// The raw query string, if the request had one.
+    pub query: Option<String>,
     pub headers: HeaderMap,
     pub body: Value,
     pub raw: Bytes,
@@ -86,7 +96,8 @@ impl RecordingHandler {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let port = listener.local_addr()?.port();
         let app = Router::new()
-            .route("/api/{function}", post(handle))
+            // Any method: forwarded requests keep the caller's.
+            .route("/api/{function}", any(handle))
             .with_state(inner.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -165,6 +176,8 @@ impl RecordingHandler {
 async fn handle(
     State(inner): State<Arc<Inner>>,
     Path(function): Path<String>,
+    method: Method,
+    uri: Uri,
     headers: HeaderMap,
     raw: Bytes,
 ) -> Response {
@@ -182,6 +195,8 @@ async fn handle(
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     lock(&inner.requests).push(Recorded {
         function: function.clone(),
+        method,
+        query: uri.query().map(str::to_owned),
         body: body.clone(),
         headers,
         raw,
@@ -225,6 +240,24 @@ async fn handle(
         Behaviour::DelayBy(wait, answer) => {
             tokio::time::sleep(wait(&body)).await;
             axum::Json(answer).into_response()
+        }
+        Behaviour::RespondHttp {
+            status,
+            headers,
+            body,
+        } => {
+            let mut response = body.into_response();
+            *response.status_mut() =
+                StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            for (name, value) in headers {
+                if let (Ok(name), Ok(value)) = (
+                    axum::http::HeaderName::from_bytes(name.as_bytes()),
+                    axum::http::HeaderValue::from_str(value),
+                ) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+            response
         }
         Behaviour::Hang => {
             std::future::pending::<()>().await;

@@ -33,7 +33,7 @@ pub async fn run_app(
 ) {
     let mut listeners = JoinSet::new();
     let mut lines = Vec::new();
-    for function in app.functions.iter().filter(|f| !f.spec.disabled) {
+    for function in app.functions.iter().filter(|f| f.spec.runs()) {
         let Some(trigger) = function.spec.trigger() else {
             continue;
         };

@@ -4,7 +4,8 @@
 //! connections also show how they sign in: the app's Shoal identity, the Entra client it is
 //! exchanged for, the federated credential Entra needs, and the last token error listeners
 //! reported. What the app's live listeners report (token errors, outputs the handler sets in
-//! vain) is checked here too.
+//! vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
+//! that are stored without effect are listed too (`noEffect`), after the function checks.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ use axum::extract::{Path, State};
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
 use shoal_domain::diagnostics::{
-    CheckStatus, Diagnostics, check_function, check_undeclared_outputs,
+    CheckStatus, Diagnostics, check_function, check_host_config, check_undeclared_outputs,
 };
 use shoal_store::{TenantId, apps, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
@@ -30,7 +31,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
 }
 
-/// Check every function's bindings against the app's settings and its live listeners' reports.
+/// Check every function's bindings against the app's settings and its live listeners' reports,
+/// and list the `hostConfig` and `function.json` keys that are stored but have no effect.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/diagnostics", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = Diagnostics), (status = 404, body = Problem)))]
@@ -61,6 +63,13 @@ pub async fn get_diagnostics(
         .filter_map(|l| Some((l.function.clone(), l.last_token_error.clone()?)))
         .collect();
     let issuer = federation_issuer(&state.issuance.public_url);
+    // Validated when written, so this only lists keys; the written form, not the normalized
+    // one, tells a legacy key that was overridden from one that was applied.
+    let host_config = record
+        .written_document()
+        .get("hostConfig")
+        .cloned()
+        .unwrap_or_default();
 
     let settings: BTreeMap<String, String> = record
         .settings
@@ -83,6 +92,7 @@ pub async fn get_diagnostics(
         checks.extend(sign_in_checks);
         checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
     }
+    checks.extend(check_host_config(&host_config));
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {
         app: record.name,

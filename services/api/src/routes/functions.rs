@@ -37,8 +37,22 @@ pub struct Function {
     /// The trigger binding's type (computed).
     pub trigger_type: String,
     pub disabled: bool,
+    /// Not loaded at all (no listener, webhook 404), as Azure treats `excluded`. Default false.
+    pub excluded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryPolicy>,
+    /// Stored as written; no effect (Shoal calls the app's handler, it loads no code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_file: Option<String>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_point: Option<String>,
+    /// Stored as written; no effect (`attributes` or `config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub configuration_source: Option<String>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generated_by: Option<String>,
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -51,7 +65,13 @@ pub struct Function {
 pub struct FunctionWriteDoc {
     bindings: Vec<Binding>,
     disabled: Option<bool>,
+    excluded: Option<bool>,
     retry: Option<RetryPolicy>,
+    script_file: Option<String>,
+    entry_point: Option<String>,
+    #[schema(pattern = "^(attributes|config)$")]
+    configuration_source: Option<String>,
+    generated_by: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -94,7 +114,12 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
         bindings: spec.bindings,
         trigger_type,
         disabled: spec.disabled,
+        excluded: spec.excluded,
         retry: spec.retry,
+        script_file: spec.script_file,
+        entry_point: spec.entry_point,
+        configuration_source: spec.configuration_source,
+        generated_by: spec.generated_by,
         etag: record.etag.to_string(),
         created_at: record.created_at,
         updated_at: record.updated_at,

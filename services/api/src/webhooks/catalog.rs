@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use shoal_domain::apps::{AppSpec, AppState as RunState};
 use shoal_domain::bindings::Binding;
 use shoal_domain::functions::FunctionSpec;
+use shoal_domain::invocation::forward::is_http_in_and_out;
 use shoal_domain::invocation::http::HttpOutput;
 use shoal_domain::rate_limit::TokenBucket;
 use shoal_domain::webhook_limits::WebhookLimits;
@@ -75,6 +76,9 @@ pub struct HttpFunction {
     /// Outputs other than the HTTP response (queue, Service Bus …), which the ingress does not
     /// write yet.
     pub unwritten_outputs: Vec<String>,
+    /// The request goes to the handler as is, not in the envelope: the app sets
+    /// `customHandler.enableForwardingHttpRequest` and the function is HTTP in and out.
+    pub forward: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,11 +229,15 @@ impl Catalog {
         let spec = AppSpec::parse(&record.name, &record.written_document())
             .map_err(|e| StoreError::Corrupt(format!("stored app {name}: {e}")))?
             .spec;
+        let forwarding = spec
+            .host_config
+            .custom_handler
+            .enable_forwarding_http_request;
         let functions = functions
             .iter()
             .filter_map(|f| {
                 let parsed = FunctionSpec::parse(&f.name, &f.spec).ok()?.spec;
-                let function = http_function(&f.name, &parsed)?;
+                let function = http_function(&f.name, &parsed, forwarding)?;
                 Some((f.name.to_ascii_lowercase(), Arc::new(function)))
             })
             .collect();
@@ -262,8 +270,8 @@ impl Catalog {
 }
 
 /// The ingress's view of an enabled function with an `httpTrigger`; `None` for any other.
-fn http_function(name: &str, spec: &FunctionSpec) -> Option<HttpFunction> {
-    if spec.disabled {
+fn http_function(name: &str, spec: &FunctionSpec, forwarding: bool) -> Option<HttpFunction> {
+    if !spec.runs() {
         return None;
     }
     let Some(Binding::HttpTrigger(trigger)) = spec.trigger() else {
@@ -296,6 +304,7 @@ fn http_function(name: &str, spec: &FunctionSpec) -> Option<HttpFunction> {
         output,
         outputs,
         unwritten_outputs,
+        forward: forwarding && is_http_in_and_out(spec),
     })
 }
 
@@ -321,7 +330,7 @@ mod tests {
         let spec = FunctionSpec::parse("f", &json!({ "bindings": bindings }))
             .unwrap()
             .spec;
-        http_function("f", &spec)
+        http_function("f", &spec, false)
     }
 
     #[test]
@@ -345,6 +354,27 @@ mod tests {
         .unwrap();
         assert_eq!(r.output, HttpOutputName::Return);
         assert!(r.allows("PATCH"));
+    }
+
+    #[test]
+    fn only_http_in_and_out_functions_of_a_forwarding_app_forward() {
+        let spec = |bindings: serde_json::Value| {
+            FunctionSpec::parse("f", &json!({ "bindings": bindings }))
+                .unwrap()
+                .spec
+        };
+        let in_out = spec(json!([
+            {"type": "httpTrigger", "direction": "in", "name": "req"},
+            {"type": "http", "direction": "out", "name": "res"}
+        ]));
+        assert!(http_function("f", &in_out, true).unwrap().forward);
+        assert!(!http_function("f", &in_out, false).unwrap().forward);
+        let with_queue = spec(json!([
+            {"type": "httpTrigger", "direction": "in", "name": "req"},
+            {"type": "http", "direction": "out", "name": "res"},
+            {"type": "queue", "direction": "out", "name": "q", "queueName": "orders"}
+        ]));
+        assert!(!http_function("f", &with_queue, true).unwrap().forward);
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum WebhookError {
     },
     /// The app's `state` is `Stopped`.
     AppStopped,
+    /// `?mode=async` for a function whose request is forwarded as is.
+    AsyncNotForwarded,
     Handler(HandlerFailure),
 }
 
@@ -144,6 +146,14 @@ impl IntoResponse for WebhookError {
                     StatusCode::SERVICE_UNAVAILABLE,
                     "app-stopped",
                     "the app is stopped; set its state to Running to accept invocations",
+                ),
+                None,
+            ),
+            WebhookError::AsyncNotForwarded => (
+                Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    "async-not-forwarded",
+                    "mode=async is not available for this function: the app sets customHandler.enableForwardingHttpRequest, so its handler expects the caller's request as is, and queued invocations are delivered in the custom-handler envelope",
                 ),
                 None,
             ),

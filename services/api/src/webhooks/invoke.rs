@@ -30,6 +30,7 @@ use super::body::{check_declared_length, read_limited};
 use super::catalog::{HttpApp, HttpFunction};
 use super::delivery::deliver;
 use super::errors::WebhookError;
+use super::forward::forward;
 use super::{TAG_WEBHOOKS, Webhooks};
 use crate::access::authorize_invoke;
 use crate::auth::Caller;
@@ -56,6 +57,10 @@ pub struct AcceptedInvocation {
 /// `ReturnValue` for `$return`) comes back as this response. Other methods the trigger's
 /// `methods` allow work the same way. Needs the data action
 /// `Shoal/apps/functions/invoke/action` (the Function Invoker role) at the function or above.
+/// When the app sets `hostConfig.customHandler.enableForwardingHttpRequest` and the function's
+/// only bindings are its `httpTrigger` and one `http` output, the request is forwarded to
+/// `{handler.url}/{function}` as is (method, query, headers, body; signed the same way) and the
+/// handler's response, whatever its status, is returned as is; `mode=async` is then 400.
 #[utoipa::path(post, path = "/webhooks/{tenant}/{app}/{function}", tag = TAG_WEBHOOKS,
     params(
         ("tenant" = TenantName, Path), ("app" = AppName, Path), ("function" = FunctionName, Path),
@@ -68,6 +73,7 @@ pub struct AcceptedInvocation {
         (status = 200, description = "The function's response: status, headers and body are the handler's (any status it chose, 204 when it set none)"),
         (status = 202, description = "Queued (`?mode=async`)", body = AcceptedInvocation,
             headers(("Location" = String, description = "The invocation's status URL"))),
+        (status = 400, description = "Malformed request: a query string, header or body that cannot be read; or `mode=async` for a function whose request is forwarded as is", body = Problem),
         (status = 405, description = "The trigger does not allow this method", body = Problem),
         (status = 413, description = "The body is larger than the app's `webhooks.maxRequestBodyBytes`", body = Problem),
         (status = 429, description = "The app's `webhooks.requestsPerSecond` and `burst` are used up; retry after `Retry-After` seconds", body = Problem),
@@ -113,6 +119,13 @@ pub async fn invoke(
     let body = read_limited(body, limit).await?;
 
     let (queued, query) = take_async_mode(parts.uri.query());
+    if function.forward {
+        if queued {
+            return Err(WebhookError::AsyncNotForwarded);
+        }
+        let invoker = &ingress.invoker;
+        return forward(invoker, &app, &function, &parts, query.as_deref(), body).await;
+    }
     let url = request_url(&parts, query.as_deref());
     let headers: Vec<(&str, Cow<'_, str>)> = parts
         .headers

@@ -9,7 +9,8 @@
 //! * [`invoke`] and [`status`]: the two endpoints; [`body`]: the per-app body limit;
 //! * [`delivery`]: one handler call through the shared [`Invoker`], shared by the synchronous
 //!   path and the [`dispatcher`];
-//! * [`errors`]: the ingress's problem+json answers (405, 413, 429, 502, 503).
+//! * [`forward`]: the raw request and response of `customHandler.enableForwardingHttpRequest`;
+//! * [`errors`]: the ingress's problem+json answers (400, 405, 413, 429, 502, 503).
 //!
 //! A stopped app answers 503 `app-stopped`, not Azure's 403 "site stopped": the caller is not
 //! refused permission, the function is unavailable until its owner starts it again.
@@ -19,6 +20,7 @@ pub(crate) mod catalog;
 mod delivery;
 mod dispatcher;
 mod errors;
+mod forward;
 mod invoke;
 mod status;
 

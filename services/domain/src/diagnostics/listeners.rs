@@ -37,8 +37,9 @@ pub fn check_undeclared_outputs(
     names
         .into_iter()
         .map(|name| Check {
-            function: function.to_owned(),
-            binding: name.to_owned(),
+            function: Some(function.to_owned()),
+            binding: Some(name.to_owned()),
+            key: None,
             subject: "outputs".to_owned(),
             status: CheckStatus::Warning,
             detail: format!(
@@ -148,12 +149,12 @@ mod tests {
         ];
         for (case, spec, reports, names, count) in cases {
             let checks = check_undeclared_outputs("f", spec, &reports);
-            let got: Vec<&str> = checks.iter().map(|c| c.binding.as_str()).collect();
+            let got: Vec<&str> = checks.iter().filter_map(|c| c.binding.as_deref()).collect();
             assert_eq!(got, names, "{case}");
             for check in &checks {
                 assert_eq!(check.status, CheckStatus::Warning, "{case}");
                 assert_eq!(check.subject, "outputs", "{case}");
-                assert_eq!(check.function, "f", "{case}");
+                assert_eq!(check.function.as_deref(), Some("f"), "{case}");
                 assert!(
                     check.detail.contains(&format!("({count} invocations")),
                     "{case}: {}",

@@ -109,8 +109,9 @@ pub fn sign_ins(
             error: None,
         };
         let check = |status, detail| Check {
-            function: function.to_owned(),
-            binding: binding.name().to_string(),
+            function: Some(function.to_owned()),
+            binding: Some(binding.name().to_string()),
+            key: None,
             subject: "identity".to_owned(),
             status,
             detail,

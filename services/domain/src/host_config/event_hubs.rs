@@ -2,9 +2,12 @@
 //! extension, with its documented defaults.
 
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::client_retry::{self, EventHubsRetryOptions};
+use super::schema::Shape;
+use super::stored::TRANSPORT_TYPE;
 use super::{AZURE_INT_MAX, Section};
 use crate::timespan::TimeSpan;
 use crate::validation::Problems;
@@ -29,6 +32,28 @@ pub struct EventHubsOptions {
     pub target_unprocessed_event_threshold: Option<u32>,
     pub initial_offset_options: InitialOffsetOptions,
     pub client_retry_options: EventHubsRetryOptions,
+    /// Stored as written; no effect (Shoal reads Event Hubs through its Kafka endpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub transport_type: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub web_proxy: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub custom_endpoint_address: Option<Value>,
+    /// Pre-v5 keys (`maxBatchSize`, `prefetchCount`), returned as written; `maxBatchSize` is
+    /// mapped onto `maxEventBatchSize` unless that is written too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub event_processor_options: Option<Value>,
+    /// The Functions 1.x name of `maxEventBatchSize`, returned as written and mapped onto it
+    /// when neither `maxEventBatchSize` nor `eventProcessorOptions.maxBatchSize` is written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<u32>)]
+    pub max_batch_size: Option<Value>,
 }
 
 /// Where to start reading a partition that has no checkpoint yet.
@@ -64,10 +89,21 @@ impl Default for EventHubsOptions {
                 enqueued_time_utc: None,
             },
             client_retry_options: EventHubsRetryOptions::default(),
+            transport_type: None,
+            web_proxy: None,
+            custom_endpoint_address: None,
+            event_processor_options: None,
+            max_batch_size: None,
         }
     }
 }
 
+/// Reads the section. `eventProcessorOptions.maxBatchSize` (the 3.x/4.x extension's name) is
+/// mapped onto `maxEventBatchSize` as Azure's extension does in
+/// `sdk/eventhub/Microsoft.Azure.WebJobs.Extensions.EventHubs/src/Config/EventHubWebJobsBuilderExtensions.cs`
+/// (azure-sdk-for-net): "do it before the binding so new property names take precedence" —
+/// today's key wins when both are written. The 1.x top-level `maxBatchSize`, which SchemaStore's
+/// schema still lists, comes last.
 pub(super) fn parse_event_hubs(problems: &mut Problems, extensions: &Section) -> EventHubsOptions {
     let s = extensions.child(
         problems,
@@ -81,16 +117,28 @@ pub(super) fn parse_event_hubs(problems: &mut Problems, extensions: &Section) ->
             "targetUnprocessedEventThreshold",
             "initialOffsetOptions",
             "clientRetryOptions",
+            "transportType",
+            "webProxy",
+            "customEndpointAddress",
+            "eventProcessorOptions",
+            "maxBatchSize",
         ],
     );
     let d = EventHubsOptions::default();
-    let max_event_batch_size = s.int(
+    let processor = s.child(
         problems,
-        "maxEventBatchSize",
-        d.max_event_batch_size,
-        1,
-        AZURE_INT_MAX,
+        "eventProcessorOptions",
+        &["maxBatchSize", "prefetchCount"],
     );
+    let legacy_batch = processor.opt_u32(problems, "maxBatchSize", 1, AZURE_INT_MAX);
+    // Stored only: Azure's version 5 extension does not map it (see `stored::NO_EFFECT`).
+    processor.opt_u32(problems, "prefetchCount", 0, AZURE_INT_MAX);
+    let oldest_batch = s.opt_u32(problems, "maxBatchSize", 1, AZURE_INT_MAX);
+    let max_event_batch_size = s
+        .opt_u32(problems, "maxEventBatchSize", 1, AZURE_INT_MAX)
+        .or(legacy_batch)
+        .or(oldest_batch)
+        .unwrap_or(d.max_event_batch_size);
     let min_event_batch_size = s.int(
         problems,
         "minEventBatchSize",
@@ -172,6 +220,11 @@ pub(super) fn parse_event_hubs(problems: &mut Problems, extensions: &Section) ->
             enqueued_time_utc: enqueued_time_utc.map(str::to_owned),
         },
         client_retry_options: retry.into(),
+        transport_type: s.stored(problems, "transportType", &TRANSPORT_TYPE),
+        web_proxy: s.stored(problems, "webProxy", &Shape::Str),
+        custom_endpoint_address: s.stored(problems, "customEndpointAddress", &Shape::Str),
+        event_processor_options: s.raw("eventProcessorOptions").cloned(),
+        max_batch_size: s.raw("maxBatchSize").cloned(),
     }
 }
 

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::AZURE_INT_MAX;
+use super::schema::{Shape, check};
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, join_path};
 
@@ -13,6 +14,26 @@ use crate::validation::{Problems, join_path};
 pub(super) struct Section<'a> {
     path: String,
     map: Option<&'a Map<String, Value>>,
+}
+
+/// Pushes one problem per key of `map` that is not in `known`, suggesting the known key that
+/// differs only in case (the usual slip when copying from C# attribute names).
+pub(super) fn report_unknown(
+    problems: &mut Problems,
+    map: &Map<String, Value>,
+    path: &str,
+    known: &[&str],
+) {
+    for key in map.keys() {
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        let message = match known.iter().find(|k| k.eq_ignore_ascii_case(key)) {
+            Some(similar) => format!("unknown field \"{key}\", did you mean \"{similar}\"?"),
+            None => format!("unknown field \"{key}\""),
+        };
+        problems.push(join_path(path, key), message);
+    }
 }
 
 impl<'a> Section<'a> {
@@ -31,15 +52,8 @@ impl<'a> Section<'a> {
                 None
             }
         };
-        for key in map.iter().flat_map(|m| m.keys()) {
-            if known.contains(&key.as_str()) {
-                continue;
-            }
-            let message = match known.iter().find(|k| k.eq_ignore_ascii_case(key)) {
-                Some(similar) => format!("unknown field \"{key}\", did you mean \"{similar}\"?"),
-                None => format!("unknown field \"{key}\""),
-            };
-            problems.push(join_path(&path, key), message);
+        if let Some(map) = map {
+            report_unknown(problems, map, &path, known);
         }
         Section { path, map }
     }
@@ -167,14 +181,30 @@ impl<'a> Section<'a> {
     }
 
     pub(super) fn boolean(&self, problems: &mut Problems, field: &str, default: bool) -> bool {
-        match self.raw(field) {
-            None => default,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
+        self.opt_bool(problems, field).unwrap_or(default)
+    }
+
+    pub(super) fn opt_bool(&self, problems: &mut Problems, field: &str) -> Option<bool> {
+        match self.raw(field)? {
+            Value::Bool(b) => Some(*b),
+            _ => {
                 problems.push(self.path(field), "expected a boolean");
-                default
+                None
             }
         }
+    }
+
+    /// A field Shoal stores without acting on it: its shape is checked, and it is kept
+    /// exactly as written so that reads return it unchanged.
+    pub(super) fn stored(
+        &self,
+        problems: &mut Problems,
+        field: &str,
+        shape: &Shape,
+    ) -> Option<Value> {
+        let value = self.raw(field)?;
+        check(problems, value, &self.path(field), shape);
+        Some(value.clone())
     }
 
     pub(super) fn opt_string(&self, problems: &mut Problems, field: &str) -> Option<&'a str> {

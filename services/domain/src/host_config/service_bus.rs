@@ -3,9 +3,11 @@
 //! enforces; Shoal adds the [`MAX_CONCURRENCY`] cap on concurrency.
 
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::client_retry::{self, ServiceBusRetryOptions};
+use super::stored::TRANSPORT_TYPE;
 use super::{AZURE_INT_MAX, MAX_CONCURRENCY, Section};
 use crate::timespan::TimeSpan;
 use crate::validation::Problems;
@@ -43,6 +45,29 @@ pub struct ServiceBusOptions {
     /// Let a handler's outputs and the trigger settlement share a transaction. Default false.
     pub enable_cross_entity_transactions: bool,
     pub client_retry_options: ServiceBusRetryOptions,
+    /// Stored as written; no effect (Shoal always uses AMQP over TCP).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub transport_type: Option<Value>,
+    /// Stored as written; no effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub web_proxy: Option<Value>,
+    /// Pre-v5 keys (`maxConcurrentCalls`, `autoComplete`, `maxAutoRenewDuration`), returned as
+    /// written; their values are mapped onto today's keys above unless those are written too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub message_handler_options: Option<Value>,
+    /// Pre-v5 keys (`maxConcurrentSessions`, `autoComplete`, `maxAutoRenewDuration`,
+    /// `messageWaitTimeout`), returned as written and mapped like `messageHandlerOptions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub session_handler_options: Option<Value>,
+    /// Pre-v5 keys (`maxMessageCount`, `autoComplete`, `operationTimeout`), returned as
+    /// written and mapped like `messageHandlerOptions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub batch_options: Option<Value>,
 }
 
 impl Default for ServiceBusOptions {
@@ -59,10 +84,23 @@ impl Default for ServiceBusOptions {
             session_idle_timeout: None,
             enable_cross_entity_transactions: false,
             client_retry_options: ServiceBusRetryOptions::default(),
+            transport_type: None,
+            web_proxy: None,
+            message_handler_options: None,
+            session_handler_options: None,
+            batch_options: None,
         }
     }
 }
 
+/// Reads the section, mapping the keys of the pre-v5 extension (`messageHandlerOptions`,
+/// `sessionHandlerOptions`, `batchOptions`) onto today's as Azure's extension does in
+/// `sdk/servicebus/Microsoft.Azure.WebJobs.Extensions.ServiceBus/src/Config/ServiceBusHostBuilderExtensions.cs`
+/// (azure-sdk-for-net): the legacy values are applied first and the section is bound after,
+/// so today's key wins when both are written; `autoComplete` is taken from
+/// `messageHandlerOptions`, else `sessionHandlerOptions`, else `batchOptions`, and
+/// `maxAutoRenewDuration` from `messageHandlerOptions`, else `sessionHandlerOptions`. A legacy
+/// value is checked against the same bounds as today's key, at its own path.
 pub(super) fn parse_service_bus(
     problems: &mut Problems,
     extensions: &Section,
@@ -82,16 +120,43 @@ pub(super) fn parse_service_bus(
             "sessionIdleTimeout",
             "enableCrossEntityTransactions",
             "clientRetryOptions",
+            "transportType",
+            "webProxy",
+            "messageHandlerOptions",
+            "sessionHandlerOptions",
+            "batchOptions",
         ],
     );
-    let d = ServiceBusOptions::default();
-    let max_message_batch_size = s.int(
+    let messages = s.child(
         problems,
-        "maxMessageBatchSize",
-        d.max_message_batch_size,
-        1,
-        AZURE_INT_MAX,
+        "messageHandlerOptions",
+        &["maxConcurrentCalls", "maxAutoRenewDuration", "autoComplete"],
     );
+    let sessions = s.child(
+        problems,
+        "sessionHandlerOptions",
+        &[
+            "maxAutoRenewDuration",
+            "autoComplete",
+            "maxConcurrentSessions",
+            "messageWaitTimeout",
+        ],
+    );
+    let batches = s.child(
+        problems,
+        "batchOptions",
+        &["maxMessageCount", "operationTimeout", "autoComplete"],
+    );
+    // Stored only: Azure's extension reads neither (see `stored::NO_EFFECT`).
+    sessions.opt_duration(problems, "messageWaitTimeout", TimeSpan::ZERO, None);
+    batches.opt_duration(problems, "operationTimeout", TimeSpan::ZERO, None);
+
+    let d = ServiceBusOptions::default();
+    let legacy_batch = batches.opt_u32(problems, "maxMessageCount", 1, AZURE_INT_MAX);
+    let max_message_batch_size = s
+        .opt_u32(problems, "maxMessageBatchSize", 1, AZURE_INT_MAX)
+        .or(legacy_batch)
+        .unwrap_or(d.max_message_batch_size);
     let min_message_batch_size = s.int(
         problems,
         "minMessageBatchSize",
@@ -105,6 +170,18 @@ pub(super) fn parse_service_bus(
             format!("must not exceed maxMessageBatchSize ({max_message_batch_size})"),
         );
     }
+    let legacy_calls = messages.opt_u32(problems, "maxConcurrentCalls", 1, MAX_CONCURRENCY);
+    let legacy_sessions = sessions.opt_u32(problems, "maxConcurrentSessions", 1, MAX_CONCURRENCY);
+    let legacy_complete = [&messages, &sessions, &batches]
+        .map(|section| section.opt_bool(problems, "autoComplete"))
+        .into_iter()
+        .flatten()
+        .next();
+    let legacy_renewal = [&messages, &sessions]
+        .map(|section| section.opt_duration(problems, "maxAutoRenewDuration", TimeSpan::ZERO, None))
+        .into_iter()
+        .flatten()
+        .next();
     let retry = client_retry::parse(problems, &s, ["maxDelay", "maxRetries"]);
     ServiceBusOptions {
         prefetch_count: s.int(
@@ -114,32 +191,22 @@ pub(super) fn parse_service_bus(
             0,
             AZURE_INT_MAX,
         ),
-        auto_complete_messages: s.boolean(
-            problems,
-            "autoCompleteMessages",
-            d.auto_complete_messages,
-        ),
-        max_auto_lock_renewal_duration: s.duration(
-            problems,
-            "maxAutoLockRenewalDuration",
-            d.max_auto_lock_renewal_duration,
-            TimeSpan::ZERO,
-            None,
-        ),
-        max_concurrent_calls: s.int(
-            problems,
-            "maxConcurrentCalls",
-            d.max_concurrent_calls,
-            1,
-            MAX_CONCURRENCY,
-        ),
-        max_concurrent_sessions: s.int(
-            problems,
-            "maxConcurrentSessions",
-            d.max_concurrent_sessions,
-            1,
-            MAX_CONCURRENCY,
-        ),
+        auto_complete_messages: s
+            .opt_bool(problems, "autoCompleteMessages")
+            .or(legacy_complete)
+            .unwrap_or(d.auto_complete_messages),
+        max_auto_lock_renewal_duration: s
+            .opt_duration(problems, "maxAutoLockRenewalDuration", TimeSpan::ZERO, None)
+            .or(legacy_renewal)
+            .unwrap_or(d.max_auto_lock_renewal_duration),
+        max_concurrent_calls: s
+            .opt_u32(problems, "maxConcurrentCalls", 1, MAX_CONCURRENCY)
+            .or(legacy_calls)
+            .unwrap_or(d.max_concurrent_calls),
+        max_concurrent_sessions: s
+            .opt_u32(problems, "maxConcurrentSessions", 1, MAX_CONCURRENCY)
+            .or(legacy_sessions)
+            .unwrap_or(d.max_concurrent_sessions),
         max_message_batch_size,
         min_message_batch_size,
         max_batch_wait_time: s.duration(
@@ -156,6 +223,11 @@ pub(super) fn parse_service_bus(
             d.enable_cross_entity_transactions,
         ),
         client_retry_options: retry.into(),
+        transport_type: s.stored(problems, "transportType", &TRANSPORT_TYPE),
+        web_proxy: s.stored(problems, "webProxy", &super::schema::Shape::Str),
+        message_handler_options: s.raw("messageHandlerOptions").cloned(),
+        session_handler_options: s.raw("sessionHandlerOptions").cloned(),
+        batch_options: s.raw("batchOptions").cloned(),
     }
 }
 

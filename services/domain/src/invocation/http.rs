@@ -17,7 +17,7 @@ use crate::invocation::HandlerResponse;
 /// Request headers never handed to the handler: the caller's credentials for Shoal (a handler
 /// must not be able to replay them) and hop-by-hop headers, which describe the caller's
 /// connection to Shoal, not the request.
-const WITHHELD_REQUEST_HEADERS: [&str; 9] = [
+pub(crate) const WITHHELD_REQUEST_HEADERS: [&str; 9] = [
     "authorization",
     "proxy-authorization",
     "connection",
@@ -30,7 +30,7 @@ const WITHHELD_REQUEST_HEADERS: [&str; 9] = [
 ];
 
 /// Response headers Shoal sets itself or that describe only the handler's connection.
-const WITHHELD_RESPONSE_HEADERS: [&str; 9] = [
+pub(crate) const WITHHELD_RESPONSE_HEADERS: [&str; 9] = [
     "connection",
     "keep-alive",
     "proxy-connection",

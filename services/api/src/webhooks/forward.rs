@@ -1,0 +1,82 @@
+//! The ingress's path for `customHandler.enableForwardingHttpRequest` (see
+//! `shoal_domain::invocation::forward`): after the same token, permission, method, state, rate
+//! and body-size checks as the envelope path, the caller's request goes to the handler as is
+//! and the handler's response — any status, its headers, its body — is the caller's.
+//!
+//! `?mode=async` is refused for such a function: a queued invocation is stored and retried as
+//! an envelope, and delivering an envelope to a handler written for raw requests would be
+//! wrong in a way the tenant could not see.
+
+use axum::body::{Body, Bytes};
+use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::Response;
+use shoal_invoker::{ForwardedRequest, ForwardedResponse, Invoker};
+use uuid::Uuid;
+
+use super::catalog::{HttpApp, HttpFunction};
+use super::errors::{HandlerFailure, WebhookError};
+
+pub async fn forward(
+    invoker: &Invoker,
+    app: &HttpApp,
+    function: &HttpFunction,
+    parts: &Parts,
+    query: Option<&str>,
+    body: Bytes,
+) -> Result<Response, WebhookError> {
+    let invocation_id = Uuid::now_v7();
+    let headers: Vec<(&str, &[u8])> = parts
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        .collect();
+    let answer = invoker
+        .forward_http(ForwardedRequest {
+            handler: &app.handler,
+            function: &function.name,
+            secret: &app.secret,
+            invocation_id,
+            method: parts.method.as_str(),
+            query,
+            headers: &headers,
+            body: body.to_vec(),
+            timeout: app.timeout,
+        })
+        .await;
+    match answer {
+        Ok(answer) => Ok(raw_response(answer, invocation_id)),
+        Err(error) => {
+            tracing::warn!(
+                tenant = %app.tenant, app = %app.name, function = %function.name,
+                invocation = %invocation_id, %error, "forwarded webhook delivery failed"
+            );
+            Err(WebhookError::Handler(HandlerFailure::from_invocation(
+                &error,
+            )))
+        }
+    }
+}
+
+/// The handler's response as the caller's, marked so the problem middleware passes a 4xx or
+/// 5xx the handler chose through untouched.
+fn raw_response(answer: ForwardedResponse, id: Uuid) -> Response {
+    let mut response = Response::new(Body::from(answer.body));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let headers = response.headers_mut();
+    for (name, value) in &answer.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_bytes(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    if let Ok(id) = HeaderValue::from_str(&id.to_string()) {
+        headers.insert(shoal_invoker::HEADER_INVOCATION_ID, id);
+    }
+    response
+        .extensions_mut()
+        .insert(crate::problem::ProtocolError);
+    response
+}
