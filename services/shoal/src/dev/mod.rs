@@ -58,7 +58,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         identity: Default::default(),
         pool: PoolConfig::default(),
     };
-    let azurite = shoal_testkit::azurite::Azurite::start_silent()
+    let azurite = shoal_devstack::azurite::Azurite::start_silent()
         .await
         .context("starting Azurite (make dev installs it; SHOAL_AZURITE_BIN overrides)")?;
     let pool = shoal_store::pool::connect_lazy(database_url, &PoolConfig::default())?;
