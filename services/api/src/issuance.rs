@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use shoal_domain::rate_limit::{RetryAfter, TokenBucket};
 use url::Url;
 
 /// Lifetime of tokens from `POST /oauth2/token` and the managed-identity endpoint, unless
@@ -78,21 +79,15 @@ pub fn names_audience(audience: &str, requested: &str) -> bool {
     !requested.is_empty() && trim(requested) == trim(audience)
 }
 
-/// A token bucket per key: each failure takes a token, tokens come back one per `refill`, up to
-/// `burst`. A key without tokens is refused before its credentials are even checked, so a
-/// guesser gets `burst` tries and then one per `refill`. Per process: N API replicas allow N
-/// times as much.
+/// A token bucket per key (the domain's [`TokenBucket`]): each failure takes a token, tokens
+/// come back one per `refill`, up to `burst`. A key without tokens is refused before its
+/// credentials are even checked, so a guesser gets `burst` tries and then one per `refill`. Per
+/// process: N API replicas allow N times as much.
 #[derive(Debug)]
 pub struct Throttle {
     burst: u32,
     refill: Duration,
-    buckets: Mutex<HashMap<String, Bucket>>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    at: Instant,
+    buckets: Mutex<HashMap<String, TokenBucket>>,
 }
 
 /// Keys tracked at most; beyond it the least-throttled keys are forgotten first.
@@ -107,25 +102,16 @@ impl Throttle {
         }
     }
 
-    fn level(&self, bucket: &Bucket, now: Instant) -> f64 {
-        let earned =
-            now.saturating_duration_since(bucket.at).as_secs_f64() / self.refill.as_secs_f64();
-        (bucket.tokens + earned).min(f64::from(self.burst))
-    }
-
     /// `Err(retry_after)` (whole seconds) when `key` has used up its failures.
     pub fn check(&self, key: &str, now: Instant) -> Result<(), Duration> {
-        let buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(bucket) = buckets.get(key) else {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(bucket) = buckets.get_mut(key) else {
             return Ok(());
         };
-        let level = self.level(bucket, now);
-        if level >= 1.0 {
-            Ok(())
-        } else {
+        match bucket.wait(now) {
+            Duration::ZERO => Ok(()),
             // Whole seconds, as `Retry-After` carries them.
-            let wait = self.refill.as_secs_f64() * (1.0 - level);
-            Err(Duration::from_secs((wait.ceil() as u64).max(1)))
+            wait => Err(Duration::from_secs(RetryAfter(wait).seconds())),
         }
     }
 
@@ -133,39 +119,32 @@ impl Throttle {
     pub fn record_failure(&self, key: &str, now: Instant) {
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() >= MAX_TRACKED && !buckets.contains_key(key) {
-            self.forget_least_throttled(&mut buckets, now);
+            forget_least_throttled(&mut buckets, now);
         }
-        let full = Bucket {
-            tokens: f64::from(self.burst),
-            at: now,
-        };
-        let bucket = buckets.entry(key.to_string()).or_insert(full);
-        let level = self.level(bucket, now);
-        *bucket = Bucket {
-            tokens: (level - 1.0).max(0.0),
-            at: now,
-        };
-    }
-
-    /// Drops every bucket that has refilled; if that is not enough, the fuller half.
-    fn forget_least_throttled(&self, buckets: &mut HashMap<String, Bucket>, now: Instant) {
-        let burst = f64::from(self.burst);
-        buckets.retain(|_, b| self.level(b, now) < burst);
-        if buckets.len() >= MAX_TRACKED {
-            let mut levels: Vec<(String, f64)> = buckets
-                .iter()
-                .map(|(k, b)| (k.clone(), self.level(b, now)))
-                .collect();
-            levels.sort_by(|a, b| b.1.total_cmp(&a.1));
-            for (key, _) in levels.into_iter().take(MAX_TRACKED / 2) {
-                buckets.remove(&key);
-            }
-        }
+        let _ = buckets
+            .entry(key.to_string())
+            .or_insert_with(|| TokenBucket::refilling(self.burst, self.refill, now))
+            .try_acquire(now);
     }
 
     #[cfg(test)]
     fn tracked(&self) -> usize {
         self.buckets.lock().unwrap().len()
+    }
+}
+
+/// Drops every bucket that has refilled; if that is not enough, the fuller half.
+fn forget_least_throttled(buckets: &mut HashMap<String, TokenBucket>, now: Instant) {
+    buckets.retain(|_, b| !b.is_full(now));
+    if buckets.len() >= MAX_TRACKED {
+        let mut levels: Vec<(String, f64)> = buckets
+            .iter_mut()
+            .map(|(k, b)| (k.clone(), b.available(now)))
+            .collect();
+        levels.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for (key, _) in levels.into_iter().take(MAX_TRACKED / 2) {
+            buckets.remove(&key);
+        }
     }
 }
 

@@ -42,6 +42,33 @@ impl TokenBucket {
         }
     }
 
+    /// A full bucket of `burst` tokens that earns one back every `every` (a slower rate than one
+    /// per second, e.g. failed sign-ins a client may make).
+    pub fn refilling(burst: u32, every: Duration, now: Instant) -> TokenBucket {
+        let burst = f64::from(burst.max(1));
+        TokenBucket {
+            rate: 1.0 / every.max(Duration::from_millis(1)).as_secs_f64(),
+            burst,
+            tokens: burst,
+            updated: now,
+        }
+    }
+
+    /// How long until a token is there (zero if one is now), without taking it.
+    pub fn wait(&mut self, now: Instant) -> Duration {
+        self.refill(now);
+        if self.tokens >= 1.0 {
+            return Duration::ZERO;
+        }
+        Duration::from_secs_f64((1.0 - self.tokens) / self.rate)
+    }
+
+    /// Whether the bucket is full (nothing to remember about its key).
+    pub fn is_full(&mut self, now: Instant) -> bool {
+        self.refill(now);
+        self.tokens >= self.burst
+    }
+
     /// New limits (the app's spec changed): the tokens already earned are kept, up to the new
     /// burst, so a configuration change neither refills nor empties the bucket.
     pub fn reconfigure(&mut self, rate: u32, burst: u32, now: Instant) {
@@ -58,8 +85,7 @@ impl TokenBucket {
             self.tokens -= 1.0;
             return Ok(());
         }
-        let missing = 1.0 - self.tokens;
-        Err(RetryAfter(Duration::from_secs_f64(missing / self.rate)))
+        Err(RetryAfter(self.wait(now)))
     }
 
     /// Tokens now (for tests and metrics).
