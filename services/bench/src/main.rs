@@ -247,8 +247,9 @@ async fn scheduler(args: &Args, shoal: &ShoalBin) -> Result<()> {
     outcome
 }
 
-/// The queue part; Azurite, the worker and the scratch database go away with it, also on
-/// Ctrl-C.
+/// The queue part; its Azurites, the worker and the scratch database go away with it, also on
+/// Ctrl-C. It fails only when Shoal's own figure was not measured: a failed reference is named
+/// in its line.
 async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
     let plan = queue::QueuePlan {
         shoal,
@@ -264,13 +265,16 @@ async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
     };
     let figures = tokio::select! {
         figures = queue::run(&plan) => figures?,
-        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
     };
     println!();
-    for line in report::queue_lines(&figures) {
+    for line in report::queue::lines(&figures) {
         println!("{line}");
     }
-    Ok(())
+    match figures.failure() {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
+    }
 }
 
 /// The API part. Owns the database: whatever happens in between, it is dropped at the end.
