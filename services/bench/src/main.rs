@@ -16,10 +16,14 @@
 //! * `webhooks`: the webhook ingress against calling the same handler directly with the same
 //!   signed request: the latency it adds to one call and the throughput it keeps (see
 //!   [`webhooks`]).
+//!
+//! A part that fails is reported and the next one runs; the exit code is non-zero only when a
+//! part could not measure Shoal's own figures (see [`parts`]).
 
 mod database;
 mod http;
 mod load;
+mod parts;
 mod pgbench;
 mod queue;
 mod report;
@@ -37,6 +41,7 @@ use clap::Parser;
 use hyper::Method;
 
 use crate::load::LoadPlan;
+use crate::parts::{Interrupted, Outcome, Part};
 use crate::report::{Figure, Goal};
 use crate::server::{Server, ShoalBin};
 use shoal_testkit::ScratchDatabase;
@@ -47,19 +52,6 @@ const TENANT: &str = "bench";
 const APP_BODY: &str = r#"{"handler":{"url":"http://127.0.0.1:9/handler"},"appSettings":{"AzureWebJobsStorage":"UseDevelopmentStorage=true","MySecret":"s3cr3t"}}"#;
 /// More failed requests than this fraction fails the run.
 const MAX_ERROR_RATE: f64 = 0.001;
-
-/// The parts of a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Part {
-    /// The management API against pgbench.
-    Api,
-    /// Storage Queue dispatch against the SDK ceiling and a Python consumer.
-    Queue,
-    /// Scale decisions, placement, ticks, reaction and failover.
-    Scheduler,
-    /// The webhook ingress against calling the handler directly.
-    Webhooks,
-}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -162,12 +154,22 @@ fn main() -> ExitCode {
         .worker_threads(args.client_threads.max(1))
         .enable_all()
         .build();
-    let outcome = match runtime {
+    let outcomes = match runtime {
         Ok(runtime) => runtime.block_on(run(&args)),
         Err(error) => Err(error).context("cannot start the async runtime"),
     };
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+    match outcomes {
+        Ok(outcomes) => {
+            let failed: Vec<&str> = outcomes
+                .iter()
+                .filter(|(_, outcome)| *outcome != Outcome::Measured)
+                .map(|(part, _)| part.title())
+                .collect();
+            if !failed.is_empty() {
+                eprintln!("shoal-bench: not measured: {}", failed.join(", "));
+            }
+            ExitCode::from(parts::exit_code(&outcomes))
+        }
         Err(error) => {
             eprintln!("shoal-bench: {error:#}");
             ExitCode::FAILURE
@@ -175,21 +177,35 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(args: &Args) -> Result<()> {
+/// Runs the chosen parts in order; a failed part is reported and the next one runs.
+async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
     let shoal = ShoalBin::locate(args.shoal_bin.clone())?;
-    if args.only.is_none_or(|part| part == Part::Api) {
-        api(args, &shoal).await?;
+    let mut outcomes = Vec::new();
+    for part in Part::ALL {
+        if args.only.is_some_and(|only| only != part) {
+            continue;
+        }
+        let result = match part {
+            Part::Api => api(args, &shoal).await,
+            Part::Queue => queue(args, &shoal).await,
+            Part::Scheduler => scheduler(args, &shoal).await,
+            Part::Webhooks => webhooks(args, &shoal).await,
+        };
+        if let Err(error) = &result {
+            eprintln!("shoal-bench: {} part: {error:#}", part.title());
+        }
+        let outcome = Outcome::of(result);
+        if let Some(line) = outcome.line(part) {
+            println!();
+            println!("{line}");
+        }
+        let go_on = outcome.go_on();
+        outcomes.push((part, outcome));
+        if !go_on {
+            break;
+        }
     }
-    if args.only.is_none_or(|part| part == Part::Queue) {
-        queue(args, &shoal).await?;
-    }
-    if args.only.is_none_or(|part| part == Part::Scheduler) {
-        scheduler(args, &shoal).await?;
-    }
-    if args.only.is_none_or(|part| part == Part::Webhooks) {
-        webhooks(args, &shoal).await?;
-    }
-    Ok(())
+    Ok(outcomes)
 }
 
 /// The webhook part; its server and scratch database go away with it, also on Ctrl-C.
@@ -203,7 +219,7 @@ async fn webhooks(args: &Args, shoal: &ShoalBin) -> Result<()> {
     };
     let figures = tokio::select! {
         figures = webhooks::run(&plan) => figures?,
-        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
     };
     println!();
     println!("{}", report::webhooks::line(&figures));
@@ -238,7 +254,7 @@ async fn scheduler(args: &Args, shoal: &ShoalBin) -> Result<()> {
     let mut figures = scheduler::SchedulerFigures::default();
     let outcome = tokio::select! {
         outcome = scheduler::run(&plan, &mut figures) => outcome,
-        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        _ = tokio::signal::ctrl_c() => Err(Interrupted.into()),
     };
     println!();
     for line in report::scheduler::lines(&figures) {
@@ -247,8 +263,9 @@ async fn scheduler(args: &Args, shoal: &ShoalBin) -> Result<()> {
     outcome
 }
 
-/// The queue part; Azurite, the worker and the scratch database go away with it, also on
-/// Ctrl-C.
+/// The queue part; its Azurites, the worker and the scratch database go away with it, also on
+/// Ctrl-C. It fails only when Shoal's own figure was not measured: a failed reference is named
+/// in its line.
 async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
     let plan = queue::QueuePlan {
         shoal,
@@ -264,13 +281,16 @@ async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
     };
     let figures = tokio::select! {
         figures = queue::run(&plan) => figures?,
-        _ = tokio::signal::ctrl_c() => bail!("interrupted"),
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
     };
     println!();
-    for line in report::queue_lines(&figures) {
+    for line in report::queue::lines(&figures) {
         println!("{line}");
     }
-    Ok(())
+    match figures.failure() {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
+    }
 }
 
 /// The API part. Owns the database: whatever happens in between, it is dropped at the end.
@@ -282,7 +302,7 @@ async fn api(args: &Args, shoal: &ShoalBin) -> Result<()> {
     eprintln!("shoal-bench: database {}", database.name());
     let outcome = tokio::select! {
         outcome = with_server(args, shoal, &database) => outcome,
-        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        _ = tokio::signal::ctrl_c() => Err(Interrupted.into()),
     };
     let dropped = database.drop_now().await;
     outcome.and(dropped)

@@ -79,7 +79,8 @@ pub async fn ceiling(queue: &Queue, count: u64, timeout: Duration) -> Result<Dra
     let mut deleted = 0;
     while deleted < count {
         if Instant::now() >= deadline {
-            bail!("the SDK ceiling loop deleted {deleted} of {count} messages in {timeout:?}");
+            let left = queue.approximate_length().await.ok();
+            bail!(stalled(deleted, count, timeout, left));
         }
         let batch = queue.receive(32, INVISIBILITY).await?;
         if batch.is_empty() {
@@ -138,11 +139,7 @@ pub async fn wait_until_drained(
         alive()?;
         if Instant::now() >= deadline {
             let left = queue.approximate_length().await.ok();
-            bail!(
-                "the handler saw {} of {count} messages in {timeout:?} ({} left on the queue)",
-                tally.requests(),
-                left.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
-            );
+            bail!(stalled(tally.requests(), count, timeout, left));
         }
         tokio::time::sleep(POLL).await;
     }
@@ -154,6 +151,16 @@ pub async fn wait_until_drained(
     })
 }
 
+/// How a drain that did not finish in time is reported, in its figure's line too:
+/// `384/1000 messages in 120 s (616 left on the queue)`.
+fn stalled(done: u64, count: u64, timeout: Duration, left: Option<u64>) -> String {
+    let left = left.map_or_else(|| "unknown".to_owned(), |n| n.to_string());
+    format!(
+        "{done}/{count} messages in {} s ({left} left on the queue)",
+        timeout.as_secs()
+    )
+}
+
 async fn wait_until_empty(queue: &Queue, deadline: Instant) -> Result<()> {
     loop {
         let length = queue.approximate_length().await?;
@@ -161,7 +168,10 @@ async fn wait_until_empty(queue: &Queue, deadline: Instant) -> Result<()> {
             return Ok(());
         }
         if Instant::now() >= deadline {
-            bail!("queue {} still holds {length} messages", queue.name());
+            bail!(
+                "all messages handled, but queue {} still holds {length}",
+                queue.name()
+            );
         }
         tokio::time::sleep(POLL).await;
     }
@@ -177,5 +187,18 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["order"], 12_345);
         assert!(text.len() < 80, "{text}");
+    }
+
+    #[test]
+    fn a_stalled_drain_says_how_far_it_got() {
+        let timeout = Duration::from_secs(120);
+        assert_eq!(
+            stalled(384, 1000, timeout, Some(616)),
+            "384/1000 messages in 120 s (616 left on the queue)"
+        );
+        assert_eq!(
+            stalled(0, 1000, timeout, None),
+            "0/1000 messages in 120 s (unknown left on the queue)"
+        );
     }
 }
