@@ -27,7 +27,7 @@ pub enum Part {
 impl Part {
     pub const ALL: [Part; 4] = [Part::Api, Part::Queue, Part::Scheduler, Part::Webhooks];
 
-    /// As the part is named in the README and in `--only`.
+    /// As the part is named in docs/benchmarks.md and in `--only`.
     pub fn title(self) -> &'static str {
         match self {
             Part::Api => "API",

@@ -103,7 +103,7 @@ impl Default for PoolConfig {
 /// Two connections per core this process may use, at least four. Requests queue in the pool
 /// (cheap) rather than as extra Postgres backends competing for the same cores: on a 2-core
 /// host running Postgres too, 4 connections served more GETs at a lower p99 than 32 (see
-/// README, Benchmarks). Raise it with `SHOAL_DB_MAX_CONNECTIONS` for a remote, larger Postgres.
+/// docs/benchmarks.md). Raise it with `SHOAL_DB_MAX_CONNECTIONS` for a remote, larger Postgres.
 pub fn default_max_connections() -> u32 {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     u32::try_from(cores * 2).unwrap_or(64).clamp(4, 64)
