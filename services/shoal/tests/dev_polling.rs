@@ -4,14 +4,12 @@
 //! heartbeats `GET /v1/workers` shows, settles at 2 s and never exceeds it. With Azure's
 //! default the back-off would pass 3 s about four seconds after the queue went idle.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::Value;
 use shoal_testkit::{ScratchDatabase, admin_url};
-
-const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
 
 mod support {
     pub mod dev;
@@ -24,53 +22,17 @@ const LOCAL_MAX_POLLING_MS: u64 = 2000;
 /// back-off has stopped growing, not merely passed through 2 s.
 const SETTLED_HEARTBEATS: usize = 3;
 
-struct Dev(std::process::Child);
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let until = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn dev_workers_poll_at_most_every_two_seconds() {
     let database = ScratchDatabase::create(&admin_url(), "shoal_dev_polling")
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut child = Command::new(SHOAL)
-        .args(["dev", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--dir")
-        .arg(dir.path())
-        .env("DATABASE_URL", database.url())
-        .env_remove("SHOAL_SECRET_KEY")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _dev = Dev(child);
-    let banner = support::dev::banner(stdout).await;
-    let token = support::dev::printed(&banner, "export SHOAL_TOKEN=");
-    let connection = support::dev::printed(&banner, "connection string ");
+    let dev =
+        support::dev::DevProcess::start(database.url(), dir.path(), "warn", Stdio::null()).await;
+    let (base, banner) = (&dev.base, &dev.banner);
+    let token = support::dev::printed(banner, "export SHOAL_TOKEN=");
+    let connection = support::dev::printed(banner, "connection string ");
 
     // One message makes the scheduler place the demo app, whose listener then goes idle.
     let queues =

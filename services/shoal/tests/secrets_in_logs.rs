@@ -5,8 +5,7 @@
 //! managed-identity header, access tokens, the token signing keys after a rotation, and the
 //! master key. Then the captured output is searched for each of them.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -14,37 +13,8 @@ use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy};
 use shoal_testkit::{ScratchDatabase, admin_url};
 
-const SHOAL: &str = env!("CARGO_BIN_EXE_shoal");
-
 mod support {
     pub mod dev;
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-struct Dev(std::process::Child);
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.0.id().to_string()])
-            .status();
-        let until = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test]
@@ -55,25 +25,14 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("dev.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let port = free_port();
-    let base = format!("http://127.0.0.1:{port}");
-    let mut child = Command::new(SHOAL)
-        .args(["dev", "--listen", &format!("127.0.0.1:{port}")])
-        .arg("--dir")
-        .arg(dir.path())
-        .env("DATABASE_URL", database.url())
-        .env_remove("SHOAL_SECRET_KEY")
-        .env(
-            "RUST_LOG",
-            "debug,h2=info,hyper=info,hyper_util=info,rustls=info",
-        )
-        .stdout(Stdio::piped())
-        .stderr(log.try_clone().unwrap())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let dev = Dev(child);
-    let banner = support::dev::banner(stdout).await;
+    let dev = support::dev::DevProcess::start(
+        database.url(),
+        dir.path(),
+        "debug,h2=info,hyper=info,hyper_util=info,rustls=info",
+        Stdio::from(log.try_clone().unwrap()),
+    )
+    .await;
+    let (base, banner) = (dev.base.clone(), dev.banner.clone());
     let admin = support::dev::printed(&banner, "export SHOAL_TOKEN=");
     let client = reqwest::Client::new();
     let call = |method: reqwest::Method, path: &str| {
