@@ -9,13 +9,14 @@
 
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use shoal_invoker::{ForwardedRequest, ForwardedResponse, Invoker};
 use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
 use super::errors::{HandlerFailure, WebhookError};
+use super::invoke::passed_through;
 
 pub async fn forward(
     invoker: &Invoker,
@@ -58,25 +59,16 @@ pub async fn forward(
     }
 }
 
-/// The handler's response as the caller's, marked so the problem middleware passes a 4xx or
-/// 5xx the handler chose through untouched.
+/// The handler's raw response as the caller's.
 fn raw_response(answer: ForwardedResponse, id: Uuid) -> Response {
-    let mut response = Response::new(Body::from(answer.body));
-    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::BAD_GATEWAY);
-    let headers = response.headers_mut();
-    for (name, value) in &answer.headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_bytes(value),
-        ) {
-            headers.append(name, value);
-        }
-    }
-    if let Ok(id) = HeaderValue::from_str(&id.to_string()) {
-        headers.insert(shoal_invoker::HEADER_INVOCATION_ID, id);
-    }
-    response
-        .extensions_mut()
-        .insert(crate::problem::ProtocolError);
-    response
+    let ForwardedResponse {
+        status,
+        headers,
+        body,
+    } = answer;
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    let headers = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_slice()));
+    passed_through(status, headers, Body::from(body), id)
 }

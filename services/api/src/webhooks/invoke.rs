@@ -224,17 +224,32 @@ fn accepted(id: Uuid, status_url: String) -> Response {
     response
 }
 
-/// The handler's response as the caller's, marked so the problem middleware passes a 4xx or
-/// 5xx the function chose through untouched.
+/// The handler's response as the caller's (see [`passed_through`]).
 fn function_response(result: HttpResult, id: Uuid) -> Response {
-    let mut response = Response::new(Body::from(result.body.to_bytes()));
-    *response.status_mut() = StatusCode::from_u16(result.status).unwrap_or(StatusCode::OK);
+    let status = StatusCode::from_u16(result.status).unwrap_or(StatusCode::OK);
+    let headers = result
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()));
+    passed_through(status, headers, Body::from(result.body.to_bytes()), id)
+}
+
+/// A response the handler chose, passed to the caller as is: its headers (validated by the
+/// domain already; anything the http crate still refuses is dropped), the invocation id, and
+/// the mark that makes the problem middleware pass a 4xx or 5xx through untouched.
+pub(super) fn passed_through<'a>(
+    status: StatusCode,
+    handler_headers: impl Iterator<Item = (&'a str, &'a [u8])>,
+    body: Body,
+    id: Uuid,
+) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
     let headers = response.headers_mut();
-    for (name, value) in &result.headers {
-        // Validated by the domain already; anything the http crate still refuses is dropped.
+    for (name, value) in handler_headers {
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_bytes(value.as_bytes()),
+            HeaderValue::from_bytes(value),
         ) {
             headers.append(name, value);
         }
