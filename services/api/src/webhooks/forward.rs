@@ -8,8 +8,8 @@
 //! wrong in a way the tenant could not see.
 
 use axum::body::{Body, Bytes};
-use axum::http::request::Parts;
 use axum::http::StatusCode;
+use axum::http::request::Parts;
 use axum::response::Response;
 use shoal_invoker::{ForwardedRequest, ForwardedResponse, Invoker};
 use uuid::Uuid;
