@@ -76,6 +76,26 @@ async fn spec_reference_page_jwks_and_probes_are_served() {
     assert!(metrics.contains("route=\"/v1/tenants\""));
 }
 
+/// One path convention, Azure's: every literal segment of every documented route is camelCase
+/// (`roleAssignments`, `signingSecret/list`), never kebab- or snake_case.
+#[test]
+fn every_path_segment_is_camel_case() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() > 20, "{}", paths.len());
+    for path in paths.keys() {
+        for segment in path.split('/').skip(1) {
+            if segment.starts_with('{') && segment.ends_with('}') {
+                continue;
+            }
+            let mut chars = segment.chars();
+            let camel = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+                && chars.all(|c| c.is_ascii_alphanumeric());
+            assert!(camel, "{path}: segment {segment:?} is not camelCase");
+        }
+    }
+}
+
 /// Every `$ref` in the document points at a component that exists (generators and
 /// validators refuse a document with a dangling reference).
 #[test]
