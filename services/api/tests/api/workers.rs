@@ -319,12 +319,18 @@ async fn the_signing_secret_has_one_camel_case_path() {
     app.put_tenant("contoso").await;
     app.put_app("contoso", "orders", &minimal_app()).await;
     let new = app
-        .admin(Method::POST, "/v1/tenants/contoso/apps/orders/signingSecret/list")
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/signingSecret/list",
+        )
         .fetch()
         .await;
     assert_eq!(new.status(), StatusCode::OK);
     let old = app
-        .admin(Method::POST, "/v1/tenants/contoso/apps/orders/signing-secret/list")
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/signing-secret/list",
+        )
         .fetch()
         .await;
     assert_eq!(old.status(), StatusCode::NOT_FOUND);
