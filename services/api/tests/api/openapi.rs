@@ -96,6 +96,34 @@ fn every_path_segment_is_camel_case() {
     }
 }
 
+/// Path parameters are exactly the path's `{placeholders}`: a query parameter documented as
+/// `in: path` (as `limit` on the audit log once was) makes generators such as schemathesis
+/// build requests the API never sees.
+#[test]
+fn path_parameters_are_the_path_placeholders() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let mut placeholders: Vec<&str> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .collect();
+        placeholders.sort_unstable();
+        for (method, operation) in item.as_object().unwrap() {
+            let mut documented: Vec<&str> = operation["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter(|p| p["in"] == "path")
+                        .map(|p| p["name"].as_str().unwrap())
+                        .collect()
+                })
+                .unwrap_or_default();
+            documented.sort_unstable();
+            assert_eq!(documented, placeholders, "{method} {path}");
+        }
+    }
+}
+
 /// Every `$ref` in the document points at a component that exists (generators and
 /// validators refuse a document with a dangling reference).
 #[test]
