@@ -288,6 +288,9 @@ mod tests {
         }
     }
 
+    /// Header field lines as sent, in order.
+    type HeaderFields = Vec<(header::HeaderName, String)>;
+
     #[test]
     fn conditional_headers() {
         let id = uuid::Uuid::new_v4();
@@ -295,7 +298,7 @@ mod tests {
         let tag = format_etag(&id);
         let tags = |t: &[uuid::Uuid]| Some(EtagList::Tags(t.to_vec()));
         assert_eq!(precondition(&HeaderMap::new()).unwrap(), Precondition::None);
-        let cases: Vec<(&str, Vec<(header::HeaderName, String)>, Precondition)> = vec![
+        let cases: Vec<(&str, HeaderFields, Precondition)> = vec![
             (
                 "If-Match *",
                 vec![(header::IF_MATCH, " * ".into())],
