@@ -1,10 +1,11 @@
 # Developer entry points. Each installs what is missing first (deploy/local/ensure-tools.sh);
 # the logic lives in the scripts under deploy/, the recipes stay short.
 #   make dev      build and run Shoal with embedded defaults (`shoal dev`)
-#   make test     formatting, clippy and every test of the workspace against a real Postgres
+#   make test     formatting, clippy, every test of the workspace against a real Postgres, then
+#                 schemathesis against the API (deploy/local/fuzz.sh)
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
 #                 scheduler against references of the same run, as ratios
-#   make fuzz     schemathesis against the OpenAPI document (not part of test)
+#   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
 #   make lint | fmt | openapi
 
 SHELL := /bin/bash
@@ -32,14 +33,15 @@ test: tools
 		$(CARGO) nextest run --workspace; \
 	else \
 		$(CARGO) test --workspace; \
-	fi
+	fi; \
+	deploy/local/fuzz.sh
 
 bench: tools
 	$(CARGO) build --release -p shoal -p shoal-bench
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
 
-# Not part of `test`: see deploy/local/fuzz.sh.
+# Also the last step of `test`: see deploy/local/fuzz.sh.
 fuzz: tools
 	deploy/local/fuzz.sh $(FUZZ_ARGS)
 

@@ -18,7 +18,7 @@ use crate::routes;
         title = "Shoal",
         description = "Management API of Shoal, a self-hostable control plane for event-driven function apps.\n\n\
             Resources are tenant-scoped; `PUT` creates or replaces (201/200), `PATCH` takes a JSON merge patch, \
-            every resource carries an `ETag` honoured through `If-Match`, lists are paginated with continuation \
+            every resource carries an `ETag` honoured through `If-Match` and `If-None-Match` (RFC 9110 §13), lists are paginated with continuation \
             tokens, and errors are `application/problem+json` with `errors[].path` for invalid fields."
     ),
     modifiers(&BearerAuth),

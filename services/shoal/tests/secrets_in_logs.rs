@@ -129,7 +129,7 @@ async fn no_secret_appears_in_the_logs_of_a_full_run() {
     // The webhook signing secret and the managed-identity header, and an MI token.
     let signing: Value = call(
         reqwest::Method::POST,
-        "/v1/tenants/demo/apps/vault/signing-secret/list",
+        "/v1/tenants/demo/apps/vault/signingSecret/list",
     )
     .send()
     .await

@@ -233,7 +233,7 @@ pub async fn put(
     .await?;
     if wrote.is_none() {
         return Err(crate::lost_create_race(
-            precondition,
+            &precondition,
             &format!("app {name}"),
         ));
     }

@@ -157,7 +157,7 @@ pub async fn put(
         sqlx::Error::Database(db) if db.code().as_deref() == Some("23503") => StoreError::NotFound,
         other => StoreError::from(other),
     })?
-    .ok_or_else(|| crate::lost_create_race(precondition, &format!("function {name}")))?;
+    .ok_or_else(|| crate::lost_create_race(&precondition, &format!("function {name}")))?;
     let written = if current.is_some() {
         Written::Replaced
     } else {

@@ -29,6 +29,7 @@ pub mod tenants;
 pub mod webhook_invocations;
 pub mod workers;
 
+pub use conditional::{EtagList, Precondition, lost_create_race};
 pub use error::StoreError;
 pub use tenant::{TenantId, begin_platform, begin_tenant};
 
@@ -37,50 +38,6 @@ pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
 /// An entity tag: changes on every write, compared for `If-Match`.
 pub type Etag = uuid::Uuid;
-
-/// A conditional-write precondition from `If-Match` / `If-None-Match`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Precondition {
-    /// No condition: create or replace.
-    #[default]
-    None,
-    /// `If-Match: *` — the resource must exist.
-    Exists,
-    /// `If-None-Match: *` — the resource must not exist.
-    Absent,
-    /// `If-Match: "<etag>"` — the resource must exist with this entity tag.
-    Matches(Etag),
-}
-
-impl Precondition {
-    /// Checks the precondition against the current entity tag (None when absent).
-    pub fn check(self, current: Option<Etag>) -> Result<(), StoreError> {
-        let ok = match self {
-            Precondition::None => true,
-            Precondition::Exists => current.is_some(),
-            Precondition::Absent => current.is_none(),
-            Precondition::Matches(want) => current == Some(want),
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(StoreError::PreconditionFailed)
-        }
-    }
-}
-
-/// The error for a create that lost a race with a concurrent create of the same resource: the
-/// upserts only update the row whose ETag they read under lock (none, for a create), so the
-/// loser writes nothing. `If-None-Match: *` answers 412; otherwise the client may retry.
-pub fn lost_create_race(precondition: Precondition, what: &str) -> StoreError {
-    if precondition == Precondition::Absent {
-        StoreError::PreconditionFailed
-    } else {
-        StoreError::Conflict(format!(
-            "{what} was created concurrently; retry the request"
-        ))
-    }
-}
 
 /// Whether a create-or-replace created the resource (201) or replaced it (200).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

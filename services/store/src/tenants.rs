@@ -138,7 +138,7 @@ pub async fn put(
     .bind(write.allow_host_identity)
     .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(|| crate::lost_create_race(precondition, &format!("tenant {name}")))?;
+    .ok_or_else(|| crate::lost_create_race(&precondition, &format!("tenant {name}")))?;
     let written = if current.is_some() {
         Written::Replaced
     } else {

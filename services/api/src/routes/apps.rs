@@ -23,11 +23,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::app_identity;
-use super::{TAG_APPS, app_param, audit_write, resource_headers, tenant_param};
+use super::{TAG_APPS, app_param, audit_write, conditional_read, resource_headers, tenant_param};
 use crate::access::allow;
 use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
@@ -228,12 +228,14 @@ pub async fn list_apps(
 
 /// Read an app.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
-    responses((status = 200, body = App, headers(("ETag" = String))), (status = 401, body = Problem), (status = 404, body = Problem)))]
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ConditionalHeaders),
+    responses((status = 200, body = App, headers(("ETag" = String))),
+        (status = 304, description = "`If-None-Match` names the current `ETag`", headers(("ETag" = String))), (status = 412, body = Problem), (status = 401, body = Problem), (status = 404, body = Problem)))]
 pub async fn get_app(
     State(state): State<AppState>,
     caller: Caller,
     Path((tenant, app)): Path<(String, String)>,
+    Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
@@ -247,6 +249,9 @@ pub async fn get_app(
     let id = TenantId::new(tenant.clone());
     let record = apps::read(&state.pool, &id, &state.cipher, app.as_str()).await?;
     let etag = record.etag;
+    if let Some(not_modified) = conditional_read(&precondition, &etag)? {
+        return Ok(not_modified);
+    }
     // Only apps with a system-assigned identity pay for the second read.
     let system_identity =
         if app_identity::has_system_identity(&parse_stored(&record)?.spec.identity) {
@@ -266,7 +271,7 @@ pub async fn get_app(
 
 /// Create or replace an app (201 on create, 200 on replace). `If-Match` makes it conditional.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)), request_body = AppWriteDoc,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ConditionalHeaders), request_body = AppWriteDoc,
     responses((status = 200, body = App), (status = 201, body = App), (status = 404, body = Problem, description = "no such tenant"),
         (status = 409, body = Problem, description = "tenant quota"), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_app(
@@ -300,7 +305,7 @@ pub async fn put_app(
 
 /// Update an app with a JSON merge patch (RFC 7396); `null` removes a field or setting.
 #[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ConditionalHeaders),
     request_body(content = AppWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = App), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_app(
@@ -340,7 +345,7 @@ pub async fn patch_app(
         &tenant,
         app.as_str(),
         written,
-        Precondition::Matches(current.etag),
+        Precondition::matches(current.etag),
         Some(current),
     )
     .await
@@ -400,7 +405,7 @@ async fn write(
 
 /// Delete an app with its settings and functions.
 #[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}", tag = TAG_APPS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ConditionalHeaders),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_app(
     State(state): State<AppState>,

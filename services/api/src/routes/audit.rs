@@ -45,6 +45,7 @@ pub struct AuditLog {
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AuditQuery {
     /// Entries per page, 1–1000 (default 100).
     #[param(value_type = Option<u32>)]

@@ -18,12 +18,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{
-    TAG_FUNCTIONS, app_param, audit_write, function_param, resource_headers, tenant_param,
+    TAG_FUNCTIONS, app_param, audit_write, conditional_read, function_param, resource_headers,
+    tenant_param,
 };
 use crate::access::allow;
 use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -166,12 +167,14 @@ pub async fn list_functions(
 
 /// Read a function.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
-    responses((status = 200, body = Function, headers(("ETag" = String))), (status = 404, body = Problem)))]
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), ConditionalHeaders),
+    responses((status = 200, body = Function, headers(("ETag" = String))),
+        (status = 304, description = "`If-None-Match` names the current `ETag`", headers(("ETag" = String))), (status = 412, body = Problem), (status = 404, body = Problem)))]
 pub async fn get_function(
     State(state): State<AppState>,
     caller: Caller,
     Path((tenant, app, function)): Path<(String, String, String)>,
+    Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     let app = app_param(&app)?;
@@ -188,12 +191,15 @@ pub async fn get_function(
     let record = functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
     shoal_store::commit(tx).await?;
     let etag = record.etag;
+    if let Some(not_modified) = conditional_read(&precondition, &etag)? {
+        return Ok(not_modified);
+    }
     Ok((resource_headers(&etag, None), Json(view(record)?)).into_response())
 }
 
 /// Create or replace a function (201 on create, 200 on replace). The app must exist.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)), request_body = FunctionWriteDoc,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), ConditionalHeaders), request_body = FunctionWriteDoc,
     responses((status = 200, body = Function), (status = 201, body = Function), (status = 404, body = Problem),
         (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_function(
@@ -229,7 +235,7 @@ pub async fn put_function(
 /// Update a function with a JSON merge patch (RFC 7396). Arrays such as `bindings` are
 /// replaced whole, as the RFC specifies.
 #[utoipa::path(patch, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), ConditionalHeaders),
     request_body(content = FunctionWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = Function), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_function(
@@ -270,7 +276,7 @@ pub async fn patch_function(
         app.as_str(),
         function.as_str(),
         &written.stored,
-        Precondition::Matches(current.etag),
+        Precondition::matches(current.etag),
     )
     .await
 }
@@ -311,7 +317,7 @@ async fn write(
 
 /// Delete a function.
 #[utoipa::path(delete, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}", tag = TAG_FUNCTIONS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), ConditionalHeaders),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_function(
     State(state): State<AppState>,

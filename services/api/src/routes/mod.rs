@@ -22,10 +22,11 @@ pub mod tenants;
 pub mod users;
 pub mod workers;
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use shoal_domain::names::{AppName, FunctionName, TenantName};
 use shoal_store::audit::{self as audit_log, AuditEntry};
-use shoal_store::{Etag, Tx};
+use shoal_store::{Etag, Precondition, Tx};
 
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -61,6 +62,22 @@ pub fn resource_headers(etag: &Etag, location: Option<&str>) -> HeaderMap {
         headers.insert(header::LOCATION, location);
     }
     headers
+}
+
+/// A read's preconditions (RFC 9110 §13.2.2): 412 when `If-Match` does not name the current
+/// representation, 304 with its `ETag` when `If-None-Match` does; None to answer the read.
+pub fn conditional_read(
+    precondition: &Precondition,
+    etag: &Etag,
+) -> Result<Option<Response>, ApiError> {
+    if !precondition.if_match_holds(Some(*etag)) {
+        return Err(ApiError::PreconditionFailed);
+    }
+    if !precondition.if_none_match_holds(Some(*etag)) {
+        let headers = resource_headers(etag, None);
+        return Ok(Some((StatusCode::NOT_MODIFIED, headers).into_response()));
+    }
+    Ok(None)
 }
 
 /// Records a successful write in the audit log, inside the write's own transaction.

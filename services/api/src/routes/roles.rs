@@ -65,15 +65,21 @@ impl TryFrom<DefinitionRecord> for RoleDefinitionView {
 
 /// What a client sends to create or replace a custom role.
 #[derive(Debug, ToSchema)]
-#[schema(as = RoleDefinitionWrite)]
+#[schema(as = RoleDefinitionWrite, example = json!({
+    "description": "Reads orders and their functions",
+    "permissions": {"actions": ["Shoal/apps/read", "Shoal/apps/functions/read"]},
+    "assignableScopes": ["/tenants/contoso"]
+}))]
 #[allow(dead_code)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoleDefinitionWriteDoc {
     /// Defaults to the name in the path; must equal it if given.
     name: Option<String>,
     description: Option<String>,
+    /// At least one operation in `actions` or `dataActions`.
     permissions: Permissions,
     /// Scopes inside the tenant where the role may be assigned, e.g. `/tenants/contoso`.
+    #[schema(min_items = 1)]
     assignable_scopes: Vec<String>,
 }
 
@@ -120,6 +126,7 @@ pub struct RoleAssignmentWrite {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct AssignmentQuery {
     /// Only this principal's assignments.
     pub principal_id: Option<String>,

@@ -1,4 +1,4 @@
-//! `POST …/apps/{app}/signing-secret/list` and `…/signing-secret/regenerate`: the secret
+//! `POST …/apps/{app}/signingSecret/list` and `…/signingSecret/regenerate`: the secret
 //! workers sign deliveries to the app's handler with (Standard Webhooks `whsec_…`), so the
 //! handler can verify that a request came from Shoal. POSTs so they are never cached; only
 //! the app's Owners may read or replace it, and every call is audited.
@@ -33,7 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Read the app's webhook signing secret (Owner).
-#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signing-secret/list", tag = TAG_APPS,
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signingSecret/list", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn list_signing_secret(
@@ -46,7 +46,7 @@ pub async fn list_signing_secret(
 
 /// Replace the app's webhook signing secret with a new random one and return it (Owner).
 /// Workers sign with the new secret within a few seconds.
-#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signing-secret/regenerate", tag = TAG_APPS,
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/signingSecret/regenerate", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path)),
     responses((status = 200, body = SigningSecret), (status = 403, body = Problem), (status = 404, body = Problem)))]
 pub async fn regenerate_signing_secret(
@@ -83,7 +83,7 @@ async fn respond(
         &mut tx,
         &caller,
         action,
-        &format!("/v1/tenants/{id}/apps/{app}/signing-secret"),
+        &format!("/v1/tenants/{id}/apps/{app}/signingSecret"),
     )
     .await?;
     shoal_store::commit(tx).await?;

@@ -14,11 +14,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_TENANTS, audit_write, resource_headers, tenant_param};
+use super::{TAG_TENANTS, audit_write, conditional_read, resource_headers, tenant_param};
 use crate::access::allow;
 use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, JsonBody, ListQuery, Query};
+use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -101,12 +101,14 @@ pub async fn list_tenants(
 }
 
 /// Read a tenant (platform administrators, or the tenant's own principals).
-#[utoipa::path(get, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
-    responses((status = 200, body = Tenant, headers(("ETag" = String))), (status = 404, body = Problem)))]
+#[utoipa::path(get, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path), ConditionalHeaders),
+    responses((status = 200, body = Tenant, headers(("ETag" = String))),
+        (status = 304, description = "`If-None-Match` names the current `ETag`", headers(("ETag" = String))), (status = 412, body = Problem), (status = 404, body = Problem)))]
 pub async fn get_tenant(
     State(state): State<AppState>,
     caller: Caller,
     Path(tenant): Path<String>,
+    Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_param(&tenant)?;
     allow(
@@ -119,6 +121,9 @@ pub async fn get_tenant(
     let mut tx = begin_platform(&state.pool).await?;
     let record = tenants::get(&mut tx, tenant.as_str()).await?;
     shoal_store::commit(tx).await?;
+    if let Some(not_modified) = conditional_read(&precondition, &record.etag)? {
+        return Ok(not_modified);
+    }
     Ok((
         resource_headers(&record.etag, None),
         Json(Tenant::from(record)),
@@ -127,7 +132,7 @@ pub async fn get_tenant(
 }
 
 /// Create or replace a tenant (201 on create, 200 on replace).
-#[utoipa::path(put, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
+#[utoipa::path(put, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path), ConditionalHeaders),
     request_body = TenantWriteDoc,
     responses((status = 200, body = Tenant), (status = 201, body = Tenant), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn put_tenant(
@@ -144,7 +149,7 @@ pub async fn put_tenant(
 }
 
 /// Update a tenant with a JSON merge patch (RFC 7396).
-#[utoipa::path(patch, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
+#[utoipa::path(patch, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path), ConditionalHeaders),
     request_body(content = TenantWriteDoc, content_type = "application/merge-patch+json"),
     responses((status = 200, body = Tenant), (status = 404, body = Problem), (status = 412, body = Problem), (status = 422, body = Problem)))]
 pub async fn patch_tenant(
@@ -173,7 +178,7 @@ pub async fn patch_tenant(
         &caller,
         tenant.as_str(),
         &spec,
-        Precondition::Matches(current.etag),
+        Precondition::matches(current.etag),
     )
     .await
 }
@@ -211,7 +216,7 @@ async fn write(
 }
 
 /// Delete a tenant and everything it owns.
-#[utoipa::path(delete, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path)),
+#[utoipa::path(delete, path = "/v1/tenants/{tenant}", tag = TAG_TENANTS, params(("tenant" = shoal_domain::names::TenantName, Path), ConditionalHeaders),
     responses((status = 204), (status = 404, body = Problem), (status = 412, body = Problem)))]
 pub async fn delete_tenant(
     State(state): State<AppState>,

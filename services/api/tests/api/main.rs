@@ -3,6 +3,7 @@
 
 mod apps;
 mod bad_input;
+mod conditional;
 mod external_issuer;
 mod functions;
 mod helpers;

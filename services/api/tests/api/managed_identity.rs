@@ -323,7 +323,7 @@ async fn the_identity_header_is_required_checked_and_rotates_with_the_signing_se
     let regenerated = app
         .admin(
             Method::POST,
-            "/v1/tenants/contoso/apps/orders/signing-secret/regenerate",
+            "/v1/tenants/contoso/apps/orders/signingSecret/regenerate",
         )
         .fetch()
         .await;

@@ -76,6 +76,54 @@ async fn spec_reference_page_jwks_and_probes_are_served() {
     assert!(metrics.contains("route=\"/v1/tenants\""));
 }
 
+/// One path convention, Azure's: every literal segment of every documented route is camelCase
+/// (`roleAssignments`, `signingSecret/list`), never kebab- or snake_case.
+#[test]
+fn every_path_segment_is_camel_case() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() > 20, "{}", paths.len());
+    for path in paths.keys() {
+        for segment in path.split('/').skip(1) {
+            if segment.starts_with('{') && segment.ends_with('}') {
+                continue;
+            }
+            let mut chars = segment.chars();
+            let camel = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+                && chars.all(|c| c.is_ascii_alphanumeric());
+            assert!(camel, "{path}: segment {segment:?} is not camelCase");
+        }
+    }
+}
+
+/// Path parameters are exactly the path's `{placeholders}`: a query parameter documented as
+/// `in: path` (as `limit` on the audit log once was) makes generators such as schemathesis
+/// build requests the API never sees.
+#[test]
+fn path_parameters_are_the_path_placeholders() {
+    let doc: Value = serde_json::from_str(&shoal_api::openapi().to_json().unwrap()).unwrap();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let mut placeholders: Vec<&str> = path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .collect();
+        placeholders.sort_unstable();
+        for (method, operation) in item.as_object().unwrap() {
+            let mut documented: Vec<&str> = operation["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .filter(|p| p["in"] == "path")
+                        .map(|p| p["name"].as_str().unwrap())
+                        .collect()
+                })
+                .unwrap_or_default();
+            documented.sort_unstable();
+            assert_eq!(documented, placeholders, "{method} {path}");
+        }
+    }
+}
+
 /// Every `$ref` in the document points at a component that exists (generators and
 /// validators refuse a document with a dangling reference).
 #[test]

@@ -111,13 +111,13 @@ fn endpoints() -> Vec<Endpoint> {
         ),
         e(
             Method::POST,
-            "/v1/tenants/contoso/apps/orders/signing-secret/list",
+            "/v1/tenants/contoso/apps/orders/signingSecret/list",
             None,
             OWNER,
         ),
         e(
             Method::POST,
-            "/v1/tenants/contoso/apps/keys-{r}/signing-secret/regenerate",
+            "/v1/tenants/contoso/apps/keys-{r}/signingSecret/regenerate",
             None,
             OWNER,
         ),

@@ -64,7 +64,7 @@ async fn signing_secret(app: &TestApp) -> WebhookSecret {
     let body = app
         .admin(
             Method::POST,
-            "/v1/tenants/contoso/apps/orders/signing-secret/list",
+            "/v1/tenants/contoso/apps/orders/signingSecret/list",
         )
         .fetch_json()
         .await;

@@ -60,7 +60,7 @@ async fn signing_secret(app: &TestApp) -> WebhookSecret {
     let body = app
         .admin(
             Method::POST,
-            "/v1/tenants/contoso/apps/orders/signing-secret/list",
+            "/v1/tenants/contoso/apps/orders/signingSecret/list",
         )
         .fetch_json()
         .await;
@@ -401,7 +401,7 @@ async fn config_changes_reach_the_ingress_stopped_apps_are_503_and_a_new_secret_
     let regenerated = app
         .admin(
             Method::POST,
-            "/v1/tenants/contoso/apps/orders/signing-secret/regenerate",
+            "/v1/tenants/contoso/apps/orders/signingSecret/regenerate",
         )
         .fetch_json()
         .await;

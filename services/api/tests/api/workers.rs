@@ -255,7 +255,7 @@ async fn owners_read_and_regenerate_the_signing_secret() {
     let app = TestApp::spawn().await;
     app.put_tenant("contoso").await;
     app.put_app("contoso", "orders", &minimal_app()).await;
-    let path = "/v1/tenants/contoso/apps/orders/signing-secret";
+    let path = "/v1/tenants/contoso/apps/orders/signingSecret";
     let owner = app.token_for("contoso", Role::Owner);
 
     let first: Value = app
@@ -304,11 +304,36 @@ async fn owners_read_and_regenerate_the_signing_secret() {
     let missing = app
         .admin(
             Method::POST,
-            "/v1/tenants/contoso/apps/nope/signing-secret/list",
+            "/v1/tenants/contoso/apps/nope/signingSecret/list",
         )
         .fetch()
         .await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+}
+
+/// The secret's path follows the one convention (camelCase); the old kebab-case path is gone
+/// rather than kept as an alias.
+#[tokio::test]
+async fn the_signing_secret_has_one_camel_case_path() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    app.put_app("contoso", "orders", &minimal_app()).await;
+    let new = app
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/signingSecret/list",
+        )
+        .fetch()
+        .await;
+    assert_eq!(new.status(), StatusCode::OK);
+    let old = app
+        .admin(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/signing-secret/list",
+        )
+        .fetch()
+        .await;
+    assert_eq!(old.status(), StatusCode::NOT_FOUND);
 }
 
 /// A listener line of `tenant`/`app`/`function` whose handler set `names` in vain `count` times.

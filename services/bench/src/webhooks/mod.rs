@@ -162,7 +162,7 @@ async fn register(server: &Server, admin: &str, handler: &str) -> Result<Webhook
             bail!("PUT {path}: {status}: {}", String::from_utf8_lossy(&answer));
         }
     }
-    let path = format!("/v1/tenants/{TENANT}/apps/{APP}/signing-secret/list");
+    let path = format!("/v1/tenants/{TENANT}/apps/{APP}/signingSecret/list");
     let (status, answer) = connection
         .send(Method::POST, &path, Some(Bytes::from_static(b"{}")))
         .await?;
