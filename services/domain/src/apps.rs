@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use crate::host_config::HostConfig;
 use crate::scale::ScaleMode;
 use crate::settings::validate_app_settings;
-use crate::validation::{Problems, ValidationError, from_json, join_path};
+use crate::validation::{Problems, ValidationError, from_json, join_path, named_body};
 use crate::webhook_limits::WebhookLimits;
 
 /// Default per-request timeout for the handler when `handler.timeoutSeconds` is absent.
@@ -153,23 +153,7 @@ struct IdentityBody {
 impl AppSpec {
     /// Parses and validates an app body for the app named `name`, reporting every problem.
     pub fn parse(name: &str, body: &Value) -> Result<WrittenApp, ValidationError> {
-        if !body.is_object() {
-            return Err(ValidationError::single(
-                "",
-                "the body must be a JSON object",
-            ));
-        }
-        let body: Body = from_json(body.clone(), "")?;
-        let mut problems = Problems::new();
-
-        if let Some(written) = &body.name
-            && written.as_str() != Some(name)
-        {
-            problems.push(
-                "name",
-                format!("must match the name in the path ({name}) or be omitted"),
-            );
-        }
+        let (body, mut problems) = named_body(name, body, |b: &Body| b.name.as_ref())?;
 
         let handler = match &body.handler {
             None | Some(Value::Null) => {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::bindings::{Binding, parse_bindings};
 use crate::host_config::RetryPolicy;
-use crate::validation::{Problems, ValidationError, from_json};
+use crate::validation::{Problems, ValidationError, named_body};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionSpec {
@@ -81,22 +81,7 @@ struct Body {
 
 impl FunctionSpec {
     pub fn parse(name: &str, body: &Value) -> Result<WrittenFunction, ValidationError> {
-        if !body.is_object() {
-            return Err(ValidationError::single(
-                "",
-                "the body must be a JSON object",
-            ));
-        }
-        let body: Body = from_json(body.clone(), "")?;
-        let mut problems = Problems::new();
-        if let Some(written) = &body.name
-            && written.as_str() != Some(name)
-        {
-            problems.push(
-                "name",
-                format!("must match the name in the path ({name}) or be omitted"),
-            );
-        }
+        let (body, mut problems) = named_body(name, body, |b: &Body| b.name.as_ref())?;
         let bindings = match &body.bindings {
             None | Some(Value::Null) => {
                 problems.push("bindings", "is required and must hold exactly one trigger");

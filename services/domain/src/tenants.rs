@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::validation::{Problems, ValidationError, from_json};
+use crate::validation::{ValidationError, from_json, named_body};
 
 /// Ceiling on both limits; a larger number is almost certainly a typo.
 pub const MAX_LIMIT: u32 = 100_000;
@@ -47,22 +47,7 @@ struct Body {
 
 impl TenantSpec {
     pub fn parse(name: &str, body: &Value) -> Result<TenantSpec, ValidationError> {
-        if !body.is_object() {
-            return Err(ValidationError::single(
-                "",
-                "the body must be a JSON object",
-            ));
-        }
-        let body: Body = from_json(body.clone(), "")?;
-        let mut problems = Problems::new();
-        if let Some(written) = &body.name
-            && written.as_str() != Some(name)
-        {
-            problems.push(
-                "name",
-                format!("must match the name in the path ({name}) or be omitted"),
-            );
-        }
+        let (body, mut problems) = named_body(name, body, |b: &Body| b.name.as_ref())?;
         let display_name = match &body.display_name {
             None | Some(Value::Null) => name.to_string(),
             Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= 256 => s.clone(),

@@ -137,6 +137,39 @@ pub fn object_from_json<T: DeserializeOwned>(
     }
 }
 
+/// A request body into a parser's "as written" struct: it must be a JSON object.
+pub fn body_from_json<T: DeserializeOwned>(body: &serde_json::Value) -> Result<T, ValidationError> {
+    if !body.is_object() {
+        return Err(ValidationError::single(
+            "",
+            "the body must be a JSON object",
+        ));
+    }
+    from_json(body.clone(), "")
+}
+
+/// The opening every resource parser shares: the body must be a JSON object, deserializes
+/// into the parser's "as written" struct, and a `name` written in it must be the one in the
+/// path (Azure lets the body repeat it or leave it out). Returns the struct and the problems
+/// found so far, for the parser to add to.
+pub fn named_body<T: DeserializeOwned>(
+    name: &str,
+    body: &serde_json::Value,
+    written_name: impl FnOnce(&T) -> Option<&serde_json::Value>,
+) -> Result<(T, Problems), ValidationError> {
+    let parsed: T = body_from_json(body)?;
+    let mut problems = Problems::new();
+    if let Some(written) = written_name(&parsed)
+        && written.as_str() != Some(name)
+    {
+        problems.push(
+            "name",
+            format!("must match the name in the path ({name}) or be omitted"),
+        );
+    }
+    Ok((parsed, problems))
+}
+
 /// Rewrites serde's messages (``invalid type: string "x", expected u32``) into ours
 /// (`expected an integer`). Returns the field name to append to the path for unknown and
 /// missing fields, whose path serde reports as the parent object.

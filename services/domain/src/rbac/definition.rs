@@ -15,7 +15,7 @@ use super::evaluate::Operation;
 use super::pattern::matches;
 use super::scope::Scope;
 use crate::names::TenantName;
-use crate::validation::{Problems, ValidationError, from_json, join_path};
+use crate::validation::{Problems, ValidationError, body_from_json, from_json, join_path};
 
 /// Longest role name, in characters.
 pub const MAX_ROLE_NAME_CHARS: usize = 128;
@@ -127,13 +127,7 @@ struct PermissionsBody {
 /// field path. The role may only be assignable inside `tenant`: never at `/`, which would let
 /// a tenant's administrator define what applies to other tenants.
 pub fn parse_custom_role(body: &Value, tenant: &TenantName) -> Result<CustomRole, ValidationError> {
-    if !body.is_object() {
-        return Err(ValidationError::single(
-            "",
-            "the body must be a JSON object",
-        ));
-    }
-    let body: Body = from_json(body.clone(), "")?;
+    let body: Body = body_from_json(body)?;
     let mut problems = Problems::new();
 
     let name = match body.name.as_ref().filter(|v| !v.is_null()) {
