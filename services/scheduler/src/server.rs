@@ -84,3 +84,25 @@ pub async fn serve(
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::SchedulerError;
+
+    #[test]
+    fn metrics_show_the_gauges_and_the_loops_failures_by_kind() {
+        let status = SchedulerStatus::default();
+        status.errors.count(&SchedulerError::TickTimedOut);
+        status.errors.count(&SchedulerError::TickTimedOut);
+
+        let text = render(&status);
+
+        assert!(text.contains("\nshoal_scheduler_leader 0\n"), "{text}");
+        assert!(
+            text.contains("shoal_scheduler_errors_total{error=\"tick_timed_out\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+}

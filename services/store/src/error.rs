@@ -118,7 +118,29 @@ pub(crate) fn on_violation(
 
 #[cfg(test)]
 mod tests {
-    use super::Violation;
+    use super::{StoreError, Violation};
+
+    #[test]
+    fn every_error_has_a_stable_snake_case_metric_label() {
+        let cases = [
+            (StoreError::NotFound, "not_found"),
+            (StoreError::PreconditionFailed, "precondition_failed"),
+            (StoreError::Conflict("x".into()), "conflict"),
+            (StoreError::QuotaExceeded("x".into()), "quota_exceeded"),
+            (
+                StoreError::Unavailable(sqlx::Error::PoolTimedOut),
+                "unavailable",
+            ),
+            (StoreError::Database(sqlx::Error::RowNotFound), "database"),
+            (StoreError::Crypto("x".into()), "crypto"),
+            (StoreError::Corrupt("x".into()), "corrupt"),
+            (StoreError::InvalidValue("x".into()), "invalid_value"),
+            (StoreError::Fenced { epoch: 1 }, "fenced"),
+        ];
+        for (error, label) in cases {
+            assert_eq!(error.metric_label(), label, "{error}");
+        }
+    }
 
     #[test]
     fn a_violation_matches_its_sqlstate_or_its_constraint_name() {
