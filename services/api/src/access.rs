@@ -62,9 +62,6 @@ impl Grants {
 static BUILT_IN: std::sync::LazyLock<Vec<Arc<RoleDefinition>>> =
     std::sync::LazyLock::new(|| rbac::built_in_roles().into_iter().map(Arc::new).collect());
 
-/// The NOTIFY channel the migration's triggers signal on RBAC changes.
-pub const CHANNEL: &str = "shoal_rbac";
-
 #[derive(Default)]
 pub struct AccessCache {
     entries: Mutex<HashMap<uuid::Uuid, (Arc<Grants>, Instant)>>,

@@ -46,6 +46,7 @@ impl Metrics {
         for collector in collectors {
             registry.register_collector(collector);
         }
+        shoal_store::metrics::register(&mut registry);
         let requests = Family::<RequestLabels, Counter>::default();
         let latency = Family::<RequestLabels, Histogram>::new_with_constructor(|| {
             Histogram::new([

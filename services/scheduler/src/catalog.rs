@@ -5,17 +5,17 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use shoal_domain::apps::{AppSpec, AppState, Identity};
+use shoal_domain::apps::{AppState, Identity};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
-use shoal_domain::functions::FunctionSpec;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
 use shoal_store::crypto::Cipher;
 use shoal_store::{
-    StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, tenants,
+    StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, revalidate,
+    tenants,
 };
 
 /// An app, named `tenant/app` as placement keys it (neither name may contain a slash).
@@ -253,22 +253,10 @@ fn parse_app(
     record: &apps::AppRecord,
     functions: &[&functions::FunctionRecord],
 ) -> Option<ScalableApp> {
-    let spec = match AppSpec::parse(&record.name, &record.written_document()) {
-        Ok(written) => written.spec,
-        Err(e) => {
-            tracing::error!(app = %key, error = %e, "stored app no longer validates; not scaled");
-            return None;
-        }
-    };
+    let spec = revalidate::app(&key.tenant, record, "not scaled")?;
     let mut scalable = Vec::new();
-    for f in functions {
-        let function = match FunctionSpec::parse(&f.name, &f.spec) {
-            Ok(written) => written.spec,
-            Err(e) => {
-                tracing::error!(app = %key, function = f.name, error = %e, "stored function no longer validates; not scaled");
-                continue;
-            }
-        };
+    for (f, function) in revalidate::functions(&key.tenant, functions.iter().copied(), "not scaled")
+    {
         if !function.runs() {
             continue;
         }

@@ -9,6 +9,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod error;
 pub mod metrics;
 pub mod planner;
 pub mod runtime;
@@ -16,4 +17,5 @@ pub mod server;
 pub mod tick;
 
 pub use config::SchedulerConfig;
+pub use error::SchedulerError;
 pub use runtime::{Scheduler, SchedulerHandle};

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::config::SchedulerConfig;
-use crate::metrics::MetricReader;
+use crate::error::SchedulerError;
+use crate::metrics::{ErrorCounter, MetricReader};
 use crate::tick::{Leader, TickContext, TickReport};
 
 /// What the scheduler exports about itself (see `server`).
@@ -29,6 +30,7 @@ pub struct SchedulerStatus {
     pub unplaced: AtomicU64,
     pub last_tick_micros: AtomicU64,
     pub ticks: AtomicU64,
+    pub errors: ErrorCounter,
 }
 
 pub struct Scheduler {
@@ -39,13 +41,13 @@ pub struct Scheduler {
 }
 
 pub struct SchedulerHandle {
-    task: JoinHandle<anyhow::Result<()>>,
+    task: JoinHandle<()>,
 }
 
 impl SchedulerHandle {
     /// Resolves once the scheduler has stopped (and released its lease if it led).
-    pub async fn stopped(self) -> anyhow::Result<()> {
-        self.task.await?
+    pub async fn stopped(self) -> Result<(), SchedulerError> {
+        Ok(self.task.await?)
     }
 }
 
@@ -76,7 +78,7 @@ impl Scheduler {
         }
     }
 
-    async fn run(self, shutdown: CancellationToken) -> anyhow::Result<()> {
+    async fn run(self, shutdown: CancellationToken) {
         let name = self.config.name.clone();
         tracing::info!(scheduler = name, tick = ?self.config.tick, lease_ttl = ?self.config.lease_ttl, "scheduler started");
         let mut catalog = Catalog::default();
@@ -102,7 +104,7 @@ impl Scheduler {
                                 leader = Some(l);
                             }
                             Err(e) => {
-                                tracing::warn!(error = %e, "taking over failed; retrying next tick")
+                                self.failed(SchedulerError::TakeOver(e), "retrying next tick")
                             }
                         }
                     }
@@ -118,20 +120,14 @@ impl Scheduler {
                         match tokio::time::timeout(deadline, l.tick(cx)).await {
                             Ok(Ok(report)) => self.record(&report, round.elapsed()),
                             Ok(Err(StoreError::Fenced { epoch })) => {
-                                tracing::warn!(
-                                    scheduler = name,
-                                    epoch,
-                                    "lost the lease; standing by"
-                                );
+                                self.failed(SchedulerError::Fenced { epoch }, "standing by");
                                 leader = None;
                                 self.status.leading.store(false, Ordering::Relaxed);
                             }
                             Ok(Err(e)) => {
-                                tracing::warn!(error = %e, "tick failed; retrying next tick")
+                                self.failed(SchedulerError::Tick(e), "retrying next tick")
                             }
-                            Err(_) => {
-                                tracing::warn!("tick took longer than half the lease; abandoned")
-                            }
+                            Err(_) => self.failed(SchedulerError::TickTimedOut, "abandoned"),
                         }
                     }
                 }
@@ -152,14 +148,11 @@ impl Scheduler {
                         wait = wait.min(state.remaining() + Duration::from_millis(5));
                     }
                 }
-                Ok(Err(e)) => tracing::warn!(error = %e, "renewing the lease failed"),
-                Err(_) => tracing::warn!("renewing the lease timed out"),
+                Ok(Err(e)) => self.failed(SchedulerError::RenewLease(e), "retrying next tick"),
+                Err(_) => self.failed(SchedulerError::RenewLeaseTimedOut, "retrying next tick"),
             }
             if leader.is_some() && lease_until.is_some_and(|until| Instant::now() >= until) {
-                tracing::error!(
-                    scheduler = name,
-                    "lease lapsed without renewal; standing by"
-                );
+                self.failed(SchedulerError::LeaseLapsed, "standing by");
                 leader = None;
                 self.status.leading.store(false, Ordering::Relaxed);
             }
@@ -180,15 +173,18 @@ impl Scheduler {
                 Ok(Ok(())) => {
                     tracing::info!(scheduler = name, epoch = l.epoch, "released the lease")
                 }
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "releasing the lease failed; it lapses by itself")
-                }
-                Err(_) => tracing::warn!("releasing the lease timed out; it lapses by itself"),
+                Ok(Err(e)) => self.failed(SchedulerError::ReleaseLease(e), "it lapses by itself"),
+                Err(_) => self.failed(SchedulerError::ReleaseLeaseTimedOut, "it lapses by itself"),
             }
         }
         self.status.leading.store(false, Ordering::Relaxed);
         tracing::info!(scheduler = name, "scheduler stopped");
-        Ok(())
+    }
+
+    /// Logs and counts a failure the loop gets over; `then` says how.
+    fn failed(&self, error: SchedulerError, then: &str) {
+        self.status.errors.count(&error);
+        tracing::warn!(scheduler = self.config.name, %error, "{then}");
     }
 
     async fn renew(&self) -> Result<Option<leadership::Lease>, StoreError> {

@@ -1,6 +1,6 @@
 //! The scheduler's small HTTP endpoint: `/healthz` and `/metrics` — whether it leads, its
 //! epoch, the total desired instances (to autoscale the worker Deployment on) and how many
-//! instances found no worker.
+//! instances found no worker — plus the loop's failures by kind and the store's operations.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -9,11 +9,12 @@ use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::SchedulerStatus;
 
-/// The Prometheus text exposition of `status`.
+/// The OpenMetrics text exposition of `status` and the store's operations.
 pub fn render(status: &SchedulerStatus) -> String {
     let gauges: [(&str, &str, f64); 5] = [
         (
@@ -48,6 +49,11 @@ pub fn render(status: &SchedulerStatus) -> String {
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
         ));
     }
+    let mut registry = Registry::with_prefix("shoal");
+    status.errors.register(&mut registry);
+    shoal_store::metrics::register(&mut registry);
+    // Writing to a String cannot fail; the encoder ends the exposition with `# EOF`.
+    let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
     text
 }
 
@@ -66,7 +72,7 @@ pub async fn serve(
                     (
                         [(
                             header::CONTENT_TYPE,
-                            "text/plain; version=0.0.4; charset=utf-8",
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
                         )],
                         render(&status),
                     )
@@ -77,4 +83,26 @@ pub async fn serve(
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::SchedulerError;
+
+    #[test]
+    fn metrics_show_the_gauges_and_the_loops_failures_by_kind() {
+        let status = SchedulerStatus::default();
+        status.errors.count(&SchedulerError::TickTimedOut);
+        status.errors.count(&SchedulerError::TickTimedOut);
+
+        let text = render(&status);
+
+        assert!(text.contains("\nshoal_scheduler_leader 0\n"), "{text}");
+        assert!(
+            text.contains("shoal_scheduler_errors_total{error=\"tick_timed_out\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
 }

@@ -30,7 +30,7 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let result = scheduler.start(shutdown).stopped().await;
     server_stop.cancel();
     let _ = server.await;
-    result
+    Ok(result?)
 }
 
 pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig> {

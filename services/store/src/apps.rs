@@ -9,6 +9,7 @@ use sqlx::Row;
 
 use crate::conditional::{delete_checked, locked_etag};
 use crate::crypto::Cipher;
+use crate::metrics::{Operation, measured};
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
 
@@ -106,16 +107,19 @@ pub async fn get(
     cipher: &Cipher,
     name: &str,
 ) -> Result<AppRecord, StoreError> {
-    let row = sqlx::query(concat!(
-        app_select!(),
-        " where a.tenant_id = $1 and a.name = $2"
-    ))
-    .bind(tenant.as_str())
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    from_row(&row, tenant, cipher)
+    measured(Operation::AppsGet, async move {
+        let row = sqlx::query(concat!(
+            app_select!(),
+            " where a.tenant_id = $1 and a.name = $2"
+        ))
+        .bind(tenant.as_str())
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        from_row(&row, tenant, cipher)
+    })
+    .await
 }
 
 /// Reads one app in a single statement outside any transaction: `shoal_read_app` sets the
@@ -128,23 +132,29 @@ pub async fn read(
     cipher: &Cipher,
     name: &str,
 ) -> Result<AppRecord, StoreError> {
-    let row = sqlx::query("select * from shoal_read_app($1, $2)")
-        .bind(tenant.as_str())
-        .bind(name)
-        .fetch_optional(pool)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-    from_row(&row, tenant, cipher)
+    measured(Operation::AppsRead, async move {
+        let row = sqlx::query("select * from shoal_read_app($1, $2)")
+            .bind(tenant.as_str())
+            .bind(name)
+            .fetch_optional(pool)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        from_row(&row, tenant, cipher)
+    })
+    .await
 }
 
 pub async fn exists(tx: &mut Tx, tenant: &TenantId, name: &str) -> Result<bool, StoreError> {
-    Ok(
-        sqlx::query_scalar("select exists(select 1 from apps where tenant_id = $1 and name = $2)")
-            .bind(tenant.as_str())
-            .bind(name)
-            .fetch_one(&mut **tx)
-            .await?,
-    )
+    measured(Operation::AppsExists, async move {
+        Ok(sqlx::query_scalar(
+            "select exists(select 1 from apps where tenant_id = $1 and name = $2)",
+        )
+        .bind(tenant.as_str())
+        .bind(name)
+        .fetch_one(&mut **tx)
+        .await?)
+    })
+    .await
 }
 
 pub async fn list(
@@ -153,21 +163,24 @@ pub async fn list(
     cipher: &Cipher,
     page: &PageRequest,
 ) -> Result<Page<AppRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        app_select!(),
-        " where a.tenant_id = $1 and ($2::text is null or a.name > $2)
-         order by a.name limit $3"
-    ))
-    .bind(tenant.as_str())
-    .bind(page.after.as_deref())
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&mut **tx)
-    .await?;
-    let items = rows
-        .iter()
-        .map(|r| from_row(r, tenant, cipher))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::from_rows(items, page.limit, |a| &a.name))
+    measured(Operation::AppsList, async move {
+        let rows = sqlx::query(concat!(
+            app_select!(),
+            " where a.tenant_id = $1 and ($2::text is null or a.name > $2)
+             order by a.name limit $3"
+        ))
+        .bind(tenant.as_str())
+        .bind(page.after.as_deref())
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&mut **tx)
+        .await?;
+        let items = rows
+            .iter()
+            .map(|r| from_row(r, tenant, cipher))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page.limit, |a| &a.name))
+    })
+    .await
 }
 
 /// Every app of a tenant, for workers hosting them (a tenant has a bounded number of apps:
@@ -177,14 +190,17 @@ pub async fn all_of_tenant(
     tenant: &TenantId,
     cipher: &Cipher,
 ) -> Result<Vec<AppRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        app_select!(),
-        " where a.tenant_id = $1 order by a.name"
-    ))
-    .bind(tenant.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter().map(|r| from_row(r, tenant, cipher)).collect()
+    measured(Operation::AppsAllOfTenant, async move {
+        let rows = sqlx::query(concat!(
+            app_select!(),
+            " where a.tenant_id = $1 order by a.name"
+        ))
+        .bind(tenant.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter().map(|r| from_row(r, tenant, cipher)).collect()
+    })
+    .await
 }
 
 /// Every app's name and ETag (settings changes change the app's ETag too), ordered by name:
@@ -193,12 +209,15 @@ pub async fn versions_of_tenant(
     tx: &mut Tx,
     tenant: &TenantId,
 ) -> Result<Vec<(String, Etag)>, StoreError> {
-    Ok(
-        sqlx::query_as("select name, etag from apps where tenant_id = $1 order by name")
-            .bind(tenant.as_str())
-            .fetch_all(&mut **tx)
-            .await?,
-    )
+    measured(Operation::AppsVersionsOfTenant, async move {
+        Ok(
+            sqlx::query_as("select name, etag from apps where tenant_id = $1 order by name")
+                .bind(tenant.as_str())
+                .fetch_all(&mut **tx)
+                .await?,
+        )
+    })
+    .await
 }
 
 /// Creates or replaces an app and all its settings, honouring the precondition and, on
@@ -213,38 +232,41 @@ pub async fn put(
     settings: &[Setting],
     precondition: Precondition,
 ) -> Result<(AppRecord, Written), StoreError> {
-    let current = locked_etag(tx, LOCK, &[tenant.as_str(), name]).await?;
-    precondition.check(current)?;
-    if current.is_none() {
-        check_app_quota(tx, tenant).await?;
-    }
-    let wrote: Option<i32> = sqlx::query_scalar(
-        "insert into apps (tenant_id, name, spec, etag) values ($1, $2, $3, $4)
-         on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag
-             where apps.etag is not distinct from $5
-         returning 1",
-    )
-    .bind(tenant.as_str())
-    .bind(name)
-    .bind(spec)
-    .bind(Etag::new_v4())
-    .bind(current)
-    .fetch_optional(&mut **tx)
-    .await?;
-    if wrote.is_none() {
-        return Err(crate::lost_create_race(
-            &precondition,
-            &format!("app {name}"),
-        ));
-    }
-    replace_settings(tx, tenant, cipher, name, settings).await?;
-    let record = get(tx, tenant, cipher, name).await?;
-    let written = if current.is_some() {
-        Written::Replaced
-    } else {
-        Written::Created
-    };
-    Ok((record, written))
+    measured(Operation::AppsPut, async move {
+        let current = locked_etag(tx, LOCK, &[tenant.as_str(), name]).await?;
+        precondition.check(current)?;
+        if current.is_none() {
+            check_app_quota(tx, tenant).await?;
+        }
+        let wrote: Option<i32> = sqlx::query_scalar(
+            "insert into apps (tenant_id, name, spec, etag) values ($1, $2, $3, $4)
+             on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag
+                 where apps.etag is not distinct from $5
+             returning 1",
+        )
+        .bind(tenant.as_str())
+        .bind(name)
+        .bind(spec)
+        .bind(Etag::new_v4())
+        .bind(current)
+        .fetch_optional(&mut **tx)
+        .await?;
+        if wrote.is_none() {
+            return Err(crate::lost_create_race(
+                &precondition,
+                &format!("app {name}"),
+            ));
+        }
+        replace_settings(tx, tenant, cipher, name, settings).await?;
+        let record = get(tx, tenant, cipher, name).await?;
+        let written = if current.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        };
+        Ok((record, written))
+    })
+    .await
 }
 
 /// Locks the tenant row so concurrent creates cannot both slip under the quota.
@@ -311,6 +333,9 @@ pub async fn delete(
     name: &str,
     precondition: Precondition,
 ) -> Result<(), StoreError> {
-    let delete = "delete from apps where tenant_id = $1 and name = $2";
-    delete_checked(tx, LOCK, delete, &[tenant.as_str(), name], precondition).await
+    measured(Operation::AppsDelete, async move {
+        let delete = "delete from apps where tenant_id = $1 and name = $2";
+        delete_checked(tx, LOCK, delete, &[tenant.as_str(), name], precondition).await
+    })
+    .await
 }

@@ -30,6 +30,24 @@ pub enum StoreError {
     Fenced { epoch: i64 },
 }
 
+impl StoreError {
+    /// A stable snake_case name for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            StoreError::NotFound => "not_found",
+            StoreError::PreconditionFailed => "precondition_failed",
+            StoreError::Conflict(_) => "conflict",
+            StoreError::QuotaExceeded(_) => "quota_exceeded",
+            StoreError::Unavailable(_) => "unavailable",
+            StoreError::Database(_) => "database",
+            StoreError::Crypto(_) => "crypto",
+            StoreError::Corrupt(_) => "corrupt",
+            StoreError::InvalidValue(_) => "invalid_value",
+            StoreError::Fenced { .. } => "fenced",
+        }
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(err: sqlx::Error) -> Self {
         if is_unavailable(&err) {
@@ -59,5 +77,116 @@ fn is_unavailable(err: &sqlx::Error) -> bool {
                 .is_some_and(|c| c.starts_with("08") || c.starts_with("57P") || c == "53300")
         }
         _ => false,
+    }
+}
+
+/// An integrity constraint a write may violate, as a store module names what it expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Violation {
+    /// Any unique constraint (SQLSTATE 23505).
+    Unique,
+    /// Any foreign key (SQLSTATE 23503): usually the parent row was deleted meanwhile.
+    ForeignKey,
+    /// The constraint of this name, whatever its kind.
+    Named(&'static str),
+}
+
+impl Violation {
+    fn matches(self, code: Option<&str>, constraint: Option<&str>) -> bool {
+        match self {
+            Violation::Unique => code == Some("23505"),
+            Violation::ForeignKey => code == Some("23503"),
+            Violation::Named(name) => constraint == Some(name),
+        }
+    }
+}
+
+/// The one place a violated constraint becomes a store error: `then()` when `err` violates
+/// `violation`, the usual mapping otherwise. The API turns the result into its status.
+pub(crate) fn on_violation(
+    err: sqlx::Error,
+    violation: Violation,
+    then: impl FnOnce() -> StoreError,
+) -> StoreError {
+    if let sqlx::Error::Database(db) = &err
+        && violation.matches(db.code().as_deref(), db.constraint())
+    {
+        return then();
+    }
+    StoreError::from(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StoreError, Violation};
+
+    #[test]
+    fn every_error_has_a_stable_snake_case_metric_label() {
+        let cases = [
+            (StoreError::NotFound, "not_found"),
+            (StoreError::PreconditionFailed, "precondition_failed"),
+            (StoreError::Conflict("x".into()), "conflict"),
+            (StoreError::QuotaExceeded("x".into()), "quota_exceeded"),
+            (
+                StoreError::Unavailable(sqlx::Error::PoolTimedOut),
+                "unavailable",
+            ),
+            (StoreError::Database(sqlx::Error::RowNotFound), "database"),
+            (StoreError::Crypto("x".into()), "crypto"),
+            (StoreError::Corrupt("x".into()), "corrupt"),
+            (StoreError::InvalidValue("x".into()), "invalid_value"),
+            (StoreError::Fenced { epoch: 1 }, "fenced"),
+        ];
+        for (error, label) in cases {
+            assert_eq!(error.metric_label(), label, "{error}");
+        }
+    }
+
+    #[test]
+    fn a_violation_matches_its_sqlstate_or_its_constraint_name() {
+        let cases = [
+            (Violation::Unique, Some("23505"), None, true),
+            (
+                Violation::Unique,
+                Some("23505"),
+                Some("principals_external"),
+                true,
+            ),
+            (Violation::Unique, Some("23503"), None, false),
+            (Violation::Unique, None, None, false),
+            (
+                Violation::ForeignKey,
+                Some("23503"),
+                Some("functions_app_fk"),
+                true,
+            ),
+            (Violation::ForeignKey, Some("23505"), None, false),
+            (Violation::ForeignKey, Some("23514"), None, false),
+            (
+                Violation::Named("principals_external"),
+                Some("23505"),
+                Some("principals_external"),
+                true,
+            ),
+            (
+                Violation::Named("principals_external"),
+                Some("23505"),
+                Some("principals_pkey"),
+                false,
+            ),
+            (
+                Violation::Named("principals_external"),
+                Some("23505"),
+                None,
+                false,
+            ),
+        ];
+        for (violation, code, constraint, expected) in cases {
+            assert_eq!(
+                violation.matches(code, constraint),
+                expected,
+                "{violation:?} against {code:?}/{constraint:?}"
+            );
+        }
     }
 }

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use crate::conditional::{delete_checked, locked_etag};
+use crate::error::{Violation, on_violation};
+use crate::metrics::{Operation, measured};
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, TenantId, Tx, Written};
 
@@ -45,18 +47,21 @@ pub async fn get(
     app: &str,
     name: &str,
 ) -> Result<FunctionRecord, StoreError> {
-    let row = sqlx::query(concat!(
-        "select ",
-        function_columns!(),
-        " from functions where tenant_id = $1 and app_name = $2 and name = $3"
-    ))
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    Ok(from_row(&row)?)
+    measured(Operation::FunctionsGet, async move {
+        let row = sqlx::query(concat!(
+            "select ",
+            function_columns!(),
+            " from functions where tenant_id = $1 and app_name = $2 and name = $3"
+        ))
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok(from_row(&row)?)
+    })
+    .await
 }
 
 pub async fn list(
@@ -65,21 +70,24 @@ pub async fn list(
     app: &str,
     page: &PageRequest,
 ) -> Result<Page<FunctionRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        "select ",
-        function_columns!(),
-        " from functions
-         where tenant_id = $1 and app_name = $2 and ($3::text is null or name > $3)
-         order by name limit $4"
-    ))
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(page.after.as_deref())
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&mut **tx)
-    .await?;
-    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::from_rows(items, page.limit, |f| &f.name))
+    measured(Operation::FunctionsList, async move {
+        let rows = sqlx::query(concat!(
+            "select ",
+            function_columns!(),
+            " from functions
+             where tenant_id = $1 and app_name = $2 and ($3::text is null or name > $3)
+             order by name limit $4"
+        ))
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(page.after.as_deref())
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&mut **tx)
+        .await?;
+        let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page.limit, |f| &f.name))
+    })
+    .await
 }
 
 /// Every function of an app, for diagnostics (an app has a bounded number of functions).
@@ -88,16 +96,19 @@ pub async fn all_of_app(
     tenant: &TenantId,
     app: &str,
 ) -> Result<Vec<FunctionRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        "select ",
-        function_columns!(),
-        " from functions where tenant_id = $1 and app_name = $2 order by name"
-    ))
-    .bind(tenant.as_str())
-    .bind(app)
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+    measured(Operation::FunctionsAllOfApp, async move {
+        let rows = sqlx::query(concat!(
+            "select ",
+            function_columns!(),
+            " from functions where tenant_id = $1 and app_name = $2 order by name"
+        ))
+        .bind(tenant.as_str())
+        .bind(app)
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+    })
+    .await
 }
 
 /// Every function's app and ETag, ordered by app and name (see `apps::versions_of_tenant`).
@@ -105,12 +116,15 @@ pub async fn versions_of_tenant(
     tx: &mut Tx,
     tenant: &TenantId,
 ) -> Result<Vec<(String, Etag)>, StoreError> {
-    Ok(sqlx::query_as(
-        "select app_name, etag from functions where tenant_id = $1 order by app_name, name",
-    )
-    .bind(tenant.as_str())
-    .fetch_all(&mut **tx)
-    .await?)
+    measured(Operation::FunctionsVersionsOfTenant, async move {
+        Ok(sqlx::query_as(
+            "select app_name, etag from functions where tenant_id = $1 order by app_name, name",
+        )
+        .bind(tenant.as_str())
+        .fetch_all(&mut **tx)
+        .await?)
+    })
+    .await
 }
 
 /// Every function of a tenant, ordered by app and name, for the scheduler (one query per
@@ -119,15 +133,18 @@ pub async fn all_of_tenant(
     tx: &mut Tx,
     tenant: &TenantId,
 ) -> Result<Vec<FunctionRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        "select ",
-        function_columns!(),
-        " from functions where tenant_id = $1 order by app_name, name"
-    ))
-    .bind(tenant.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+    measured(Operation::FunctionsAllOfTenant, async move {
+        let rows = sqlx::query(concat!(
+            "select ",
+            function_columns!(),
+            " from functions where tenant_id = $1 order by app_name, name"
+        ))
+        .bind(tenant.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+    })
+    .await
 }
 
 /// Creates or replaces a function. The app must exist (NotFound otherwise).
@@ -139,31 +156,32 @@ pub async fn put(
     spec: &serde_json::Value,
     precondition: Precondition,
 ) -> Result<(FunctionRecord, Written), StoreError> {
-    let current = locked_etag(tx, LOCK, &[tenant.as_str(), app, name]).await?;
-    precondition.check(current)?;
-    let row = sqlx::query(concat!("insert into functions (tenant_id, app_name, name, spec, etag) values ($1, $2, $3, $4, $5)
-         on conflict (tenant_id, app_name, name) do update set spec = excluded.spec, etag = excluded.etag
-             where functions.etag is not distinct from $6
-         returning ", function_columns!()))
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(name)
-    .bind(spec)
-    .bind(Etag::new_v4())
-    .bind(current)
-    .fetch_optional(&mut **tx)
+    measured(Operation::FunctionsPut, async move {
+        let current = locked_etag(tx, LOCK, &[tenant.as_str(), app, name]).await?;
+        precondition.check(current)?;
+        let row = sqlx::query(concat!("insert into functions (tenant_id, app_name, name, spec, etag) values ($1, $2, $3, $4, $5)
+             on conflict (tenant_id, app_name, name) do update set spec = excluded.spec, etag = excluded.etag
+                 where functions.etag is not distinct from $6
+             returning ", function_columns!()))
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(name)
+        .bind(spec)
+        .bind(Etag::new_v4())
+        .bind(current)
+        .fetch_optional(&mut **tx)
+        .await
+        // The app was deleted in between.
+        .map_err(|e| on_violation(e, Violation::ForeignKey, || StoreError::NotFound))?
+        .ok_or_else(|| crate::lost_create_race(&precondition, &format!("function {name}")))?;
+        let written = if current.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        };
+        Ok((from_row(&row)?, written))
+    })
     .await
-    .map_err(|e| match e {
-        sqlx::Error::Database(db) if db.code().as_deref() == Some("23503") => StoreError::NotFound,
-        other => StoreError::from(other),
-    })?
-    .ok_or_else(|| crate::lost_create_race(&precondition, &format!("function {name}")))?;
-    let written = if current.is_some() {
-        Written::Replaced
-    } else {
-        Written::Created
-    };
-    Ok((from_row(&row)?, written))
 }
 
 pub async fn delete(
@@ -173,13 +191,16 @@ pub async fn delete(
     name: &str,
     precondition: Precondition,
 ) -> Result<(), StoreError> {
-    let delete = "delete from functions where tenant_id = $1 and app_name = $2 and name = $3";
-    delete_checked(
-        tx,
-        LOCK,
-        delete,
-        &[tenant.as_str(), app, name],
-        precondition,
-    )
+    measured(Operation::FunctionsDelete, async move {
+        let delete = "delete from functions where tenant_id = $1 and app_name = $2 and name = $3";
+        delete_checked(
+            tx,
+            LOCK,
+            delete,
+            &[tenant.as_str(), app, name],
+            precondition,
+        )
+        .await
+    })
     .await
 }

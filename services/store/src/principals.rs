@@ -8,6 +8,8 @@ use shoal_domain::apps::{Identity, IdentityType};
 use shoal_domain::connection::outbound::{AppIdentities, AppIdentity};
 use uuid::Uuid;
 
+use crate::error::{Violation, on_violation};
+use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -126,45 +128,45 @@ pub async fn ensure(
     tenant: &TenantId,
     new: &NewPrincipal<'_>,
 ) -> Result<(PrincipalRecord, bool), StoreError> {
-    let inserted: Option<Row> = sqlx::query_as(concat!(
-        "insert into principals (id, tenant_id, kind, name, client_id, app_name, issuer, subject)
-         values ($1, $2, $3, $4, $5, $6, $7, $8)
-         on conflict (tenant_id, kind, name) do nothing
-         returning ",
-        columns!()
-    ))
-    .bind(Uuid::new_v4())
-    .bind(tenant.as_str())
-    .bind(new.kind.as_str())
-    .bind(new.name)
-    .bind(Uuid::new_v4())
-    .bind(new.app_name)
-    .bind(new.issuer)
-    .bind(new.subject)
-    .fetch_optional(&mut **tx)
-    .await
-    .map_err(external_conflict)?;
-    match inserted {
-        Some(row) => Ok((record(row)?, true)),
-        None => {
-            let existing = get(tx, tenant, new.kind, new.name)
-                .await?
-                .ok_or(StoreError::NotFound)?;
-            Ok((existing, false))
+    measured(Operation::PrincipalsEnsure, async move {
+        let inserted: Option<Row> = sqlx::query_as(concat!(
+            "insert into principals (id, tenant_id, kind, name, client_id, app_name, issuer, subject)
+             values ($1, $2, $3, $4, $5, $6, $7, $8)
+             on conflict (tenant_id, kind, name) do nothing
+             returning ",
+            columns!()
+        ))
+        .bind(Uuid::new_v4())
+        .bind(tenant.as_str())
+        .bind(new.kind.as_str())
+        .bind(new.name)
+        .bind(Uuid::new_v4())
+        .bind(new.app_name)
+        .bind(new.issuer)
+        .bind(new.subject)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(external_conflict)?;
+        match inserted {
+            Some(row) => Ok((record(row)?, true)),
+            None => {
+                let existing = get(tx, tenant, new.kind, new.name)
+                    .await?
+                    .ok_or(StoreError::NotFound)?;
+                Ok((existing, false))
+            }
         }
-    }
+    })
+    .await
 }
 
 /// An external (issuer, subject) is registered once across the platform.
 fn external_conflict(e: sqlx::Error) -> StoreError {
-    match &e {
-        sqlx::Error::Database(db) if db.constraint() == Some("principals_external") => {
-            StoreError::Conflict(
-                "another user is already registered with this issuer and subject".into(),
-            )
-        }
-        _ => e.into(),
-    }
+    on_violation(e, Violation::Named("principals_external"), || {
+        StoreError::Conflict(
+            "another user is already registered with this issuer and subject".into(),
+        )
+    })
 }
 
 /// Updates an external user's issuer and subject.
@@ -175,19 +177,22 @@ pub async fn set_external(
     issuer: &str,
     subject: &str,
 ) -> Result<PrincipalRecord, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "update principals set issuer = $3, subject = $4
-         where tenant_id = $1 and id = $2 returning ",
-        columns!()
-    ))
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(issuer)
-    .bind(subject)
-    .fetch_optional(&mut **tx)
+    measured(Operation::PrincipalsSetExternal, async move {
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "update principals set issuer = $3, subject = $4
+             where tenant_id = $1 and id = $2 returning ",
+            columns!()
+        ))
+        .bind(tenant.as_str())
+        .bind(id)
+        .bind(issuer)
+        .bind(subject)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(external_conflict)?;
+        record(row.ok_or(StoreError::NotFound)?)
+    })
     .await
-    .map_err(external_conflict)?;
-    record(row.ok_or(StoreError::NotFound)?)
 }
 
 pub async fn get(
@@ -196,17 +201,20 @@ pub async fn get(
     kind: PrincipalKind,
     name: &str,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "select ",
-        columns!(),
-        " from principals where tenant_id = $1 and kind = $2 and name = $3"
-    ))
-    .bind(tenant.as_str())
-    .bind(kind.as_str())
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.map(record).transpose()
+    measured(Operation::PrincipalsGet, async move {
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "select ",
+            columns!(),
+            " from principals where tenant_id = $1 and kind = $2 and name = $3"
+        ))
+        .bind(tenant.as_str())
+        .bind(kind.as_str())
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?;
+        row.map(record).transpose()
+    })
+    .await
 }
 
 pub async fn by_id(
@@ -214,16 +222,19 @@ pub async fn by_id(
     tenant: &TenantId,
     id: Uuid,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "select ",
-        columns!(),
-        " from principals where tenant_id = $1 and id = $2"
-    ))
-    .bind(tenant.as_str())
-    .bind(id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.map(record).transpose()
+    measured(Operation::PrincipalsById, async move {
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "select ",
+            columns!(),
+            " from principals where tenant_id = $1 and id = $2"
+        ))
+        .bind(tenant.as_str())
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+        row.map(record).transpose()
+    })
+    .await
 }
 
 /// The tenant's principals of one kind, by name.
@@ -232,16 +243,19 @@ pub async fn list(
     tenant: &TenantId,
     kind: PrincipalKind,
 ) -> Result<Vec<PrincipalRecord>, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(concat!(
-        "select ",
-        columns!(),
-        " from principals where tenant_id = $1 and kind = $2 order by name"
-    ))
-    .bind(tenant.as_str())
-    .bind(kind.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.into_iter().map(record).collect()
+    measured(Operation::PrincipalsList, async move {
+        let rows: Vec<Row> = sqlx::query_as(concat!(
+            "select ",
+            columns!(),
+            " from principals where tenant_id = $1 and kind = $2 order by name"
+        ))
+        .bind(tenant.as_str())
+        .bind(kind.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.into_iter().map(record).collect()
+    })
+    .await
 }
 
 /// Deletes the principal; its role assignments go with it.
@@ -251,14 +265,17 @@ pub async fn delete(
     kind: PrincipalKind,
     name: &str,
 ) -> Result<bool, StoreError> {
-    let done =
-        sqlx::query("delete from principals where tenant_id = $1 and kind = $2 and name = $3")
-            .bind(tenant.as_str())
-            .bind(kind.as_str())
-            .bind(name)
-            .execute(&mut **tx)
-            .await?;
-    Ok(done.rows_affected() > 0)
+    measured(Operation::PrincipalsDelete, async move {
+        let done =
+            sqlx::query("delete from principals where tenant_id = $1 and kind = $2 and name = $3")
+                .bind(tenant.as_str())
+                .bind(kind.as_str())
+                .bind(name)
+                .execute(&mut **tx)
+                .await?;
+        Ok(done.rows_affected() > 0)
+    })
+    .await
 }
 
 /// The system-assigned identity of an app, if it has one.
@@ -267,7 +284,10 @@ pub async fn of_app(
     tenant: &TenantId,
     app: &str,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
-    get(tx, tenant, PrincipalKind::SystemAssignedIdentity, app).await
+    measured(Operation::PrincipalsOfApp, async move {
+        get(tx, tenant, PrincipalKind::SystemAssignedIdentity, app).await
+    })
+    .await
 }
 
 /// The app's own identities, as its outbound connections may use them (see
@@ -281,31 +301,35 @@ pub async fn app_identities(
     app: &str,
     identity: &Identity,
 ) -> Result<AppIdentities, StoreError> {
-    let as_identity = |record: PrincipalRecord, user_assigned: Option<String>| AppIdentity {
-        user_assigned,
-        principal_id: record.id,
-        client_id: record.client_id,
-    };
-    let system_assigned = match identity.kind {
-        IdentityType::SystemAssigned | IdentityType::SystemAssignedUserAssigned => {
-            of_app(tx, tenant, app).await?.map(|r| as_identity(r, None))
+    measured(Operation::PrincipalsAppIdentities, async move {
+        let as_identity = |record: PrincipalRecord, user_assigned: Option<String>| AppIdentity {
+            user_assigned,
+            principal_id: record.id,
+            client_id: record.client_id,
+        };
+        let system_assigned = match identity.kind {
+            IdentityType::SystemAssigned | IdentityType::SystemAssignedUserAssigned => {
+                of_app(tx, tenant, app).await?.map(|r| as_identity(r, None))
+            }
+            IdentityType::None | IdentityType::UserAssigned => None,
+        };
+        let mut user_assigned = Vec::new();
+        for name in &identity.user_assigned_identities {
+            if let Some(record) = get(tx, tenant, PrincipalKind::UserAssignedIdentity, name).await?
+            {
+                user_assigned.push(as_identity(record, Some(name.clone())));
+            }
         }
-        IdentityType::None | IdentityType::UserAssigned => None,
-    };
-    let mut user_assigned = Vec::new();
-    for name in &identity.user_assigned_identities {
-        if let Some(record) = get(tx, tenant, PrincipalKind::UserAssignedIdentity, name).await? {
-            user_assigned.push(as_identity(record, Some(name.clone())));
-        }
-    }
-    let host_identity_allowed = crate::tenants::get(tx, tenant.as_str())
-        .await?
-        .allow_host_identity;
-    Ok(AppIdentities {
-        system_assigned,
-        user_assigned,
-        host_identity_allowed,
+        let host_identity_allowed = crate::tenants::get(tx, tenant.as_str())
+            .await?
+            .allow_host_identity;
+        Ok(AppIdentities {
+            system_assigned,
+            user_assigned,
+            host_identity_allowed,
+        })
     })
+    .await
 }
 
 /// Secrets are 256 random bits, so a plain SHA-256 is as strong as a slow hash here (there is
@@ -322,17 +346,20 @@ pub async fn set_secret(
     id: Uuid,
     secret: &str,
 ) -> Result<PrincipalRecord, StoreError> {
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "update principals set secret_hash = $3, secret_created_at = now()
-         where tenant_id = $1 and id = $2 and kind = 'servicePrincipal' returning ",
-        columns!()
-    ))
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(hash_secret(secret))
-    .fetch_optional(&mut **tx)
-    .await?;
-    record(row.ok_or(StoreError::NotFound)?)
+    measured(Operation::PrincipalsSetSecret, async move {
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "update principals set secret_hash = $3, secret_created_at = now()
+             where tenant_id = $1 and id = $2 and kind = 'servicePrincipal' returning ",
+            columns!()
+        ))
+        .bind(tenant.as_str())
+        .bind(id)
+        .bind(hash_secret(secret))
+        .fetch_optional(&mut **tx)
+        .await?;
+        record(row.ok_or(StoreError::NotFound)?)
+    })
+    .await
 }
 
 /// Platform scope: the principal with this client id, if its secret matches. Only that one
@@ -342,32 +369,35 @@ pub async fn authenticate_client(
     client_id: Uuid,
     secret: &str,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
-    sqlx::query("select set_config('shoal.lookup_client_id', $1, true)")
-        .bind(client_id.to_string())
-        .execute(&mut **tx)
+    measured(Operation::PrincipalsAuthenticateClient, async move {
+        sqlx::query("select set_config('shoal.lookup_client_id', $1, true)")
+            .bind(client_id.to_string())
+            .execute(&mut **tx)
+            .await?;
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "select ",
+            columns!(),
+            " from principals where client_id = $1 and secret_hash is not null"
+        ))
+        .bind(client_id)
+        .fetch_optional(&mut **tx)
         .await?;
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "select ",
-        columns!(),
-        " from principals where client_id = $1 and secret_hash is not null"
-    ))
-    .bind(client_id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let hash: Option<String> =
-        sqlx::query_scalar("select secret_hash from principals where client_id = $1")
-            .bind(client_id)
-            .fetch_optional(&mut **tx)
-            .await?
-            .flatten();
-    match (row, hash) {
-        (Some(row), Some(hash))
-            if constant_time_eq(hash.as_bytes(), hash_secret(secret).as_bytes()) =>
-        {
-            record(row).map(Some)
+        let hash: Option<String> =
+            sqlx::query_scalar("select secret_hash from principals where client_id = $1")
+                .bind(client_id)
+                .fetch_optional(&mut **tx)
+                .await?
+                .flatten();
+        match (row, hash) {
+            (Some(row), Some(hash))
+                if constant_time_eq(hash.as_bytes(), hash_secret(secret).as_bytes()) =>
+            {
+                record(row).map(Some)
+            }
+            _ => Ok(None),
         }
-        _ => Ok(None),
-    }
+    })
+    .await
 }
 
 /// Platform scope: the user registered for this external issuer and subject.
@@ -376,23 +406,26 @@ pub async fn find_external(
     issuer: &str,
     subject: &str,
 ) -> Result<Option<PrincipalRecord>, StoreError> {
-    sqlx::query(
-        "select set_config('shoal.lookup_issuer', $1, true), set_config('shoal.lookup_subject', $2, true)",
-    )
-    .bind(issuer)
-    .bind(subject)
-    .execute(&mut **tx)
-    .await?;
-    let row: Option<Row> = sqlx::query_as(concat!(
-        "select ",
-        columns!(),
-        " from principals where issuer = $1 and subject = $2"
-    ))
-    .bind(issuer)
-    .bind(subject)
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.map(record).transpose()
+    measured(Operation::PrincipalsFindExternal, async move {
+        sqlx::query(
+            "select set_config('shoal.lookup_issuer', $1, true), set_config('shoal.lookup_subject', $2, true)",
+        )
+        .bind(issuer)
+        .bind(subject)
+        .execute(&mut **tx)
+        .await?;
+        let row: Option<Row> = sqlx::query_as(concat!(
+            "select ",
+            columns!(),
+            " from principals where issuer = $1 and subject = $2"
+        ))
+        .bind(issuer)
+        .bind(subject)
+        .fetch_optional(&mut **tx)
+        .await?;
+        row.map(record).transpose()
+    })
+    .await
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

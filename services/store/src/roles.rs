@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use shoal_domain::rbac::{Permissions, RoleDefinition, Scope};
 use uuid::Uuid;
 
+use crate::error::{Violation, on_violation};
+use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,17 +83,20 @@ pub async fn definitions(
     tx: &mut Tx,
     tenant: &TenantId,
 ) -> Result<Vec<DefinitionRecord>, StoreError> {
-    let rows: Vec<DefinitionRow> = sqlx::query_as(concat!(
-        "select ",
-        definition_columns!(),
-        " from role_definitions d
-         where d.tenant_id is null or d.tenant_id = $1
-         order by d.built_in desc, d.name"
-    ))
-    .bind(tenant.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.into_iter().map(definition).collect())
+    measured(Operation::RolesDefinitions, async move {
+        let rows: Vec<DefinitionRow> = sqlx::query_as(concat!(
+            "select ",
+            definition_columns!(),
+            " from role_definitions d
+             where d.tenant_id is null or d.tenant_id = $1
+             order by d.built_in desc, d.name"
+        ))
+        .bind(tenant.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(rows.into_iter().map(definition).collect())
+    })
+    .await
 }
 
 /// A definition visible to the tenant, by id or (case-insensitively) by name.
@@ -100,21 +105,24 @@ pub async fn definition_named(
     tenant: &TenantId,
     id_or_name: &str,
 ) -> Result<Option<DefinitionRecord>, StoreError> {
-    let id = Uuid::parse_str(id_or_name).ok();
-    let row: Option<DefinitionRow> = sqlx::query_as(concat!(
-        "select ",
-        definition_columns!(),
-        " from role_definitions d
-         where (d.tenant_id is null or d.tenant_id = $1)
-           and (d.id = $2 or lower(d.name) = lower($3))
-         order by d.built_in desc limit 1"
-    ))
-    .bind(tenant.as_str())
-    .bind(id)
-    .bind(id_or_name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.map(definition))
+    measured(Operation::RolesDefinitionNamed, async move {
+        let id = Uuid::parse_str(id_or_name).ok();
+        let row: Option<DefinitionRow> = sqlx::query_as(concat!(
+            "select ",
+            definition_columns!(),
+            " from role_definitions d
+             where (d.tenant_id is null or d.tenant_id = $1)
+               and (d.id = $2 or lower(d.name) = lower($3))
+             order by d.built_in desc limit 1"
+        ))
+        .bind(tenant.as_str())
+        .bind(id)
+        .bind(id_or_name)
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.map(definition))
+    })
+    .await
 }
 
 /// What a custom role says.
@@ -132,47 +140,50 @@ pub async fn put_definition(
     tenant: &TenantId,
     role: &CustomDefinition<'_>,
 ) -> Result<(DefinitionRecord, bool), StoreError> {
-    let built_in: bool = sqlx::query_scalar(
-        "select exists (select from role_definitions where tenant_id is null and lower(name) = lower($1))",
-    )
-    .bind(role.name)
-    .fetch_one(&mut **tx)
-    .await?;
-    if built_in {
-        return Err(StoreError::Conflict(format!(
-            "{} is a built-in role's name",
-            role.name
-        )));
-    }
-    let permissions =
-        serde_json::to_value(role.permissions).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let scopes: Vec<String> = role
-        .assignable_scopes
-        .iter()
-        .map(|s| s.as_str().to_string())
-        .collect();
-    let existed: Option<Uuid> = sqlx::query_scalar(
-        "select id from role_definitions where tenant_id = $1 and name = $2 for update",
-    )
-    .bind(tenant.as_str())
-    .bind(role.name)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let row: DefinitionRow = sqlx::query_as(concat!("insert into role_definitions as d (id, tenant_id, name, description, permissions, assignable_scopes)
-         values ($1, $2, $3, $4, $5, $6)
-         on conflict (coalesce(tenant_id, ''), name) do update
-            set description = excluded.description, permissions = excluded.permissions,
-                assignable_scopes = excluded.assignable_scopes
-         returning ", definition_columns!()))
-    .bind(existed.unwrap_or_else(Uuid::new_v4))
-    .bind(tenant.as_str())
-    .bind(role.name)
-    .bind(role.description)
-    .bind(permissions)
-    .bind(&scopes)
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok((definition(row), existed.is_none()))
+    measured(Operation::RolesPutDefinition, async move {
+        let built_in: bool = sqlx::query_scalar(
+            "select exists (select from role_definitions where tenant_id is null and lower(name) = lower($1))",
+        )
+        .bind(role.name)
+        .fetch_one(&mut **tx)
+        .await?;
+        if built_in {
+            return Err(StoreError::Conflict(format!(
+                "{} is a built-in role's name",
+                role.name
+            )));
+        }
+        let permissions =
+            serde_json::to_value(role.permissions).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+        let scopes: Vec<String> = role
+            .assignable_scopes
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect();
+        let existed: Option<Uuid> = sqlx::query_scalar(
+            "select id from role_definitions where tenant_id = $1 and name = $2 for update",
+        )
+        .bind(tenant.as_str())
+        .bind(role.name)
+        .fetch_optional(&mut **tx)
+        .await?;
+        let row: DefinitionRow = sqlx::query_as(concat!("insert into role_definitions as d (id, tenant_id, name, description, permissions, assignable_scopes)
+             values ($1, $2, $3, $4, $5, $6)
+             on conflict (coalesce(tenant_id, ''), name) do update
+                set description = excluded.description, permissions = excluded.permissions,
+                    assignable_scopes = excluded.assignable_scopes
+             returning ", definition_columns!()))
+        .bind(existed.unwrap_or_else(Uuid::new_v4))
+        .bind(tenant.as_str())
+        .bind(role.name)
+        .bind(role.description)
+        .bind(permissions)
+        .bind(&scopes)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok((definition(row), existed.is_none()))
+    })
+    .await
 }
 
 /// Deletes the tenant's custom role; refused while it is assigned.
@@ -181,25 +192,28 @@ pub async fn delete_definition(
     tenant: &TenantId,
     name: &str,
 ) -> Result<bool, StoreError> {
-    let assigned: i64 = sqlx::query_scalar(
-        "select count(*) from role_assignments a join role_definitions d on d.id = a.role_definition_id
-         where d.tenant_id = $1 and d.name = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(name)
-    .fetch_one(&mut **tx)
-    .await?;
-    if assigned > 0 {
-        return Err(StoreError::Conflict(format!(
-            "the role is still assigned {assigned} time(s); delete those assignments first"
-        )));
-    }
-    let done = sqlx::query("delete from role_definitions where tenant_id = $1 and name = $2")
+    measured(Operation::RolesDeleteDefinition, async move {
+        let assigned: i64 = sqlx::query_scalar(
+            "select count(*) from role_assignments a join role_definitions d on d.id = a.role_definition_id
+             where d.tenant_id = $1 and d.name = $2",
+        )
         .bind(tenant.as_str())
         .bind(name)
-        .execute(&mut **tx)
+        .fetch_one(&mut **tx)
         .await?;
-    Ok(done.rows_affected() > 0)
+        if assigned > 0 {
+            return Err(StoreError::Conflict(format!(
+                "the role is still assigned {assigned} time(s); delete those assignments first"
+            )));
+        }
+        let done = sqlx::query("delete from role_definitions where tenant_id = $1 and name = $2")
+            .bind(tenant.as_str())
+            .bind(name)
+            .execute(&mut **tx)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    })
+    .await
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -238,19 +252,22 @@ pub async fn assignments(
     tenant: &TenantId,
     principal: Option<Uuid>,
 ) -> Result<Vec<AssignmentRecord>, StoreError> {
-    let rows: Vec<AssignmentRow> = sqlx::query_as(concat!(
-        "select ",
-        assignment_columns!(),
-        " from role_assignments a
-         join role_definitions d on d.id = a.role_definition_id
-         where a.tenant_id = $1 and ($2::uuid is null or a.principal_id = $2)
-         order by a.created_at, a.id"
-    ))
-    .bind(tenant.as_str())
-    .bind(principal)
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows.into_iter().map(assignment).collect())
+    measured(Operation::RolesAssignments, async move {
+        let rows: Vec<AssignmentRow> = sqlx::query_as(concat!(
+            "select ",
+            assignment_columns!(),
+            " from role_assignments a
+             join role_definitions d on d.id = a.role_definition_id
+             where a.tenant_id = $1 and ($2::uuid is null or a.principal_id = $2)
+             order by a.created_at, a.id"
+        ))
+        .bind(tenant.as_str())
+        .bind(principal)
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(rows.into_iter().map(assignment).collect())
+    })
+    .await
 }
 
 pub async fn assignment_by_id(
@@ -258,18 +275,21 @@ pub async fn assignment_by_id(
     tenant: &TenantId,
     id: Uuid,
 ) -> Result<Option<AssignmentRecord>, StoreError> {
-    let row: Option<AssignmentRow> = sqlx::query_as(concat!(
-        "select ",
-        assignment_columns!(),
-        " from role_assignments a
-         join role_definitions d on d.id = a.role_definition_id
-         where a.tenant_id = $1 and a.id = $2"
-    ))
-    .bind(tenant.as_str())
-    .bind(id)
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(row.map(assignment))
+    measured(Operation::RolesAssignmentById, async move {
+        let row: Option<AssignmentRow> = sqlx::query_as(concat!(
+            "select ",
+            assignment_columns!(),
+            " from role_assignments a
+             join role_definitions d on d.id = a.role_definition_id
+             where a.tenant_id = $1 and a.id = $2"
+        ))
+        .bind(tenant.as_str())
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+        Ok(row.map(assignment))
+    })
+    .await
 }
 
 /// Creates assignment `id`. Assignments are immutable, as in Azure: writing an existing id
@@ -283,38 +303,40 @@ pub async fn create_assignment(
     role_definition_id: Uuid,
     scope: &Scope,
 ) -> Result<(AssignmentRecord, bool), StoreError> {
-    if let Some(existing) = assignment_by_id(tx, tenant, id).await? {
-        if existing.principal_id == principal_id
-            && existing.role_definition_id == role_definition_id
-            && existing.scope == scope.as_str()
-        {
-            return Ok((existing, false));
+    measured(Operation::RolesCreateAssignment, async move {
+        if let Some(existing) = assignment_by_id(tx, tenant, id).await? {
+            if existing.principal_id == principal_id
+                && existing.role_definition_id == role_definition_id
+                && existing.scope == scope.as_str()
+            {
+                return Ok((existing, false));
+            }
+            return Err(StoreError::Conflict(
+                "role assignments cannot be changed; delete this one and create another".into(),
+            ));
         }
-        return Err(StoreError::Conflict(
-            "role assignments cannot be changed; delete this one and create another".into(),
-        ));
-    }
-    sqlx::query(
-        "insert into role_assignments (id, tenant_id, principal_id, role_definition_id, scope)
-         values ($1, $2, $3, $4, $5)",
-    )
-    .bind(id)
-    .bind(tenant.as_str())
-    .bind(principal_id)
-    .bind(role_definition_id)
-    .bind(scope.as_str())
-    .execute(&mut **tx)
+        sqlx::query(
+            "insert into role_assignments (id, tenant_id, principal_id, role_definition_id, scope)
+             values ($1, $2, $3, $4, $5)",
+        )
+        .bind(id)
+        .bind(tenant.as_str())
+        .bind(principal_id)
+        .bind(role_definition_id)
+        .bind(scope.as_str())
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| {
+            on_violation(e, Violation::Unique, || {
+                StoreError::Conflict("the principal already holds this role at this scope".into())
+            })
+        })?;
+        let created = assignment_by_id(tx, tenant, id)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        Ok((created, true))
+    })
     .await
-    .map_err(|e| match &e {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            StoreError::Conflict("the principal already holds this role at this scope".into())
-        }
-        _ => e.into(),
-    })?;
-    let created = assignment_by_id(tx, tenant, id)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-    Ok((created, true))
 }
 
 pub async fn delete_assignment(
@@ -322,12 +344,15 @@ pub async fn delete_assignment(
     tenant: &TenantId,
     id: Uuid,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query("delete from role_assignments where tenant_id = $1 and id = $2")
-        .bind(tenant.as_str())
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
-    Ok(done.rows_affected() > 0)
+    measured(Operation::RolesDeleteAssignment, async move {
+        let done = sqlx::query("delete from role_assignments where tenant_id = $1 and id = $2")
+            .bind(tenant.as_str())
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    })
+    .await
 }
 
 /// Every (definition, scope) the principal holds, or `None` if there is no such principal.
@@ -337,42 +362,45 @@ pub async fn held_by(
     tenant: &TenantId,
     principal: Uuid,
 ) -> Result<Option<Vec<(DefinitionRecord, String)>>, StoreError> {
-    type HeldRow = (
-        Option<Uuid>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<serde_json::Value>,
-        Option<Vec<String>>,
-        Option<bool>,
-        Option<DateTime<Utc>>,
-        Option<DateTime<Utc>>,
-        Option<String>,
-    );
-    let rows: Vec<HeldRow> = sqlx::query_as(concat!(
-        "select ",
-        definition_columns!(),
-        ", a.scope
-         from principals p
-         left join role_assignments a on a.principal_id = p.id
-         left join role_definitions d on d.id = a.role_definition_id
-         where p.tenant_id = $1 and p.id = $2"
-    ))
-    .bind(tenant.as_str())
-    .bind(principal)
-    .fetch_all(&mut **tx)
-    .await?;
-    if rows.is_empty() {
-        return Ok(None);
-    }
-    let held = rows
-        .into_iter()
-        .filter_map(|r| {
-            Some((
-                definition((r.0?, r.1, r.2?, r.3?, r.4?, r.5?, r.6?, r.7?, r.8?)),
-                r.9?,
-            ))
-        })
-        .collect();
-    Ok(Some(held))
+    measured(Operation::RolesHeldBy, async move {
+        type HeldRow = (
+            Option<Uuid>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<serde_json::Value>,
+            Option<Vec<String>>,
+            Option<bool>,
+            Option<DateTime<Utc>>,
+            Option<DateTime<Utc>>,
+            Option<String>,
+        );
+        let rows: Vec<HeldRow> = sqlx::query_as(concat!(
+            "select ",
+            definition_columns!(),
+            ", a.scope
+             from principals p
+             left join role_assignments a on a.principal_id = p.id
+             left join role_definitions d on d.id = a.role_definition_id
+             where p.tenant_id = $1 and p.id = $2"
+        ))
+        .bind(tenant.as_str())
+        .bind(principal)
+        .fetch_all(&mut **tx)
+        .await?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let held = rows
+            .into_iter()
+            .filter_map(|r| {
+                Some((
+                    definition((r.0?, r.1, r.2?, r.3?, r.4?, r.5?, r.6?, r.7?, r.8?)),
+                    r.9?,
+                ))
+            })
+            .collect();
+        Ok(Some(held))
+    })
+    .await
 }

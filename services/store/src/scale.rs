@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use crate::assignments::app_gone;
+use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
 /// How many decisions are kept per app; older ones are deleted as new ones arrive.
@@ -49,71 +50,80 @@ pub struct ScaleStatus {
 
 /// Every app's desired count, for a new leader to start from.
 pub async fn all_desired(tx: &mut Tx) -> Result<Vec<DesiredRecord>, StoreError> {
-    let rows = sqlx::query("select tenant_id, app_name, desired, mode from app_scale")
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter().map(desired_from_row).collect()
+    measured(Operation::ScaleAllDesired, async move {
+        let rows = sqlx::query("select tenant_id, app_name, desired, mode from app_scale")
+            .fetch_all(&mut **tx)
+            .await?;
+        rows.iter().map(desired_from_row).collect()
+    })
+    .await
 }
 
 /// Records decisions: updates each app's desired count and appends the decision (see
 /// [`prune_decisions`]). The caller has fenced the transaction.
 pub async fn record(tx: &mut Tx, decisions: &[DecisionRecord]) -> Result<(), StoreError> {
-    if decisions.is_empty() {
-        return Ok(());
-    }
-    let tenants: Vec<&str> = decisions.iter().map(|d| d.tenant.as_str()).collect();
-    let apps: Vec<&str> = decisions.iter().map(|d| d.app.as_str()).collect();
-    let from: Vec<i32> = decisions.iter().map(|d| count_i32(d.from)).collect();
-    let to: Vec<i32> = decisions.iter().map(|d| count_i32(d.to)).collect();
-    let modes: Vec<&str> = decisions.iter().map(|d| d.mode.as_str()).collect();
-    let reasons: Vec<&str> = decisions.iter().map(|d| d.reason.as_str()).collect();
-    let metrics: Vec<serde_json::Value> = decisions.iter().map(|d| d.metrics.clone()).collect();
-    let epochs: Vec<i64> = decisions.iter().map(|d| d.epoch).collect();
-    sqlx::query(
-        "insert into app_scale (tenant_id, app_name, desired, mode, decided_at)
-         select t, n, d, m, now() from unnest($1::text[], $2::text[], $3::int[], $4::text[]) as u(t, n, d, m)
-         on conflict (tenant_id, app_name) do update
-             set desired = excluded.desired, mode = excluded.mode, decided_at = now()",
-    )
-    .bind(&tenants)
-    .bind(&apps)
-    .bind(&to)
-    .bind(&modes)
-    .execute(&mut **tx)
+    measured(Operation::ScaleRecord, async move {
+        if decisions.is_empty() {
+            return Ok(());
+        }
+        let tenants: Vec<&str> = decisions.iter().map(|d| d.tenant.as_str()).collect();
+        let apps: Vec<&str> = decisions.iter().map(|d| d.app.as_str()).collect();
+        let from: Vec<i32> = decisions.iter().map(|d| count_i32(d.from)).collect();
+        let to: Vec<i32> = decisions.iter().map(|d| count_i32(d.to)).collect();
+        let modes: Vec<&str> = decisions.iter().map(|d| d.mode.as_str()).collect();
+        let reasons: Vec<&str> = decisions.iter().map(|d| d.reason.as_str()).collect();
+        let metrics: Vec<serde_json::Value> = decisions.iter().map(|d| d.metrics.clone()).collect();
+        let epochs: Vec<i64> = decisions.iter().map(|d| d.epoch).collect();
+        sqlx::query(
+            "insert into app_scale (tenant_id, app_name, desired, mode, decided_at)
+             select t, n, d, m, now() from unnest($1::text[], $2::text[], $3::int[], $4::text[]) as u(t, n, d, m)
+             on conflict (tenant_id, app_name) do update
+                 set desired = excluded.desired, mode = excluded.mode, decided_at = now()",
+        )
+        .bind(&tenants)
+        .bind(&apps)
+        .bind(&to)
+        .bind(&modes)
+        .execute(&mut **tx)
+        .await
+        .map_err(app_gone)?;
+        sqlx::query(
+            "insert into scale_decisions (tenant_id, app_name, from_count, to_count, mode, reason, metrics, epoch)
+             select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[])",
+        )
+        .bind(&tenants)
+        .bind(&apps)
+        .bind(&from)
+        .bind(&to)
+        .bind(&modes)
+        .bind(&reasons)
+        .bind(&metrics)
+        .bind(&epochs)
+        .execute(&mut **tx)
+        .await
+        .map_err(app_gone)?;
+        Ok(())
+    })
     .await
-    .map_err(app_gone)?;
-    sqlx::query(
-        "insert into scale_decisions (tenant_id, app_name, from_count, to_count, mode, reason, metrics, epoch)
-         select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::jsonb[], $8::bigint[])",
-    )
-    .bind(&tenants)
-    .bind(&apps)
-    .bind(&from)
-    .bind(&to)
-    .bind(&modes)
-    .bind(&reasons)
-    .bind(&metrics)
-    .bind(&epochs)
-    .execute(&mut **tx)
-    .await
-    .map_err(app_gone)?;
-    Ok(())
 }
 
 /// Deletes all but the newest [`KEPT_DECISIONS`] of every app's decisions. The leader runs it
 /// now and then rather than with every write, so a tick that changes many apps stays cheap.
 pub async fn prune_decisions(tx: &mut Tx) -> Result<u64, StoreError> {
-    Ok(sqlx::query(
-        "delete from scale_decisions where id in (
-             select id from (
-                 select id, row_number() over (partition by tenant_id, app_name order by id desc) as n
-                 from scale_decisions) ranked
-             where n > $1)",
-    )
-    .bind(KEPT_DECISIONS)
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+    measured(Operation::ScalePruneDecisions, async move {
+        Ok(sqlx::query(
+            "delete from scale_decisions where id in (
+                 select id from (
+                     select id, row_number() over (partition by tenant_id, app_name order by id desc) as n
+                     from scale_decisions) ranked
+                 where n > $1)",
+        )
+        .bind(KEPT_DECISIONS)
+        .execute(&mut **tx)
+        .await?
+        .rows_affected())
+    })
+    .await
 }
 
 /// An app's scale status: desired count, placement and the `decisions` newest ones.
@@ -123,48 +133,51 @@ pub async fn status(
     app: &str,
     decisions: i64,
 ) -> Result<ScaleStatus, StoreError> {
-    let desired = sqlx::query(
-        "select tenant_id, app_name, desired, mode from app_scale
-         where tenant_id = $1 and app_name = $2",
-    )
-    .bind(tenant.as_str())
-    .bind(app)
-    .fetch_optional(&mut **tx)
-    .await?
-    .as_ref()
-    .map(desired_from_row)
-    .transpose()?;
-    let placement = sqlx::query(
-        "select instance, worker from assignments where tenant_id = $1 and app_name = $2
-         order by instance",
-    )
-    .bind(tenant.as_str())
-    .bind(app)
-    .fetch_all(&mut **tx)
-    .await?
-    .iter()
-    .map(|r| -> Result<(u32, String), StoreError> {
-        let instance: i32 = r.try_get("instance")?;
-        Ok((count_u32(instance)?, r.try_get("worker")?))
+    measured(Operation::ScaleStatus, async move {
+        let desired = sqlx::query(
+            "select tenant_id, app_name, desired, mode from app_scale
+             where tenant_id = $1 and app_name = $2",
+        )
+        .bind(tenant.as_str())
+        .bind(app)
+        .fetch_optional(&mut **tx)
+        .await?
+        .as_ref()
+        .map(desired_from_row)
+        .transpose()?;
+        let placement = sqlx::query(
+            "select instance, worker from assignments where tenant_id = $1 and app_name = $2
+             order by instance",
+        )
+        .bind(tenant.as_str())
+        .bind(app)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| -> Result<(u32, String), StoreError> {
+            let instance: i32 = r.try_get("instance")?;
+            Ok((count_u32(instance)?, r.try_get("worker")?))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+        let decisions = sqlx::query(
+            "select tenant_id, app_name, at, from_count, to_count, mode, reason, metrics, epoch
+             from scale_decisions where tenant_id = $1 and app_name = $2 order by id desc limit $3",
+        )
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(decisions)
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(decision_from_row)
+        .collect::<Result<Vec<_>, _>>()?;
+        Ok(ScaleStatus {
+            desired,
+            placement,
+            decisions,
+        })
     })
-    .collect::<Result<Vec<_>, _>>()?;
-    let decisions = sqlx::query(
-        "select tenant_id, app_name, at, from_count, to_count, mode, reason, metrics, epoch
-         from scale_decisions where tenant_id = $1 and app_name = $2 order by id desc limit $3",
-    )
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(decisions)
-    .fetch_all(&mut **tx)
-    .await?
-    .iter()
-    .map(decision_from_row)
-    .collect::<Result<Vec<_>, _>>()?;
-    Ok(ScaleStatus {
-        desired,
-        placement,
-        decisions,
-    })
+    .await
 }
 
 fn desired_from_row(row: &sqlx::postgres::PgRow) -> Result<DesiredRecord, StoreError> {

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use crate::crypto::Cipher;
+use crate::metrics::{Operation, measured};
 use crate::{StoreError, Tx};
 
 #[derive(Clone)]
@@ -48,39 +49,45 @@ fn aad(kid: &str) -> String {
 /// The keys tokens may be verified with: every key not retired and not past its deadline. The
 /// signing key (no deadline, newest) comes first, then rotated-out keys, newest first.
 pub async fn active(tx: &mut Tx, cipher: &Cipher) -> Result<Vec<SigningKey>, StoreError> {
-    let rows = sqlx::query(
-        "select kid, algorithm, private_key, public_jwk, verify_until from signing_keys
-         where retired_at is null and (verify_until is null or verify_until > now())
-         order by verify_until is null desc, created_at desc, kid",
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            let kid: String = row.try_get("kid")?;
-            let sealed: Vec<u8> = row.try_get("private_key")?;
-            Ok(SigningKey {
-                private_pkcs8: cipher.decrypt(&sealed, &aad(&kid))?,
-                algorithm: row.try_get("algorithm")?,
-                public_jwk: row.try_get("public_jwk")?,
-                verify_until: row.try_get("verify_until")?,
-                kid,
+    measured(Operation::SigningKeysActive, async move {
+        let rows = sqlx::query(
+            "select kid, algorithm, private_key, public_jwk, verify_until from signing_keys
+             where retired_at is null and (verify_until is null or verify_until > now())
+             order by verify_until is null desc, created_at desc, kid",
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let kid: String = row.try_get("kid")?;
+                let sealed: Vec<u8> = row.try_get("private_key")?;
+                Ok(SigningKey {
+                    private_pkcs8: cipher.decrypt(&sealed, &aad(&kid))?,
+                    algorithm: row.try_get("algorithm")?,
+                    public_jwk: row.try_get("public_jwk")?,
+                    verify_until: row.try_get("verify_until")?,
+                    kid,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
+    .await
 }
 
 /// Stores a new key. Serialised by an advisory lock in the caller's transaction so that two
 /// processes starting at once do not both create a "first" key.
 pub async fn insert(tx: &mut Tx, cipher: &Cipher, key: &SigningKey) -> Result<(), StoreError> {
-    sqlx::query("insert into signing_keys (kid, algorithm, private_key, public_jwk) values ($1, $2, $3, $4)")
-        .bind(&key.kid)
-        .bind(&key.algorithm)
-        .bind(cipher.encrypt(&key.private_pkcs8, &aad(&key.kid))?)
-        .bind(&key.public_jwk)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    measured(Operation::SigningKeysInsert, async move {
+        sqlx::query("insert into signing_keys (kid, algorithm, private_key, public_jwk) values ($1, $2, $3, $4)")
+            .bind(&key.kid)
+            .bind(&key.algorithm)
+            .bind(cipher.encrypt(&key.private_pkcs8, &aad(&key.kid))?)
+            .bind(&key.public_jwk)
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Makes `key` the signing key: every other live key verifies for at most `grace` more (a
@@ -93,44 +100,50 @@ pub async fn rotate(
     key: &SigningKey,
     grace: Duration,
 ) -> Result<Vec<RetiringKey>, StoreError> {
-    lock_for_creation(tx).await?;
-    sqlx::query(
-        "update signing_keys set retired_at = now()
-         where retired_at is null and verify_until <= now()",
-    )
-    .execute(&mut **tx)
-    .await?;
-    let rows = sqlx::query(
-        "update signing_keys
-            set verify_until = least(coalesce(verify_until, 'infinity'),
-                                     now() + make_interval(secs => $1))
-          where retired_at is null
-          returning kid, verify_until, created_at",
-    )
-    .bind(grace.as_secs_f64())
-    .fetch_all(&mut **tx)
-    .await?;
-    insert(tx, cipher, key).await?;
-    let mut retiring = rows
-        .iter()
-        .map(|row| {
-            Ok((
-                row.try_get::<DateTime<Utc>, _>("created_at")?,
-                RetiringKey {
-                    kid: row.try_get("kid")?,
-                    verify_until: row.try_get("verify_until")?,
-                },
-            ))
-        })
-        .collect::<Result<Vec<_>, StoreError>>()?;
-    retiring.sort_by_key(|(created_at, _)| std::cmp::Reverse(*created_at));
-    Ok(retiring.into_iter().map(|(_, key)| key).collect())
+    measured(Operation::SigningKeysRotate, async move {
+        lock_for_creation(tx).await?;
+        sqlx::query(
+            "update signing_keys set retired_at = now()
+             where retired_at is null and verify_until <= now()",
+        )
+        .execute(&mut **tx)
+        .await?;
+        let rows = sqlx::query(
+            "update signing_keys
+                set verify_until = least(coalesce(verify_until, 'infinity'),
+                                         now() + make_interval(secs => $1))
+              where retired_at is null
+              returning kid, verify_until, created_at",
+        )
+        .bind(grace.as_secs_f64())
+        .fetch_all(&mut **tx)
+        .await?;
+        insert(tx, cipher, key).await?;
+        let mut retiring = rows
+            .iter()
+            .map(|row| {
+                Ok((
+                    row.try_get::<DateTime<Utc>, _>("created_at")?,
+                    RetiringKey {
+                        kid: row.try_get("kid")?,
+                        verify_until: row.try_get("verify_until")?,
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        retiring.sort_by_key(|(created_at, _)| std::cmp::Reverse(*created_at));
+        Ok(retiring.into_iter().map(|(_, key)| key).collect())
+    })
+    .await
 }
 
 /// Takes the transaction-scoped lock that serialises key creation across processes.
 pub async fn lock_for_creation(tx: &mut Tx) -> Result<(), StoreError> {
-    sqlx::query("select pg_advisory_xact_lock(hashtext('shoal.signing_keys'))")
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+    measured(Operation::SigningKeysLockForCreation, async move {
+        sqlx::query("select pg_advisory_xact_lock(hashtext('shoal.signing_keys'))")
+            .execute(&mut **tx)
+            .await?;
+        Ok(())
+    })
+    .await
 }

@@ -4,6 +4,7 @@
 use shoal_domain::webhooks::{SECRET_BYTES, WebhookSecret};
 
 use crate::crypto::{Cipher, random_bytes};
+use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
 fn aad(tenant: &TenantId, app: &str) -> String {
@@ -19,22 +20,25 @@ pub async fn get_or_create(
     cipher: &Cipher,
     app: &str,
 ) -> Result<WebhookSecret, StoreError> {
-    if let Some(secret) = stored(tx, tenant, cipher, app).await? {
-        return Ok(secret);
-    }
-    let bytes = random_bytes(SECRET_BYTES)?;
-    sqlx::query(
-        "update apps set webhook_secret = $3
-         where tenant_id = $1 and name = $2 and webhook_secret is null",
-    )
-    .bind(tenant.as_str())
-    .bind(app)
-    .bind(cipher.encrypt(&bytes, &aad(tenant, app))?)
-    .execute(&mut **tx)
-    .await?;
-    stored(tx, tenant, cipher, app)
-        .await?
-        .ok_or(StoreError::NotFound)
+    measured(Operation::SigningSecretsGetOrCreate, async move {
+        if let Some(secret) = stored(tx, tenant, cipher, app).await? {
+            return Ok(secret);
+        }
+        let bytes = random_bytes(SECRET_BYTES)?;
+        sqlx::query(
+            "update apps set webhook_secret = $3
+             where tenant_id = $1 and name = $2 and webhook_secret is null",
+        )
+        .bind(tenant.as_str())
+        .bind(app)
+        .bind(cipher.encrypt(&bytes, &aad(tenant, app))?)
+        .execute(&mut **tx)
+        .await?;
+        stored(tx, tenant, cipher, app)
+            .await?
+            .ok_or(StoreError::NotFound)
+    })
+    .await
 }
 
 /// The stored secret: `None` if the app has none yet; `NotFound` if there is no such app.
@@ -63,18 +67,21 @@ pub async fn regenerate(
     cipher: &Cipher,
     app: &str,
 ) -> Result<WebhookSecret, StoreError> {
-    let bytes = random_bytes(SECRET_BYTES)?;
-    let updated =
-        sqlx::query("update apps set webhook_secret = $3 where tenant_id = $1 and name = $2")
-            .bind(tenant.as_str())
-            .bind(app)
-            .bind(cipher.encrypt(&bytes, &aad(tenant, app))?)
-            .execute(&mut **tx)
-            .await?;
-    if updated.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    open(&bytes)
+    measured(Operation::SigningSecretsRegenerate, async move {
+        let bytes = random_bytes(SECRET_BYTES)?;
+        let updated =
+            sqlx::query("update apps set webhook_secret = $3 where tenant_id = $1 and name = $2")
+                .bind(tenant.as_str())
+                .bind(app)
+                .bind(cipher.encrypt(&bytes, &aad(tenant, app))?)
+                .execute(&mut **tx)
+                .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        open(&bytes)
+    })
+    .await
 }
 
 fn open(bytes: &[u8]) -> Result<WebhookSecret, StoreError> {

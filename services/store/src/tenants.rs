@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use crate::conditional::{delete_checked, locked_etag};
+use crate::metrics::{Operation, measured};
 use crate::page::{Page, PageRequest};
 use crate::{Etag, Precondition, StoreError, Tx, Written};
 
@@ -51,62 +52,77 @@ fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
 }
 
 pub async fn get(tx: &mut Tx, name: &str) -> Result<TenantRecord, StoreError> {
-    let row = sqlx::query(concat!(
-        "select ",
-        tenant_columns!(),
-        " from tenants where name = $1"
-    ))
-    .bind(name)
-    .fetch_optional(&mut **tx)
-    .await?
-    .ok_or(StoreError::NotFound)?;
-    Ok(from_row(&row)?)
+    measured(Operation::TenantsGet, async move {
+        let row = sqlx::query(concat!(
+            "select ",
+            tenant_columns!(),
+            " from tenants where name = $1"
+        ))
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok(from_row(&row)?)
+    })
+    .await
 }
 
 pub async fn exists(tx: &mut Tx, name: &str) -> Result<bool, StoreError> {
-    Ok(
-        sqlx::query_scalar("select exists(select 1 from tenants where name = $1)")
-            .bind(name)
-            .fetch_one(&mut **tx)
-            .await?,
-    )
+    measured(Operation::TenantsExists, async move {
+        Ok(
+            sqlx::query_scalar("select exists(select 1 from tenants where name = $1)")
+                .bind(name)
+                .fetch_one(&mut **tx)
+                .await?,
+        )
+    })
+    .await
 }
 
 pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<TenantRecord>, StoreError> {
-    let rows = sqlx::query(concat!(
-        "select ",
-        tenant_columns!(),
-        " from tenants where ($1::text is null or name > $1) order by name limit $2"
-    ))
-    .bind(page.after.as_deref())
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&mut **tx)
-    .await?;
-    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::from_rows(items, page.limit, |t| &t.name))
+    measured(Operation::TenantsList, async move {
+        let rows = sqlx::query(concat!(
+            "select ",
+            tenant_columns!(),
+            " from tenants where ($1::text is null or name > $1) order by name limit $2"
+        ))
+        .bind(page.after.as_deref())
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&mut **tx)
+        .await?;
+        let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page.limit, |t| &t.name))
+    })
+    .await
 }
 
 /// Every tenant's name, for workers that host all running apps.
 pub async fn all_names(tx: &mut Tx) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar("select name from tenants order by name")
-        .fetch_all(&mut **tx)
-        .await?)
+    measured(Operation::TenantsAllNames, async move {
+        Ok(sqlx::query_scalar("select name from tenants order by name")
+            .fetch_all(&mut **tx)
+            .await?)
+    })
+    .await
 }
 
 /// Every tenant's name with its instance quota (`maxInstances`), for the scheduler.
 pub async fn all_quotas(tx: &mut Tx) -> Result<Vec<(String, Option<u32>)>, StoreError> {
-    let rows = sqlx::query("select name, max_instances from tenants order by name")
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter()
-        .map(|r| {
-            let quota: Option<i32> = r.try_get("max_instances")?;
-            Ok((
-                r.try_get("name")?,
-                quota.map(|q| u32::try_from(q).unwrap_or(0)),
-            ))
-        })
-        .collect()
+    measured(Operation::TenantsAllQuotas, async move {
+        let rows = sqlx::query("select name, max_instances from tenants order by name")
+            .fetch_all(&mut **tx)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let quota: Option<i32> = r.try_get("max_instances")?;
+                Ok((
+                    r.try_get("name")?,
+                    quota.map(|q| u32::try_from(q).unwrap_or(0)),
+                ))
+            })
+            .collect()
+    })
+    .await
 }
 
 /// Creates or replaces a tenant, honouring the precondition.
@@ -116,39 +132,45 @@ pub async fn put(
     write: &TenantWrite,
     precondition: Precondition,
 ) -> Result<(TenantRecord, Written), StoreError> {
-    let current = locked_etag(tx, LOCK, &[name]).await?;
-    precondition.check(current)?;
-    let etag = Etag::new_v4();
-    let row = sqlx::query(concat!(
-        "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity)
-         values ($1, $2, $3, $4, $5, $7)
-         on conflict (name) do update set display_name = excluded.display_name,
-             max_apps = excluded.max_apps, max_instances = excluded.max_instances,
-             allow_host_identity = excluded.allow_host_identity, etag = excluded.etag
-             where tenants.etag is not distinct from $6
-         returning ",
-        tenant_columns!()
-    ))
-    .bind(name)
-    .bind(&write.display_name)
-    .bind(write.max_apps)
-    .bind(write.max_instances)
-    .bind(etag)
-    .bind(current)
-    .bind(write.allow_host_identity)
-    .fetch_optional(&mut **tx)
-    .await?
-    .ok_or_else(|| crate::lost_create_race(&precondition, &format!("tenant {name}")))?;
-    let written = if current.is_some() {
-        Written::Replaced
-    } else {
-        Written::Created
-    };
-    Ok((from_row(&row)?, written))
+    measured(Operation::TenantsPut, async move {
+        let current = locked_etag(tx, LOCK, &[name]).await?;
+        precondition.check(current)?;
+        let etag = Etag::new_v4();
+        let row = sqlx::query(concat!(
+            "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity)
+             values ($1, $2, $3, $4, $5, $7)
+             on conflict (name) do update set display_name = excluded.display_name,
+                 max_apps = excluded.max_apps, max_instances = excluded.max_instances,
+                 allow_host_identity = excluded.allow_host_identity, etag = excluded.etag
+                 where tenants.etag is not distinct from $6
+             returning ",
+            tenant_columns!()
+        ))
+        .bind(name)
+        .bind(&write.display_name)
+        .bind(write.max_apps)
+        .bind(write.max_instances)
+        .bind(etag)
+        .bind(current)
+        .bind(write.allow_host_identity)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| crate::lost_create_race(&precondition, &format!("tenant {name}")))?;
+        let written = if current.is_some() {
+            Written::Replaced
+        } else {
+            Written::Created
+        };
+        Ok((from_row(&row)?, written))
+    })
+    .await
 }
 
 /// Deletes a tenant and, by cascade, everything it owns.
 pub async fn delete(tx: &mut Tx, name: &str, precondition: Precondition) -> Result<(), StoreError> {
-    let delete = "delete from tenants where name = $1";
-    delete_checked(tx, LOCK, delete, &[name], precondition).await
+    measured(Operation::TenantsDelete, async move {
+        let delete = "delete from tenants where name = $1";
+        delete_checked(tx, LOCK, delete, &[name], precondition).await
+    })
+    .await
 }

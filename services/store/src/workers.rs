@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, WorkerState};
 use sqlx::Row;
 
+use crate::metrics::{Operation, measured};
 use crate::page::{Page, PageRequest};
 use crate::{StoreError, TenantId, Tx};
 
@@ -50,76 +51,88 @@ pub struct Heartbeat<'a> {
 /// Registers the worker or records its heartbeat (the database's clock stamps it, so workers
 /// with skewed clocks are judged alike).
 pub async fn heartbeat(tx: &mut Tx, beat: &Heartbeat<'_>) -> Result<(), StoreError> {
-    let listeners = serde_json::to_value(beat.listeners)
-        .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
-    sqlx::query(
-        "insert into workers (name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms)
-         values ($1, $2, $3, $4, now(), $5, $6, $7)
-         on conflict (name) do update set state = excluded.state, version = excluded.version,
-             started_at = excluded.started_at, heartbeat_at = now(), listeners = excluded.listeners,
-             capacity = excluded.capacity, lease_ttl_ms = excluded.lease_ttl_ms",
-    )
-    .bind(beat.name)
-    .bind(beat.state.as_str())
-    .bind(beat.version)
-    .bind(beat.started_at)
-    .bind(listeners)
-    .bind(i32::try_from(beat.capacity).unwrap_or(i32::MAX))
-    .bind(i32::try_from(beat.lease_ttl.as_millis()).unwrap_or(i32::MAX).max(1))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    measured(Operation::WorkersHeartbeat, async move {
+        let listeners = serde_json::to_value(beat.listeners)
+            .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
+        sqlx::query(
+            "insert into workers (name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms)
+             values ($1, $2, $3, $4, now(), $5, $6, $7)
+             on conflict (name) do update set state = excluded.state, version = excluded.version,
+                 started_at = excluded.started_at, heartbeat_at = now(), listeners = excluded.listeners,
+                 capacity = excluded.capacity, lease_ttl_ms = excluded.lease_ttl_ms",
+        )
+        .bind(beat.name)
+        .bind(beat.state.as_str())
+        .bind(beat.version)
+        .bind(beat.started_at)
+        .bind(listeners)
+        .bind(i32::try_from(beat.capacity).unwrap_or(i32::MAX))
+        .bind(i32::try_from(beat.lease_ttl.as_millis()).unwrap_or(i32::MAX).max(1))
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    })
+    .await
 }
 
 pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<WorkerRecord>, StoreError> {
-    let rows = sqlx::query(
-        "select name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms,
-             state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now() as alive
-         from workers where ($1::text is null or name > $1) order by name limit $2",
-    )
-    .bind(page.after.as_deref())
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&mut **tx)
-    .await?;
-    let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
-    Ok(Page::from_rows(items, page.limit, |w| &w.name))
+    measured(Operation::WorkersList, async move {
+        let rows = sqlx::query(
+            "select name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms,
+                 state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now() as alive
+             from workers where ($1::text is null or name > $1) order by name limit $2",
+        )
+        .bind(page.after.as_deref())
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&mut **tx)
+        .await?;
+        let items = rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?;
+        Ok(Page::from_rows(items, page.limit, |w| &w.name))
+    })
+    .await
 }
 
 /// The workers instances may be placed on: running, with a current lease.
 pub async fn live(tx: &mut Tx) -> Result<Vec<LiveWorker>, StoreError> {
-    let rows = sqlx::query(
-        "select name, capacity from workers
-         where state = 'running' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()
-         order by name",
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            let capacity: i32 = r.try_get("capacity")?;
-            Ok(LiveWorker {
-                name: r.try_get("name")?,
-                capacity: u32::try_from(capacity).unwrap_or(0),
+    measured(Operation::WorkersLive, async move {
+        let rows = sqlx::query(
+            "select name, capacity from workers
+             where state = 'running' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()
+             order by name",
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let capacity: i32 = r.try_get("capacity")?;
+                Ok(LiveWorker {
+                    name: r.try_get("name")?,
+                    capacity: u32::try_from(capacity).unwrap_or(0),
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
+    .await
 }
 
 /// The listener statistics of every live worker (for scaling on visible messages only).
 pub async fn live_listeners(tx: &mut Tx) -> Result<Vec<ListenerReport>, StoreError> {
-    let rows: Vec<serde_json::Value> = sqlx::query_scalar(
-        "select listeners from workers
-         where state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()",
-    )
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut reports = Vec::new();
-    for listeners in rows {
-        let batch: Vec<ListenerReport> = serde_json::from_value(listeners)
-            .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
-        reports.extend(batch);
-    }
-    Ok(reports)
+    measured(Operation::WorkersLiveListeners, async move {
+        let rows: Vec<serde_json::Value> = sqlx::query_scalar(
+            "select listeners from workers
+             where state <> 'stopped' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()",
+        )
+        .fetch_all(&mut **tx)
+        .await?;
+        let mut reports = Vec::new();
+        for listeners in rows {
+            let batch: Vec<ListenerReport> = serde_json::from_value(listeners)
+                .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
+            reports.extend(batch);
+        }
+        Ok(reports)
+    })
+    .await
 }
 
 /// The listener statistics the live workers report for one app of one tenant (for its
@@ -129,30 +142,39 @@ pub async fn live_listeners_of_app(
     tenant: &TenantId,
     app: &str,
 ) -> Result<Vec<ListenerReport>, StoreError> {
-    let mut reports = live_listeners(tx).await?;
-    reports.retain(|r| r.tenant == tenant.as_str() && r.app.eq_ignore_ascii_case(app));
-    Ok(reports)
+    measured(Operation::WorkersLiveListenersOfApp, async move {
+        let mut reports = live_listeners(tx).await?;
+        reports.retain(|r| r.tenant == tenant.as_str() && r.app.eq_ignore_ascii_case(app));
+        Ok(reports)
+    })
+    .await
 }
 
 /// Forgets workers that stopped or went silent more than `after` ago, so the registry does not
 /// grow with every worker that ever ran.
 pub async fn prune(tx: &mut Tx, after: Duration) -> Result<u64, StoreError> {
-    Ok(sqlx::query(
-        "delete from workers
-         where heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0)
-             + make_interval(secs => $1::double precision) < now()",
-    )
-    .bind(after.as_secs_f64())
-    .execute(&mut **tx)
-    .await?
-    .rows_affected())
+    measured(Operation::WorkersPrune, async move {
+        Ok(sqlx::query(
+            "delete from workers
+             where heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0)
+                 + make_interval(secs => $1::double precision) < now()",
+        )
+        .bind(after.as_secs_f64())
+        .execute(&mut **tx)
+        .await?
+        .rows_affected())
+    })
+    .await
 }
 
 /// The database's clock, to judge heartbeats against the same clock that stamped them.
 pub async fn now(tx: &mut Tx) -> Result<DateTime<Utc>, StoreError> {
-    Ok(sqlx::query_scalar("select now()")
-        .fetch_one(&mut **tx)
-        .await?)
+    measured(Operation::WorkersNow, async move {
+        Ok(sqlx::query_scalar("select now()")
+            .fetch_one(&mut **tx)
+            .await?)
+    })
+    .await
 }
 
 fn from_row(row: &sqlx::postgres::PgRow) -> Result<WorkerRecord, StoreError> {

@@ -207,7 +207,7 @@ async fn assignments_carry_the_writers_epoch_and_notify_their_workers() -> anyho
         .await?
         .expect("lease");
     let mut listener = sqlx::postgres::PgListener::connect(db.url()).await?;
-    listener.listen(assignments::CHANNEL).await?;
+    listener.listen(shoal_store::listen::ASSIGNMENTS).await?;
 
     let row = AssignmentRecord {
         tenant: "contoso".into(),

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use shoal_domain::apps::{AppSpec, AppState, Handler};
+use shoal_domain::apps::{AppState, Handler};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::{HostConfig, HostDefaults};
@@ -18,7 +18,7 @@ use shoal_store::apps::AppRecord;
 use shoal_store::assignments::{self, InstanceKey};
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, TenantId, Tx, apps, begin_platform, begin_tenant, functions};
-use shoal_store::{principals, signing_secrets, tenants};
+use shoal_store::{principals, revalidate, signing_secrets, tenants};
 
 use crate::config::Hosting;
 
@@ -208,12 +208,8 @@ async fn load_app(
     record: AppRecord,
     index: u32,
 ) -> Result<Option<HostedApp>, StoreError> {
-    let spec = match AppSpec::parse(&record.name, &record.written_document()) {
-        Ok(written) => written.spec,
-        Err(e) => {
-            tracing::error!(%tenant, app = record.name, error = %e, "stored app no longer validates; not hosted");
-            return Ok(None);
-        }
+    let Some(spec) = revalidate::app(tenant.as_str(), &record, "not hosted") else {
+        return Ok(None);
     };
     if spec.state != AppState::Running {
         return Ok(None);
@@ -233,20 +229,17 @@ async fn load_app(
     record.etag.hash(&mut fingerprint);
     secret.expose().hash(&mut fingerprint);
     identities.hash(&mut fingerprint);
-    let mut hosted_functions = Vec::new();
-    for f in functions::all_of_app(tx, tenant, &record.name).await? {
+    let stored = functions::all_of_app(tx, tenant, &record.name).await?;
+    for f in &stored {
         f.etag.hash(&mut fingerprint);
-        match FunctionSpec::parse(&f.name, &f.spec) {
-            Ok(written) => hosted_functions.push(HostedFunction {
-                name: f.name,
-                spec: written.spec,
-            }),
-            Err(e) => {
-                tracing::error!(%tenant, app = record.name, function = f.name, error = %e,
-                    "stored function no longer validates; not listening")
-            }
-        }
     }
+    let hosted_functions = revalidate::functions(tenant.as_str(), &stored, "not listening")
+        .into_iter()
+        .map(|(f, spec)| HostedFunction {
+            name: f.name.clone(),
+            spec,
+        })
+        .collect();
     Ok(Some(HostedApp {
         instance: AppInstance {
             tenant: tenant.to_string(),

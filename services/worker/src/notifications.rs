@@ -7,28 +7,21 @@
 //! * `shoal_config` naming `tenant/app` of an app the worker hosts or should host (any app in
 //!   all-apps mode) → reload.
 //!
-//! The listening connection is re-established with back-off whenever it drops (a Postgres
-//! restart needs no worker restart), and every (re)connection triggers a reload, because
-//! notifications sent while nobody listened are lost. The periodic refresh stays as a
-//! fallback for a connection that dies silently.
+//! The store's supervisor re-establishes the listening connection with back-off whenever it
+//! drops (a Postgres restart needs no worker restart), and every (re)connection triggers a
+//! reload, because notifications sent while nobody listened are lost. The periodic refresh
+//! stays as a fallback for a connection that dies silently.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use shoal_store::assignments;
-use sqlx::postgres::{PgListener, PgNotification};
+use shoal_store::listen::{self, Subscriber, Supervisor};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::runtime::DATABASE_STEP_TIMEOUT;
-
-/// Configuration changes (migration 0004): the payload is `tenant/app`.
-pub const CONFIG_CHANNEL: &str = "shoal_config";
-
-const FIRST_BACKOFF: Duration = Duration::from_millis(100);
-const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
 /// What the runtime should do next; wake-ups coalesce.
 #[derive(Debug, Default)]
@@ -93,58 +86,42 @@ pub fn listen(
     interest: Arc<Interest>,
     wake: Arc<Wake>,
 ) -> JoinHandle<()> {
+    let supervisor = Supervisor {
+        channels: vec![listen::ASSIGNMENTS, listen::CONFIG],
+        ping_every: None,
+        step_timeout: DATABASE_STEP_TIMEOUT,
+        meanwhile: "periodic refresh",
+    };
+    let mut route = Route {
+        worker,
+        interest,
+        wake,
+    };
     tokio::spawn(async move {
-        let mut backoff = FIRST_BACKOFF;
-        let mut failing = false;
-        loop {
-            match subscribe(&pool).await {
-                Ok(mut listener) => {
-                    if failing {
-                        tracing::info!("listening for changes again");
-                    }
-                    backoff = FIRST_BACKOFF;
-                    failing = false;
-                    wake.reload();
-                    loop {
-                        match listener.try_recv().await {
-                            Ok(Some(n)) => route(&n, &worker, &interest, &wake),
-                            // Lost and already reconnected: changes in between were missed.
-                            Ok(None) => wake.reload(),
-                            Err(e) => {
-                                tracing::warn!(error = %e, "the connection listening for changes failed; reconnecting");
-                                break;
-                            }
-                        }
-                    }
-                }
-                Err(e) if !failing => {
-                    tracing::warn!(error = %e, "cannot listen for changes; retrying (periodic refresh meanwhile)");
-                    failing = true;
-                }
-                Err(e) => tracing::debug!(error = %e, "cannot listen for changes yet"),
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-        }
+        // Aborted rather than stopped: the token never fires.
+        let never = CancellationToken::new();
+        supervisor.run(&pool, &mut route, &never).await;
     })
 }
 
-async fn subscribe(pool: &sqlx::PgPool) -> anyhow::Result<PgListener> {
-    let connect = async {
-        let mut listener = PgListener::connect_with(pool).await?;
-        listener
-            .listen_all([assignments::CHANNEL, CONFIG_CHANNEL])
-            .await?;
-        Ok::<_, sqlx::Error>(listener)
-    };
-    Ok(tokio::time::timeout(DATABASE_STEP_TIMEOUT, connect).await??)
+/// Which notifications concern this worker, and what each asks of the runtime.
+struct Route {
+    worker: String,
+    interest: Arc<Interest>,
+    wake: Arc<Wake>,
 }
 
-fn route(n: &PgNotification, worker: &str, interest: &Interest, wake: &Wake) {
-    match (n.channel(), n.payload()) {
-        (assignments::CHANNEL, "") => wake.retry(),
-        (assignments::CHANNEL, name) if name == worker => wake.reload(),
-        (CONFIG_CHANNEL, app) if interest.covers(app) => wake.reload(),
-        _ => {}
+impl Subscriber for Route {
+    fn connected(&mut self) {
+        self.wake.reload();
+    }
+
+    fn notified(&mut self, channel: &str, payload: &str) {
+        match (channel, payload) {
+            (listen::ASSIGNMENTS, "") => self.wake.retry(),
+            (listen::ASSIGNMENTS, name) if name == self.worker => self.wake.reload(),
+            (listen::CONFIG, app) if self.interest.covers(app) => self.wake.reload(),
+            _ => {}
+        }
     }
 }

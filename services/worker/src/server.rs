@@ -20,6 +20,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let mut registry = Registry::with_prefix("shoal");
     registry.register_collector(Box::new(ListenerMetrics(vec![stats])));
+    shoal_store::metrics::register(&mut registry);
     let registry = Arc::new(registry);
     let app = Router::new()
         .route("/healthz", get(|| async { "ok" }))

@@ -148,7 +148,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     drop(azurite);
     served?;
     drained?;
-    scheduled
+    Ok(scheduled?)
 }
 
 /// `shoal dev` runs this many workers, so placement and failover can be watched locally.
