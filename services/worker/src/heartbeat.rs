@@ -14,7 +14,6 @@ use tokio::time::Instant;
 
 use crate::config::WorkerConfig;
 use crate::lease::Lease;
-use crate::runtime::DATABASE_STEP_TIMEOUT;
 use crate::stats::StatsRegistry;
 
 pub struct Heartbeats {
@@ -30,6 +29,7 @@ struct Beat {
     stats: Arc<StatsRegistry>,
     capacity: u32,
     lease_ttl: Duration,
+    step_timeout: Duration,
     lease: Lease,
 }
 
@@ -53,7 +53,7 @@ impl Beat {
             shoal_store::commit(tx).await
         };
         // A beat stuck longer than half the lease is worth retrying rather than waiting on.
-        let timeout = DATABASE_STEP_TIMEOUT.min(self.lease_ttl / 2);
+        let timeout = self.step_timeout.min(self.lease_ttl / 2);
         match tokio::time::timeout(timeout, write).await {
             Ok(Ok(())) => self.lease.renewed(sent_at),
             Ok(Err(e)) => tracing::warn!(error = %e, "heartbeat failed"),
@@ -79,6 +79,7 @@ impl Heartbeats {
             stats,
             capacity: config.capacity,
             lease_ttl: config.lease_ttl,
+            step_timeout: config.database_step_timeout,
             lease,
         });
         let task = tokio::spawn({

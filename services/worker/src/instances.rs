@@ -11,15 +11,15 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use shoal_invoker::Invoker;
 use shoal_store::{StoreError, Tx, assignments};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::hosting::{AppInstance, HostedApp, Wanted};
-use crate::invoker::Invoker;
 use crate::lease::Held;
-use crate::runtime::DATABASE_STEP_TIMEOUT;
+use crate::plan::{self, Intent, Observed};
 use crate::stats::StatsRegistry;
 use crate::watcher::QueueWatcher;
 
@@ -61,7 +61,7 @@ impl Instances {
         watcher: Arc<QueueWatcher>,
         invoker: Invoker,
     ) -> Instances {
-        let claims = config.hosting == crate::Hosting::Assigned;
+        let claims = config.hosting == crate::config::Hosting::Assigned;
         Instances {
             config,
             pool,
@@ -83,35 +83,55 @@ impl Instances {
     /// the lease is lost, or not yet confirmed by a fresh read, and every instance stops).
     /// Returns whether something is left to retry soon (a claim or a release).
     pub async fn reconcile(&mut self, wanted: &[Wanted], held: Option<&Held>) -> bool {
-        let wanted: HashMap<&AppInstance, &Wanted> = match held {
-            Some(_) => wanted.iter().map(|w| (&w.app.instance, w)).collect(),
-            None => HashMap::new(),
-        };
-        let restarting = self.stop_unwanted(&wanted);
+        let intents: Vec<Intent<'_>> = wanted
+            .iter()
+            .map(|w| Intent {
+                instance: &w.app.instance,
+                fingerprint: w.app.fingerprint,
+                may_start: w.may_start,
+            })
+            .collect();
+        let observed: HashMap<AppInstance, Observed> = self
+            .hosted
+            .iter()
+            .map(|(instance, h)| {
+                let observed = Observed {
+                    fingerprint: h.fingerprint,
+                    lease_lost: h.stop.is_cancelled(),
+                };
+                (instance.clone(), observed)
+            })
+            .collect();
+        let plan = plan::plan(&intents, &observed, held.is_some());
+        for (instance, reason) in &plan.stop {
+            tracing::info!(%instance, %reason, "stopping app instance");
+            self.retire(instance.clone());
+        }
+        for instance in &plan.restart {
+            tracing::info!(%instance, reason = "configuration changed", "stopping app instance");
+            self.retire(instance.clone());
+        }
         let mut pending = false;
         if self.claims && !self.cleaned_up {
             self.cleaned_up = self.release_all().await;
         }
         if let Some(held) = held {
-            let mut starts: Vec<&Wanted> = wanted
-                .values()
-                .filter(|w| !self.hosted.contains_key(&w.app.instance))
-                // A stale assignment starts nothing; a running instance it names restarts.
-                .filter(|w| w.may_start || restarting.contains(&w.app.instance))
-                .copied()
-                .collect();
-            starts.sort_by(|a, b| a.app.instance.cmp(&b.app.instance));
-            for w in starts {
+            let by_instance: HashMap<&AppInstance, &Wanted> =
+                wanted.iter().map(|w| (&w.app.instance, w)).collect();
+            for instance in plan.starting() {
+                let Some(w) = by_instance.get(instance) else {
+                    continue;
+                };
                 if held.stop.is_cancelled() {
                     break;
                 }
-                if self.claims && !self.claim(&w.app.instance).await {
+                if self.claims && !self.claim(instance).await {
                     pending = true;
                     continue;
                 }
                 if held.stop.is_cancelled() {
                     // The lease was lost while claiming: give the claim back after all.
-                    self.to_release.insert(w.app.instance.clone());
+                    self.to_release.insert(instance.clone());
                     break;
                 }
                 self.start(w.app.clone(), held);
@@ -119,36 +139,6 @@ impl Instances {
         }
         self.release_drained().await;
         pending || !self.to_release.is_empty() || !self.cleaned_up
-    }
-
-    /// Stops hosted instances that are no longer wanted, changed, or lost their lease; returns
-    /// those stopped only to restart with a new configuration.
-    fn stop_unwanted(&mut self, wanted: &HashMap<&AppInstance, &Wanted>) -> HashSet<AppInstance> {
-        let mut restarting = HashSet::new();
-        let stopping: Vec<(AppInstance, &'static str)> = self
-            .hosted
-            .iter()
-            .filter_map(|(instance, h)| {
-                let reason = if h.stop.is_cancelled() {
-                    "lease lost"
-                } else {
-                    match wanted.get(instance) {
-                        None => "unassigned, stopped or removed",
-                        Some(w) if w.app.fingerprint != h.fingerprint => "configuration changed",
-                        Some(_) => return None,
-                    }
-                };
-                Some((instance.clone(), reason))
-            })
-            .collect();
-        for (instance, reason) in stopping {
-            if reason == "configuration changed" {
-                restarting.insert(instance.clone());
-            }
-            tracing::info!(%instance, reason, "stopping app instance");
-            self.retire(instance);
-        }
-        restarting
     }
 
     fn retire(&mut self, instance: AppInstance) {
@@ -169,7 +159,7 @@ impl Instances {
         tracing::info!(%instance, functions = app.functions.len(), "starting app instance");
         let stop = held.stop.child_token();
         let fingerprint = app.fingerprint;
-        let task = tokio::spawn(crate::hosting_task::run_app(
+        let task = tokio::spawn(crate::app_instance::run_app(
             app,
             self.config.clone(),
             self.stats.clone(),
@@ -248,7 +238,7 @@ impl Instances {
         if !self.claims {
             return;
         }
-        let until = tokio::time::Instant::now() + DATABASE_STEP_TIMEOUT;
+        let until = tokio::time::Instant::now() + self.config.database_step_timeout;
         while !self.release_all().await {
             if tokio::time::Instant::now() >= until {
                 tracing::warn!(
@@ -256,7 +246,7 @@ impl Instances {
                 );
                 return;
             }
-            tokio::time::sleep(crate::runtime::CLAIM_RETRY).await;
+            tokio::time::sleep(self.config.claim_retry).await;
         }
     }
 
@@ -345,7 +335,10 @@ impl Instances {
             shoal_store::commit(tx).await?;
             Ok::<_, StoreError>(value)
         };
-        let timeout = DATABASE_STEP_TIMEOUT.min(self.config.lease_ttl / 2);
+        let timeout = self
+            .config
+            .database_step_timeout
+            .min(self.config.lease_ttl / 2);
         let result = match tokio::time::timeout(timeout, run).await {
             Ok(result) => result.map_err(anyhow::Error::from),
             Err(_) => Err(anyhow::anyhow!(

@@ -9,26 +9,27 @@
 //! released after they drain, and all stopped when the worker's own lease lapses;
 //! [`Hosting::AllApps`] hosts one instance of every running app with no scheduler.
 
+mod app_instance;
 mod config;
-mod delivery;
+mod connections;
 mod heartbeat;
 mod hosting;
-mod hosting_task;
 mod instances;
-mod invoker;
+mod invocation;
 mod lease;
-mod listener;
 mod metrics;
 mod notifications;
 mod outputs;
+mod plan;
 mod runtime;
 pub mod server;
 mod stats;
+mod triggers;
 mod watcher;
 
 pub use config::{Hosting, LEASE_MARGIN, WorkerConfig};
 pub use hosting::AppInstance;
-pub use invoker::{HEADER_INSTANCE, HEADER_INVOCATION_ID, HEADER_WORKER};
 pub use metrics::ListenerMetrics;
 pub use runtime::{Worker, WorkerHandle};
+pub use shoal_invoker::{HEADER_INSTANCE, HEADER_INVOCATION_ID, HEADER_WORKER};
 pub use stats::StatsRegistry;

@@ -22,7 +22,7 @@ use sqlx::postgres::{PgListener, PgNotification};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::runtime::DATABASE_STEP_TIMEOUT;
+use crate::config::DEFAULT_DATABASE_STEP_TIMEOUT as DATABASE_STEP_TIMEOUT;
 
 /// Configuration changes (migration 0004): the payload is `tenant/app`.
 pub const CONFIG_CHANNEL: &str = "shoal_config";

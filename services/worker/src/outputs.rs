@@ -3,11 +3,15 @@
 //! use, as Azure's output binding does.
 
 use shoal_connectors::{Queue, QueueError};
+use shoal_domain::bindings::Binding;
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
 use tokio::sync::OnceCell;
 
+use crate::config::WorkerConfig;
+use crate::connections;
+use crate::hosting::{HostedApp, HostedFunction};
 use crate::watcher::QueueWatcher;
 
 pub const RETURN_BINDING: &str = "$return";
@@ -37,6 +41,38 @@ impl OutputQueue {
             .await
             .map(|_| ())
     }
+}
+
+/// Connects every output binding of `function`, or says why one cannot be (never naming a
+/// secret value).
+pub fn bind(
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+) -> Result<Vec<OutputQueue>, String> {
+    let mut outputs = Vec::new();
+    for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
+        match binding {
+            Binding::Queue(out) => {
+                let queues = connections::storage_queues(out.connection.as_deref(), app, config)?;
+                let name = out.queue_name.resolve(&app.settings)?;
+                let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
+                outputs.push(OutputQueue::new(
+                    out.name.as_str().to_owned(),
+                    queue,
+                    app.host.extensions.queues.message_encoding,
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "{} output bindings are not available yet (binding {})",
+                    other.type_name(),
+                    other.name().as_str()
+                ));
+            }
+        }
+    }
+    Ok(outputs)
 }
 
 /// Writes every output value of `response`. Returns how many messages were written. Listeners

@@ -5,15 +5,15 @@
 //! their configuration fingerprints; new instances start, vanished ones stop, and changed
 //! ones restart (the old listeners drain in the background while the new ones start). A pass
 //! runs when Postgres announces a change (see `notifications.rs`), when the lease is gained or
-//! lost, when an instance has drained, every 250 ms while a claim, a release or a failed read
+//! lost, when an instance has drained, every `claim_retry` (250 ms) while a claim, a release or a failed read
 //! is outstanding, and every `refresh_interval` regardless.
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 use shoal_domain::workers::WorkerState;
+use shoal_invoker::Invoker;
 use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use tokio::task::JoinHandle;
@@ -23,18 +23,10 @@ use crate::config::{Hosting, WorkerConfig};
 use crate::heartbeat::Heartbeats;
 use crate::hosting::{self, Wanted};
 use crate::instances::Instances;
-use crate::invoker::Invoker;
 use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::watcher::QueueWatcher;
-
-/// How long heartbeats and drains wait on Postgres before giving up on one attempt.
-pub(crate) const DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often a refused claim or a failed release is retried (besides on every notification).
-pub(crate) const CLAIM_RETRY: Duration = Duration::from_millis(250);
-/// How long one read of the hosted apps may take before it counts as failed.
-const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct Worker {
     config: WorkerConfig,
@@ -148,7 +140,7 @@ impl Worker {
                 }
                 _ = wake.woken() => reload |= wake.take_reload(),
                 _ = refresh.tick() => reload = true,
-                _ = tokio::time::sleep(CLAIM_RETRY), if retry_soon || load_failed => {}
+                _ = tokio::time::sleep(config.claim_retry), if retry_soon || load_failed => {}
             }
             let held = lease.held();
             if reload {
@@ -161,7 +153,7 @@ impl Worker {
                 );
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    loaded = tokio::time::timeout(LOAD_TIMEOUT, load) => {
+                    loaded = tokio::time::timeout(config.load_timeout, load) => {
                         let failure = match loaded {
                             Ok(Ok(loaded)) => {
                                 interest.set(loaded.assigned_apps);
