@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::WorkerConfig;
+use crate::error::{DatabaseError, WorkerError};
 use crate::lease::Lease;
 use crate::stats::StatsRegistry;
 
@@ -54,10 +55,17 @@ impl Beat {
         };
         // A beat stuck longer than half the lease is worth retrying rather than waiting on.
         let timeout = self.step_timeout.min(self.lease_ttl / 2);
-        match tokio::time::timeout(timeout, write).await {
-            Ok(Ok(())) => self.lease.renewed(sent_at),
-            Ok(Err(e)) => tracing::warn!(error = %e, "heartbeat failed"),
-            Err(_) => tracing::warn!("heartbeat timed out"),
+        let written = match tokio::time::timeout(timeout, write).await {
+            Ok(written) => written.map_err(DatabaseError::from),
+            Err(_) => Err(DatabaseError::TimedOut(timeout)),
+        };
+        match written {
+            Ok(()) => self.lease.renewed(sent_at),
+            Err(e) => {
+                let e = WorkerError::Heartbeat(e);
+                self.stats.errors().count(&e);
+                tracing::warn!(error = %e, "heartbeat failed");
+            }
         }
     }
 }

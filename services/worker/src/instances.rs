@@ -17,6 +17,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
+use crate::error::{DatabaseError, WorkerError};
 use crate::hosting::{AppInstance, HostedApp, Wanted};
 use crate::lease::Held;
 use crate::plan::{self, Intent, Observed};
@@ -269,6 +270,7 @@ impl Instances {
                 false
             }
             Err(e) => {
+                let e = WorkerError::Claim(e);
                 self.failed(&e, instance, "claiming the instance failed; retrying");
                 false
             }
@@ -295,7 +297,10 @@ impl Instances {
                     tracing::debug!(%instance, "claim given back");
                     self.to_release.remove(&instance);
                 }
-                Err(e) => self.failed(&e, &instance, "giving the claim back failed; retrying"),
+                Err(e) => {
+                    let e = WorkerError::Release(e);
+                    self.failed(&e, &instance, "giving the claim back failed; retrying");
+                }
             }
         }
     }
@@ -308,6 +313,8 @@ impl Instances {
         {
             Ok(()) => true,
             Err(e) => {
+                let e = WorkerError::Release(e);
+                self.stats.errors().count(&e);
                 if !std::mem::replace(&mut self.failing, true) {
                     tracing::warn!(error = %e, "giving back this worker's claims failed; retrying");
                 }
@@ -316,7 +323,8 @@ impl Instances {
         }
     }
 
-    fn failed(&mut self, error: &anyhow::Error, instance: &AppInstance, what: &str) {
+    fn failed(&mut self, error: &WorkerError, instance: &AppInstance, what: &str) {
+        self.stats.errors().count(error);
         if std::mem::replace(&mut self.failing, true) {
             tracing::debug!(%instance, error = %error, "{what}");
         } else {
@@ -328,7 +336,7 @@ impl Instances {
     async fn step<T>(
         &mut self,
         op: impl for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<T, StoreError>>,
-    ) -> anyhow::Result<T> {
+    ) -> Result<T, DatabaseError> {
         let run = async {
             let mut tx = shoal_store::begin_platform(&self.pool).await?;
             let value = op(&mut tx).await?;
@@ -340,10 +348,8 @@ impl Instances {
             .database_step_timeout
             .min(self.config.lease_ttl / 2);
         let result = match tokio::time::timeout(timeout, run).await {
-            Ok(result) => result.map_err(anyhow::Error::from),
-            Err(_) => Err(anyhow::anyhow!(
-                "Postgres did not answer within {timeout:?}"
-            )),
+            Ok(result) => result.map_err(DatabaseError::from),
+            Err(_) => Err(DatabaseError::TimedOut(timeout)),
         };
         if result.is_ok() && std::mem::replace(&mut self.failing, false) {
             tracing::info!("claims can be taken and given back again");

@@ -12,6 +12,7 @@
 mod app_instance;
 mod config;
 mod connections;
+mod error;
 mod heartbeat;
 mod hosting;
 mod instances;

@@ -20,6 +20,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Hosting, WorkerConfig};
+use crate::error::{DatabaseError, WorkerError};
 use crate::heartbeat::Heartbeats;
 use crate::hosting::{self, Wanted};
 use crate::instances::Instances;
@@ -161,16 +162,20 @@ impl Worker {
                                 loaded_in = held.as_ref().map(|h| h.generation);
                                 None
                             }
-                            Ok(Err(e)) => Some(e.to_string()),
-                            Err(_) => Some("timed out".to_owned()),
+                            Ok(Err(e)) => Some(DatabaseError::from(e)),
+                            Err(_) => Some(DatabaseError::TimedOut(config.load_timeout)),
                         };
+                        let failure = failure.map(WorkerError::LoadHostedApps);
+                        if let Some(error) = &failure {
+                            self.stats.errors().count(error);
+                        }
                         // Retried soon; logged once per streak of failures.
                         match failure {
                             None => load_failed = false,
                             Some(error) if !std::mem::replace(&mut load_failed, true) => {
-                                tracing::warn!(error, "reading the hosted apps failed; keeping the current ones and retrying");
+                                tracing::warn!(%error, "reading the hosted apps failed; keeping the current ones and retrying");
                             }
-                            Some(error) => tracing::debug!(error, "reading the hosted apps failed again"),
+                            Some(error) => tracing::debug!(%error, "reading the hosted apps failed again"),
                         }
                     }
                 }

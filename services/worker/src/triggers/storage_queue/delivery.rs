@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::error::WorkerError;
 use crate::invocation::{FunctionHost, Outcome};
 use crate::triggers::storage_queue::in_flight::InFlight;
 
@@ -206,6 +207,9 @@ where
             Err(e) => {
                 tracing::warn!(step, queue = ctx.queue.name(), error = %e,
                     "settlement step failed; the message will be delivered again after its invisibility");
+                ctx.function
+                    .stats
+                    .error(&WorkerError::SettleMessage(Box::new(e)));
                 return false;
             }
         }

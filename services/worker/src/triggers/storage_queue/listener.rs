@@ -14,6 +14,7 @@ use shoal_domain::queue_trigger::{PollingBackoff, may_fetch};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::WorkerError;
 use crate::triggers::storage_queue::delivery::{self, QueueFunction};
 use crate::triggers::storage_queue::in_flight::InFlight;
 
@@ -95,6 +96,7 @@ impl QueueListener {
                 }
                 Err(e) => {
                     tracing::warn!(queue = ctx.queue.name(), function = ctx.function.function, error = %e, "polling the trigger queue failed");
+                    stats.error(&WorkerError::PollTrigger(Box::new(e)));
                     false
                 }
             };
