@@ -12,7 +12,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
-use crate::hosting::{HostedApp, HostedFunction};
+use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::outputs;
 use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};

@@ -4,7 +4,7 @@ use shoal_connectors::StorageQueues;
 use shoal_domain::connection::{ConnectionKind, resolve};
 
 use crate::config::WorkerConfig;
-use crate::hosting::HostedApp;
+use crate::hosted_apps::HostedApp;
 
 /// The Storage Queue service a binding's `connection` names (None: the default connection).
 pub fn storage_queues(

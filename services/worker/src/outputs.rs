@@ -11,7 +11,7 @@ use tokio::sync::OnceCell;
 
 use crate::config::WorkerConfig;
 use crate::connections;
-use crate::hosting::{HostedApp, HostedFunction};
+use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::watcher::QueueWatcher;
 
 pub const RETURN_BINDING: &str = "$return";

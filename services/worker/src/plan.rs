@@ -1,6 +1,6 @@
 //! The reconcile decision, without I/O: given the app instances the worker should host
 //! (`wanted`) and those it hosts now (`hosted`), which stop, which restart with a new
-//! configuration and which start. [`crate::instances`] applies the plan: it claims, spawns,
+//! configuration and which start. `supervisor.rs` applies the plan: it claims, spawns,
 //! drains and releases.
 //!
 //! The rules:
@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::hosting::AppInstance;
+use crate::hosted_apps::AppInstance;
 
 /// An instance the worker should host, as the plan needs to see it.
 #[derive(Clone, Copy, Debug)]

@@ -22,11 +22,11 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Hosting, WorkerConfig};
 use crate::error::{DatabaseError, WorkerError};
 use crate::heartbeat::Heartbeats;
-use crate::hosting::{self, Wanted};
-use crate::instances::Instances;
+use crate::hosted_apps::{self, Wanted};
 use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
+use crate::supervisor::Supervisor;
 use crate::watcher::QueueWatcher;
 
 pub struct Worker {
@@ -111,7 +111,7 @@ impl Worker {
         );
         tracing::info!(worker = config.name, hosting = ?config.hosting, "worker started");
 
-        let mut instances = Instances::new(
+        let mut instances = Supervisor::new(
             config.clone(),
             self.pool.clone(),
             self.stats.clone(),
@@ -145,7 +145,7 @@ impl Worker {
             }
             let held = lease.held();
             if reload {
-                let load = hosting::load(
+                let load = hosted_apps::load(
                     config.hosting,
                     &config.name,
                     &self.pool,

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
 use crate::error::{ErrorCounts, WorkerError};
-use crate::hosting::AppInstance;
+use crate::hosted_apps::AppInstance;
 
 /// Identifies a listener: the function of an app instance and what it listens to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -204,7 +204,7 @@ impl StatsRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosting::AppInstance;
+    use crate::hosted_apps::AppInstance;
 
     fn stats() -> ListenerStats {
         let key = ListenerKey {

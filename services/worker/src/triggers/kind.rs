@@ -27,7 +27,7 @@ use shoal_domain::bindings::Binding;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
-use crate::hosting::HostedApp;
+use crate::hosted_apps::HostedApp;
 use crate::invocation::FunctionHost;
 #[cfg(doc)]
 use crate::invocation::Outcome;

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::connections;
-use crate::hosting::HostedApp;
+use crate::hosted_apps::HostedApp;
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::storage_queue::delivery::QueueFunction;

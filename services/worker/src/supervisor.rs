@@ -1,5 +1,7 @@
-//! The app instances a worker runs, and (in assigned mode) the claims that keep any instance
-//! from being acted on by two workers at once.
+//! Owns the app instances running on this worker: their tasks (started with
+//! `app_instance::run_app`), the drains of stopped ones, and (in assigned mode) the claims
+//! that keep any instance from being acted on by two workers at once. It applies the
+//! decisions of `plan.rs`; it decides nothing about what should run.
 //!
 //! An instance's claim is taken before its listeners start and given back only after they have
 //! drained; a claim another worker still holds leaves the instance pending, retried on every
@@ -18,13 +20,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::error::{DatabaseError, WorkerError};
-use crate::hosting::{AppInstance, HostedApp, Wanted};
+use crate::hosted_apps::{AppInstance, HostedApp, Wanted};
 use crate::lease::Held;
 use crate::plan::{self, Intent, Observed};
 use crate::stats::StatsRegistry;
 use crate::watcher::QueueWatcher;
 
-pub struct Instances {
+pub struct Supervisor {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     stats: Arc<StatsRegistry>,
@@ -42,7 +44,7 @@ pub struct Instances {
     draining_count: HashMap<AppInstance, usize>,
     /// Drained instances whose claim is still to be given back.
     to_release: BTreeSet<AppInstance>,
-    /// Instances whose claim another worker holds (logged once each).
+    /// Supervisor whose claim another worker holds (logged once each).
     refused: HashSet<AppInstance>,
     /// Claim steps are failing (Postgres away): retries log at debug level until one succeeds.
     failing: bool,
@@ -54,16 +56,16 @@ struct Hosted {
     task: JoinHandle<()>,
 }
 
-impl Instances {
+impl Supervisor {
     pub fn new(
         config: WorkerConfig,
         pool: sqlx::PgPool,
         stats: Arc<StatsRegistry>,
         watcher: Arc<QueueWatcher>,
         invoker: Invoker,
-    ) -> Instances {
+    ) -> Supervisor {
         let claims = config.hosting == crate::config::Hosting::Assigned;
-        Instances {
+        Supervisor {
             config,
             pool,
             stats,
