@@ -58,3 +58,51 @@ impl InFlight {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(shared: &Mutex<String>) -> String {
+        shared.lock().expect("not poisoned").clone()
+    }
+
+    #[test]
+    fn a_message_received_again_adopts_the_newer_receipt_instead_of_starting_twice() {
+        let in_flight = InFlight::default();
+        let first = in_flight.begin("m1", "r1").expect("new message starts");
+        assert!(in_flight.begin("m2", "r1").is_some());
+        assert_eq!(in_flight.len(), 2);
+        assert!(in_flight.begin("m1", "r2").is_none(), "already in flight");
+        assert_eq!(
+            receipt(&first),
+            "r2",
+            "the running delivery settles with r2"
+        );
+        assert_eq!(in_flight.len(), 2);
+        in_flight.end("m1");
+        assert_eq!(in_flight.len(), 1);
+        assert!(
+            in_flight.begin("m1", "r3").is_some(),
+            "ended: may start again"
+        );
+    }
+
+    #[tokio::test]
+    async fn waiting_for_room_ends_when_deliveries_end() {
+        let in_flight = Arc::new(InFlight::default());
+        in_flight.begin("m1", "r");
+        in_flight.begin("m2", "r");
+        let waiting = tokio::spawn({
+            let in_flight = in_flight.clone();
+            async move { in_flight.wait_until_at_most(1).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        in_flight.end("m2");
+        tokio::time::timeout(std::time::Duration::from_secs(1), waiting)
+            .await
+            .expect("woken once at most one remains")
+            .expect("no panic");
+    }
+}
