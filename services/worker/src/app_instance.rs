@@ -17,13 +17,13 @@ use crate::invocation::FunctionHost;
 use crate::outputs;
 use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};
 use crate::triggers::{self, kind::TriggerKind, kind::TriggerListener};
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
 pub async fn run_app(
     app: HostedApp,
     config: WorkerConfig,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<QueueWatcher>,
+    watcher: Arc<WriteWatcher>,
     invoker: Invoker,
     stop: CancellationToken,
     abandon: CancellationToken,
@@ -122,7 +122,7 @@ fn host(
     invoker: &Invoker,
     outputs: Vec<outputs::OutputQueue>,
     stats: Arc<ListenerStats>,
-    watcher: &Arc<QueueWatcher>,
+    watcher: &Arc<WriteWatcher>,
 ) -> FunctionHost {
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());

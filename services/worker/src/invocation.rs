@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::outputs::{self, OutputQueue};
 use crate::stats::ListenerStats;
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
 /// One listening function of a hosted app instance, as every trigger kind sees it.
 pub struct FunctionHost {
@@ -32,7 +32,7 @@ pub struct FunctionHost {
     pub invoker: Invoker,
     /// The listener's statistics line.
     pub stats: Arc<ListenerStats>,
-    pub watcher: Arc<QueueWatcher>,
+    pub watcher: Arc<WriteWatcher>,
 }
 
 /// How a delivery ended, for the trigger to settle by.

@@ -12,7 +12,7 @@ use tokio::sync::OnceCell;
 use crate::config::WorkerConfig;
 use crate::connections;
 use crate::hosted_apps::{HostedApp, HostedFunction};
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
 pub const RETURN_BINDING: &str = "$return";
 
@@ -76,11 +76,11 @@ pub fn bind(
 }
 
 /// Writes every output value of `response`. Returns how many messages were written. Listeners
-/// of the written queues on this worker are woken (see [`QueueWatcher`]).
+/// of the written queues on this worker are woken (see [`WriteWatcher`]).
 pub async fn write(
     outputs: &[OutputQueue],
     response: &HandlerResponse,
-    watcher: &QueueWatcher,
+    watcher: &WriteWatcher,
 ) -> Result<usize, QueueError> {
     let mut written = 0;
     for output in outputs {

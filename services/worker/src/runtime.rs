@@ -27,14 +27,14 @@ use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::supervisor::Supervisor;
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
 pub struct Worker {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     cipher: Cipher,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<QueueWatcher>,
+    watcher: Arc<WriteWatcher>,
 }
 
 /// A started worker: wait for it with [`WorkerHandle::stopped`].
@@ -61,7 +61,7 @@ impl Worker {
             pool,
             cipher,
             stats: Arc::new(StatsRegistry::default()),
-            watcher: Arc::new(QueueWatcher::default()),
+            watcher: Arc::new(WriteWatcher::default()),
         }
     }
 

@@ -24,13 +24,13 @@ use crate::hosted_apps::{AppInstance, HostedApp, Wanted};
 use crate::lease::Held;
 use crate::plan::{self, Intent, Observed};
 use crate::stats::StatsRegistry;
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
 pub struct Supervisor {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<QueueWatcher>,
+    watcher: Arc<WriteWatcher>,
     invoker: Invoker,
     /// Assigned mode: instances are claimed before they start.
     claims: bool,
@@ -61,7 +61,7 @@ impl Supervisor {
         config: WorkerConfig,
         pool: sqlx::PgPool,
         stats: Arc<StatsRegistry>,
-        watcher: Arc<QueueWatcher>,
+        watcher: Arc<WriteWatcher>,
         invoker: Invoker,
     ) -> Supervisor {
         let claims = config.hosting == crate::config::Hosting::Assigned;
