@@ -46,7 +46,22 @@ pub struct WorkerConfig {
     /// for app identities as the federation issuer under it. Without it, connections that must
     /// sign in as an app's identity do not start (the listener's status says why).
     pub public_url: Option<url::Url>,
+    /// How long one database step (a heartbeat, a claim or release, connecting the
+    /// notification listener) may wait on Postgres before the attempt counts as failed: 5 s.
+    /// Heartbeats and claims use at most half the lease TTL, so a short lease is not outlived
+    /// by a hung step.
+    pub database_step_timeout: Duration,
+    /// How often a refused claim, a failed release or a failed read of the hosted apps is
+    /// retried besides on every notification: 250 ms.
+    pub claim_retry: Duration,
+    /// How long one read of the hosted apps may take before it counts as failed (the current
+    /// instances keep running and the read is retried): 30 s.
+    pub load_timeout: Duration,
 }
+
+/// The default of [`WorkerConfig::database_step_timeout`]. Also bounds connecting the
+/// notification listener, which is set up before any configuration reaches it.
+pub(crate) const DEFAULT_DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a lease's holder gives up at the end of it: the worker counts its lease as lost when
 /// this share of the TTL remains, so it has stopped polling before the database lets another
@@ -67,6 +82,9 @@ impl WorkerConfig {
             invisibility: INVISIBILITY,
             connector: ConnectorOptions::default(),
             public_url: None,
+            database_step_timeout: DEFAULT_DATABASE_STEP_TIMEOUT,
+            claim_retry: Duration::from_millis(250),
+            load_timeout: Duration::from_secs(30),
         }
     }
 
@@ -110,6 +128,14 @@ mod tests {
         assert!(config.validate().is_ok());
         config.heartbeat_interval = Some(Duration::from_millis(200));
         assert_eq!(config.heartbeat_every(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn database_timings_default_to_todays_values() {
+        let config = WorkerConfig::new("w");
+        assert_eq!(config.database_step_timeout, Duration::from_secs(5));
+        assert_eq!(config.claim_retry, Duration::from_millis(250));
+        assert_eq!(config.load_timeout, Duration::from_secs(30));
     }
 
     #[test]

@@ -13,8 +13,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::config::WorkerConfig;
+use crate::error::{DatabaseError, WorkerError};
 use crate::lease::Lease;
-use crate::runtime::DATABASE_STEP_TIMEOUT;
 use crate::stats::StatsRegistry;
 
 pub struct Heartbeats {
@@ -30,6 +30,7 @@ struct Beat {
     stats: Arc<StatsRegistry>,
     capacity: u32,
     lease_ttl: Duration,
+    step_timeout: Duration,
     lease: Lease,
 }
 
@@ -53,11 +54,18 @@ impl Beat {
             shoal_store::commit(tx).await
         };
         // A beat stuck longer than half the lease is worth retrying rather than waiting on.
-        let timeout = DATABASE_STEP_TIMEOUT.min(self.lease_ttl / 2);
-        match tokio::time::timeout(timeout, write).await {
-            Ok(Ok(())) => self.lease.renewed(sent_at),
-            Ok(Err(e)) => tracing::warn!(error = %e, "heartbeat failed"),
-            Err(_) => tracing::warn!("heartbeat timed out"),
+        let timeout = self.step_timeout.min(self.lease_ttl / 2);
+        let written = match tokio::time::timeout(timeout, write).await {
+            Ok(written) => written.map_err(DatabaseError::from),
+            Err(_) => Err(DatabaseError::TimedOut(timeout)),
+        };
+        match written {
+            Ok(()) => self.lease.renewed(sent_at),
+            Err(e) => {
+                let e = WorkerError::Heartbeat(e);
+                self.stats.errors().count(&e);
+                tracing::warn!(error = %e, "heartbeat failed");
+            }
         }
     }
 }
@@ -79,6 +87,7 @@ impl Heartbeats {
             stats,
             capacity: config.capacity,
             lease_ttl: config.lease_ttl,
+            step_timeout: config.database_step_timeout,
             lease,
         });
         let task = tokio::spawn({

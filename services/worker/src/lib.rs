@@ -8,27 +8,36 @@
 //! on only under the current leader's epoch, each claimed before its listeners start and
 //! released after they drain, and all stopped when the worker's own lease lapses;
 //! [`Hosting::AllApps`] hosts one instance of every running app with no scheduler.
+//!
+//! Modules, from the top: `runtime` (the reconcile loop, heartbeats, drain) reads
+//! `hosted_apps` (what to host), decides with `plan` (pure) and applies the plan through
+//! `supervisor` (instance tasks and claims), which runs `app_instance` per instance: a listener
+//! per function from `triggers` (each trigger kind behind one trait; Storage Queues first),
+//! calling handlers through `invocation` and writing `outputs`. The runtime knows no trigger
+//! kind; a kind knows no claims or leases.
 
+mod app_instance;
 mod config;
-mod delivery;
+mod connections;
+mod error;
 mod heartbeat;
-mod hosting;
-mod hosting_task;
-mod instances;
-mod invoker;
+mod hosted_apps;
+mod invocation;
 mod lease;
-mod listener;
 mod metrics;
 mod notifications;
 mod outputs;
+mod plan;
 mod runtime;
 pub mod server;
 mod stats;
+mod supervisor;
+mod triggers;
 mod watcher;
 
 pub use config::{Hosting, LEASE_MARGIN, WorkerConfig};
-pub use hosting::AppInstance;
-pub use invoker::{HEADER_INSTANCE, HEADER_INVOCATION_ID, HEADER_WORKER};
+pub use hosted_apps::AppInstance;
 pub use metrics::ListenerMetrics;
 pub use runtime::{Worker, WorkerHandle};
+pub use shoal_invoker::{HEADER_INSTANCE, HEADER_INVOCATION_ID, HEADER_WORKER};
 pub use stats::StatsRegistry;

@@ -1,6 +1,7 @@
-//! `/metrics` for listeners: read from the [`StatsRegistry`] at scrape time, so a stopped
-//! listener's series disappear with it.
+//! `/metrics` for listeners and the worker's errors: read from the [`StatsRegistry`] at scrape
+//! time, so a stopped listener's series disappear with it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use prometheus_client::collector::Collector;
@@ -86,6 +87,58 @@ impl Collector for ListenerMetrics {
                 ConstGauge::new(value(r)).encode(metric.encode_family(&labels(r))?)?;
             }
         }
+        let family = ConstCounter::new(0u64);
+        let mut metric = encoder.encode_descriptor(
+            "worker_errors",
+            "Failed runtime steps the worker retries, by step",
+            None,
+            family.metric_type(),
+        )?;
+        for (label, count) in error_totals(&self.0) {
+            ConstCounter::new(count).encode(metric.encode_family(&[("error", label)])?)?;
+        }
         Ok(())
+    }
+}
+
+/// Each label's count summed over the given workers (one family per exposition).
+fn error_totals(registries: &[Arc<StatsRegistry>]) -> BTreeMap<&'static str, u64> {
+    let mut totals = BTreeMap::new();
+    for registry in registries {
+        for (label, count) in registry.errors().snapshot() {
+            *totals.entry(label).or_default() += count;
+        }
+    }
+    totals
+}
+
+#[cfg(test)]
+mod tests {
+    use prometheus_client::registry::Registry;
+
+    use super::*;
+    use crate::error::{DatabaseError, WorkerError};
+
+    #[test]
+    fn errors_are_summed_over_workers_under_their_labels() {
+        let a = Arc::new(StatsRegistry::default());
+        let b = Arc::new(StatsRegistry::default());
+        let claim = WorkerError::Claim(DatabaseError::TimedOut(std::time::Duration::ZERO));
+        a.errors().count(&claim);
+        b.errors().count(&claim);
+        let mut registry = Registry::with_prefix("shoal");
+        registry.register_collector(Box::new(ListenerMetrics(vec![a, b])));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        assert!(
+            text.contains("shoal_worker_errors_total{error=\"claim\"} 2"),
+            "{text}"
+        );
+        for label in WorkerError::LABELS {
+            assert!(
+                text.contains(&format!("shoal_worker_errors_total{{error=\"{label}\"}}")),
+                "{label} is exported from the start"
+            );
+        }
     }
 }

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::DATABASE_STEP_TIMEOUT;
+use crate::config::DEFAULT_DATABASE_STEP_TIMEOUT as DATABASE_STEP_TIMEOUT;
 
 /// What the runtime should do next; wake-ups coalesce.
 #[derive(Debug, Default)]

@@ -3,12 +3,16 @@
 //! use, as Azure's output binding does.
 
 use shoal_connectors::{Queue, QueueError};
+use shoal_domain::bindings::Binding;
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
 use tokio::sync::OnceCell;
 
-use crate::watcher::QueueWatcher;
+use crate::config::WorkerConfig;
+use crate::connections;
+use crate::hosted_apps::{HostedApp, HostedFunction};
+use crate::watcher::WriteWatcher;
 
 pub const RETURN_BINDING: &str = "$return";
 
@@ -39,12 +43,44 @@ impl OutputQueue {
     }
 }
 
+/// Connects every output binding of `function`, or says why one cannot be (never naming a
+/// secret value).
+pub fn bind(
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+) -> Result<Vec<OutputQueue>, String> {
+    let mut outputs = Vec::new();
+    for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
+        match binding {
+            Binding::Queue(out) => {
+                let queues = connections::storage_queues(out.connection.as_deref(), app, config)?;
+                let name = out.queue_name.resolve(&app.settings)?;
+                let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
+                outputs.push(OutputQueue::new(
+                    out.name.as_str().to_owned(),
+                    queue,
+                    app.host.extensions.queues.message_encoding,
+                ));
+            }
+            other => {
+                return Err(format!(
+                    "{} output bindings are not available yet (binding {})",
+                    other.type_name(),
+                    other.name().as_str()
+                ));
+            }
+        }
+    }
+    Ok(outputs)
+}
+
 /// Writes every output value of `response`. Returns how many messages were written. Listeners
-/// of the written queues on this worker are woken (see [`QueueWatcher`]).
+/// of the written queues on this worker are woken (see [`WriteWatcher`]).
 pub async fn write(
     outputs: &[OutputQueue],
     response: &HandlerResponse,
-    watcher: &QueueWatcher,
+    watcher: &WriteWatcher,
 ) -> Result<usize, QueueError> {
     let mut written = 0;
     for output in outputs {

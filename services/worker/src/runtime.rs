@@ -5,43 +5,36 @@
 //! their configuration fingerprints; new instances start, vanished ones stop, and changed
 //! ones restart (the old listeners drain in the background while the new ones start). A pass
 //! runs when Postgres announces a change (see `notifications.rs`), when the lease is gained or
-//! lost, when an instance has drained, every 250 ms while a claim, a release or a failed read
+//! lost, when an instance has drained, every `claim_retry` (250 ms) while a claim, a release or a failed read
 //! is outstanding, and every `refresh_interval` regardless.
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::Utc;
 use shoal_domain::workers::WorkerState;
+use shoal_invoker::Invoker;
 use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Hosting, WorkerConfig};
+use crate::error::{DatabaseError, WorkerError};
 use crate::heartbeat::Heartbeats;
-use crate::hosting::{self, Wanted};
-use crate::instances::Instances;
-use crate::invoker::Invoker;
+use crate::hosted_apps::{self, Wanted};
 use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
-use crate::watcher::QueueWatcher;
-
-/// How long heartbeats and drains wait on Postgres before giving up on one attempt.
-pub(crate) const DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often a refused claim or a failed release is retried (besides on every notification).
-pub(crate) const CLAIM_RETRY: Duration = Duration::from_millis(250);
-/// How long one read of the hosted apps may take before it counts as failed.
-const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::supervisor::Supervisor;
+use crate::watcher::WriteWatcher;
 
 pub struct Worker {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     cipher: Cipher,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<QueueWatcher>,
+    watcher: Arc<WriteWatcher>,
 }
 
 /// A started worker: wait for it with [`WorkerHandle::stopped`].
@@ -68,7 +61,7 @@ impl Worker {
             pool,
             cipher,
             stats: Arc::new(StatsRegistry::default()),
-            watcher: Arc::new(QueueWatcher::default()),
+            watcher: Arc::new(WriteWatcher::default()),
         }
     }
 
@@ -118,7 +111,7 @@ impl Worker {
         );
         tracing::info!(worker = config.name, hosting = ?config.hosting, "worker started");
 
-        let mut instances = Instances::new(
+        let mut instances = Supervisor::new(
             config.clone(),
             self.pool.clone(),
             self.stats.clone(),
@@ -148,11 +141,11 @@ impl Worker {
                 }
                 _ = wake.woken() => reload |= wake.take_reload(),
                 _ = refresh.tick() => reload = true,
-                _ = tokio::time::sleep(CLAIM_RETRY), if retry_soon || load_failed => {}
+                _ = tokio::time::sleep(config.claim_retry), if retry_soon || load_failed => {}
             }
             let held = lease.held();
             if reload {
-                let load = hosting::load(
+                let load = hosted_apps::load(
                     config.hosting,
                     &config.name,
                     &self.pool,
@@ -161,7 +154,7 @@ impl Worker {
                 );
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
-                    loaded = tokio::time::timeout(LOAD_TIMEOUT, load) => {
+                    loaded = tokio::time::timeout(config.load_timeout, load) => {
                         let failure = match loaded {
                             Ok(Ok(loaded)) => {
                                 interest.set(loaded.assigned_apps);
@@ -169,16 +162,20 @@ impl Worker {
                                 loaded_in = held.as_ref().map(|h| h.generation);
                                 None
                             }
-                            Ok(Err(e)) => Some(e.to_string()),
-                            Err(_) => Some("timed out".to_owned()),
+                            Ok(Err(e)) => Some(DatabaseError::from(e)),
+                            Err(_) => Some(DatabaseError::TimedOut(config.load_timeout)),
                         };
+                        let failure = failure.map(WorkerError::LoadHostedApps);
+                        if let Some(error) = &failure {
+                            self.stats.errors().count(error);
+                        }
                         // Retried soon; logged once per streak of failures.
                         match failure {
                             None => load_failed = false,
                             Some(error) if !std::mem::replace(&mut load_failed, true) => {
-                                tracing::warn!(error, "reading the hosted apps failed; keeping the current ones and retrying");
+                                tracing::warn!(%error, "reading the hosted apps failed; keeping the current ones and retrying");
                             }
-                            Some(error) => tracing::debug!(error, "reading the hosted apps failed again"),
+                            Some(error) => tracing::debug!(%error, "reading the hosted apps failed again"),
                         }
                     }
                 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
-use crate::hosting::AppInstance;
+use crate::error::{ErrorCounts, WorkerError};
+use crate::hosted_apps::AppInstance;
 
 /// Identifies a listener: the function of an app instance and what it listens to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,12 +38,15 @@ pub struct ListenerStats {
     undeclared_outputs: AtomicU64,
     /// The first undeclared output names seen, in the order seen.
     undeclared_names: Mutex<Vec<String>>,
+    /// The worker's error counts, which the listener's failures add to.
+    errors: Arc<ErrorCounts>,
 }
 
 impl ListenerStats {
-    fn new(key: ListenerKey, status: String) -> ListenerStats {
+    fn new(key: ListenerKey, status: String, errors: Arc<ErrorCounts>) -> ListenerStats {
         ListenerStats {
             key,
+            errors,
             status: Mutex::new(status),
             received: AtomicU64::new(0),
             succeeded: AtomicU64::new(0),
@@ -59,6 +63,11 @@ impl ListenerStats {
 
     pub fn set_status(&self, status: impl Into<String>) {
         *self.status.lock().unwrap_or_else(|p| p.into_inner()) = status.into();
+    }
+
+    /// Counts a failure of the listener that it retries (see [`WorkerError`]).
+    pub fn error(&self, error: &WorkerError) {
+        self.errors.count(error);
     }
 
     pub fn set_token_error(&self, error: Option<String>) {
@@ -152,11 +161,16 @@ impl ListenerStats {
 #[derive(Debug, Default)]
 pub struct StatsRegistry {
     listeners: Mutex<BTreeMap<ListenerKey, Arc<ListenerStats>>>,
+    errors: Arc<ErrorCounts>,
 }
 
 impl StatsRegistry {
     pub fn register(&self, key: ListenerKey, status: impl Into<String>) -> Arc<ListenerStats> {
-        let stats = Arc::new(ListenerStats::new(key.clone(), status.into()));
+        let stats = Arc::new(ListenerStats::new(
+            key.clone(),
+            status.into(),
+            self.errors.clone(),
+        ));
         self.lock().insert(key, stats.clone());
         stats
     }
@@ -173,6 +187,11 @@ impl StatsRegistry {
         }
     }
 
+    /// The worker's error counts by label (see [`WorkerError::metric_label`]).
+    pub fn errors(&self) -> &ErrorCounts {
+        &self.errors
+    }
+
     pub fn reports(&self) -> Vec<ListenerReport> {
         self.lock().values().map(|s| s.report()).collect()
     }
@@ -185,7 +204,7 @@ impl StatsRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosting::AppInstance;
+    use crate::hosted_apps::AppInstance;
 
     fn stats() -> ListenerStats {
         let key = ListenerKey {
@@ -198,7 +217,7 @@ mod tests {
             trigger: "queueTrigger",
             source: "q".into(),
         };
-        ListenerStats::new(key, "listening".into())
+        ListenerStats::new(key, "listening".into(), Arc::default())
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Wakes listeners when this worker writes to the queue they poll, as the Azure Functions
-//! host's shared queue watcher does: a function's output reaches the next function in a chain
-//! at once instead of after the next function's back-off.
+//! Wakes listeners when this worker writes to the source they listen to (a queue, by its
+//! address), as the Azure Functions host's shared queue watcher does: a function's output
+//! reaches the next function in a chain at once instead of after the next function's
+//! back-off. Output bindings report writes; a trigger kind that can use them watches.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -8,11 +9,11 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::Notify;
 
 #[derive(Debug, Default)]
-pub struct QueueWatcher {
+pub struct WriteWatcher {
     listeners: Mutex<HashMap<String, Vec<Weak<Notify>>>>,
 }
 
-impl QueueWatcher {
+impl WriteWatcher {
     /// Registers a listener of the queue at `address` (see `Queue::address`); it stays
     /// registered while the returned handle lives.
     pub fn watch(&self, address: String) -> Arc<Notify> {
@@ -52,7 +53,7 @@ mod tests {
 
     #[tokio::test]
     async fn writes_wake_the_queues_listeners_only() {
-        let watcher = QueueWatcher::default();
+        let watcher = WriteWatcher::default();
         let a = watcher.watch("http://h/acct/a".into());
         let b = watcher.watch("http://h/acct/b".into());
         watcher.written("http://h/acct/a");
@@ -67,7 +68,7 @@ mod tests {
 
     #[test]
     fn dropped_listeners_are_forgotten() {
-        let watcher = QueueWatcher::default();
+        let watcher = WriteWatcher::default();
         drop(watcher.watch("q".into()));
         watcher.written("q");
         assert!(watcher.lock().is_empty());

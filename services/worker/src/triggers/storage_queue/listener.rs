@@ -6,72 +6,20 @@
 //! randomized exponential back-off. On stop: no more polls (one under way finishes and its
 //! messages are delivered), then wait for in-flight deliveries.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use shoal_connectors::QueueError;
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::queue_trigger::{PollingBackoff, may_fetch};
-use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::delivery::{self, FunctionContext};
-
-/// The messages a listener is processing, by message id, each with its current pop receipt.
-/// A message that is received again while still in flight (its invisibility lapsed) is not
-/// processed twice at once: the running delivery adopts the newer receipt instead.
-#[derive(Debug, Default)]
-pub struct InFlight {
-    receipts: Mutex<HashMap<String, Arc<Mutex<String>>>>,
-    count: AtomicUsize,
-    changed: Notify,
-}
-
-impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Mutex<String>>>> {
-        self.receipts.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Starts tracking a message; `None` if it is already in flight (its receipt is updated).
-    fn begin(&self, id: &str, receipt: &str) -> Option<Arc<Mutex<String>>> {
-        let mut map = self.lock();
-        if let Some(current) = map.get(id) {
-            *current.lock().unwrap_or_else(|p| p.into_inner()) = receipt.to_owned();
-            return None;
-        }
-        let shared = Arc::new(Mutex::new(receipt.to_owned()));
-        map.insert(id.to_owned(), shared.clone());
-        self.count.store(map.len(), Ordering::Release);
-        Some(shared)
-    }
-
-    pub fn end(&self, id: &str) {
-        let mut map = self.lock();
-        map.remove(id);
-        self.count.store(map.len(), Ordering::Release);
-        drop(map);
-        self.changed.notify_waiters();
-    }
-
-    pub fn len(&self) -> usize {
-        self.count.load(Ordering::Acquire)
-    }
-
-    async fn wait_until_at_most(&self, n: usize) {
-        loop {
-            let notified = self.changed.notified();
-            if self.len() <= n {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
+use crate::error::WorkerError;
+use crate::triggers::storage_queue::delivery::{self, QueueFunction};
+use crate::triggers::storage_queue::in_flight::InFlight;
 
 pub struct QueueListener {
-    pub context: Arc<FunctionContext>,
+    pub context: Arc<QueueFunction>,
     pub options: QueuesOptions,
     /// No more polls once cancelled.
     pub stop: CancellationToken,
@@ -82,12 +30,12 @@ pub struct QueueListener {
 impl QueueListener {
     pub async fn run(self) {
         let ctx = self.context.clone();
-        let stats = ctx.stats.clone();
+        let stats = ctx.function.stats.clone();
         let in_flight = Arc::new(InFlight::default());
         let mut deliveries = JoinSet::new();
         let mut backoff = PollingBackoff::new(self.options.max_polling_interval.as_duration());
         let mut missing_queue_logged = false;
-        let written_to = ctx.watcher.watch(ctx.queue.address());
+        let written_to = ctx.function.watcher.watch(ctx.queue.address());
         stats.set_status("listening");
         loop {
             tokio::select! {
@@ -139,7 +87,7 @@ impl QueueListener {
                     if !missing_queue_logged {
                         tracing::info!(
                             queue = ctx.queue.name(),
-                            function = ctx.function,
+                            function = ctx.function.function,
                             "trigger queue does not exist yet; polling until it does"
                         );
                         missing_queue_logged = true;
@@ -147,7 +95,8 @@ impl QueueListener {
                     false
                 }
                 Err(e) => {
-                    tracing::warn!(queue = ctx.queue.name(), function = ctx.function, error = %e, "polling the trigger queue failed");
+                    tracing::warn!(queue = ctx.queue.name(), function = ctx.function.function, error = %e, "polling the trigger queue failed");
+                    stats.error(&WorkerError::PollTrigger(Box::new(e)));
                     false
                 }
             };
@@ -170,7 +119,7 @@ impl QueueListener {
             if let Err(e) = result
                 && e.is_panic()
             {
-                tracing::error!(function = ctx.function, "a delivery panicked: {e}");
+                tracing::error!(function = ctx.function.function, "a delivery panicked: {e}");
             }
         }
         stats.set_in_flight(0);

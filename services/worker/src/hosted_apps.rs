@@ -1,4 +1,6 @@
-//! The app instances a worker should host and the configuration snapshot each runs with.
+//! Owns what the worker should host, read from Postgres: the app instances ([`AppInstance`],
+//! [`Wanted`]) and the configuration snapshot each runs with ([`HostedApp`]). Nothing here runs
+//! or claims anything (see `supervisor.rs`).
 //!
 //! Both ways of hosting read an app's configuration through one loader ([`load_app`]): in
 //! all-apps mode for every running app (instance 0), in assigned mode for the instances the

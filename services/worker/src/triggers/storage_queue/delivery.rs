@@ -12,70 +12,46 @@ use std::time::Duration;
 use shoal_connectors::{Queue, QueueError, QueueMessage};
 use shoal_domain::bindings::DataType;
 use shoal_domain::host_config::QueuesOptions;
-use shoal_domain::invocation::{HandlerResponse, QueueDelivery, queue_payload};
+use shoal_domain::invocation::{QueueDelivery, queue_payload};
 use shoal_domain::queue_trigger::{
     AfterFailure, Arrival, after_failure, on_arrival, renewal_period, trigger_value,
 };
-use shoal_domain::webhooks::WebhookSecret;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
-use url::Url;
 use uuid::Uuid;
 
-use crate::invoker::{Invocation, Invoker};
-use crate::listener::InFlight;
-use crate::outputs::{self, OutputQueue};
-use crate::stats::ListenerStats;
-use crate::watcher::QueueWatcher;
+use crate::error::WorkerError;
+use crate::invocation::{FunctionHost, Outcome};
+use crate::triggers::storage_queue::in_flight::InFlight;
 
-/// Everything a listener's deliveries share.
-pub struct FunctionContext {
-    pub tenant: String,
-    pub app: String,
-    /// The app instance's index and the worker hosting it (named in every handler call).
-    pub instance: u32,
-    pub worker: String,
-    pub function: String,
+/// Everything a queue listener's deliveries share.
+pub struct QueueFunction {
+    pub function: Arc<FunctionHost>,
     /// The trigger binding's name (`Data.<name>`).
     pub binding: String,
     /// Its `dataType`: `binary` delivers the message's bytes in base64.
-    pub trigger_data_type: Option<DataType>,
+    pub data_type: Option<DataType>,
     pub queue: Queue,
     pub poison: Queue,
     pub poison_created: OnceCell<()>,
-    pub outputs: Vec<OutputQueue>,
-    pub output_names: Vec<String>,
     pub options: QueuesOptions,
-    pub handler: Url,
-    /// `min(handler.timeoutSeconds, functionTimeout)`.
-    pub timeout: Duration,
-    pub secret: WebhookSecret,
-    pub invoker: Invoker,
     pub invisibility: Duration,
-    pub stats: Arc<ListenerStats>,
-    pub watcher: Arc<QueueWatcher>,
-}
-
-enum Outcome {
-    Succeeded,
-    Failed(String),
-    /// The drain deadline passed, or the lease lapsed, before the invocation finished.
-    Abandoned,
 }
 
 pub async fn deliver(
-    ctx: Arc<FunctionContext>,
+    ctx: Arc<QueueFunction>,
     message: QueueMessage,
     receipt: Arc<Mutex<String>>,
     in_flight: Arc<InFlight>,
     abandon: CancellationToken,
 ) {
-    ctx.stats.received();
+    let function = &ctx.function;
+    function.stats.received();
     let id = message.message_id.clone();
     let invocation_id = Uuid::now_v7();
-    let span = tracing::info_span!("delivery", tenant = ctx.tenant, app = ctx.app,
-        instance = ctx.instance, function = ctx.function, message_id = id, dequeue_count = message.dequeue_count,
+    let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
+        instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
         if on_arrival(message.dequeue_count, &ctx.options) == Arrival::Poison {
@@ -97,10 +73,10 @@ pub async fn deliver(
                     async move { q.delete(&id, &r).await }
                 })
                 .await;
-                ctx.stats.succeeded();
+                ctx.function.stats.succeeded();
             }
             Outcome::Failed(reason) => {
-                ctx.stats.failed();
+                ctx.function.stats.failed();
                 match after_failure(message.dequeue_count, &ctx.options) {
                     AfterFailure::Poison => {
                         tracing::warn!(reason, "invocation failed on its last attempt; moving the message to the poison queue");
@@ -121,7 +97,7 @@ pub async fn deliver(
     .instrument(span)
     .await;
     in_flight.end(&id);
-    ctx.stats.set_in_flight(in_flight.len());
+    ctx.function.stats.set_in_flight(in_flight.len());
 }
 
 /// The renewal loop never ends by itself; this only satisfies the `select!` arm's type.
@@ -129,19 +105,15 @@ fn unreachable_renewal() -> Outcome {
     Outcome::Failed("invisibility renewal stopped".into())
 }
 
-async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
-    let text = match trigger_value(
-        &message.text,
-        ctx.options.message_encoding,
-        ctx.trigger_data_type,
-    ) {
+async fn attempt(ctx: &QueueFunction, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
+    let text = match trigger_value(&message.text, ctx.options.message_encoding, ctx.data_type) {
         Ok(text) => text,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
     let rand_guid = Uuid::new_v4().to_string();
     let payload = queue_payload(&QueueDelivery {
         binding: &ctx.binding,
-        function: &ctx.function,
+        function: &ctx.function.function,
         text: &text,
         id: &message.message_id,
         pop_receipt: &message.pop_receipt,
@@ -156,57 +128,14 @@ async fn attempt(ctx: &FunctionContext, message: &QueueMessage, invocation_id: U
         Ok(body) => body,
         Err(e) => return Outcome::Failed(format!("cannot encode the request: {e}")),
     };
-    let outputs: Vec<&str> = ctx.output_names.iter().map(String::as_str).collect();
-    let response = ctx
-        .invoker
-        .invoke(Invocation {
-            handler: &ctx.handler,
-            function: &ctx.function,
-            secret: &ctx.secret,
-            webhook_id: &message.message_id,
-            invocation_id,
-            worker: &ctx.worker,
-            instance: ctx.instance,
-            body,
-            timeout: ctx.timeout,
-            outputs: &outputs,
-        })
-        .await;
-    match response {
-        Ok(response) => {
-            log_handler_lines(&response);
-            note_undeclared_outputs(ctx, &response);
-            match outputs::write(&ctx.outputs, &response, &ctx.watcher).await {
-                Ok(_) => Outcome::Succeeded,
-                Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
-            }
-        }
-        Err(e) => Outcome::Failed(e.to_string()),
-    }
-}
-
-/// Values for outputs the function does not declare were dropped (as Azure's host drops them);
-/// they are counted for diagnostics and logged once per name for this listener.
-fn note_undeclared_outputs(ctx: &FunctionContext, response: &HandlerResponse) {
-    if response.undeclared_outputs.is_empty() {
-        return;
-    }
-    let new = ctx.stats.undeclared_outputs(&response.undeclared_outputs);
-    if !new.is_empty() {
-        tracing::warn!(outputs = ?new, declared = ?ctx.output_names,
-            "the handler's response sets outputs that are no output binding of the function; they are ignored, as Azure Functions ignores them (see the app's diagnostics)");
-    }
-}
-
-fn log_handler_lines(response: &HandlerResponse) {
-    for line in &response.logs {
-        tracing::info!(target: "shoal::handler", "{line}");
-    }
+    ctx.function
+        .invoke(&message.message_id, invocation_id, body)
+        .await
 }
 
 /// Keeps the message invisible while the handler runs: every half period, push its
 /// visibility out by the full period again and keep the new receipt.
-async fn renew_invisibility(ctx: &FunctionContext, id: &str, receipt: &Mutex<String>) {
+async fn renew_invisibility(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>) {
     let period = renewal_period(ctx.invisibility);
     loop {
         tokio::time::sleep(period).await;
@@ -221,7 +150,7 @@ async fn renew_invisibility(ctx: &FunctionContext, id: &str, receipt: &Mutex<Str
     }
 }
 
-async fn release(ctx: &FunctionContext, id: &str, receipt: &Mutex<String>, delay: Duration) {
+async fn release(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>, delay: Duration) {
     settle(ctx, "release", || {
         let r = current(receipt);
         let q = ctx.queue.clone();
@@ -233,7 +162,7 @@ async fn release(ctx: &FunctionContext, id: &str, receipt: &Mutex<String>, delay
 
 /// Copies the message, body untouched, to `<queue>-poison` (created on first use), then
 /// deletes it. If the delete fails the message may be poisoned twice, never lost.
-async fn poison(ctx: &FunctionContext, message: &QueueMessage, receipt: &Mutex<String>) {
+async fn poison(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>) {
     let copied = settle(ctx, "poison", || async {
         ctx.poison_created
             .get_or_try_init(|| ctx.poison.create_if_missing())
@@ -245,7 +174,7 @@ async fn poison(ctx: &FunctionContext, message: &QueueMessage, receipt: &Mutex<S
         // Leave it on the queue: it becomes visible again and is poisoned on a later attempt.
         return;
     }
-    ctx.stats.poisoned();
+    ctx.function.stats.poisoned();
     settle(ctx, "delete", || {
         let r = current(receipt);
         let q = ctx.queue.clone();
@@ -262,7 +191,7 @@ fn current(receipt: &Mutex<String>) -> String {
 /// Runs a settlement step, retrying transient errors a few times. A lost receipt
 /// (`MessageNotFound`) is not retried: the message was received again elsewhere or is gone,
 /// and at-least-once delivery takes it from there.
-async fn settle<F, Fut>(ctx: &FunctionContext, step: &str, mut op: F) -> bool
+async fn settle<F, Fut>(ctx: &QueueFunction, step: &str, mut op: F) -> bool
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<(), QueueError>>,
@@ -278,6 +207,9 @@ where
             Err(e) => {
                 tracing::warn!(step, queue = ctx.queue.name(), error = %e,
                     "settlement step failed; the message will be delivered again after its invisibility");
+                ctx.function
+                    .stats
+                    .error(&WorkerError::SettleMessage(Box::new(e)));
                 return false;
             }
         }

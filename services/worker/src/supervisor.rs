@@ -1,5 +1,7 @@
-//! The app instances a worker runs, and (in assigned mode) the claims that keep any instance
-//! from being acted on by two workers at once.
+//! Owns the app instances running on this worker: their tasks (started with
+//! `app_instance::run_app`), the drains of stopped ones, and (in assigned mode) the claims
+//! that keep any instance from being acted on by two workers at once. It applies the
+//! decisions of `plan.rs`; it decides nothing about what should run.
 //!
 //! An instance's claim is taken before its listeners start and given back only after they have
 //! drained; a claim another worker still holds leaves the instance pending, retried on every
@@ -11,23 +13,24 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
+use shoal_invoker::Invoker;
 use shoal_store::{StoreError, Tx, assignments};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
-use crate::hosting::{AppInstance, HostedApp, Wanted};
-use crate::invoker::Invoker;
+use crate::error::{DatabaseError, WorkerError};
+use crate::hosted_apps::{AppInstance, HostedApp, Wanted};
 use crate::lease::Held;
-use crate::runtime::DATABASE_STEP_TIMEOUT;
+use crate::plan::{self, Intent, Observed};
 use crate::stats::StatsRegistry;
-use crate::watcher::QueueWatcher;
+use crate::watcher::WriteWatcher;
 
-pub struct Instances {
+pub struct Supervisor {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<QueueWatcher>,
+    watcher: Arc<WriteWatcher>,
     invoker: Invoker,
     /// Assigned mode: instances are claimed before they start.
     claims: bool,
@@ -41,7 +44,7 @@ pub struct Instances {
     draining_count: HashMap<AppInstance, usize>,
     /// Drained instances whose claim is still to be given back.
     to_release: BTreeSet<AppInstance>,
-    /// Instances whose claim another worker holds (logged once each).
+    /// Supervisor whose claim another worker holds (logged once each).
     refused: HashSet<AppInstance>,
     /// Claim steps are failing (Postgres away): retries log at debug level until one succeeds.
     failing: bool,
@@ -53,16 +56,16 @@ struct Hosted {
     task: JoinHandle<()>,
 }
 
-impl Instances {
+impl Supervisor {
     pub fn new(
         config: WorkerConfig,
         pool: sqlx::PgPool,
         stats: Arc<StatsRegistry>,
-        watcher: Arc<QueueWatcher>,
+        watcher: Arc<WriteWatcher>,
         invoker: Invoker,
-    ) -> Instances {
-        let claims = config.hosting == crate::Hosting::Assigned;
-        Instances {
+    ) -> Supervisor {
+        let claims = config.hosting == crate::config::Hosting::Assigned;
+        Supervisor {
             config,
             pool,
             stats,
@@ -83,35 +86,55 @@ impl Instances {
     /// the lease is lost, or not yet confirmed by a fresh read, and every instance stops).
     /// Returns whether something is left to retry soon (a claim or a release).
     pub async fn reconcile(&mut self, wanted: &[Wanted], held: Option<&Held>) -> bool {
-        let wanted: HashMap<&AppInstance, &Wanted> = match held {
-            Some(_) => wanted.iter().map(|w| (&w.app.instance, w)).collect(),
-            None => HashMap::new(),
-        };
-        let restarting = self.stop_unwanted(&wanted);
+        let intents: Vec<Intent<'_>> = wanted
+            .iter()
+            .map(|w| Intent {
+                instance: &w.app.instance,
+                fingerprint: w.app.fingerprint,
+                may_start: w.may_start,
+            })
+            .collect();
+        let observed: HashMap<AppInstance, Observed> = self
+            .hosted
+            .iter()
+            .map(|(instance, h)| {
+                let observed = Observed {
+                    fingerprint: h.fingerprint,
+                    lease_lost: h.stop.is_cancelled(),
+                };
+                (instance.clone(), observed)
+            })
+            .collect();
+        let plan = plan::plan(&intents, &observed, held.is_some());
+        for (instance, reason) in &plan.stop {
+            tracing::info!(%instance, %reason, "stopping app instance");
+            self.retire(instance.clone());
+        }
+        for instance in &plan.restart {
+            tracing::info!(%instance, reason = "configuration changed", "stopping app instance");
+            self.retire(instance.clone());
+        }
         let mut pending = false;
         if self.claims && !self.cleaned_up {
             self.cleaned_up = self.release_all().await;
         }
         if let Some(held) = held {
-            let mut starts: Vec<&Wanted> = wanted
-                .values()
-                .filter(|w| !self.hosted.contains_key(&w.app.instance))
-                // A stale assignment starts nothing; a running instance it names restarts.
-                .filter(|w| w.may_start || restarting.contains(&w.app.instance))
-                .copied()
-                .collect();
-            starts.sort_by(|a, b| a.app.instance.cmp(&b.app.instance));
-            for w in starts {
+            let by_instance: HashMap<&AppInstance, &Wanted> =
+                wanted.iter().map(|w| (&w.app.instance, w)).collect();
+            for instance in plan.starting() {
+                let Some(w) = by_instance.get(instance) else {
+                    continue;
+                };
                 if held.stop.is_cancelled() {
                     break;
                 }
-                if self.claims && !self.claim(&w.app.instance).await {
+                if self.claims && !self.claim(instance).await {
                     pending = true;
                     continue;
                 }
                 if held.stop.is_cancelled() {
                     // The lease was lost while claiming: give the claim back after all.
-                    self.to_release.insert(w.app.instance.clone());
+                    self.to_release.insert(instance.clone());
                     break;
                 }
                 self.start(w.app.clone(), held);
@@ -119,36 +142,6 @@ impl Instances {
         }
         self.release_drained().await;
         pending || !self.to_release.is_empty() || !self.cleaned_up
-    }
-
-    /// Stops hosted instances that are no longer wanted, changed, or lost their lease; returns
-    /// those stopped only to restart with a new configuration.
-    fn stop_unwanted(&mut self, wanted: &HashMap<&AppInstance, &Wanted>) -> HashSet<AppInstance> {
-        let mut restarting = HashSet::new();
-        let stopping: Vec<(AppInstance, &'static str)> = self
-            .hosted
-            .iter()
-            .filter_map(|(instance, h)| {
-                let reason = if h.stop.is_cancelled() {
-                    "lease lost"
-                } else {
-                    match wanted.get(instance) {
-                        None => "unassigned, stopped or removed",
-                        Some(w) if w.app.fingerprint != h.fingerprint => "configuration changed",
-                        Some(_) => return None,
-                    }
-                };
-                Some((instance.clone(), reason))
-            })
-            .collect();
-        for (instance, reason) in stopping {
-            if reason == "configuration changed" {
-                restarting.insert(instance.clone());
-            }
-            tracing::info!(%instance, reason, "stopping app instance");
-            self.retire(instance);
-        }
-        restarting
     }
 
     fn retire(&mut self, instance: AppInstance) {
@@ -169,7 +162,7 @@ impl Instances {
         tracing::info!(%instance, functions = app.functions.len(), "starting app instance");
         let stop = held.stop.child_token();
         let fingerprint = app.fingerprint;
-        let task = tokio::spawn(crate::hosting_task::run_app(
+        let task = tokio::spawn(crate::app_instance::run_app(
             app,
             self.config.clone(),
             self.stats.clone(),
@@ -248,7 +241,7 @@ impl Instances {
         if !self.claims {
             return;
         }
-        let until = tokio::time::Instant::now() + DATABASE_STEP_TIMEOUT;
+        let until = tokio::time::Instant::now() + self.config.database_step_timeout;
         while !self.release_all().await {
             if tokio::time::Instant::now() >= until {
                 tracing::warn!(
@@ -256,7 +249,7 @@ impl Instances {
                 );
                 return;
             }
-            tokio::time::sleep(crate::runtime::CLAIM_RETRY).await;
+            tokio::time::sleep(self.config.claim_retry).await;
         }
     }
 
@@ -279,6 +272,7 @@ impl Instances {
                 false
             }
             Err(e) => {
+                let e = WorkerError::Claim(e);
                 self.failed(&e, instance, "claiming the instance failed; retrying");
                 false
             }
@@ -305,7 +299,10 @@ impl Instances {
                     tracing::debug!(%instance, "claim given back");
                     self.to_release.remove(&instance);
                 }
-                Err(e) => self.failed(&e, &instance, "giving the claim back failed; retrying"),
+                Err(e) => {
+                    let e = WorkerError::Release(e);
+                    self.failed(&e, &instance, "giving the claim back failed; retrying");
+                }
             }
         }
     }
@@ -318,6 +315,8 @@ impl Instances {
         {
             Ok(()) => true,
             Err(e) => {
+                let e = WorkerError::Release(e);
+                self.stats.errors().count(&e);
                 if !std::mem::replace(&mut self.failing, true) {
                     tracing::warn!(error = %e, "giving back this worker's claims failed; retrying");
                 }
@@ -326,7 +325,8 @@ impl Instances {
         }
     }
 
-    fn failed(&mut self, error: &anyhow::Error, instance: &AppInstance, what: &str) {
+    fn failed(&mut self, error: &WorkerError, instance: &AppInstance, what: &str) {
+        self.stats.errors().count(error);
         if std::mem::replace(&mut self.failing, true) {
             tracing::debug!(%instance, error = %error, "{what}");
         } else {
@@ -338,19 +338,20 @@ impl Instances {
     async fn step<T>(
         &mut self,
         op: impl for<'t> FnOnce(&'t mut Tx) -> BoxFuture<'t, Result<T, StoreError>>,
-    ) -> anyhow::Result<T> {
+    ) -> Result<T, DatabaseError> {
         let run = async {
             let mut tx = shoal_store::begin_platform(&self.pool).await?;
             let value = op(&mut tx).await?;
             shoal_store::commit(tx).await?;
             Ok::<_, StoreError>(value)
         };
-        let timeout = DATABASE_STEP_TIMEOUT.min(self.config.lease_ttl / 2);
+        let timeout = self
+            .config
+            .database_step_timeout
+            .min(self.config.lease_ttl / 2);
         let result = match tokio::time::timeout(timeout, run).await {
-            Ok(result) => result.map_err(anyhow::Error::from),
-            Err(_) => Err(anyhow::anyhow!(
-                "Postgres did not answer within {timeout:?}"
-            )),
+            Ok(result) => result.map_err(DatabaseError::from),
+            Err(_) => Err(DatabaseError::TimedOut(timeout)),
         };
         if result.is_ok() && std::mem::replace(&mut self.failing, false) {
             tracing::info!("claims can be taken and given back again");

@@ -1,0 +1,144 @@
+//! Runs one hosted app instance: a listener per enabled function whose trigger kind the worker
+//! knows (see `triggers`), each with its outputs bound and a statistics line. A function whose
+//! trigger or outputs cannot be bound does not listen; its statistics line says why. The
+//! instance runs until its `stop` token is cancelled and its listeners have drained.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use shoal_domain::bindings::Binding;
+use shoal_invoker::Invoker;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WorkerConfig;
+use crate::hosted_apps::{HostedApp, HostedFunction};
+use crate::invocation::FunctionHost;
+use crate::outputs;
+use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};
+use crate::triggers::{self, kind::TriggerKind, kind::TriggerListener};
+use crate::watcher::WriteWatcher;
+
+pub async fn run_app(
+    app: HostedApp,
+    config: WorkerConfig,
+    stats: Arc<StatsRegistry>,
+    watcher: Arc<WriteWatcher>,
+    invoker: Invoker,
+    stop: CancellationToken,
+    abandon: CancellationToken,
+) {
+    let mut listeners = JoinSet::new();
+    let mut lines = Vec::new();
+    for function in app.functions.iter().filter(|f| f.spec.runs()) {
+        let Some(trigger) = function.spec.trigger() else {
+            continue;
+        };
+        // httpTrigger functions are invoked through the webhook ingress, not a listener.
+        if matches!(trigger, Binding::HttpTrigger(_)) {
+            continue;
+        }
+        let Some(kind) = triggers::kind_of(trigger) else {
+            let key = key(&app, function, trigger.type_name(), String::new());
+            lines.push(stats.register(
+                key,
+                format!(
+                    "stopped: {} listeners are not available yet",
+                    trigger.type_name()
+                ),
+            ));
+            continue;
+        };
+        let key = key(
+            &app,
+            function,
+            kind.binding_type(),
+            kind.source(trigger, &app),
+        );
+        let line = stats.register(key, "starting");
+        let bound = bind(kind, trigger, &app, function, &config).map(|(listener, outputs)| {
+            let host = host(
+                &app,
+                function,
+                &config,
+                &invoker,
+                outputs,
+                line.clone(),
+                &watcher,
+            );
+            (listener, host)
+        });
+        match bound {
+            Ok((listener, host)) => {
+                listeners.spawn(listener.listen(Arc::new(host), stop.clone(), abandon.clone()));
+            }
+            Err(reason) => {
+                tracing::warn!(instance = %app.instance, function = function.name, reason, "listener not started");
+                line.set_status(format!("stopped: {reason}"));
+            }
+        }
+        lines.push(line);
+    }
+    while listeners.join_next().await.is_some() {}
+    // Listeners end only once stopped; an instance none of whose functions could start keeps
+    // its statistics lines (each saying why) until it is stopped too.
+    stop.cancelled().await;
+    for line in &lines {
+        stats.unregister(line);
+    }
+}
+
+fn key(
+    app: &HostedApp,
+    function: &HostedFunction,
+    trigger: &'static str,
+    source: String,
+) -> ListenerKey {
+    ListenerKey {
+        instance: app.instance.clone(),
+        function: function.name.clone(),
+        trigger,
+        source,
+    }
+}
+
+/// The trigger, then the outputs: the first that cannot be bound says why.
+fn bind(
+    kind: &dyn TriggerKind,
+    trigger: &Binding,
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+) -> Result<(Box<dyn TriggerListener>, Vec<outputs::OutputQueue>), String> {
+    let listener = kind.bind(trigger, app, config)?;
+    let outputs = outputs::bind(app, function, config)?;
+    Ok((listener, outputs))
+}
+
+fn host(
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+    invoker: &Invoker,
+    outputs: Vec<outputs::OutputQueue>,
+    stats: Arc<ListenerStats>,
+    watcher: &Arc<WriteWatcher>,
+) -> FunctionHost {
+    let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
+        .min(app.host.function_timeout.as_duration());
+    FunctionHost {
+        tenant: app.instance.tenant.clone(),
+        app: app.instance.app.clone(),
+        instance: app.instance.index,
+        worker: config.name.clone(),
+        function: function.name.clone(),
+        output_names: outputs.iter().map(|o| o.binding.clone()).collect(),
+        outputs,
+        handler: app.handler.url.clone(),
+        timeout,
+        secret: app.secret.clone(),
+        invoker: invoker.clone(),
+        stats,
+        watcher: watcher.clone(),
+    }
+}

@@ -1,0 +1,63 @@
+//! The seam between the worker's runtime and a kind of trigger.
+//!
+//! The runtime hosts app instances (claims, leases, heartbeats, drain) and knows nothing of
+//! what a trigger listens to. For every enabled function whose trigger has a kind, it
+//! registers a statistics line, asks the kind to [`bind`](TriggerKind::bind) the trigger
+//! (connect to its source), binds the function's outputs itself, and runs the bound
+//! listener until the instance stops. A kind owns everything between its source and the
+//! handler call:
+//!
+//! * **listen**: receive messages or events with the concurrency its settings allow, build
+//!   each request body, and call [`FunctionHost::invoke`];
+//! * **settle**: act on the [`Outcome`] by its own rules (a Storage Queue deletes, poisons
+//!   after `maxDequeueCount` or releases; a Service Bus queue would complete, abandon or
+//!   dead-letter and renew locks; an event stream would checkpoint its partitions);
+//! * **report statistics**: count on [`FunctionHost::stats`] what it received and how each
+//!   ended, and its back-off; they travel in heartbeats and `/metrics`;
+//! * **the metric for scaling**: keep the line's in-flight count current — the scheduler
+//!   subtracts it from the source's backlog when scaling on visible messages only.
+//!
+//! On `stop` a listener receives no more but finishes what it holds; on `abandon` (drain
+//! deadline passed, or the lease lapsed) it gives its messages back to the source at once.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use shoal_domain::bindings::Binding;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WorkerConfig;
+use crate::hosted_apps::HostedApp;
+use crate::invocation::FunctionHost;
+#[cfg(doc)]
+use crate::invocation::Outcome;
+
+/// A kind of trigger binding the worker can listen for.
+pub trait TriggerKind: Send + Sync {
+    /// The `function.json` type it handles (`queueTrigger`).
+    fn binding_type(&self) -> &'static str;
+
+    /// What a listener of `trigger` listens to (a queue's name), named in its statistics line
+    /// and metrics. Best effort: shown even when the listener cannot start.
+    fn source(&self, trigger: &Binding, app: &HostedApp) -> String;
+
+    /// Connects to the trigger's source, or says why it cannot (never naming a secret value).
+    fn bind(
+        &self,
+        trigger: &Binding,
+        app: &HostedApp,
+        config: &WorkerConfig,
+    ) -> Result<Box<dyn TriggerListener>, String>;
+}
+
+/// A bound trigger, ready to listen.
+pub trait TriggerListener: Send {
+    /// Runs until `stop`, then waits for the deliveries it started; `abandon` makes them give
+    /// their messages back at once.
+    fn listen(
+        self: Box<Self>,
+        function: Arc<FunctionHost>,
+        stop: CancellationToken,
+        abandon: CancellationToken,
+    ) -> BoxFuture<'static, ()>;
+}

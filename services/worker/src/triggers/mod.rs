@@ -1,0 +1,35 @@
+//! The trigger kinds the worker can listen for, each behind [`TriggerKind`]. Adding one
+//! (Service Bus, an event stream) is a module here and a line in [`KINDS`].
+
+pub mod kind;
+pub mod storage_queue;
+
+use shoal_domain::bindings::Binding;
+
+use crate::triggers::kind::TriggerKind;
+use crate::triggers::storage_queue::StorageQueueTrigger;
+
+/// Every trigger kind with a listener.
+const KINDS: &[&dyn TriggerKind] = &[&StorageQueueTrigger];
+
+/// The kind that listens for `trigger`, if the worker has one.
+pub fn kind_of(trigger: &Binding) -> Option<&'static dyn TriggerKind> {
+    KINDS
+        .iter()
+        .copied()
+        .find(|kind| kind.binding_type() == trigger.type_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_handles_its_own_binding_type_once() {
+        let mut types: Vec<&str> = KINDS.iter().map(|k| k.binding_type()).collect();
+        types.sort();
+        types.dedup();
+        assert_eq!(types.len(), KINDS.len());
+        assert!(types.contains(&"queueTrigger"));
+    }
+}
