@@ -59,8 +59,7 @@ pub struct WorkerConfig {
     pub load_timeout: Duration,
 }
 
-/// The default of [`WorkerConfig::database_step_timeout`]. Also bounds connecting the
-/// notification listener, which is set up before any configuration reaches it.
+/// The default of [`WorkerConfig::database_step_timeout`].
 pub(crate) const DEFAULT_DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a lease's holder gives up at the end of it: the worker counts its lease as lost when

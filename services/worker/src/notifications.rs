@@ -15,13 +15,12 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use shoal_store::listen::{self, Subscriber, Supervisor};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-use crate::config::DEFAULT_DATABASE_STEP_TIMEOUT as DATABASE_STEP_TIMEOUT;
 
 /// What the runtime should do next; wake-ups coalesce.
 #[derive(Debug, Default)]
@@ -79,17 +78,18 @@ impl Interest {
     }
 }
 
-/// Listens until aborted.
+/// Listens until aborted; `step_timeout` bounds each connect and LISTEN.
 pub fn listen(
     pool: sqlx::PgPool,
     worker: String,
+    step_timeout: Duration,
     interest: Arc<Interest>,
     wake: Arc<Wake>,
 ) -> JoinHandle<()> {
     let supervisor = Supervisor {
         channels: vec![listen::ASSIGNMENTS, listen::CONFIG],
         ping_every: None,
-        step_timeout: DATABASE_STEP_TIMEOUT,
+        step_timeout,
         meanwhile: "periodic refresh",
     };
     let mut route = Route {

@@ -106,6 +106,7 @@ impl Worker {
         let listening = notifications::listen(
             self.pool.clone(),
             config.name.clone(),
+            config.database_step_timeout,
             interest.clone(),
             wake.clone(),
         );
