@@ -7,6 +7,7 @@
 //! signature is checked against the issuer's published JWK set (see [`keys`]), then the
 //! subject is looked up among the registered users.
 
+mod jwk;
 mod keys;
 
 use std::collections::HashMap;
