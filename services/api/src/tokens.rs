@@ -7,7 +7,6 @@
 //! every verification and bounds how long a verified token is cached, so a key stops working
 //! on time even if no reload happens in between.
 
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,7 +21,8 @@ use shoal_store::signing_keys::{self, SigningKey};
 use shoal_store::{StoreError, begin_platform};
 use sqlx::PgPool;
 
-use crate::auth::{Principal, Role};
+use crate::expiring::ExpiringCache;
+use crate::identity::{Principal, Role};
 
 pub mod rotation;
 
@@ -89,7 +89,7 @@ pub struct TokenService {
     audience: String,
     keys: Arc<RwLock<KeySet>>,
     validation: Arc<Validation>,
-    verified: Arc<std::sync::Mutex<HashMap<String, (Principal, u64)>>>,
+    verified: Arc<ExpiringCache<String, Principal, u64>>,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -116,7 +116,7 @@ impl TokenService {
                 verifying: Vec::new(),
             })),
             validation: Arc::new(validation),
-            verified: Arc::new(std::sync::Mutex::new(HashMap::new())),
+            verified: Arc::new(ExpiringCache::new(VERIFIED_CACHE_CAPACITY)),
         }
     }
 
@@ -182,10 +182,7 @@ impl TokenService {
             return Ok(false);
         }
         *set = KeySet { signing, verifying };
-        self.verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.verified.clear();
         Ok(true)
     }
 
@@ -292,25 +289,13 @@ impl TokenService {
     /// maps the claims to a principal.
     pub fn verify(&self, token: &str) -> Result<Principal, TokenError> {
         let now = unix_now();
-        if let Some((principal, exp)) = self
-            .verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(token)
-            && now < *exp
-        {
-            return Ok(principal.clone());
+        if let Some(principal) = self.verified.get(token, now) {
+            return Ok(principal);
         }
         // Cached until the token expires or its key's deadline passes, whichever is first.
         let (principal, exp) = self.verify_signature(token, now)?;
-        let mut cache = self.verified.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= VERIFIED_CACHE_CAPACITY {
-            cache.retain(|_, (_, exp)| now < *exp);
-            if cache.len() >= VERIFIED_CACHE_CAPACITY {
-                cache.clear();
-            }
-        }
-        cache.insert(token.to_string(), (principal.clone(), exp));
+        self.verified
+            .insert(token.to_string(), principal.clone(), exp, now);
         Ok(principal)
     }
 
@@ -525,9 +510,7 @@ mod tests {
         // An entry past its expiry is not served.
         service
             .verified
-            .lock()
-            .unwrap()
-            .insert("t".into(), (principal, unix_now()));
+            .insert("t".into(), principal, unix_now(), unix_now());
         assert!(service.verify("t").is_err());
     }
 
@@ -582,7 +565,7 @@ mod tests {
             principal,
             "during the grace"
         );
-        let (_, cached_until) = service.verified.lock().unwrap()[&old_token].clone();
+        let cached_until = service.verified.until(&old_token).unwrap();
         let deadline = old.verify_until.unwrap().timestamp() as u64;
         assert_eq!(
             cached_until, deadline,
@@ -601,13 +584,8 @@ mod tests {
         // leaves the JWK set.
         let now = unix_now();
         service.keys.write().unwrap().verifying[1].deadline = Some(now);
-        service
-            .verified
-            .lock()
-            .unwrap()
-            .get_mut(&old_token)
-            .unwrap()
-            .1 = now;
+        let cached = service.verified.get(&old_token, 0).unwrap();
+        service.verified.insert(old_token.clone(), cached, now, now);
         assert!(
             matches!(service.verify(&old_token), Err(TokenError::Invalid(m)) if m.contains("rotated out"))
         );
@@ -635,7 +613,7 @@ mod tests {
         let set = service.keys.read().unwrap().verifying.len();
         assert_eq!(set, 1);
         assert!(!service.install(std::slice::from_ref(&same)).unwrap());
-        assert!(service.verified.lock().unwrap().contains_key(&token));
+        assert!(service.verified.until(&token).is_some());
     }
 
     #[test]

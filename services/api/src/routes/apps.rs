@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -23,11 +23,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::app_identity;
-use super::{TAG_APPS, app_param, audit_write, conditional_read, resource_headers, tenant_param};
+use super::{TAG_APPS, audit_write, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{
+    AppPath, Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath,
+};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
@@ -193,11 +195,16 @@ fn view(
 pub async fn list_apps(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<AppList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::APPS_READ, &Scope::tenant(&tenant)).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::APPS_READ,
+        &Scope::tenant(&tenant),
+    )
+    .await?;
     let page = query.page()?;
     let id = TenantId::new(tenant.clone());
     let mut tx = begin_tenant(&state.pool, &id).await?;
@@ -234,13 +241,11 @@ pub async fn list_apps(
 pub async fn get_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APPS_READ,
         &Scope::app(&tenant, &app),
@@ -277,14 +282,12 @@ pub async fn get_app(
 pub async fn put_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APPS_WRITE,
         &Scope::app(&tenant, &app),
@@ -311,14 +314,12 @@ pub async fn put_app(
 pub async fn patch_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APPS_WRITE,
         &Scope::app(&tenant, &app),
@@ -410,13 +411,11 @@ async fn write(
 pub async fn delete_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APPS_DELETE,
         &Scope::app(&tenant, &app),

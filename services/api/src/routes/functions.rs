@@ -1,7 +1,7 @@
 //! `/v1/tenants/{tenant}/apps/{app}/functions`: an app's functions and their bindings.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -17,14 +17,13 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{
-    TAG_FUNCTIONS, app_param, audit_write, conditional_read, function_param, resource_headers,
-    tenant_param,
-};
+use super::{TAG_FUNCTIONS, audit_write, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{
+    AppPath, Conditional, ConditionalHeaders, FunctionPath, JsonBody, ListQuery, Query,
+};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -134,13 +133,11 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
 pub async fn list_functions(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<FunctionList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_READ,
         &Scope::app(&tenant, &app),
@@ -173,14 +170,11 @@ pub async fn list_functions(
 pub async fn get_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_READ,
         &Scope::function(&tenant, &app, &function),
@@ -205,15 +199,12 @@ pub async fn get_function(
 pub async fn put_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_WRITE,
         &Scope::function(&tenant, &app, &function),
@@ -241,15 +232,12 @@ pub async fn put_function(
 pub async fn patch_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_WRITE,
         &Scope::function(&tenant, &app, &function),
@@ -322,14 +310,11 @@ async fn write(
 pub async fn delete_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_DELETE,
         &Scope::function(&tenant, &app, &function),

@@ -3,7 +3,7 @@
 //! endpoint. (A system-assigned identity is created and deleted with its app.)
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use shoal_domain::rbac::{Scope, actions};
@@ -12,10 +12,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
+use super::{TAG_IDENTITY, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::UserAssignedIdentity;
@@ -33,9 +34,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_identities(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(&state, &caller, &tenant, KIND, actions::IDENTITIES_READ).await
 }
 
@@ -46,9 +46,8 @@ pub async fn list_identities(
 pub async fn get_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(
         &state,
         &caller,
@@ -67,11 +66,10 @@ pub async fn get_identity(
 pub async fn put_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::IDENTITIES_WRITE,
         &Scope::tenant(&tenant),
@@ -101,9 +99,8 @@ pub async fn put_identity(
 pub async fn delete_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(
         &state,
         &caller,

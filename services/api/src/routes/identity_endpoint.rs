@@ -5,7 +5,7 @@
 //! read it, every read is audited, and regenerating the app's signing secret replaces it.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
 use shoal_domain::rbac::{Scope, actions};
 use shoal_store::{TenantId, apps, begin_tenant, signing_secrets};
@@ -13,10 +13,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, audit_write, tenant_param};
+use super::{TAG_APPS, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 
 /// The environment an app's code needs for managed identity, named as App Service names it.
@@ -43,12 +44,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_identity_endpoint(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<IdentityEndpoint>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APP_IDENTITY_ENDPOINT_LIST,
         &Scope::app(&tenant, &app),

@@ -20,15 +20,15 @@ pub mod signing_keys;
 pub mod signing_secret;
 pub mod tenants;
 pub mod users;
+pub mod webhooks;
 pub mod workers;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use shoal_domain::names::{AppName, FunctionName, TenantName};
 use shoal_store::audit::{self as audit_log, AuditEntry};
 use shoal_store::{Etag, Precondition, Tx};
 
-use crate::auth::Caller;
+use crate::access::Caller;
 use crate::error::ApiError;
 use crate::extract::format_etag;
 
@@ -38,19 +38,6 @@ pub const TAG_FUNCTIONS: &str = "functions";
 pub const TAG_OPERATIONS: &str = "operations";
 pub const TAG_IDENTITY: &str = "identity";
 pub const TAG_ACCESS: &str = "access control";
-
-/// Path parameters that are not valid names are a 422 naming the parameter.
-pub fn tenant_param(raw: &str) -> Result<TenantName, ApiError> {
-    TenantName::parse(raw).map_err(|m| ApiError::validation("tenant", m))
-}
-
-pub fn app_param(raw: &str) -> Result<AppName, ApiError> {
-    AppName::parse(raw).map_err(|m| ApiError::validation("app", m))
-}
-
-pub fn function_param(raw: &str) -> Result<FunctionName, ApiError> {
-    FunctionName::parse(raw).map_err(|m| ApiError::validation("function", m))
-}
 
 /// The `ETag` header (and `Location` on create) for a written or read resource.
 pub fn resource_headers(etag: &Etag, location: Option<&str>) -> HeaderMap {

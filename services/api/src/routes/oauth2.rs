@@ -19,7 +19,7 @@ use shoal_domain::names::TenantName;
 use shoal_store::{StoreError, begin_platform, principals};
 use uuid::Uuid;
 
-use crate::auth::Principal;
+use crate::identity::Principal;
 use crate::issuance::names_audience;
 use crate::problem::ProtocolError;
 use crate::state::AppState;

@@ -6,7 +6,7 @@
 //! (as in Azure), so an app's Owner can grant access to that app and nothing above it.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -20,11 +20,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::tenant_tx;
-use super::{TAG_ACCESS, audit_write, tenant_param};
+use super::{TAG_ACCESS, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{JsonBody, Query};
+use crate::extract::{JsonBody, Query, TenantPath, TenantScoped};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -155,11 +155,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_role_definitions(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<RoleDefinitionList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_READ,
         &Scope::tenant(&tenant),
@@ -183,11 +182,10 @@ pub async fn list_role_definitions(
 pub async fn get_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
 ) -> Result<Json<RoleDefinitionView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_READ,
         &Scope::tenant(&tenant),
@@ -210,12 +208,11 @@ pub async fn get_role_definition(
 pub async fn put_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_WRITE,
         &Scope::tenant(&tenant),
@@ -267,11 +264,10 @@ pub async fn put_role_definition(
 pub async fn delete_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_DELETE,
         &Scope::tenant(&tenant),
@@ -310,12 +306,11 @@ fn rbac_built_in(name: &str) -> bool {
 pub async fn list_role_assignments(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Query(query): Query<AssignmentQuery>,
 ) -> Result<Json<RoleAssignmentList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -341,11 +336,10 @@ pub async fn list_role_assignments(
 pub async fn get_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
 ) -> Result<Json<RoleAssignmentView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -368,10 +362,9 @@ pub async fn get_role_assignment(
 pub async fn put_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let assignment = uuid_field("id", &assignment)?;
     let write: RoleAssignmentWrite =
         serde_json::from_value(body).map_err(|e| ApiError::validation("", e.to_string()))?;
@@ -385,7 +378,13 @@ pub async fn put_role_assignment(
             )
         })?;
     // The permission is needed where the assignment will apply, not only at the tenant.
-    allow(&state, &caller, actions::ROLE_ASSIGNMENTS_WRITE, &scope).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::ROLE_ASSIGNMENTS_WRITE,
+        &scope,
+    )
+    .await?;
     let principal_id = uuid_field("principalId", &write.principal_id)?;
     let (id, mut tx) = tenant_tx(&state, &tenant).await?;
     if principals::by_id(&mut tx, &id, principal_id)
@@ -442,13 +441,12 @@ pub async fn put_role_assignment(
 pub async fn delete_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let assignment = uuid_field("id", &assignment)?;
     // Readers of the tenant learn nothing from a 404 they could not learn from the list.
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -460,7 +458,13 @@ pub async fn delete_role_assignment(
         .ok_or(ApiError::NotFound)?;
     let scope = Scope::parse(&record.scope)
         .map_err(|e| ApiError::Internal(anyhow::anyhow!(e.to_string())))?;
-    allow(&state, &caller, actions::ROLE_ASSIGNMENTS_DELETE, &scope).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::ROLE_ASSIGNMENTS_DELETE,
+        &scope,
+    )
+    .await?;
     roles::delete_assignment(&mut tx, &id, assignment).await?;
     let resource = format!("/v1/tenants/{tenant}/roleAssignments/{assignment}");
     audit_write(

@@ -3,7 +3,7 @@
 //! response that creates it, and stored only as a hash.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -17,10 +17,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
+use super::{TAG_IDENTITY, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::ServicePrincipal;
@@ -54,9 +55,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_service_principals(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(
         &state,
         &caller,
@@ -74,9 +74,8 @@ pub async fn list_service_principals(
 pub async fn get_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(
         &state,
         &caller,
@@ -97,11 +96,10 @@ pub async fn get_service_principal(
 pub async fn put_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::SERVICE_PRINCIPALS_WRITE,
         &Scope::tenant(&tenant),
@@ -136,11 +134,10 @@ pub async fn put_service_principal(
 pub async fn new_secret(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<ServicePrincipalCredential>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let action = actions::SERVICE_PRINCIPAL_SECRETS_ACTION;
-    allow(&state, &caller, action, &Scope::tenant(&tenant)).await?;
+    allow(&state.pool, &caller, action, &Scope::tenant(&tenant)).await?;
     let name = name_param(&name)?;
     let (id, mut tx) = tenant_tx(&state, &tenant).await?;
     let record = principals::get(&mut tx, &id, KIND, &name)
@@ -161,9 +158,8 @@ pub async fn new_secret(
 pub async fn delete_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(
         &state,
         &caller,

@@ -5,17 +5,18 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
 use shoal_store::{TenantId, apps, begin_tenant};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, audit_write, tenant_param};
+use super::{TAG_APPS, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -36,12 +37,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_settings(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<SettingsList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APP_SETTINGS_LIST,
         &Scope::app(&tenant, &app),

@@ -1,7 +1,7 @@
 //! `/v1/tenants`: platform-scoped management of tenants and their quotas.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -14,11 +14,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_TENANTS, audit_write, conditional_read, resource_headers, tenant_param};
+use super::{TAG_TENANTS, audit_write, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -89,7 +89,7 @@ pub async fn list_tenants(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<TenantList>, ApiError> {
-    allow(&state, &caller, actions::TENANTS_READ, &Scope::root()).await?;
+    allow(&state.pool, &caller, actions::TENANTS_READ, &Scope::root()).await?;
     let page = query.page()?;
     let mut tx = begin_platform(&state.pool).await?;
     let page = tenants::list(&mut tx, &page).await?;
@@ -107,12 +107,11 @@ pub async fn list_tenants(
 pub async fn get_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::TENANTS_READ,
         &Scope::tenant(&tenant),
@@ -138,12 +137,11 @@ pub async fn get_tenant(
 pub async fn put_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
+    allow(&state.pool, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let spec = TenantSpec::parse(tenant.as_str(), &body)?;
     write(&state, &caller, tenant.as_str(), &spec, precondition).await
 }
@@ -155,12 +153,11 @@ pub async fn put_tenant(
 pub async fn patch_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
+    allow(&state.pool, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let mut tx = begin_platform(&state.pool).await?;
     let current = tenants::get(&mut tx, tenant.as_str()).await?;
     drop(tx);
@@ -221,11 +218,16 @@ async fn write(
 pub async fn delete_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_DELETE, &Scope::root()).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::TENANTS_DELETE,
+        &Scope::root(),
+    )
+    .await?;
     let mut tx = begin_platform(&state.pool).await?;
     tenants::delete(&mut tx, tenant.as_str(), precondition).await?;
     audit_write(

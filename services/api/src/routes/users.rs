@@ -2,7 +2,7 @@
 //! registered by issuer and subject so that role assignments can name them.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -13,11 +13,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
+use super::{TAG_IDENTITY, audit_write};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::JsonBody;
+use crate::extract::{JsonBody, TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::User;
@@ -45,9 +45,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_users(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(&state, &caller, &tenant, KIND, actions::USERS_READ).await
 }
 
@@ -58,9 +57,8 @@ pub async fn list_users(
 pub async fn get_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(&state, &caller, &tenant, KIND, &name, actions::USERS_READ).await
 }
 
@@ -72,12 +70,11 @@ pub async fn get_user(
 pub async fn put_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::USERS_WRITE,
         &Scope::tenant(&tenant),
@@ -143,8 +140,7 @@ fn parse(body: &serde_json::Value) -> Result<UserWrite, ApiError> {
 pub async fn delete_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(&state, &caller, &tenant, KIND, &name, actions::USERS_DELETE).await
 }
