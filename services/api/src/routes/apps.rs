@@ -23,7 +23,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::app_identity;
-use super::{TAG_APPS, audit_write, conditional_read, resource_headers};
+use super::{Authorized, TAG_APPS, authorize, conditional_read, resource_headers};
 use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
@@ -286,8 +286,8 @@ pub async fn put_app(
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::APPS_WRITE,
         &Scope::app(&tenant, &app),
@@ -295,8 +295,7 @@ pub async fn put_app(
     .await?;
     let written = AppSpec::parse(app.as_str(), &body)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         &tenant,
         app.as_str(),
         written,
@@ -318,8 +317,8 @@ pub async fn patch_app(
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::APPS_WRITE,
         &Scope::app(&tenant, &app),
@@ -341,8 +340,7 @@ pub async fn patch_app(
     let written = AppSpec::parse(app.as_str(), &doc)?;
     // Conditional on what we read: a concurrent write in between answers 412.
     write(
-        &state,
-        &caller,
+        &authorized,
         &tenant,
         app.as_str(),
         written,
@@ -353,20 +351,21 @@ pub async fn patch_app(
 }
 
 async fn write(
-    state: &AppState,
-    caller: &Caller,
+    authorized: &Authorized<'_>,
     tenant: &TenantName,
     app: &str,
     written: WrittenApp,
     precondition: Precondition,
     current: Option<AppRecord>,
 ) -> Result<Response, ApiError> {
+    let state = authorized.state();
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let mut write = authorized.begin(&id).await?;
+    let tx = &mut write.tx;
     let needs_current = written.spec.app_settings.values().any(|v| v == MASK);
     let current = match current {
         Some(current) => Some(current),
-        None if needs_current => match apps::get(&mut tx, &id, &state.cipher, app).await {
+        None if needs_current => match apps::get(tx, &id, &state.cipher, app).await {
             Ok(record) => Some(record),
             Err(shoal_store::StoreError::NotFound) => None,
             Err(e) => return Err(e.into()),
@@ -376,7 +375,7 @@ async fn write(
     let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
     let (record, outcome) = apps::put(
-        &mut tx,
+        tx,
         &id,
         &state.cipher,
         app,
@@ -385,10 +384,9 @@ async fn write(
         precondition,
     )
     .await?;
-    let system_identity = app_identity::sync(&mut tx, &id, app, &written.spec.identity).await?;
+    let system_identity = app_identity::sync(tx, &id, app, &written.spec.identity).await?;
     let location = format!("/v1/tenants/{tenant}/apps/{app}");
-    audit_write(&mut tx, caller, actions::APPS_WRITE, &location).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&location).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
     } else {
@@ -414,23 +412,18 @@ pub async fn delete_app(
     AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::APPS_DELETE,
         &Scope::app(&tenant, &app),
     )
     .await?;
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    apps::delete(&mut tx, &id, app.as_str(), precondition).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APPS_DELETE,
-        &format!("/v1/tenants/{tenant}/apps/{app}"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    apps::delete(&mut write.tx, &id, app.as_str(), precondition).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/apps/{app}"))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_FUNCTIONS, audit_write, conditional_read, resource_headers};
+use super::{Authorized, TAG_FUNCTIONS, authorize, conditional_read, resource_headers};
 use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
@@ -203,8 +203,8 @@ pub async fn put_function(
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::FUNCTIONS_WRITE,
         &Scope::function(&tenant, &app, &function),
@@ -212,8 +212,7 @@ pub async fn put_function(
     .await?;
     let written = FunctionSpec::parse(function.as_str(), &body)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         TenantId::new(tenant),
         app.as_str(),
         function.as_str(),
@@ -236,8 +235,8 @@ pub async fn patch_function(
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::FUNCTIONS_WRITE,
         &Scope::function(&tenant, &app, &function),
@@ -258,8 +257,7 @@ pub async fn patch_function(
     merge_patch(&mut doc, &patch);
     let written = FunctionSpec::parse(function.as_str(), &doc)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         id,
         app.as_str(),
         function.as_str(),
@@ -270,16 +268,15 @@ pub async fn patch_function(
 }
 
 async fn write(
-    state: &AppState,
-    caller: &Caller,
+    authorized: &Authorized<'_>,
     id: TenantId,
     app: &str,
     function: &str,
     stored: &Value,
     precondition: Precondition,
 ) -> Result<Response, ApiError> {
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    let (record, outcome) = functions::put(&mut tx, &id, app, function, stored, precondition)
+    let mut write = authorized.begin(&id).await?;
+    let (record, outcome) = functions::put(&mut write.tx, &id, app, function, stored, precondition)
         .await
         .map_err(|e| {
             match e {
@@ -291,8 +288,7 @@ async fn write(
             }
         })?;
     let location = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, caller, actions::FUNCTIONS_WRITE, &location).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&location).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
     } else {
@@ -313,18 +309,24 @@ pub async fn delete_function(
     FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::FUNCTIONS_DELETE,
         &Scope::function(&tenant, &app, &function),
     )
     .await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    functions::delete(&mut tx, &id, app.as_str(), function.as_str(), precondition).await?;
+    let mut write = authorized.begin(&id).await?;
+    functions::delete(
+        &mut write.tx,
+        &id,
+        app.as_str(),
+        function.as_str(),
+        precondition,
+    )
+    .await?;
     let resource = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, &caller, actions::FUNCTIONS_DELETE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&resource).await?;
     Ok(StatusCode::NO_CONTENT)
 }

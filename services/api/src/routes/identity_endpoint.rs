@@ -8,14 +8,13 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use shoal_domain::rbac::{Scope, actions};
-use shoal_store::{TenantId, apps, begin_tenant, signing_secrets};
+use shoal_store::{TenantId, apps, signing_secrets};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, audit_write};
+use super::{TAG_APPS, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::AppPath;
 use crate::state::AppState;
@@ -46,25 +45,21 @@ pub async fn list_identity_endpoint(
     caller: Caller,
     AppPath(tenant, app): AppPath,
 ) -> Result<Json<IdentityEndpoint>, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::APP_IDENTITY_ENDPOINT_LIST,
         &Scope::app(&tenant, &app),
     )
     .await?;
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    let secret = signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APP_IDENTITY_ENDPOINT_LIST,
-        &format!("/v1/tenants/{id}/apps/{app}/identityEndpoint"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    apps::get(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    let secret =
+        signing_secrets::get_or_create(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/identityEndpoint"))
+        .await?;
     Ok(Json(IdentityEndpoint {
         identity_endpoint: state
             .issuance

@@ -20,7 +20,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::tenant_tx;
-use super::{TAG_ACCESS, audit_write};
+use super::{TAG_ACCESS, audit_write, authorize};
 use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
@@ -211,8 +211,8 @@ pub async fn put_role_definition(
     TenantScoped(tenant, role): TenantScoped,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::ROLE_DEFINITIONS_WRITE,
         &Scope::tenant(&tenant),
@@ -233,9 +233,9 @@ pub async fn put_role_definition(
         }
     }
     let custom = parse_custom_role(&body, &tenant)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) = roles::put_definition(
-        &mut tx,
+        &mut write.tx,
         &id,
         &CustomDefinition {
             name: &custom.name,
@@ -246,8 +246,7 @@ pub async fn put_role_definition(
     )
     .await?;
     let resource = format!("/v1/tenants/{tenant}/roleDefinitions/{}", custom.name);
-    audit_write(&mut tx, &caller, actions::ROLE_DEFINITIONS_WRITE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&resource).await?;
     state.access.invalidate();
     let status = if created {
         StatusCode::CREATED
@@ -266,31 +265,25 @@ pub async fn delete_role_definition(
     caller: Caller,
     TenantScoped(tenant, role): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::ROLE_DEFINITIONS_DELETE,
         &Scope::tenant(&tenant),
     )
     .await?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     if rbac_built_in(&role) {
         return Err(ApiError::Conflict(
             "built-in roles cannot be deleted".into(),
         ));
     }
-    if !roles::delete_definition(&mut tx, &id, &role).await? {
+    if !roles::delete_definition(&mut write.tx, &id, &role).await? {
         return Err(ApiError::NotFound);
     }
-    let resource = format!("/v1/tenants/{tenant}/roleDefinitions/{role}");
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::ROLE_DEFINITIONS_DELETE,
-        &resource,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/roleDefinitions/{role}"))
+        .await?;
     state.access.invalidate();
     Ok(StatusCode::NO_CONTENT)
 }

@@ -17,7 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write};
+use super::{TAG_IDENTITY, audit_write, authorize};
 use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
@@ -137,17 +137,19 @@ pub async fn new_secret(
     TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<ServicePrincipalCredential>, ApiError> {
     let action = actions::SERVICE_PRINCIPAL_SECRETS_ACTION;
-    allow(&state.pool, &caller, action, &Scope::tenant(&tenant)).await?;
+    let authorized = authorize(&state, &caller, action, &Scope::tenant(&tenant)).await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
-    let record = principals::get(&mut tx, &id, KIND, &name)
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
+    let record = principals::get(&mut write.tx, &id, KIND, &name)
         .await?
         .ok_or(ApiError::NotFound)?;
     let secret = new_client_secret()?;
-    let record = principals::set_secret(&mut tx, &id, record.id, &secret).await?;
-    let resource = format!("/v1/tenants/{tenant}/servicePrincipals/{name}/secrets");
-    audit_write(&mut tx, &caller, action, &resource).await?;
-    shoal_store::commit(tx).await?;
+    let record = principals::set_secret(&mut write.tx, &id, record.id, &secret).await?;
+    write
+        .commit(&format!(
+            "/v1/tenants/{tenant}/servicePrincipals/{name}/secrets"
+        ))
+        .await?;
     Ok(Json(credential(record, secret)))
 }
 

@@ -7,14 +7,13 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
-use shoal_store::{TenantId, apps, begin_tenant};
+use shoal_store::{TenantId, apps};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, audit_write};
+use super::{TAG_APPS, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::AppPath;
 use crate::state::AppState;
@@ -39,24 +38,19 @@ pub async fn list_settings(
     caller: Caller,
     AppPath(tenant, app): AppPath,
 ) -> Result<Json<SettingsList>, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::APP_SETTINGS_LIST,
         &Scope::app(&tenant, &app),
     )
     .await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APP_SETTINGS_LIST,
-        &format!("/v1/tenants/{id}/apps/{app}/settings"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    let record = apps::get(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/settings"))
+        .await?;
     Ok(Json(SettingsList {
         app_settings: record
             .settings

@@ -7,14 +7,13 @@ use axum::Json;
 use axum::extract::State;
 use serde::Serialize;
 use shoal_domain::names::{AppName, TenantName};
-use shoal_store::{TenantId, begin_tenant, signing_secrets};
+use shoal_store::{TenantId, signing_secrets};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, audit_write};
+use super::{TAG_APPS, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::AppPath;
 use crate::state::AppState;
@@ -71,22 +70,17 @@ async fn respond(
     } else {
         actions::APP_SIGNING_SECRET_READ
     };
-    allow(&state.pool, &caller, action, &Scope::app(&tenant, &app)).await?;
+    let authorized = authorize(&state, &caller, action, &Scope::app(&tenant, &app)).await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let mut write = authorized.begin(&id).await?;
     let secret = if regenerate {
-        signing_secrets::regenerate(&mut tx, &id, &state.cipher, app.as_str()).await?
+        signing_secrets::regenerate(&mut write.tx, &id, &state.cipher, app.as_str()).await?
     } else {
-        signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?
+        signing_secrets::get_or_create(&mut write.tx, &id, &state.cipher, app.as_str()).await?
     };
-    audit_write(
-        &mut tx,
-        &caller,
-        action,
-        &format!("/v1/tenants/{id}/apps/{app}/signingSecret"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/signingSecret"))
+        .await?;
     Ok(Json(SigningSecret {
         secret: secret.expose(),
     }))
