@@ -14,41 +14,24 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
-use shoal_domain::names::TenantName;
 use shoal_store::crypto::Cipher;
 use shoal_store::signing_keys::{self, SigningKey};
 use shoal_store::{StoreError, begin_platform};
 use sqlx::PgPool;
 
 use crate::expiring::ExpiringCache;
-use crate::identity::{Principal, Role};
+use crate::identity::Principal;
 
+mod claims;
 pub mod rotation;
+
+use claims::Claims;
 
 pub const DEFAULT_AUDIENCE: &str = "api://shoal";
 pub const DEFAULT_ISSUER: &str = "urn:shoal";
 /// Longest lifetime `shoal token` hands out.
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 const ALGORITHM: Algorithm = Algorithm::ES256;
-const PLATFORM_ADMIN: &str = "PlatformAdmin";
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Claims {
-    iss: String,
-    aud: String,
-    sub: String,
-    iat: u64,
-    nbf: u64,
-    exp: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tid: Option<String>,
-    /// The registered principal's object id (absent in operator-minted tokens).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    oid: Option<String>,
-    #[serde(default)]
-    roles: Vec<String>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
@@ -237,41 +220,7 @@ impl TokenService {
         ttl: Duration,
     ) -> Result<(String, u64), TokenError> {
         let now = unix_now();
-        let (sub, tid, oid, roles) = match principal {
-            Principal::PlatformAdmin { subject } => (
-                subject.clone(),
-                None,
-                None,
-                vec![PLATFORM_ADMIN.to_string()],
-            ),
-            Principal::Operator {
-                subject,
-                tenant,
-                roles,
-            } => (
-                subject.clone(),
-                Some(tenant.to_string()),
-                None,
-                roles.iter().map(|r| r.as_str().to_string()).collect(),
-            ),
-            Principal::Registered { id, tenant } => (
-                id.to_string(),
-                Some(tenant.to_string()),
-                Some(id.to_string()),
-                Vec::new(),
-            ),
-        };
-        let claims = Claims {
-            iss: self.issuer.clone(),
-            aud: self.audience.clone(),
-            sub,
-            iat: now,
-            nbf: now,
-            exp: now + ttl.as_secs(),
-            tid,
-            oid,
-            roles,
-        };
+        let claims = Claims::of(principal, &self.issuer, &self.audience, now, ttl);
         let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
         let (kid, key) = set
             .signing
@@ -329,7 +278,7 @@ impl TokenService {
             (claims, key.deadline)
         };
         let valid_until = deadline.map_or(claims.exp, |d| d.min(claims.exp));
-        Ok((principal_from(claims)?, valid_until))
+        Ok((claims.principal()?, valid_until))
     }
 }
 
@@ -338,41 +287,6 @@ fn unix_now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs()
-}
-
-fn principal_from(claims: Claims) -> Result<Principal, TokenError> {
-    if claims.sub.is_empty() {
-        return Err(TokenError::Invalid("empty subject".into()));
-    }
-    match claims.tid {
-        None if claims.roles.iter().any(|r| r == PLATFORM_ADMIN) => Ok(Principal::PlatformAdmin {
-            subject: claims.sub,
-        }),
-        None => Err(TokenError::Invalid(
-            "the token names neither a tenant nor the platform".into(),
-        )),
-        Some(tid) => {
-            let tenant = TenantName::parse(&tid)
-                .map_err(|e| TokenError::Invalid(format!("tenant claim {e}")))?;
-            if let Some(oid) = claims.oid {
-                let id = uuid::Uuid::parse_str(&oid).map_err(|_| {
-                    TokenError::Invalid("the oid claim is not a principal id".into())
-                })?;
-                return Ok(Principal::Registered { id, tenant });
-            }
-            let roles: Vec<Role> = claims.roles.iter().filter_map(|r| Role::parse(r)).collect();
-            if roles.is_empty() {
-                return Err(TokenError::Invalid(
-                    "the token carries no known role".into(),
-                ));
-            }
-            Ok(Principal::Operator {
-                subject: claims.sub,
-                tenant,
-                roles,
-            })
-        }
-    }
 }
 
 /// A fresh P-256 key with a random key id.
@@ -399,6 +313,8 @@ fn generate_key() -> Result<SigningKey, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::Role;
+    use shoal_domain::names::TenantName;
 
     fn service_with_key() -> TokenService {
         let service = TokenService::new(DEFAULT_ISSUER, DEFAULT_AUDIENCE);
