@@ -11,10 +11,9 @@ use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write};
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
@@ -68,22 +67,23 @@ pub async fn put_identity(
     caller: Caller,
     TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::IDENTITIES_WRITE,
         &Scope::tenant(&tenant),
     )
     .await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) =
-        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
-    let resource = format!("/v1/tenants/{tenant}/identities/{name}");
+        principals::ensure(&mut write.tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     if created {
-        audit_write(&mut tx, &caller, actions::IDENTITIES_WRITE, &resource).await?;
+        let resource = format!("/v1/tenants/{tenant}/identities/{name}");
+        write.commit(&resource).await?;
+    } else {
+        write.commit_unchanged().await?;
     }
-    shoal_store::commit(tx).await?;
     let status = if created {
         StatusCode::CREATED
     } else {

@@ -28,7 +28,7 @@ use axum::response::{IntoResponse, Response};
 use shoal_domain::names::TenantName;
 use shoal_domain::rbac::Scope;
 use shoal_store::audit::{self as audit_log, AuditEntry};
-use shoal_store::{Etag, Precondition, TenantId, Tx, begin_tenant};
+use shoal_store::{Etag, Precondition, TenantId, Tx, begin_platform, begin_tenant};
 
 use crate::access::{Caller, allow};
 use crate::error::ApiError;
@@ -111,6 +111,15 @@ impl<'a> Authorized<'a> {
         })
     }
 
+    /// [`Authorized::begin`] for a platform-scoped action (tenants themselves).
+    pub async fn begin_platform(&self) -> Result<AuditedWrite<'a>, ApiError> {
+        Ok(AuditedWrite {
+            tx: begin_platform(&self.state.pool).await?,
+            caller: self.caller,
+            action: self.action,
+        })
+    }
+
     /// [`Authorized::begin`] for a tenant whose absence the caller may learn: 404 when the
     /// tenant does not exist.
     pub async fn begin_existing(
@@ -135,6 +144,13 @@ pub struct AuditedWrite<'a> {
 }
 
 impl AuditedWrite<'_> {
+    /// Commits without an audit record: the action changed nothing (a create that found the
+    /// resource already there).
+    pub async fn commit_unchanged(self) -> Result<(), ApiError> {
+        shoal_store::commit(self.tx).await?;
+        Ok(())
+    }
+
     /// Records the action on `resource` in the audit log, then commits.
     pub async fn commit(mut self, resource: &str) -> Result<(), ApiError> {
         audit_write(&mut self.tx, self.caller, self.action, resource).await?;

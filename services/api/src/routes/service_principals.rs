@@ -16,10 +16,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, authorize};
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
@@ -98,32 +97,26 @@ pub async fn put_service_principal(
     caller: Caller,
     TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::SERVICE_PRINCIPALS_WRITE,
         &Scope::tenant(&tenant),
     )
     .await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) =
-        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
+        principals::ensure(&mut write.tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     if !created {
-        shoal_store::commit(tx).await?;
+        write.commit_unchanged().await?;
         return Ok((StatusCode::OK, Json(PrincipalView::from(record))).into_response());
     }
     let secret = new_client_secret()?;
-    let record = principals::set_secret(&mut tx, &id, record.id, &secret).await?;
-    let resource = format!("/v1/tenants/{tenant}/servicePrincipals/{name}");
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::SERVICE_PRINCIPALS_WRITE,
-        &resource,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let record = principals::set_secret(&mut write.tx, &id, record.id, &secret).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/servicePrincipals/{name}"))
+        .await?;
     Ok((StatusCode::CREATED, Json(credential(record, secret))).into_response())
 }
 

@@ -12,10 +12,9 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write};
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
 use crate::access::Caller;
-use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::{JsonBody, TenantPath, TenantScoped};
 use crate::state::AppState;
@@ -73,8 +72,8 @@ pub async fn put_user(
     TenantScoped(tenant, name): TenantScoped,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    allow(
-        &state.pool,
+    let authorized = authorize(
+        &state,
         &caller,
         actions::USERS_WRITE,
         &Scope::tenant(&tenant),
@@ -82,9 +81,9 @@ pub async fn put_user(
     .await?;
     let name = name_param(&name)?;
     let write = parse(&body)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut audited) = authorized.begin_existing(&tenant).await?;
     let (mut record, created) = principals::ensure(
-        &mut tx,
+        &mut audited.tx,
         &id,
         &NewPrincipal {
             kind: KIND,
@@ -99,12 +98,18 @@ pub async fn put_user(
         && (record.issuer.as_deref() != Some(&write.issuer)
             || record.subject.as_deref() != Some(&write.subject))
     {
-        record = principals::set_external(&mut tx, &id, record.id, &write.issuer, &write.subject)
-            .await?;
+        record = principals::set_external(
+            &mut audited.tx,
+            &id,
+            record.id,
+            &write.issuer,
+            &write.subject,
+        )
+        .await?;
     }
-    let resource = format!("/v1/tenants/{tenant}/users/{name}");
-    audit_write(&mut tx, &caller, actions::USERS_WRITE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    audited
+        .commit(&format!("/v1/tenants/{tenant}/users/{name}"))
+        .await?;
     state.access.invalidate();
     let status = if created {
         StatusCode::CREATED
