@@ -14,7 +14,7 @@ use utoipa::IntoParams;
 use crate::error::ApiError;
 
 mod path_names;
-pub use path_names::{AppPath, FunctionPath, TenantPath, TenantScoped};
+pub use path_names::{AppPath, FunctionPath, InvokedFunction, TenantPath, TenantScoped};
 
 /// A JSON request body as a `serde_json::Value`; the handlers parse it with path-aware
 /// validation from the domain crate.

@@ -22,6 +22,11 @@ pub struct AppPath(pub TenantName, pub AppName);
 /// `/…/{tenant}/…/{app}/…/{function}`
 pub struct FunctionPath(pub TenantName, pub AppName, pub FunctionName);
 
+/// `/webhooks/{tenant}/{app}/{function}…`: the ingress's names. One that is not a valid name
+/// answers 404 like one that does not exist, so the ingress says nothing about which names
+/// could exist.
+pub struct InvokedFunction(pub TenantName, pub AppName, pub FunctionName);
+
 /// `/…/{tenant}/…/{x}`: the tenant as a name and the route's other segment as sent, for
 /// resources that read their own names (principals, role definitions, assignments).
 pub struct TenantScoped(pub TenantName, pub String);
@@ -122,6 +127,22 @@ impl<S: Send + Sync> FromRequestParts<S> for FunctionPath {
             ))
         };
         names().map_err(|e: ApiError| e.into_response())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for InvokedFunction {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        let segments = Segments::of(parts, state).await?;
+        let names = || {
+            Ok(InvokedFunction(
+                segments.parse("tenant", tenant)?,
+                segments.parse("app", app)?,
+                segments.parse("function", function)?,
+            ))
+        };
+        names().map_err(|_: ApiError| ApiError::NotFound.into_response())
     }
 }
 

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -28,6 +28,7 @@ use uuid::Uuid;
 use super::TAG_WEBHOOKS;
 use crate::access::{Caller, authorize_invoke};
 use crate::error::{ApiError, Problem};
+use crate::extract::InvokedFunction;
 use crate::problem::REQUEST_ID;
 use crate::state::AppState;
 use crate::webhooks::body::{check_declared_length, read_limited};
@@ -81,10 +82,9 @@ pub struct AcceptedInvocation {
 pub async fn invoke(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    InvokedFunction(tenant, app, function): InvokedFunction,
     request: Request,
 ) -> Result<Response, WebhookError> {
-    let (tenant, app, function) = names(&tenant, &app, &function)?;
     authorize_invoke(&state.pool, &caller, &tenant, &app, &function).await?;
     let tenant = TenantId::new(tenant);
     let app = state
@@ -165,22 +165,6 @@ pub async fn invoke(
     .await
     .map_err(WebhookError::Handler)?;
     Ok(function_response(result, invocation_id))
-}
-
-/// Names that cannot exist answer like names that do not.
-pub(super) fn names(
-    tenant: &str,
-    app: &str,
-    function: &str,
-) -> Result<(TenantName, AppName, FunctionName), ApiError> {
-    match (
-        TenantName::parse(tenant),
-        AppName::parse(app),
-        FunctionName::parse(function),
-    ) {
-        (Ok(tenant), Ok(app), Ok(function)) => Ok((tenant, app, function)),
-        _ => Err(ApiError::NotFound),
-    }
 }
 
 /// Durably queued before the 202 goes out; the insert's notification wakes a dispatcher.
