@@ -20,6 +20,11 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 tools:
 	@deploy/local/ensure-tools.sh
 
+# No import circles between a crate's modules (see the script's header for what counts). The
+# crates listed are enforced; circles elsewhere are printed as warnings.
+IMPORT_CHECK = python3 deploy/local/check-imports.py --self-test && \
+	python3 deploy/local/check-imports.py --enforce api
+
 dev: tools
 	$(CARGO) build -p shoal
 	exec $(TARGET_DIR)/debug/shoal dev
@@ -28,6 +33,7 @@ test: tools
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	$(CARGO) fmt --all --check; \
 	$(CARGO) clippy --workspace --all-targets -- -D warnings; \
+	$(IMPORT_CHECK); \
 	if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) test --workspace --doc; \
 		$(CARGO) nextest run --workspace; \
@@ -48,6 +54,7 @@ fuzz: tools
 lint: tools
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(IMPORT_CHECK)
 
 fmt:
 	$(CARGO) fmt --all

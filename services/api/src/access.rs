@@ -7,9 +7,8 @@
 //! while that channel is connected; a generation counter keeps a read that raced a change from being
 //! cached.
 
-use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shoal_domain::names::{AppName, FunctionName, TenantName};
@@ -18,9 +17,26 @@ use shoal_store::audit::{self, AuditEntry};
 use shoal_store::{TenantId, begin_platform, begin_tenant, roles};
 use sqlx::PgPool;
 
-use crate::auth::{Caller, Principal};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::expiring::ExpiringCache;
+use crate::identity::Principal;
+
+/// The authenticated caller of a request and the role assignments it holds.
+#[derive(Clone)]
+pub struct Caller {
+    pub principal: Principal,
+    pub grants: Arc<Grants>,
+    /// The request's `X-Request-Id`, for the audit log.
+    pub request_id: Option<String>,
+}
+
+impl std::fmt::Debug for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caller")
+            .field("principal", &self.principal)
+            .finish()
+    }
+}
 
 /// One role assignment as evaluated: the role's definition and where it is assigned.
 #[derive(Debug, Clone)]
@@ -62,9 +78,8 @@ impl Grants {
 static BUILT_IN: std::sync::LazyLock<Vec<Arc<RoleDefinition>>> =
     std::sync::LazyLock::new(|| rbac::built_in_roles().into_iter().map(Arc::new).collect());
 
-#[derive(Default)]
 pub struct AccessCache {
-    entries: Mutex<HashMap<uuid::Uuid, (Arc<Grants>, Instant)>>,
+    entries: ExpiringCache<uuid::Uuid, Arc<Grants>, Instant>,
     generation: AtomicU64,
     /// Whether the notification channel is connected: without it, nothing is cached.
     listening: AtomicBool,
@@ -75,12 +90,22 @@ const CACHE_CAPACITY: usize = 50_000;
 /// listening connection dies, before the process notices. No entry is trusted for longer.
 const MAX_AGE: Duration = Duration::from_secs(30);
 
+impl Default for AccessCache {
+    fn default() -> Self {
+        AccessCache {
+            entries: ExpiringCache::new(CACHE_CAPACITY),
+            generation: AtomicU64::default(),
+            listening: AtomicBool::default(),
+        }
+    }
+}
+
 impl AccessCache {
     /// The role assignments `principal` holds. A registered principal that no longer exists
     /// (a deleted identity or service principal) is refused, whatever its token says.
     pub async fn grants_of(
         &self,
-        state: &AppState,
+        pool: &PgPool,
         principal: &Principal,
     ) -> Result<Arc<Grants>, ApiError> {
         match principal {
@@ -100,15 +125,12 @@ impl AccessCache {
                     return Ok(grants);
                 }
                 let generation = self.generation.load(Ordering::Acquire);
-                let grants = Arc::new(load(&state.pool, tenant, *id).await?);
+                let grants = Arc::new(load(pool, tenant, *id).await?);
                 if self.listening.load(Ordering::Acquire)
                     && self.generation.load(Ordering::Acquire) == generation
                 {
-                    let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-                    if entries.len() >= CACHE_CAPACITY {
-                        entries.clear();
-                    }
-                    entries.insert(*id, (grants.clone(), Instant::now()));
+                    let now = Instant::now();
+                    self.entries.insert(*id, grants.clone(), now + MAX_AGE, now);
                 }
                 Ok(grants)
             }
@@ -119,21 +141,13 @@ impl AccessCache {
         if !self.listening.load(Ordering::Acquire) {
             return None;
         }
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .filter(|(_, at)| at.elapsed() < MAX_AGE)
-            .map(|(grants, _)| grants.clone())
+        self.entries.get(id, Instant::now())
     }
 
     /// Forgets every cached decision (after a local write, or on a notification).
     pub fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.entries.clear();
     }
 
     /// Whether the change notifications are being received (`notifications` says so).
@@ -172,7 +186,7 @@ async fn load(pool: &PgPool, tenant: &TenantName, id: uuid::Uuid) -> Result<Gran
 /// Allows the operation or answers 403 (the caller has some access in this tenant) or 404
 /// (none: the tenant's resources stay invisible). Denials are audited.
 pub async fn authorize(
-    state: &AppState,
+    pool: &PgPool,
     caller: &Caller,
     operation: Operation<'_>,
     at: &Scope,
@@ -183,7 +197,7 @@ pub async fn authorize(
             let name = match operation {
                 Operation::Action(a) | Operation::DataAction(a) => a,
             };
-            record_denial(state, caller, name, at).await;
+            record_denial(pool, caller, name, at).await;
             Err(match decision {
                 // Nothing to hide at the platform scope.
                 Decision::Hidden if at.tenant_name().is_some() => ApiError::NotFound,
@@ -197,24 +211,24 @@ pub async fn authorize(
 
 /// [`authorize`] for a management action.
 pub async fn allow(
-    state: &AppState,
+    pool: &PgPool,
     caller: &Caller,
     action: &str,
     at: &Scope,
 ) -> Result<(), ApiError> {
-    authorize(state, caller, Operation::Action(action), at).await
+    authorize(pool, caller, Operation::Action(action), at).await
 }
 
 /// May the caller invoke `function` through the webhook ingress?
 pub async fn authorize_invoke(
-    state: &AppState,
+    pool: &PgPool,
     caller: &Caller,
     tenant: &TenantName,
     app: &AppName,
     function: &FunctionName,
 ) -> Result<(), ApiError> {
     authorize(
-        state,
+        pool,
         caller,
         Operation::DataAction(actions::FUNCTIONS_INVOKE),
         &Scope::function(tenant, app, function),
@@ -224,11 +238,11 @@ pub async fn authorize_invoke(
 
 /// Writes a denied request to the audit log of the tenant it targeted (the platform's for
 /// `/`). A failure to write is logged, never turned into a different answer.
-async fn record_denial(state: &AppState, caller: &Caller, action: &str, at: &Scope) {
+async fn record_denial(pool: &PgPool, caller: &Caller, action: &str, at: &Scope) {
     let result = async {
         let mut tx = match at.tenant_name() {
-            Some(tenant) => begin_tenant(&state.pool, &TenantId::new(tenant.clone())).await?,
-            None => begin_platform(&state.pool).await?,
+            Some(tenant) => begin_tenant(pool, &TenantId::new(tenant.clone())).await?,
+            None => begin_platform(pool).await?,
         };
         audit::record(
             &mut tx,

@@ -7,11 +7,12 @@
 //! signature is checked against the issuer's published JWK set (see [`keys`]), then the
 //! subject is looked up among the registered users.
 
+mod jwk;
 mod keys;
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
@@ -20,8 +21,9 @@ use shoal_store::{begin_platform, principals};
 use sqlx::PgPool;
 use url::Url;
 
-use crate::auth::Principal;
 use crate::error::ApiError;
+use crate::expiring::ExpiringCache;
+use crate::identity::Principal;
 
 /// One identity provider whose tokens Shoal accepts (`--external-issuer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,21 +180,29 @@ const VERIFIED_TTL: u64 = 60;
 const VERIFIED_CACHE_CAPACITY: usize = 4096;
 
 /// A token that verified and names a registered user.
+#[derive(Clone)]
 struct Remembered {
     principal: Principal,
-    /// Unix time until which the entry holds.
-    until: u64,
     issuer: Arc<keys::TrustedIssuer>,
     /// The issuer's key generation it verified with: void once the keys change.
     generation: u64,
 }
 
 /// The configured issuers, by `iss`.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ExternalIssuers {
     by_issuer: Arc<HashMap<String, Arc<keys::TrustedIssuer>>>,
-    /// Keyed by the whole token, so only a token that verified can hit.
-    verified: Arc<Mutex<HashMap<String, Remembered>>>,
+    /// Keyed by the whole token, so only a token that verified can hit; held until Unix time.
+    verified: Arc<ExpiringCache<String, Remembered, u64>>,
+}
+
+impl Default for ExternalIssuers {
+    fn default() -> Self {
+        ExternalIssuers {
+            by_issuer: Arc::default(),
+            verified: Arc::new(ExpiringCache::new(VERIFIED_CACHE_CAPACITY)),
+        }
+    }
 }
 
 impl std::fmt::Debug for ExternalIssuers {
@@ -219,7 +229,7 @@ impl ExternalIssuers {
         }
         Ok(ExternalIssuers {
             by_issuer: Arc::new(by_issuer),
-            verified: Arc::default(),
+            ..ExternalIssuers::default()
         })
     }
 
@@ -234,8 +244,7 @@ impl ExternalIssuers {
             return Ok(None);
         }
         let now = unix_now();
-        if let Some(hit) = self.lock_verified().get(token)
-            && now < hit.until
+        if let Some(hit) = self.verified.get(token, now)
             && hit.issuer.generation() == hit.generation
         {
             hit.issuer.refresh_if_old();
@@ -249,27 +258,17 @@ impl ExternalIssuers {
             ApiError::Unauthorized(reason)
         })?;
         let principal = registered_user(pool, issuer.issuer(), &verified.subject).await?;
-        let mut cache = self.lock_verified();
-        if cache.len() >= VERIFIED_CACHE_CAPACITY {
-            cache.retain(|_, hit| now < hit.until);
-            if cache.len() >= VERIFIED_CACHE_CAPACITY {
-                cache.clear();
-            }
-        }
-        cache.insert(
+        self.verified.insert(
             token.to_string(),
             Remembered {
                 principal: principal.clone(),
-                until: verified.expires.min(now + VERIFIED_TTL),
                 issuer: issuer.clone(),
                 generation: verified.generation,
             },
+            verified.expires.min(now + VERIFIED_TTL),
+            now,
         );
         Ok(Some(principal))
-    }
-
-    fn lock_verified(&self) -> std::sync::MutexGuard<'_, HashMap<String, Remembered>> {
-        self.verified.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Request extraction that answers bad input with problem+json: JSON bodies (malformed →
 //! 400, wrong media type → 415, too large → 413 via the body limit), names in paths (422
-//! with the parameter as the path), pagination and conditional-request headers.
+//! with the parameter as the path; `path_names`), pagination and conditional-request headers.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -12,6 +12,9 @@ use shoal_store::{EtagList, Precondition};
 use utoipa::IntoParams;
 
 use crate::error::ApiError;
+
+mod path_names;
+pub use path_names::{AppPath, FunctionPath, InvokedFunction, TenantPath, TenantScoped};
 
 /// A JSON request body as a `serde_json::Value`; the handlers parse it with path-aware
 /// validation from the domain crate.

@@ -10,8 +10,10 @@
 pub mod access;
 pub mod auth;
 pub mod error;
+pub mod expiring;
 pub mod external_issuers;
 pub mod extract;
+pub mod identity;
 pub mod issuance;
 pub mod metrics;
 mod notifications;
@@ -41,7 +43,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, StateParts};
 use crate::tokens::TokenService;
 
 /// Default request body limit: app bodies with many settings fit comfortably.
@@ -80,7 +82,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::diagnostics::router())
         .merge(routes::scale::router())
         .merge(routes::functions::router())
-        .merge(webhooks::router())
+        .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())
         .merge(routes::identities::router())
@@ -124,7 +126,7 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::new())
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.metrics.clone(),
             metrics::track,
         ))
         .layer(axum::middleware::from_fn(problem::complete_problems))
@@ -156,7 +158,6 @@ async fn load_keys_until_available(tokens: TokenService, pool: sqlx::PgPool, cip
 pub struct Application {
     listener: tokio::net::TcpListener,
     router: Router,
-    webhooks: webhooks::Webhooks,
     state: AppState,
     port: u16,
     key_reload_interval: Duration,
@@ -191,11 +192,9 @@ impl Application {
             }
             Err(err) => anyhow::bail!("could not load the token signing keys: {err}"),
         }
-        let mut state = AppState::new(pool, cipher, tokens);
-        state.metrics = std::sync::Arc::new(metrics::Metrics::with_collectors(collectors));
-        state.external_issuers =
+        let external_issuers =
             external_issuers::ExternalIssuers::new(&config.identity.external_issuers)?;
-        let webhooks = webhooks::Webhooks::new(state.pool.clone(), state.cipher.clone())?;
+        let webhooks = webhooks::Webhooks::new(pool.clone(), cipher.clone())?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
@@ -206,13 +205,18 @@ impl Application {
             Some(url) => url.clone(),
             None => url::Url::parse(&format!("http://{bound}"))?,
         };
-        state.issuance =
-            std::sync::Arc::new(issuance::Issuance::new(&public_url, tokens_config.lifetime));
+        let state = AppState::new(StateParts {
+            pool,
+            cipher,
+            tokens,
+            metrics: metrics::Metrics::with_collectors(collectors),
+            issuance: issuance::Issuance::new(&public_url, tokens_config.lifetime),
+            external_issuers,
+            webhooks,
+        });
         Ok(Application {
             listener,
-            router: router(state.clone(), config.max_body_bytes)
-                .layer(axum::Extension(webhooks.clone())),
-            webhooks,
+            router: router(state.clone(), config.max_body_bytes),
             state,
             port,
             key_reload_interval: tokens_config.key_reload_interval,
@@ -227,8 +231,15 @@ impl Application {
     pub async fn run_until_stopped(self, shutdown: CancellationToken) -> std::io::Result<()> {
         // The change listener (webhook catalog, dispatcher, access cache) and the dispatcher
         // stop with the server.
-        self.webhooks
-            .start(shutdown.child_token(), self.state.access.clone());
+        let webhooks = &self.state.webhooks;
+        tokio::spawn(notifications::listen(
+            self.state.pool.clone(),
+            webhooks.catalog().clone(),
+            webhooks.dispatch_wake().clone(),
+            self.state.access.clone(),
+            shutdown.child_token(),
+        ));
+        webhooks.start(shutdown.child_token());
         let background = shutdown.child_token();
         let _stop_background = background.clone().drop_guard();
         tokio::spawn(tokens::rotation::reload_periodically(

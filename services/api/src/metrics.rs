@@ -1,6 +1,7 @@
 //! Prometheus metrics for the API: request counts and latencies by route template (never by
 //! raw path, so tenant and app names do not become label values).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -12,8 +13,6 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-
-use crate::state::AppState;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
@@ -75,7 +74,7 @@ impl Metrics {
     }
 }
 
-pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().as_str().to_string();
     let route = request
@@ -89,21 +88,20 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
         route,
         status: response.status().as_u16(),
     };
-    state.metrics.requests.get_or_create(&labels).inc();
-    state
-        .metrics
+    metrics.requests.get_or_create(&labels).inc();
+    metrics
         .latency
         .get_or_create(&labels)
         .observe(started.elapsed().as_secs_f64());
     response
 }
 
-pub async fn render(State(state): State<AppState>) -> impl IntoResponse {
+pub async fn render(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
     (
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        state.metrics.encode(),
+        metrics.encode(),
     )
 }

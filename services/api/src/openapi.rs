@@ -26,7 +26,7 @@ use crate::routes;
         (name = routes::TAG_TENANTS, description = "Tenants and their quotas (platform scope)"),
         (name = routes::TAG_APPS, description = "Function apps, their settings and diagnostics"),
         (name = routes::TAG_FUNCTIONS, description = "Functions and their bindings"),
-        (name = crate::webhooks::TAG_WEBHOOKS, description = "The webhook ingress: invoking HTTP-triggered functions with a bearer token"),
+        (name = crate::routes::webhooks::TAG_WEBHOOKS, description = "The webhook ingress: invoking HTTP-triggered functions with a bearer token"),
     ),
     components(schemas(Problem, TenantName, AppName, FunctionName))
 )]

@@ -10,7 +10,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use crate::error::{PROBLEM_JSON, Problem};
+use crate::error::{PROBLEM_JSON, Problem, ProblemKind};
 
 pub const REQUEST_ID: &str = "x-request-id";
 
@@ -68,16 +68,15 @@ pub async fn complete_problems(request: Request, next: Next) -> Response {
 async fn foreign_problem(status: StatusCode, body: Body) -> Problem {
     let text = to_bytes(body, 64 * 1024).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text);
-    let (slug, default_detail) = match status {
-        StatusCode::NOT_FOUND => ("not-found", "no such resource"),
-        StatusCode::METHOD_NOT_ALLOWED => ("method-not-allowed", "this method is not allowed here"),
-        StatusCode::PAYLOAD_TOO_LARGE => ("payload-too-large", "the request body is too large"),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
-            ("unsupported-media-type", "unsupported content type")
-        }
-        StatusCode::REQUEST_TIMEOUT => ("timeout", "the request took too long"),
-        s if s.is_server_error() => ("internal", "an internal error occurred; it has been logged"),
-        _ => ("bad-request", "the request is malformed"),
+    let kind = ProblemKind::of_status(status);
+    let default_detail = match kind {
+        ProblemKind::NotFound => "no such resource",
+        ProblemKind::MethodNotAllowed => "this method is not allowed here",
+        ProblemKind::PayloadTooLarge => "the request body is too large",
+        ProblemKind::UnsupportedMediaType => "unsupported content type",
+        ProblemKind::Timeout => "the request took too long",
+        ProblemKind::Internal => "an internal error occurred; it has been logged",
+        _ => "the request is malformed",
     };
     let detail = if status.is_client_error() && !text.trim().is_empty() && text.len() <= MAX_DETAIL
     {
@@ -85,5 +84,5 @@ async fn foreign_problem(status: StatusCode, body: Body) -> Problem {
     } else {
         default_detail.to_string()
     };
-    Problem::new(status, slug, detail)
+    Problem::with_status(status, kind, detail)
 }

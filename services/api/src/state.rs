@@ -1,6 +1,9 @@
+//! What every request handler shares, built whole once by `Application::build`.
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::extract::FromRef;
 use shoal_store::crypto::Cipher;
 use sqlx::PgPool;
 use tokio::sync::Mutex;
@@ -10,6 +13,7 @@ use crate::external_issuers::ExternalIssuers;
 use crate::issuance::Issuance;
 use crate::metrics::Metrics;
 use crate::tokens::TokenService;
+use crate::webhooks::Webhooks;
 
 /// Shared by every request handler.
 #[derive(Clone)]
@@ -18,13 +22,27 @@ pub struct AppState {
     pub cipher: Cipher,
     pub tokens: TokenService,
     pub metrics: Arc<Metrics>,
-    /// Role assignments per principal, kept fresh by `access::listen_for_changes`.
+    /// Role assignments per principal, kept fresh by the change listener (`notifications`).
     pub access: Arc<AccessCache>,
     /// Where the token endpoints are, what they hand out, and their failure throttle.
     pub issuance: Arc<Issuance>,
     /// The OIDC issuers whose tokens identify registered users, with their keys.
     pub external_issuers: ExternalIssuers,
+    /// The webhook ingress: its catalog of HTTP-triggered functions and its dispatcher.
+    pub webhooks: Webhooks,
     last_key_refresh: Arc<Mutex<Option<Instant>>>,
+}
+
+/// What the state is made of; the rest (the access cache, the key-refresh throttle) it
+/// creates itself.
+pub struct StateParts {
+    pub pool: PgPool,
+    pub cipher: Cipher,
+    pub tokens: TokenService,
+    pub metrics: Metrics,
+    pub issuance: Issuance,
+    pub external_issuers: ExternalIssuers,
+    pub webhooks: Webhooks,
 }
 
 /// Tokens naming unknown keys trigger at most one key reload this often, so a flood of
@@ -32,15 +50,25 @@ pub struct AppState {
 const KEY_REFRESH_INTERVAL: Duration = Duration::from_secs(5);
 
 impl AppState {
-    pub fn new(pool: PgPool, cipher: Cipher, tokens: TokenService) -> AppState {
+    pub fn new(parts: StateParts) -> AppState {
+        let StateParts {
+            pool,
+            cipher,
+            tokens,
+            metrics,
+            issuance,
+            external_issuers,
+            webhooks,
+        } = parts;
         AppState {
             pool,
             cipher,
             tokens,
-            metrics: Arc::new(Metrics::new()),
+            metrics: Arc::new(metrics),
             access: Arc::new(AccessCache::default()),
-            issuance: Arc::new(Issuance::default()),
-            external_issuers: ExternalIssuers::default(),
+            issuance: Arc::new(issuance),
+            external_issuers,
+            webhooks,
             last_key_refresh: Arc::new(Mutex::new(None)),
         }
     }
@@ -54,5 +82,12 @@ impl AppState {
         if let Err(err) = self.tokens.refresh(&self.pool, &self.cipher).await {
             tracing::warn!(error = %err, "could not reload signing keys");
         }
+    }
+}
+
+/// `/metrics` and the request-tracking middleware need only the metrics.
+impl FromRef<AppState> for Arc<Metrics> {
+    fn from_ref(state: &AppState) -> Arc<Metrics> {
+        state.metrics.clone()
     }
 }

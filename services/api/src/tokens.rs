@@ -7,7 +7,6 @@
 //! every verification and bounds how long a verified token is cached, so a key stops working
 //! on time even if no reload happens in between.
 
-use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,40 +14,24 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use serde::{Deserialize, Serialize};
-use shoal_domain::names::TenantName;
 use shoal_store::crypto::Cipher;
 use shoal_store::signing_keys::{self, SigningKey};
 use shoal_store::{StoreError, begin_platform};
 use sqlx::PgPool;
 
-use crate::auth::{Principal, Role};
+use crate::expiring::ExpiringCache;
+use crate::identity::Principal;
 
+mod claims;
 pub mod rotation;
+
+use claims::Claims;
 
 pub const DEFAULT_AUDIENCE: &str = "api://shoal";
 pub const DEFAULT_ISSUER: &str = "urn:shoal";
 /// Longest lifetime `shoal token` hands out.
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 3600);
 const ALGORITHM: Algorithm = Algorithm::ES256;
-const PLATFORM_ADMIN: &str = "PlatformAdmin";
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Claims {
-    iss: String,
-    aud: String,
-    sub: String,
-    iat: u64,
-    nbf: u64,
-    exp: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tid: Option<String>,
-    /// The registered principal's object id (absent in operator-minted tokens).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    oid: Option<String>,
-    #[serde(default)]
-    roles: Vec<String>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
@@ -89,7 +72,7 @@ pub struct TokenService {
     audience: String,
     keys: Arc<RwLock<KeySet>>,
     validation: Arc<Validation>,
-    verified: Arc<std::sync::Mutex<HashMap<String, (Principal, u64)>>>,
+    verified: Arc<ExpiringCache<String, Principal, u64>>,
 }
 
 impl std::fmt::Debug for TokenService {
@@ -116,7 +99,7 @@ impl TokenService {
                 verifying: Vec::new(),
             })),
             validation: Arc::new(validation),
-            verified: Arc::new(std::sync::Mutex::new(HashMap::new())),
+            verified: Arc::new(ExpiringCache::new(VERIFIED_CACHE_CAPACITY)),
         }
     }
 
@@ -182,10 +165,7 @@ impl TokenService {
             return Ok(false);
         }
         *set = KeySet { signing, verifying };
-        self.verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.verified.clear();
         Ok(true)
     }
 
@@ -240,41 +220,7 @@ impl TokenService {
         ttl: Duration,
     ) -> Result<(String, u64), TokenError> {
         let now = unix_now();
-        let (sub, tid, oid, roles) = match principal {
-            Principal::PlatformAdmin { subject } => (
-                subject.clone(),
-                None,
-                None,
-                vec![PLATFORM_ADMIN.to_string()],
-            ),
-            Principal::Operator {
-                subject,
-                tenant,
-                roles,
-            } => (
-                subject.clone(),
-                Some(tenant.to_string()),
-                None,
-                roles.iter().map(|r| r.as_str().to_string()).collect(),
-            ),
-            Principal::Registered { id, tenant } => (
-                id.to_string(),
-                Some(tenant.to_string()),
-                Some(id.to_string()),
-                Vec::new(),
-            ),
-        };
-        let claims = Claims {
-            iss: self.issuer.clone(),
-            aud: self.audience.clone(),
-            sub,
-            iat: now,
-            nbf: now,
-            exp: now + ttl.as_secs(),
-            tid,
-            oid,
-            roles,
-        };
+        let claims = Claims::of(principal, &self.issuer, &self.audience, now, ttl);
         let set = self.keys.read().unwrap_or_else(|p| p.into_inner());
         let (kid, key) = set
             .signing
@@ -292,25 +238,13 @@ impl TokenService {
     /// maps the claims to a principal.
     pub fn verify(&self, token: &str) -> Result<Principal, TokenError> {
         let now = unix_now();
-        if let Some((principal, exp)) = self
-            .verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(token)
-            && now < *exp
-        {
-            return Ok(principal.clone());
+        if let Some(principal) = self.verified.get(token, now) {
+            return Ok(principal);
         }
         // Cached until the token expires or its key's deadline passes, whichever is first.
         let (principal, exp) = self.verify_signature(token, now)?;
-        let mut cache = self.verified.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= VERIFIED_CACHE_CAPACITY {
-            cache.retain(|_, (_, exp)| now < *exp);
-            if cache.len() >= VERIFIED_CACHE_CAPACITY {
-                cache.clear();
-            }
-        }
-        cache.insert(token.to_string(), (principal.clone(), exp));
+        self.verified
+            .insert(token.to_string(), principal.clone(), exp, now);
         Ok(principal)
     }
 
@@ -344,7 +278,7 @@ impl TokenService {
             (claims, key.deadline)
         };
         let valid_until = deadline.map_or(claims.exp, |d| d.min(claims.exp));
-        Ok((principal_from(claims)?, valid_until))
+        Ok((claims.principal()?, valid_until))
     }
 }
 
@@ -353,41 +287,6 @@ fn unix_now() -> u64 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs()
-}
-
-fn principal_from(claims: Claims) -> Result<Principal, TokenError> {
-    if claims.sub.is_empty() {
-        return Err(TokenError::Invalid("empty subject".into()));
-    }
-    match claims.tid {
-        None if claims.roles.iter().any(|r| r == PLATFORM_ADMIN) => Ok(Principal::PlatformAdmin {
-            subject: claims.sub,
-        }),
-        None => Err(TokenError::Invalid(
-            "the token names neither a tenant nor the platform".into(),
-        )),
-        Some(tid) => {
-            let tenant = TenantName::parse(&tid)
-                .map_err(|e| TokenError::Invalid(format!("tenant claim {e}")))?;
-            if let Some(oid) = claims.oid {
-                let id = uuid::Uuid::parse_str(&oid).map_err(|_| {
-                    TokenError::Invalid("the oid claim is not a principal id".into())
-                })?;
-                return Ok(Principal::Registered { id, tenant });
-            }
-            let roles: Vec<Role> = claims.roles.iter().filter_map(|r| Role::parse(r)).collect();
-            if roles.is_empty() {
-                return Err(TokenError::Invalid(
-                    "the token carries no known role".into(),
-                ));
-            }
-            Ok(Principal::Operator {
-                subject: claims.sub,
-                tenant,
-                roles,
-            })
-        }
-    }
 }
 
 /// A fresh P-256 key with a random key id.
@@ -414,6 +313,8 @@ fn generate_key() -> Result<SigningKey, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::identity::Role;
+    use shoal_domain::names::TenantName;
 
     fn service_with_key() -> TokenService {
         let service = TokenService::new(DEFAULT_ISSUER, DEFAULT_AUDIENCE);
@@ -525,9 +426,7 @@ mod tests {
         // An entry past its expiry is not served.
         service
             .verified
-            .lock()
-            .unwrap()
-            .insert("t".into(), (principal, unix_now()));
+            .insert("t".into(), principal, unix_now(), unix_now());
         assert!(service.verify("t").is_err());
     }
 
@@ -582,7 +481,7 @@ mod tests {
             principal,
             "during the grace"
         );
-        let (_, cached_until) = service.verified.lock().unwrap()[&old_token].clone();
+        let cached_until = service.verified.until(&old_token).unwrap();
         let deadline = old.verify_until.unwrap().timestamp() as u64;
         assert_eq!(
             cached_until, deadline,
@@ -601,13 +500,8 @@ mod tests {
         // leaves the JWK set.
         let now = unix_now();
         service.keys.write().unwrap().verifying[1].deadline = Some(now);
-        service
-            .verified
-            .lock()
-            .unwrap()
-            .get_mut(&old_token)
-            .unwrap()
-            .1 = now;
+        let cached = service.verified.get(&old_token, 0).unwrap();
+        service.verified.insert(old_token.clone(), cached, now, now);
         assert!(
             matches!(service.verify(&old_token), Err(TokenError::Invalid(m)) if m.contains("rotated out"))
         );
@@ -635,7 +529,7 @@ mod tests {
         let set = service.keys.read().unwrap().verifying.len();
         assert_eq!(set, 1);
         assert!(!service.install(std::slice::from_ref(&same)).unwrap());
-        assert!(service.verified.lock().unwrap().contains_key(&token));
+        assert!(service.verified.until(&token).is_some());
     }
 
     #[test]

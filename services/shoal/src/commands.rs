@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use shoal_api::auth::{Principal, Role};
 use shoal_api::external_issuers::ExternalIssuersConfig;
+use shoal_api::identity::{Principal, Role};
 use shoal_api::issuance::TokenConfig;
 use shoal_api::tokens::TokenService;
 use shoal_api::tokens::rotation::DEFAULT_GRACE;

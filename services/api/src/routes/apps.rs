@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -23,11 +23,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::app_identity;
-use super::{TAG_APPS, app_param, audit_write, conditional_read, resource_headers, tenant_param};
+use super::{Authorized, TAG_APPS, authorize, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{
+    AppPath, Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath,
+};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
@@ -193,11 +195,16 @@ fn view(
 pub async fn list_apps(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<AppList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::APPS_READ, &Scope::tenant(&tenant)).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::APPS_READ,
+        &Scope::tenant(&tenant),
+    )
+    .await?;
     let page = query.page()?;
     let id = TenantId::new(tenant.clone());
     let mut tx = begin_tenant(&state.pool, &id).await?;
@@ -234,13 +241,11 @@ pub async fn list_apps(
 pub async fn get_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APPS_READ,
         &Scope::app(&tenant, &app),
@@ -277,13 +282,11 @@ pub async fn get_app(
 pub async fn put_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::APPS_WRITE,
@@ -292,8 +295,7 @@ pub async fn put_app(
     .await?;
     let written = AppSpec::parse(app.as_str(), &body)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         &tenant,
         app.as_str(),
         written,
@@ -311,13 +313,11 @@ pub async fn put_app(
 pub async fn patch_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::APPS_WRITE,
@@ -340,8 +340,7 @@ pub async fn patch_app(
     let written = AppSpec::parse(app.as_str(), &doc)?;
     // Conditional on what we read: a concurrent write in between answers 412.
     write(
-        &state,
-        &caller,
+        &authorized,
         &tenant,
         app.as_str(),
         written,
@@ -352,20 +351,21 @@ pub async fn patch_app(
 }
 
 async fn write(
-    state: &AppState,
-    caller: &Caller,
+    authorized: &Authorized<'_>,
     tenant: &TenantName,
     app: &str,
     written: WrittenApp,
     precondition: Precondition,
     current: Option<AppRecord>,
 ) -> Result<Response, ApiError> {
+    let state = authorized.state();
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let mut write = authorized.begin(&id).await?;
+    let tx = &mut write.tx;
     let needs_current = written.spec.app_settings.values().any(|v| v == MASK);
     let current = match current {
         Some(current) => Some(current),
-        None if needs_current => match apps::get(&mut tx, &id, &state.cipher, app).await {
+        None if needs_current => match apps::get(tx, &id, &state.cipher, app).await {
             Ok(record) => Some(record),
             Err(shoal_store::StoreError::NotFound) => None,
             Err(e) => return Err(e.into()),
@@ -375,7 +375,7 @@ async fn write(
     let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
     let (record, outcome) = apps::put(
-        &mut tx,
+        tx,
         &id,
         &state.cipher,
         app,
@@ -384,10 +384,9 @@ async fn write(
         precondition,
     )
     .await?;
-    let system_identity = app_identity::sync(&mut tx, &id, app, &written.spec.identity).await?;
+    let system_identity = app_identity::sync(tx, &id, app, &written.spec.identity).await?;
     let location = format!("/v1/tenants/{tenant}/apps/{app}");
-    audit_write(&mut tx, caller, actions::APPS_WRITE, &location).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&location).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
     } else {
@@ -410,12 +409,10 @@ async fn write(
 pub async fn delete_app(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::APPS_DELETE,
@@ -423,15 +420,10 @@ pub async fn delete_app(
     )
     .await?;
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    apps::delete(&mut tx, &id, app.as_str(), precondition).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APPS_DELETE,
-        &format!("/v1/tenants/{tenant}/apps/{app}"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    apps::delete(&mut write.tx, &id, app.as_str(), precondition).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/apps/{app}"))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -2,7 +2,7 @@
 //! newest first.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use shoal_domain::rbac::{Scope, actions};
@@ -11,12 +11,12 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::TAG_ACCESS;
 use super::principals::tenant_tx;
-use super::{TAG_ACCESS, tenant_param};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::Query;
+use crate::extract::{Query, TenantPath};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -66,12 +66,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn read_audit_log(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Query(query): Query<AuditQuery>,
 ) -> Result<Json<AuditLog>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::AUDIT_LOG_READ,
         &Scope::tenant(&tenant),

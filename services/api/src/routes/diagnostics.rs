@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
 use shoal_domain::diagnostics::{
@@ -20,10 +20,11 @@ use shoal_store::{TenantId, apps, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, tenant_param};
+use super::TAG_APPS;
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -39,12 +40,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn get_diagnostics(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<Diagnostics>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APP_DIAGNOSTICS_READ,
         &Scope::app(&tenant, &app),

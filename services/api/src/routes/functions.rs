@@ -1,7 +1,7 @@
 //! `/v1/tenants/{tenant}/apps/{app}/functions`: an app's functions and their bindings.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -17,14 +17,13 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{
-    TAG_FUNCTIONS, app_param, audit_write, conditional_read, function_param, resource_headers,
-    tenant_param,
-};
+use super::{Authorized, TAG_FUNCTIONS, authorize, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{
+    AppPath, Conditional, ConditionalHeaders, FunctionPath, JsonBody, ListQuery, Query,
+};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -134,13 +133,11 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
 pub async fn list_functions(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<FunctionList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_READ,
         &Scope::app(&tenant, &app),
@@ -173,14 +170,11 @@ pub async fn list_functions(
 pub async fn get_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::FUNCTIONS_READ,
         &Scope::function(&tenant, &app, &function),
@@ -205,14 +199,11 @@ pub async fn get_function(
 pub async fn put_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::FUNCTIONS_WRITE,
@@ -221,8 +212,7 @@ pub async fn put_function(
     .await?;
     let written = FunctionSpec::parse(function.as_str(), &body)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         TenantId::new(tenant),
         app.as_str(),
         function.as_str(),
@@ -241,14 +231,11 @@ pub async fn put_function(
 pub async fn patch_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::FUNCTIONS_WRITE,
@@ -270,8 +257,7 @@ pub async fn patch_function(
     merge_patch(&mut doc, &patch);
     let written = FunctionSpec::parse(function.as_str(), &doc)?;
     write(
-        &state,
-        &caller,
+        &authorized,
         id,
         app.as_str(),
         function.as_str(),
@@ -282,16 +268,15 @@ pub async fn patch_function(
 }
 
 async fn write(
-    state: &AppState,
-    caller: &Caller,
+    authorized: &Authorized<'_>,
     id: TenantId,
     app: &str,
     function: &str,
     stored: &Value,
     precondition: Precondition,
 ) -> Result<Response, ApiError> {
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    let (record, outcome) = functions::put(&mut tx, &id, app, function, stored, precondition)
+    let mut write = authorized.begin(&id).await?;
+    let (record, outcome) = functions::put(&mut write.tx, &id, app, function, stored, precondition)
         .await
         .map_err(|e| {
             match e {
@@ -303,8 +288,7 @@ async fn write(
             }
         })?;
     let location = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, caller, actions::FUNCTIONS_WRITE, &location).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&location).await?;
     let status = if outcome == Written::Created {
         StatusCode::CREATED
     } else {
@@ -322,13 +306,10 @@ async fn write(
 pub async fn delete_function(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    FunctionPath(tenant, app, function): FunctionPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    let function = function_param(&function)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::FUNCTIONS_DELETE,
@@ -336,10 +317,16 @@ pub async fn delete_function(
     )
     .await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    functions::delete(&mut tx, &id, app.as_str(), function.as_str(), precondition).await?;
+    let mut write = authorized.begin(&id).await?;
+    functions::delete(
+        &mut write.tx,
+        &id,
+        app.as_str(),
+        function.as_str(),
+        precondition,
+    )
+    .await?;
     let resource = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
-    audit_write(&mut tx, &caller, actions::FUNCTIONS_DELETE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&resource).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -3,7 +3,7 @@
 //! endpoint. (A system-assigned identity is created and deleted with its app.)
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use shoal_domain::rbac::{Scope, actions};
@@ -11,11 +11,11 @@ use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::UserAssignedIdentity;
@@ -33,9 +33,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_identities(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(&state, &caller, &tenant, KIND, actions::IDENTITIES_READ).await
 }
 
@@ -46,9 +45,8 @@ pub async fn list_identities(
 pub async fn get_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(
         &state,
         &caller,
@@ -67,10 +65,9 @@ pub async fn get_identity(
 pub async fn put_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::IDENTITIES_WRITE,
@@ -78,14 +75,15 @@ pub async fn put_identity(
     )
     .await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) =
-        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
-    let resource = format!("/v1/tenants/{tenant}/identities/{name}");
+        principals::ensure(&mut write.tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     if created {
-        audit_write(&mut tx, &caller, actions::IDENTITIES_WRITE, &resource).await?;
+        let resource = format!("/v1/tenants/{tenant}/identities/{name}");
+        write.commit(&resource).await?;
+    } else {
+        write.commit_unchanged().await?;
     }
-    shoal_store::commit(tx).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -101,9 +99,8 @@ pub async fn put_identity(
 pub async fn delete_identity(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(
         &state,
         &caller,

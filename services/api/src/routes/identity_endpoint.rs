@@ -5,18 +5,18 @@
 //! read it, every read is audited, and regenerating the app's signing secret replaces it.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
 use shoal_domain::rbac::{Scope, actions};
-use shoal_store::{TenantId, apps, begin_tenant, signing_secrets};
+use shoal_store::{TenantId, apps, signing_secrets};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::{TAG_APPS, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 
 /// The environment an app's code needs for managed identity, named as App Service names it.
@@ -43,11 +43,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_identity_endpoint(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<IdentityEndpoint>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::APP_IDENTITY_ENDPOINT_LIST,
@@ -55,17 +53,13 @@ pub async fn list_identity_endpoint(
     )
     .await?;
     let id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    let secret = signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APP_IDENTITY_ENDPOINT_LIST,
-        &format!("/v1/tenants/{id}/apps/{app}/identityEndpoint"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    apps::get(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    let secret =
+        signing_secrets::get_or_create(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/identityEndpoint"))
+        .await?;
     Ok(Json(IdentityEndpoint {
         identity_endpoint: state
             .issuance

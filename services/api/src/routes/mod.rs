@@ -20,17 +20,20 @@ pub mod signing_keys;
 pub mod signing_secret;
 pub mod tenants;
 pub mod users;
+pub mod webhooks;
 pub mod workers;
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use shoal_domain::names::{AppName, FunctionName, TenantName};
+use shoal_domain::names::TenantName;
+use shoal_domain::rbac::Scope;
 use shoal_store::audit::{self as audit_log, AuditEntry};
-use shoal_store::{Etag, Precondition, Tx};
+use shoal_store::{Etag, Precondition, TenantId, Tx, begin_platform, begin_tenant};
 
-use crate::auth::Caller;
+use crate::access::{Caller, allow};
 use crate::error::ApiError;
 use crate::extract::format_etag;
+use crate::state::AppState;
 
 pub const TAG_TENANTS: &str = "tenants";
 pub const TAG_APPS: &str = "apps";
@@ -38,19 +41,6 @@ pub const TAG_FUNCTIONS: &str = "functions";
 pub const TAG_OPERATIONS: &str = "operations";
 pub const TAG_IDENTITY: &str = "identity";
 pub const TAG_ACCESS: &str = "access control";
-
-/// Path parameters that are not valid names are a 422 naming the parameter.
-pub fn tenant_param(raw: &str) -> Result<TenantName, ApiError> {
-    TenantName::parse(raw).map_err(|m| ApiError::validation("tenant", m))
-}
-
-pub fn app_param(raw: &str) -> Result<AppName, ApiError> {
-    AppName::parse(raw).map_err(|m| ApiError::validation("app", m))
-}
-
-pub fn function_param(raw: &str) -> Result<FunctionName, ApiError> {
-    FunctionName::parse(raw).map_err(|m| ApiError::validation("function", m))
-}
 
 /// The `ETag` header (and `Location` on create) for a written or read resource.
 pub fn resource_headers(etag: &Etag, location: Option<&str>) -> HeaderMap {
@@ -78,6 +68,95 @@ pub fn conditional_read(
         return Ok(Some((StatusCode::NOT_MODIFIED, headers).into_response()));
     }
     Ok(None)
+}
+
+/// A caller's permission for one audited action, checked: what every audited handler does
+/// first ([`authorize`]). [`Authorized::begin`] opens the tenant's transaction for the work and
+/// [`AuditedWrite::commit`] records the action in the audit log and commits, the record and the
+/// work together or neither. Anything a handler checks in between (the body, the current ETag)
+/// still answers after authorization.
+pub struct Authorized<'a> {
+    state: &'a AppState,
+    caller: &'a Caller,
+    action: &'static str,
+}
+
+/// Allows `action` at `scope` for the caller, or answers 403/404 (audited by `access`).
+pub async fn authorize<'a>(
+    state: &'a AppState,
+    caller: &'a Caller,
+    action: &'static str,
+    scope: &Scope,
+) -> Result<Authorized<'a>, ApiError> {
+    allow(&state.pool, caller, action, scope).await?;
+    Ok(Authorized {
+        state,
+        caller,
+        action,
+    })
+}
+
+impl<'a> Authorized<'a> {
+    /// The state the action was authorized in, for the work's other needs (the cipher).
+    pub fn state(&self) -> &'a AppState {
+        self.state
+    }
+
+    /// Begins the tenant transaction the action's work runs in.
+    pub async fn begin(&self, tenant: &TenantId) -> Result<AuditedWrite<'a>, ApiError> {
+        Ok(AuditedWrite {
+            tx: begin_tenant(&self.state.pool, tenant).await?,
+            caller: self.caller,
+            action: self.action,
+        })
+    }
+
+    /// [`Authorized::begin`] for a platform-scoped action (tenants themselves).
+    pub async fn begin_platform(&self) -> Result<AuditedWrite<'a>, ApiError> {
+        Ok(AuditedWrite {
+            tx: begin_platform(&self.state.pool).await?,
+            caller: self.caller,
+            action: self.action,
+        })
+    }
+
+    /// [`Authorized::begin`] for a tenant whose absence the caller may learn: 404 when the
+    /// tenant does not exist.
+    pub async fn begin_existing(
+        &self,
+        tenant: &TenantName,
+    ) -> Result<(TenantId, AuditedWrite<'a>), ApiError> {
+        let id = TenantId::new(tenant.clone());
+        let mut write = self.begin(&id).await?;
+        if !shoal_store::tenants::exists(&mut write.tx, tenant.as_str()).await? {
+            return Err(ApiError::NotFound);
+        }
+        Ok((id, write))
+    }
+}
+
+/// The transaction of an authorized action; dropped without [`AuditedWrite::commit`], it rolls
+/// back.
+pub struct AuditedWrite<'a> {
+    pub tx: Tx,
+    caller: &'a Caller,
+    action: &'static str,
+}
+
+impl AuditedWrite<'_> {
+    /// Commits without an audit record: the action changed nothing (a create that found the
+    /// resource already there).
+    pub async fn commit_unchanged(self) -> Result<(), ApiError> {
+        shoal_store::commit(self.tx).await?;
+        Ok(())
+    }
+
+    /// Records the action on `resource` in the audit log, then commits.
+    pub async fn commit(mut self, resource: &str) -> Result<(), ApiError> {
+        audit_write(&mut self.tx, self.caller, self.action, resource).await?;
+        shoal_store::commit(self.tx).await?;
+        Ok(())
+    }
 }
 
 /// Records a successful write in the audit log, inside the write's own transaction.

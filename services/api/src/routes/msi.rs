@@ -24,7 +24,7 @@ use shoal_store::principals;
 use shoal_store::{StoreError, TenantId, apps, begin_tenant, signing_secrets};
 use uuid::Uuid;
 
-use crate::auth::Principal;
+use crate::identity::Principal;
 use crate::issuance::names_audience;
 use crate::problem::{ProtocolError, REQUEST_ID};
 use crate::state::AppState;

@@ -11,9 +11,9 @@ use shoal_store::principals::{self, PrincipalKind, PrincipalRecord};
 use shoal_store::{TenantId, begin_tenant};
 use utoipa::ToSchema;
 
-use super::audit_write;
+use super::authorize;
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -109,7 +109,7 @@ pub async fn list(
     kind: PrincipalKind,
     read_action: &str,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    allow(state, caller, read_action, &Scope::tenant(tenant)).await?;
+    allow(&state.pool, caller, read_action, &Scope::tenant(tenant)).await?;
     let (id, mut tx) = tenant_tx(state, tenant).await?;
     let items = principals::list(&mut tx, &id, kind).await?;
     shoal_store::commit(tx).await?;
@@ -126,7 +126,7 @@ pub async fn get(
     name: &str,
     read_action: &str,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    allow(state, caller, read_action, &Scope::tenant(tenant)).await?;
+    allow(&state.pool, caller, read_action, &Scope::tenant(tenant)).await?;
     let name = name_param(name)?;
     let (id, mut tx) = tenant_tx(state, tenant).await?;
     let record = principals::get(&mut tx, &id, kind, &name)
@@ -143,17 +143,17 @@ pub async fn delete(
     tenant: &TenantName,
     kind: PrincipalKind,
     name: &str,
-    delete_action: &str,
+    delete_action: &'static str,
 ) -> Result<StatusCode, ApiError> {
-    allow(state, caller, delete_action, &Scope::tenant(tenant)).await?;
+    let authorized = authorize(state, caller, delete_action, &Scope::tenant(tenant)).await?;
     let name = name_param(name)?;
-    let (id, mut tx) = tenant_tx(state, tenant).await?;
-    if !principals::delete(&mut tx, &id, kind, &name).await? {
+    let (id, mut write) = authorized.begin_existing(tenant).await?;
+    if !principals::delete(&mut write.tx, &id, kind, &name).await? {
         return Err(ApiError::NotFound);
     }
-    let resource = format!("/v1/tenants/{tenant}/{}/{name}", segment(kind));
-    audit_write(&mut tx, caller, delete_action, &resource).await?;
-    shoal_store::commit(tx).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/{}/{name}", segment(kind)))
+        .await?;
     state.access.invalidate();
     Ok(StatusCode::NO_CONTENT)
 }

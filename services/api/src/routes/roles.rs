@@ -6,7 +6,7 @@
 //! (as in Azure), so an app's Owner can grant access to that app and nothing above it.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -20,11 +20,11 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::principals::tenant_tx;
-use super::{TAG_ACCESS, audit_write, tenant_param};
+use super::{TAG_ACCESS, audit_write, authorize};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{JsonBody, Query};
+use crate::extract::{JsonBody, Query, TenantPath, TenantScoped};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -155,11 +155,10 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_role_definitions(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<RoleDefinitionList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_READ,
         &Scope::tenant(&tenant),
@@ -183,11 +182,10 @@ pub async fn list_role_definitions(
 pub async fn get_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
 ) -> Result<Json<RoleDefinitionView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_DEFINITIONS_READ,
         &Scope::tenant(&tenant),
@@ -210,11 +208,10 @@ pub async fn get_role_definition(
 pub async fn put_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::ROLE_DEFINITIONS_WRITE,
@@ -236,9 +233,9 @@ pub async fn put_role_definition(
         }
     }
     let custom = parse_custom_role(&body, &tenant)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) = roles::put_definition(
-        &mut tx,
+        &mut write.tx,
         &id,
         &CustomDefinition {
             name: &custom.name,
@@ -249,8 +246,7 @@ pub async fn put_role_definition(
     )
     .await?;
     let resource = format!("/v1/tenants/{tenant}/roleDefinitions/{}", custom.name);
-    audit_write(&mut tx, &caller, actions::ROLE_DEFINITIONS_WRITE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    write.commit(&resource).await?;
     state.access.invalidate();
     let status = if created {
         StatusCode::CREATED
@@ -267,34 +263,27 @@ pub async fn put_role_definition(
 pub async fn delete_role_definition(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, role)): Path<(String, String)>,
+    TenantScoped(tenant, role): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::ROLE_DEFINITIONS_DELETE,
         &Scope::tenant(&tenant),
     )
     .await?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     if rbac_built_in(&role) {
         return Err(ApiError::Conflict(
             "built-in roles cannot be deleted".into(),
         ));
     }
-    if !roles::delete_definition(&mut tx, &id, &role).await? {
+    if !roles::delete_definition(&mut write.tx, &id, &role).await? {
         return Err(ApiError::NotFound);
     }
-    let resource = format!("/v1/tenants/{tenant}/roleDefinitions/{role}");
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::ROLE_DEFINITIONS_DELETE,
-        &resource,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/roleDefinitions/{role}"))
+        .await?;
     state.access.invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -310,12 +299,11 @@ fn rbac_built_in(name: &str) -> bool {
 pub async fn list_role_assignments(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Query(query): Query<AssignmentQuery>,
 ) -> Result<Json<RoleAssignmentList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -341,11 +329,10 @@ pub async fn list_role_assignments(
 pub async fn get_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
 ) -> Result<Json<RoleAssignmentView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -368,10 +355,9 @@ pub async fn get_role_assignment(
 pub async fn put_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let assignment = uuid_field("id", &assignment)?;
     let write: RoleAssignmentWrite =
         serde_json::from_value(body).map_err(|e| ApiError::validation("", e.to_string()))?;
@@ -385,7 +371,13 @@ pub async fn put_role_assignment(
             )
         })?;
     // The permission is needed where the assignment will apply, not only at the tenant.
-    allow(&state, &caller, actions::ROLE_ASSIGNMENTS_WRITE, &scope).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::ROLE_ASSIGNMENTS_WRITE,
+        &scope,
+    )
+    .await?;
     let principal_id = uuid_field("principalId", &write.principal_id)?;
     let (id, mut tx) = tenant_tx(&state, &tenant).await?;
     if principals::by_id(&mut tx, &id, principal_id)
@@ -442,13 +434,12 @@ pub async fn put_role_assignment(
 pub async fn delete_role_assignment(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, assignment)): Path<(String, String)>,
+    TenantScoped(tenant, assignment): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let assignment = uuid_field("id", &assignment)?;
     // Readers of the tenant learn nothing from a 404 they could not learn from the list.
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::ROLE_ASSIGNMENTS_READ,
         &Scope::tenant(&tenant),
@@ -460,7 +451,13 @@ pub async fn delete_role_assignment(
         .ok_or(ApiError::NotFound)?;
     let scope = Scope::parse(&record.scope)
         .map_err(|e| ApiError::Internal(anyhow::anyhow!(e.to_string())))?;
-    allow(&state, &caller, actions::ROLE_ASSIGNMENTS_DELETE, &scope).await?;
+    allow(
+        &state.pool,
+        &caller,
+        actions::ROLE_ASSIGNMENTS_DELETE,
+        &scope,
+    )
+    .await?;
     roles::delete_assignment(&mut tx, &id, assignment).await?;
     let resource = format!("/v1/tenants/{tenant}/roleAssignments/{assignment}");
     audit_write(

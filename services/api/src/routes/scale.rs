@@ -6,7 +6,7 @@
 //! a 404.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use shoal_domain::scale::{FunctionVerdict, ScaleMode};
@@ -16,11 +16,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, tenant_param};
+use super::TAG_APPS;
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::Query;
+use crate::extract::{AppPath, Query};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -134,13 +134,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn get_scale(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
     Query(query): Query<ScaleQuery>,
 ) -> Result<Json<ScaleStatus>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::APP_SCALE_READ,
         &Scope::app(&tenant, &app),

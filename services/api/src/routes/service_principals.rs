@@ -3,7 +3,7 @@
 //! response that creates it, and stored only as a hash.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -16,11 +16,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::{TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::ServicePrincipal;
@@ -54,9 +54,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_service_principals(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(
         &state,
         &caller,
@@ -74,9 +73,8 @@ pub async fn list_service_principals(
 pub async fn get_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(
         &state,
         &caller,
@@ -97,10 +95,9 @@ pub async fn get_service_principal(
 pub async fn put_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::SERVICE_PRINCIPALS_WRITE,
@@ -108,24 +105,18 @@ pub async fn put_service_principal(
     )
     .await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
     let (record, created) =
-        principals::ensure(&mut tx, &id, &NewPrincipal::named(KIND, &name)).await?;
+        principals::ensure(&mut write.tx, &id, &NewPrincipal::named(KIND, &name)).await?;
     if !created {
-        shoal_store::commit(tx).await?;
+        write.commit_unchanged().await?;
         return Ok((StatusCode::OK, Json(PrincipalView::from(record))).into_response());
     }
     let secret = new_client_secret()?;
-    let record = principals::set_secret(&mut tx, &id, record.id, &secret).await?;
-    let resource = format!("/v1/tenants/{tenant}/servicePrincipals/{name}");
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::SERVICE_PRINCIPALS_WRITE,
-        &resource,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let record = principals::set_secret(&mut write.tx, &id, record.id, &secret).await?;
+    write
+        .commit(&format!("/v1/tenants/{tenant}/servicePrincipals/{name}"))
+        .await?;
     Ok((StatusCode::CREATED, Json(credential(record, secret))).into_response())
 }
 
@@ -136,21 +127,22 @@ pub async fn put_service_principal(
 pub async fn new_secret(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<ServicePrincipalCredential>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     let action = actions::SERVICE_PRINCIPAL_SECRETS_ACTION;
-    allow(&state, &caller, action, &Scope::tenant(&tenant)).await?;
+    let authorized = authorize(&state, &caller, action, &Scope::tenant(&tenant)).await?;
     let name = name_param(&name)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
-    let record = principals::get(&mut tx, &id, KIND, &name)
+    let (id, mut write) = authorized.begin_existing(&tenant).await?;
+    let record = principals::get(&mut write.tx, &id, KIND, &name)
         .await?
         .ok_or(ApiError::NotFound)?;
     let secret = new_client_secret()?;
-    let record = principals::set_secret(&mut tx, &id, record.id, &secret).await?;
-    let resource = format!("/v1/tenants/{tenant}/servicePrincipals/{name}/secrets");
-    audit_write(&mut tx, &caller, action, &resource).await?;
-    shoal_store::commit(tx).await?;
+    let record = principals::set_secret(&mut write.tx, &id, record.id, &secret).await?;
+    write
+        .commit(&format!(
+            "/v1/tenants/{tenant}/servicePrincipals/{name}/secrets"
+        ))
+        .await?;
     Ok(Json(credential(record, secret)))
 }
 
@@ -161,9 +153,8 @@ pub async fn new_secret(
 pub async fn delete_service_principal(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(
         &state,
         &caller,

@@ -5,17 +5,17 @@
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
-use shoal_store::{TenantId, apps, begin_tenant};
+use shoal_store::{TenantId, apps};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::{TAG_APPS, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -36,11 +36,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_settings(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<SettingsList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::APP_SETTINGS_LIST,
@@ -48,16 +46,11 @@ pub async fn list_settings(
     )
     .await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    let record = apps::get(&mut tx, &id, &state.cipher, app.as_str()).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::APP_SETTINGS_LIST,
-        &format!("/v1/tenants/{id}/apps/{app}/settings"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let mut write = authorized.begin(&id).await?;
+    let record = apps::get(&mut write.tx, &id, &state.cipher, app.as_str()).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/settings"))
+        .await?;
     Ok(Json(SettingsList {
         app_settings: record
             .settings

@@ -15,8 +15,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::TAG_OPERATIONS;
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::Query;
 use crate::state::AppState;
@@ -77,7 +77,7 @@ pub async fn rotate_signing_key(
     Query(query): Query<RotateQuery>,
 ) -> Result<Json<KeyRotation>, ApiError> {
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::SIGNING_KEYS_ROTATE,
         &Scope::root(),

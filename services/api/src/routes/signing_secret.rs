@@ -4,17 +4,18 @@
 //! the app's Owners may read or replace it, and every call is audited.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::Serialize;
-use shoal_store::{TenantId, begin_tenant, signing_secrets};
+use shoal_domain::names::{AppName, TenantName};
+use shoal_store::{TenantId, signing_secrets};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_APPS, app_param, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::{TAG_APPS, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -39,7 +40,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_signing_secret(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<SigningSecret>, ApiError> {
     respond(state, caller, tenant, app, false).await
 }
@@ -52,7 +53,7 @@ pub async fn list_signing_secret(
 pub async fn regenerate_signing_secret(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app)): Path<(String, String)>,
+    AppPath(tenant, app): AppPath,
 ) -> Result<Json<SigningSecret>, ApiError> {
     respond(state, caller, tenant, app, true).await
 }
@@ -60,33 +61,26 @@ pub async fn regenerate_signing_secret(
 async fn respond(
     state: AppState,
     caller: Caller,
-    tenant: String,
-    app: String,
+    tenant: TenantName,
+    app: AppName,
     regenerate: bool,
 ) -> Result<Json<SigningSecret>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    let app = app_param(&app)?;
     let action = if regenerate {
         actions::APP_SIGNING_SECRET_REGENERATE
     } else {
         actions::APP_SIGNING_SECRET_READ
     };
-    allow(&state, &caller, action, &Scope::app(&tenant, &app)).await?;
+    let authorized = authorize(&state, &caller, action, &Scope::app(&tenant, &app)).await?;
     let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
+    let mut write = authorized.begin(&id).await?;
     let secret = if regenerate {
-        signing_secrets::regenerate(&mut tx, &id, &state.cipher, app.as_str()).await?
+        signing_secrets::regenerate(&mut write.tx, &id, &state.cipher, app.as_str()).await?
     } else {
-        signing_secrets::get_or_create(&mut tx, &id, &state.cipher, app.as_str()).await?
+        signing_secrets::get_or_create(&mut write.tx, &id, &state.cipher, app.as_str()).await?
     };
-    audit_write(
-        &mut tx,
-        &caller,
-        action,
-        &format!("/v1/tenants/{id}/apps/{app}/signingSecret"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    write
+        .commit(&format!("/v1/tenants/{id}/apps/{app}/signingSecret"))
+        .await?;
     Ok(Json(SigningSecret {
         secret: secret.expose(),
     }))

@@ -1,7 +1,7 @@
 //! `/v1/tenants`: platform-scoped management of tenants and their quotas.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -14,11 +14,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::{TAG_TENANTS, audit_write, conditional_read, resource_headers, tenant_param};
+use super::{Authorized, TAG_TENANTS, authorize, conditional_read, resource_headers};
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query};
+use crate::extract::{Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -89,7 +89,7 @@ pub async fn list_tenants(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<TenantList>, ApiError> {
-    allow(&state, &caller, actions::TENANTS_READ, &Scope::root()).await?;
+    allow(&state.pool, &caller, actions::TENANTS_READ, &Scope::root()).await?;
     let page = query.page()?;
     let mut tx = begin_platform(&state.pool).await?;
     let page = tenants::list(&mut tx, &page).await?;
@@ -107,12 +107,11 @@ pub async fn list_tenants(
 pub async fn get_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     allow(
-        &state,
+        &state.pool,
         &caller,
         actions::TENANTS_READ,
         &Scope::tenant(&tenant),
@@ -138,14 +137,13 @@ pub async fn get_tenant(
 pub async fn put_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
+    let authorized = authorize(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let spec = TenantSpec::parse(tenant.as_str(), &body)?;
-    write(&state, &caller, tenant.as_str(), &spec, precondition).await
+    write(&authorized, tenant.as_str(), &spec, precondition).await
 }
 
 /// Update a tenant with a JSON merge patch (RFC 7396).
@@ -155,12 +153,11 @@ pub async fn put_tenant(
 pub async fn patch_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
     JsonBody(patch): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
+    let authorized = authorize(&state, &caller, actions::TENANTS_WRITE, &Scope::root()).await?;
     let mut tx = begin_platform(&state.pool).await?;
     let current = tenants::get(&mut tx, tenant.as_str()).await?;
     drop(tx);
@@ -174,8 +171,7 @@ pub async fn patch_tenant(
     let spec = TenantSpec::parse(tenant.as_str(), &written)?;
     // The write is conditional on what we read, so a concurrent change answers 412.
     write(
-        &state,
-        &caller,
+        &authorized,
         tenant.as_str(),
         &spec,
         Precondition::matches(current.etag),
@@ -184,8 +180,7 @@ pub async fn patch_tenant(
 }
 
 async fn write(
-    state: &AppState,
-    caller: &Caller,
+    authorized: &Authorized<'_>,
     name: &str,
     spec: &TenantSpec,
     precondition: Precondition,
@@ -196,11 +191,10 @@ async fn write(
         max_instances: spec.limits.max_instances.map(|v| v as i32),
         allow_host_identity: spec.allow_host_identity,
     };
-    let mut tx = begin_platform(&state.pool).await?;
-    let (record, written) = tenants::put(&mut tx, name, &write, precondition).await?;
+    let mut audited = authorized.begin_platform().await?;
+    let (record, written) = tenants::put(&mut audited.tx, name, &write, precondition).await?;
     let location = format!("/v1/tenants/{name}");
-    audit_write(&mut tx, caller, actions::TENANTS_WRITE, &location).await?;
-    shoal_store::commit(tx).await?;
+    audited.commit(&location).await?;
     let status = if written == Written::Created {
         StatusCode::CREATED
     } else {
@@ -221,20 +215,12 @@ async fn write(
 pub async fn delete_tenant(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
     Conditional(precondition): Conditional,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(&state, &caller, actions::TENANTS_DELETE, &Scope::root()).await?;
-    let mut tx = begin_platform(&state.pool).await?;
-    tenants::delete(&mut tx, tenant.as_str(), precondition).await?;
-    audit_write(
-        &mut tx,
-        &caller,
-        actions::TENANTS_DELETE,
-        &format!("/v1/tenants/{tenant}"),
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let authorized = authorize(&state, &caller, actions::TENANTS_DELETE, &Scope::root()).await?;
+    let mut write = authorized.begin_platform().await?;
+    tenants::delete(&mut write.tx, tenant.as_str(), precondition).await?;
+    write.commit(&format!("/v1/tenants/{tenant}")).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -2,7 +2,7 @@
 //! registered by issuer and subject so that role assignments can name them.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -12,12 +12,11 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::principals::{self as shared, PrincipalList, PrincipalView, name_param, tenant_tx};
-use super::{TAG_IDENTITY, audit_write, tenant_param};
-use crate::access::allow;
-use crate::auth::Caller;
+use super::principals::{self as shared, PrincipalList, PrincipalView, name_param};
+use super::{TAG_IDENTITY, authorize};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
-use crate::extract::JsonBody;
+use crate::extract::{JsonBody, TenantPath, TenantScoped};
 use crate::state::AppState;
 
 const KIND: PrincipalKind = PrincipalKind::User;
@@ -45,9 +44,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 pub async fn list_users(
     State(state): State<AppState>,
     caller: Caller,
-    Path(tenant): Path<String>,
+    TenantPath(tenant): TenantPath,
 ) -> Result<Json<PrincipalList>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::list(&state, &caller, &tenant, KIND, actions::USERS_READ).await
 }
 
@@ -58,9 +56,8 @@ pub async fn list_users(
 pub async fn get_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<Json<PrincipalView>, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::get(&state, &caller, &tenant, KIND, &name, actions::USERS_READ).await
 }
 
@@ -72,11 +69,10 @@ pub async fn get_user(
 pub async fn put_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
     JsonBody(body): JsonBody,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_param(&tenant)?;
-    allow(
+    let authorized = authorize(
         &state,
         &caller,
         actions::USERS_WRITE,
@@ -85,9 +81,9 @@ pub async fn put_user(
     .await?;
     let name = name_param(&name)?;
     let write = parse(&body)?;
-    let (id, mut tx) = tenant_tx(&state, &tenant).await?;
+    let (id, mut audited) = authorized.begin_existing(&tenant).await?;
     let (mut record, created) = principals::ensure(
-        &mut tx,
+        &mut audited.tx,
         &id,
         &NewPrincipal {
             kind: KIND,
@@ -102,12 +98,18 @@ pub async fn put_user(
         && (record.issuer.as_deref() != Some(&write.issuer)
             || record.subject.as_deref() != Some(&write.subject))
     {
-        record = principals::set_external(&mut tx, &id, record.id, &write.issuer, &write.subject)
-            .await?;
+        record = principals::set_external(
+            &mut audited.tx,
+            &id,
+            record.id,
+            &write.issuer,
+            &write.subject,
+        )
+        .await?;
     }
-    let resource = format!("/v1/tenants/{tenant}/users/{name}");
-    audit_write(&mut tx, &caller, actions::USERS_WRITE, &resource).await?;
-    shoal_store::commit(tx).await?;
+    audited
+        .commit(&format!("/v1/tenants/{tenant}/users/{name}"))
+        .await?;
     state.access.invalidate();
     let status = if created {
         StatusCode::CREATED
@@ -143,8 +145,7 @@ fn parse(body: &serde_json::Value) -> Result<UserWrite, ApiError> {
 pub async fn delete_user(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, name)): Path<(String, String)>,
+    TenantScoped(tenant, name): TenantScoped,
 ) -> Result<StatusCode, ApiError> {
-    let tenant = tenant_param(&tenant)?;
     shared::delete(&state, &caller, &tenant, KIND, &name, actions::USERS_DELETE).await
 }

@@ -17,8 +17,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::TAG_OPERATIONS;
+use crate::access::Caller;
 use crate::access::allow;
-use crate::auth::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{ListQuery, Query};
 use crate::state::AppState;
@@ -79,7 +79,7 @@ pub async fn list_workers(
     caller: Caller,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<WorkerList>, ApiError> {
-    allow(&state, &caller, actions::WORKERS_READ, &Scope::root()).await?;
+    allow(&state.pool, &caller, actions::WORKERS_READ, &Scope::root()).await?;
     let page = query.page()?;
     let mut tx = begin_platform(&state.pool).await?;
     let page = workers::list(&mut tx, &page).await?;

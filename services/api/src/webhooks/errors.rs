@@ -11,7 +11,7 @@ use shoal_domain::invocation::http::ResponseFieldError;
 use shoal_domain::validation::FieldError;
 use shoal_invoker::InvocationError;
 
-use crate::error::{ApiError, Problem, problem_response};
+use crate::error::{ApiError, Problem, ProblemKind, problem_response};
 
 #[derive(Debug)]
 pub enum WebhookError {
@@ -113,8 +113,7 @@ impl IntoResponse for WebhookError {
             WebhookError::Api(error) => return error.into_response(),
             WebhookError::MethodNotAllowed { allowed } => (
                 Problem::new(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "method-not-allowed",
+                    ProblemKind::MethodNotAllowed,
                     format!("this function accepts {}", allowed.join(", ")),
                 ),
                 HeaderValue::from_str(&allowed.join(", "))
@@ -123,8 +122,7 @@ impl IntoResponse for WebhookError {
             ),
             WebhookError::TooLarge { limit } => (
                 Problem::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "payload-too-large",
+                    ProblemKind::PayloadTooLarge,
                     format!(
                         "the request body is larger than the app's webhooks.maxRequestBodyBytes ({limit} bytes)"
                     ),
@@ -135,31 +133,27 @@ impl IntoResponse for WebhookError {
                 retry_after_seconds,
             } => (
                 Problem::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "too-many-requests",
+                    ProblemKind::TooManyRequests,
                     "the app's webhooks.requestsPerSecond and burst are used up; retry after the time in Retry-After",
                 ),
                 Some((header::RETRY_AFTER, HeaderValue::from(retry_after_seconds))),
             ),
             WebhookError::AppStopped => (
                 Problem::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "app-stopped",
+                    ProblemKind::AppStopped,
                     "the app is stopped; set its state to Running to accept invocations",
                 ),
                 None,
             ),
             WebhookError::AsyncNotForwarded => (
                 Problem::new(
-                    StatusCode::BAD_REQUEST,
-                    "async-not-forwarded",
+                    ProblemKind::AsyncNotForwarded,
                     "mode=async is not available for this function: the app sets customHandler.enableForwardingHttpRequest, so its handler expects the caller's request as is, and queued invocations are delivered in the custom-handler envelope",
                 ),
                 None,
             ),
             WebhookError::Handler(failure) => {
-                let mut problem =
-                    Problem::new(StatusCode::BAD_GATEWAY, "handler-failed", failure.detail);
+                let mut problem = Problem::new(ProblemKind::HandlerFailed, failure.detail);
                 problem.errors.extend(failure.field);
                 (problem, None)
             }

@@ -8,15 +8,14 @@
 //! wrong in a way the tenant could not see.
 
 use axum::body::{Body, Bytes};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use shoal_invoker::{ForwardedRequest, ForwardedResponse, Invoker};
 use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
 use super::errors::{HandlerFailure, WebhookError};
-use super::invoke::passed_through;
 
 pub async fn forward(
     invoker: &Invoker,
@@ -71,4 +70,33 @@ fn raw_response(answer: ForwardedResponse, id: Uuid) -> Response {
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_slice()));
     passed_through(status, headers, Body::from(body), id)
+}
+
+/// A response the handler chose, passed to the caller as is: its headers (validated by the
+/// domain already; anything the http crate still refuses is dropped), the invocation id, and
+/// the mark that makes the problem middleware pass a 4xx or 5xx through untouched.
+pub(crate) fn passed_through<'a>(
+    status: StatusCode,
+    handler_headers: impl Iterator<Item = (&'a str, &'a [u8])>,
+    body: Body,
+    id: Uuid,
+) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    for (name, value) in handler_headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_bytes(value),
+        ) {
+            headers.append(name, value);
+        }
+    }
+    if let Ok(id) = HeaderValue::from_str(&id.to_string()) {
+        headers.insert(shoal_invoker::HEADER_INVOCATION_ID, id);
+    }
+    response
+        .extensions_mut()
+        .insert(crate::problem::ProtocolError);
+    response
 }

@@ -6,7 +6,8 @@
 //!
 //! * [`catalog`]: the apps' handlers, secrets, bindings and limits in memory, kept fresh by
 //!   `LISTEN/NOTIFY` ([`crate::notifications`]), so a request needs no database round trip;
-//! * [`invoke`] and [`status`]: the two endpoints; [`body`]: the per-app body limit;
+//! * `routes::webhooks`: the two endpoints, above the application state; [`body`]: the
+//!   per-app body limit;
 //! * [`delivery`]: one handler call through the shared [`Invoker`], shared by the synchronous
 //!   path and the [`dispatcher`];
 //! * [`forward`]: the raw request and response of `customHandler.enableForwardingHttpRequest`;
@@ -15,34 +16,26 @@
 //! A stopped app answers 503 `app-stopped`, not Azure's 403 "site stopped": the caller is not
 //! refused permission, the function is unavailable until its owner starts it again.
 
-mod body;
+pub(crate) mod body;
 pub(crate) mod catalog;
-mod delivery;
+pub(crate) mod delivery;
 mod dispatcher;
-mod errors;
-mod forward;
-mod invoke;
-mod status;
+pub(crate) mod errors;
+pub(crate) mod forward;
 
 use std::sync::Arc;
 
-use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
 use shoal_invoker::Invoker;
 use shoal_store::crypto::Cipher;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
-use crate::state::AppState;
+use catalog::Catalog;
 
 pub use dispatcher::DispatchConfig;
 
-pub const TAG_WEBHOOKS: &str = "webhooks";
-const INVOKE_PATH: &str = "/webhooks/{tenant}/{app}/{function}";
-
-/// Shared by the ingress's handlers (an axum `Extension`) and its background tasks.
+/// Shared by the ingress's handlers (a field of the application state) and its background
+/// tasks.
 #[derive(Clone)]
 pub struct Webhooks(Arc<Ingress>);
 
@@ -76,18 +69,24 @@ impl Webhooks {
         })))
     }
 
-    /// Starts the catalog's listener and the dispatcher; both end when `stop` fires.
-    /// Starts the process's change listener (which also keeps `access` fresh) and the
-    /// async dispatcher.
-    pub fn start(&self, stop: CancellationToken, access: Arc<crate::access::AccessCache>) {
+    /// The apps' handlers, secrets, bindings and limits, as the change listener keeps them.
+    pub(crate) fn catalog(&self) -> &Arc<Catalog> {
+        &self.0.catalog
+    }
+
+    /// The client every handler call goes through.
+    pub(crate) fn invoker(&self) -> &Invoker {
+        &self.0.invoker
+    }
+
+    /// Wakes the dispatcher (the change listener rings it when an invocation was queued).
+    pub(crate) fn dispatch_wake(&self) -> &Arc<Notify> {
+        &self.0.dispatch
+    }
+
+    /// Starts the async dispatcher; it ends when `stop` fires.
+    pub fn start(&self, stop: CancellationToken) {
         let ingress = &self.0;
-        tokio::spawn(crate::notifications::listen(
-            ingress.pool.clone(),
-            ingress.catalog.clone(),
-            ingress.dispatch.clone(),
-            access,
-            stop.clone(),
-        ));
         let dispatcher = dispatcher::Dispatcher {
             pool: ingress.pool.clone(),
             cipher: ingress.cipher.clone(),
@@ -99,24 +98,4 @@ impl Webhooks {
         };
         tokio::spawn(Arc::new(dispatcher).run(stop));
     }
-}
-
-/// The ingress's routes. Its handlers take the [`Webhooks`] extension, which
-/// `Application::build` layers onto the router.
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(invoke::invoke))
-        .routes(routes!(status::invocation_status))
-        // The other methods an httpTrigger's `methods` may allow (TRACE is never routed).
-        .route(
-            INVOKE_PATH,
-            get(invoke::invoke)
-                .put(invoke::invoke)
-                .patch(invoke::invoke)
-                .delete(invoke::invoke)
-                .head(invoke::invoke)
-                .options(invoke::invoke),
-        )
-        // The management API's body limit is not the ingress's: each app has its own.
-        .layer(DefaultBodyLimit::disable())
 }

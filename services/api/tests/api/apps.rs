@@ -1,6 +1,6 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Role;
+use shoal_api::identity::Role;
 
 use crate::helpers::*;
 

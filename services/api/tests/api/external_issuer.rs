@@ -506,6 +506,6 @@ async fn an_unreachable_issuer_refuses_its_tokens_and_leaves_shoal_tokens_alone(
 
     assert_refused(&app, &token, "could not be fetched", &issuer_url).await;
     // Shoal's own tokens do not depend on any external issuer.
-    let own = app.token_for(TENANT, shoal_api::auth::Role::Reader);
+    let own = app.token_for(TENANT, shoal_api::identity::Role::Reader);
     assert_eq!(read_apps(&app, &own).await.status(), StatusCode::OK);
 }

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::{Principal, Role};
+use shoal_api::identity::{Principal, Role};
 use shoal_api::tokens::{DEFAULT_AUDIENCE, DEFAULT_ISSUER, TokenService};
 use shoal_api::{ApiConfig, Application};
 use shoal_domain::names::TenantName;

@@ -9,8 +9,8 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Principal;
-use shoal_api::auth::Role;
+use shoal_api::identity::Principal;
+use shoal_api::identity::Role;
 use shoal_domain::names::TenantName;
 use uuid::Uuid;
 

@@ -5,7 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use reqwest::StatusCode;
 use serde_json::Value;
-use shoal_api::auth::Principal;
+use shoal_api::identity::Principal;
 use shoal_domain::names::TenantName;
 use shoal_domain::rbac::Scope;
 

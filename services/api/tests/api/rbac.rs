@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Principal;
+use shoal_api::identity::Principal;
 use shoal_domain::names::TenantName;
 use uuid::Uuid;
 

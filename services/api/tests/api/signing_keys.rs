@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use shoal_api::auth::{Principal, Role};
+use shoal_api::identity::{Principal, Role};
 use shoal_api::tokens::TokenService;
 use shoal_api::tokens::rotation::DEFAULT_GRACE;
 use shoal_store::crypto::Cipher;

@@ -92,7 +92,7 @@ async fn merge_patch_changes_only_what_it_names() {
 async fn tenant_principals_cannot_manage_tenants() {
     let app = TestApp::spawn().await;
     app.put_tenant("contoso").await;
-    let owner = app.token_for("contoso", shoal_api::auth::Role::Owner);
+    let owner = app.token_for("contoso", shoal_api::identity::Role::Owner);
     let list = app
         .request(Method::GET, "/v1/tenants", Some(&owner))
         .fetch()
@@ -157,7 +157,7 @@ async fn host_identity_is_off_until_a_platform_admin_allows_it() {
         ["allowHostIdentity"]
     );
     // The tenant's own Owner cannot allow it for itself.
-    let owner = app.token_for("contoso", shoal_api::auth::Role::Owner);
+    let owner = app.token_for("contoso", shoal_api::identity::Role::Owner);
     let refused = app
         .request(Method::PATCH, "/v1/tenants/contoso", Some(&owner))
         .header("content-type", "application/merge-patch+json")

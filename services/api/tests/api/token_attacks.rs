@@ -8,7 +8,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Principal;
+use shoal_api::identity::Principal;
 use shoal_api::tokens::TokenService;
 use shoal_domain::names::TenantName;
 use shoal_domain::rbac::Scope;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Role;
+use shoal_api::identity::Role;
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_testkit::handler::{Behaviour, RecordingHandler};
 use tokio::time::Instant;

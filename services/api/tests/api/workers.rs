@@ -5,7 +5,7 @@ use std::time::Duration;
 use chrono::Utc;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::auth::Role;
+use shoal_api::identity::Role;
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_domain::workers::{ListenerReport, WorkerState};
 use shoal_store::pool::{PoolConfig, connect_lazy};

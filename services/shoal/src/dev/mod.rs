@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use shoal_api::auth::{Principal, Role};
+use shoal_api::identity::{Principal, Role};
 use shoal_api::{ApiConfig, Application};
 use shoal_store::crypto::SecretKey;
 use shoal_store::pool::{PoolConfig, migrate};

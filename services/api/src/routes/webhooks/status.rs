@@ -15,12 +15,11 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::TAG_WEBHOOKS;
-use super::errors::WebhookError;
-use super::invoke::names;
-use crate::access::authorize_invoke;
-use crate::auth::Caller;
+use crate::access::{Caller, authorize_invoke};
 use crate::error::{ApiError, Problem};
+use crate::extract::InvokedFunction;
 use crate::state::AppState;
+use crate::webhooks::errors::WebhookError;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -60,10 +59,10 @@ pub struct FunctionResponse {
 pub async fn invocation_status(
     State(state): State<AppState>,
     caller: Caller,
-    Path((tenant, app, function, id)): Path<(String, String, String, String)>,
+    InvokedFunction(tenant, app, function): InvokedFunction,
+    Path((.., id)): Path<(String, String, String, String)>,
 ) -> Result<Json<WebhookInvocation>, WebhookError> {
-    let (tenant, app, function) = names(&tenant, &app, &function)?;
-    authorize_invoke(&state, &caller, &tenant, &app, &function).await?;
+    authorize_invoke(&state.pool, &caller, &tenant, &app, &function).await?;
     let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
     let tenant = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &tenant).await?;

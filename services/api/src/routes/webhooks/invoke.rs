@@ -11,11 +11,10 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use axum::Extension;
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use serde::Serialize;
@@ -26,17 +25,17 @@ use shoal_store::{TenantId, begin_tenant};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::{check_declared_length, read_limited};
-use super::catalog::{HttpApp, HttpFunction};
-use super::delivery::deliver;
-use super::errors::WebhookError;
-use super::forward::forward;
-use super::{TAG_WEBHOOKS, Webhooks};
-use crate::access::authorize_invoke;
-use crate::auth::Caller;
+use super::TAG_WEBHOOKS;
+use crate::access::{Caller, authorize_invoke};
 use crate::error::{ApiError, Problem};
+use crate::extract::InvokedFunction;
 use crate::problem::REQUEST_ID;
 use crate::state::AppState;
+use crate::webhooks::body::{check_declared_length, read_limited};
+use crate::webhooks::catalog::{HttpApp, HttpFunction};
+use crate::webhooks::delivery::deliver;
+use crate::webhooks::errors::WebhookError;
+use crate::webhooks::forward::{forward, passed_through};
 
 /// What `?mode=async` answers with, beside `Location`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,17 +81,15 @@ pub struct AcceptedInvocation {
     ))]
 pub async fn invoke(
     State(state): State<AppState>,
-    Extension(webhooks): Extension<Webhooks>,
     caller: Caller,
-    Path((tenant, app, function)): Path<(String, String, String)>,
+    InvokedFunction(tenant, app, function): InvokedFunction,
     request: Request,
 ) -> Result<Response, WebhookError> {
-    let (tenant, app, function) = names(&tenant, &app, &function)?;
-    authorize_invoke(&state, &caller, &tenant, &app, &function).await?;
+    authorize_invoke(&state.pool, &caller, &tenant, &app, &function).await?;
     let tenant = TenantId::new(tenant);
-    let ingress = &webhooks.0;
-    let app = ingress
-        .catalog
+    let app = state
+        .webhooks
+        .catalog()
         .app(&tenant, app.as_str())
         .await?
         .ok_or(ApiError::NotFound)?;
@@ -123,7 +120,7 @@ pub async fn invoke(
         if queued {
             return Err(WebhookError::AsyncNotForwarded);
         }
-        let invoker = &ingress.invoker;
+        let invoker = state.webhooks.invoker();
         return forward(invoker, &app, &function, &parts, query.as_deref(), body).await;
     }
     let url = request_url(&parts, query.as_deref());
@@ -158,7 +155,7 @@ pub async fn invoke(
         return Ok(accepted(invocation_id, status_url));
     }
     let result = deliver(
-        &ingress.invoker,
+        state.webhooks.invoker(),
         &app,
         &function,
         invocation_id,
@@ -168,22 +165,6 @@ pub async fn invoke(
     .await
     .map_err(WebhookError::Handler)?;
     Ok(function_response(result, invocation_id))
-}
-
-/// Names that cannot exist answer like names that do not.
-pub(super) fn names(
-    tenant: &str,
-    app: &str,
-    function: &str,
-) -> Result<(TenantName, AppName, FunctionName), ApiError> {
-    match (
-        TenantName::parse(tenant),
-        AppName::parse(app),
-        FunctionName::parse(function),
-    ) {
-        (Ok(tenant), Ok(app), Ok(function)) => Ok((tenant, app, function)),
-        _ => Err(ApiError::NotFound),
-    }
 }
 
 /// Durably queued before the 202 goes out; the insert's notification wakes a dispatcher.
@@ -232,35 +213,6 @@ fn function_response(result: HttpResult, id: Uuid) -> Response {
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_bytes()));
     passed_through(status, headers, Body::from(result.body.to_bytes()), id)
-}
-
-/// A response the handler chose, passed to the caller as is: its headers (validated by the
-/// domain already; anything the http crate still refuses is dropped), the invocation id, and
-/// the mark that makes the problem middleware pass a 4xx or 5xx through untouched.
-pub(super) fn passed_through<'a>(
-    status: StatusCode,
-    handler_headers: impl Iterator<Item = (&'a str, &'a [u8])>,
-    body: Body,
-    id: Uuid,
-) -> Response {
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    for (name, value) in handler_headers {
-        if let (Ok(name), Ok(value)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_bytes(value),
-        ) {
-            headers.append(name, value);
-        }
-    }
-    if let Ok(id) = HeaderValue::from_str(&id.to_string()) {
-        headers.insert(shoal_invoker::HEADER_INVOCATION_ID, id);
-    }
-    response
-        .extensions_mut()
-        .insert(crate::problem::ProtocolError);
-    response
 }
 
 /// Whether the query asks for `mode=async`, and the query without it: the parameter is
