@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::bindings::DataType;
 use crate::host_config::{MessageEncoding, QueuesOptions};
 use crate::names::QueueName;
+pub use crate::names::{MAX_TRIGGER_QUEUE_NAME, POISON_SUFFIX};
 
 mod polling;
 #[cfg(test)]
@@ -30,11 +31,6 @@ pub fn renewal_period(invisibility: Duration) -> Duration {
 pub fn poison_queue_name(queue: &str) -> String {
     format!("{queue}{POISON_SUFFIX}")
 }
-
-pub const POISON_SUFFIX: &str = "-poison";
-
-/// Longest trigger queue name whose poison queue is still a valid queue name (63 characters).
-pub const MAX_TRIGGER_QUEUE_NAME: usize = 63 - POISON_SUFFIX.len();
 
 /// The queue a trigger listens to: its `queueName` resolved (see [`QueueName::resolve`]), short
 /// enough that its poison queue is a valid name. A literal name was checked on write; one taken

@@ -25,10 +25,11 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use built_in::{
-    CONTRIBUTOR_ID, FUNCTION_INVOKER_ID, OWNER_ID, READER_ID, built_in_roles, is_built_in_name,
+pub use actions::Operation;
+pub use built_in::{CONTRIBUTOR_ID, FUNCTION_INVOKER_ID, OWNER_ID, READER_ID, built_in_roles};
+pub use definition::{
+    CustomRole, Permissions, RoleDefinition, is_built_in_name, parse_custom_role,
 };
-pub use definition::{CustomRole, Permissions, RoleDefinition, parse_custom_role};
-pub use evaluate::{Decision, Grant, Operation, evaluate};
+pub use evaluate::{Decision, Grant, evaluate};
 pub use pattern::matches;
 pub use scope::{Scope, ScopeError};

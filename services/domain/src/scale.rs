@@ -13,7 +13,6 @@
 
 mod decision;
 mod incremental;
-mod reason;
 mod targets;
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use super::{
     KNOWN_TYPES, KafkaTriggerBinding, QueueTriggerBinding, ServiceBusOutputBinding,
     ServiceBusTriggerBinding,
 };
-use crate::names::{QueueName, SettingName};
-use crate::queue_trigger::MAX_TRIGGER_QUEUE_NAME;
+use crate::names::{MAX_TRIGGER_QUEUE_NAME, QueueName, SettingName};
 use crate::validation::{Problems, from_json, join_path};
 
 pub(super) fn unknown_type_message(written: &str) -> String {

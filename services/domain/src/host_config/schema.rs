@@ -6,9 +6,8 @@
 //! and a misspelled key is still a 422 rather than something silently ignored. Sections that
 //! Shoal gives a meaning (`extensions.queues`, `retry` …) are parsed field by field elsewhere.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::section::report_unknown;
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, join_path};
 
@@ -145,6 +144,26 @@ fn strings(problems: &mut Problems, value: &Value, path: &str, non_empty: bool, 
 fn one_of(options: &[&str]) -> String {
     let names: Vec<String> = options.iter().map(|o| format!("\"{o}\"")).collect();
     format!("must be one of {}", names.join(", "))
+}
+
+/// Pushes one problem per key of `map` that is not in `known`, suggesting the known key that
+/// differs only in case (the usual slip when copying from C# attribute names).
+pub(super) fn report_unknown(
+    problems: &mut Problems,
+    map: &Map<String, Value>,
+    path: &str,
+    known: &[&str],
+) {
+    for key in map.keys() {
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        let message = match known.iter().find(|k| k.eq_ignore_ascii_case(key)) {
+            Some(similar) => format!("unknown field \"{key}\", did you mean \"{similar}\"?"),
+            None => format!("unknown field \"{key}\""),
+        };
+        problems.push(join_path(path, key), message);
+    }
 }
 
 /// The dotted paths of the values set under `value` (objects are walked, arrays and scalars

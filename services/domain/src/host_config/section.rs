@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::AZURE_INT_MAX;
-use super::schema::{Shape, check};
+use super::schema::{Shape, check, report_unknown};
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, join_path};
 
@@ -14,26 +14,6 @@ use crate::validation::{Problems, join_path};
 pub(super) struct Section<'a> {
     path: String,
     map: Option<&'a Map<String, Value>>,
-}
-
-/// Pushes one problem per key of `map` that is not in `known`, suggesting the known key that
-/// differs only in case (the usual slip when copying from C# attribute names).
-pub(super) fn report_unknown(
-    problems: &mut Problems,
-    map: &Map<String, Value>,
-    path: &str,
-    known: &[&str],
-) {
-    for key in map.keys() {
-        if known.contains(&key.as_str()) {
-            continue;
-        }
-        let message = match known.iter().find(|k| k.eq_ignore_ascii_case(key)) {
-            Some(similar) => format!("unknown field \"{key}\", did you mean \"{similar}\"?"),
-            None => format!("unknown field \"{key}\""),
-        };
-        problems.push(join_path(path, key), message);
-    }
 }
 
 impl<'a> Section<'a> {

@@ -108,3 +108,10 @@ pub fn is_data_action(operation: &str) -> bool {
 pub fn control_actions() -> impl Iterator<Item = &'static str> {
     ALL.iter().copied().filter(|op| !is_data_action(op))
 }
+
+/// What is being attempted. Data actions are checked against `dataActions` only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation<'a> {
+    Action(&'a str),
+    DataAction(&'a str),
+}

@@ -7,15 +7,13 @@
 use uuid::Uuid;
 
 use super::actions;
-use super::definition::{Permissions, RoleDefinition};
+use super::definition::{BUILT_IN_NAMES, Permissions, RoleDefinition};
 use super::scope::Scope;
 
 pub const OWNER_ID: Uuid = Uuid::from_u128(0x8e3af657_a8ff_443c_a75c_2fe8c4bcb635);
 pub const CONTRIBUTOR_ID: Uuid = Uuid::from_u128(0xb24988ac_6180_42a0_ab88_20f7382dd24c);
 pub const READER_ID: Uuid = Uuid::from_u128(0xacdd72a7_3385_48ef_bd42_f606fba81ae7);
 pub const FUNCTION_INVOKER_ID: Uuid = Uuid::from_u128(0x6d2a8f1c_2b0e_4f55_9f7e_3c1d6b1e9a01);
-
-const NAMES: [&str; 4] = ["Owner", "Contributor", "Reader", "Function Invoker"];
 
 /// Owner, Contributor, Reader and Function Invoker, each assignable anywhere (`/`).
 ///
@@ -35,7 +33,7 @@ pub fn built_in_roles() -> Vec<RoleDefinition> {
     vec![
         role(
             OWNER_ID,
-            NAMES[0],
+            BUILT_IN_NAMES[0],
             Permissions {
                 actions: list(&["*"]),
                 data_actions: list(&["*"]),
@@ -44,7 +42,7 @@ pub fn built_in_roles() -> Vec<RoleDefinition> {
         ),
         role(
             CONTRIBUTOR_ID,
-            NAMES[1],
+            BUILT_IN_NAMES[1],
             Permissions {
                 actions: list(&["*"]),
                 not_actions: list(&[
@@ -61,7 +59,7 @@ pub fn built_in_roles() -> Vec<RoleDefinition> {
         ),
         role(
             READER_ID,
-            NAMES[2],
+            BUILT_IN_NAMES[2],
             Permissions {
                 actions: list(&["*/read"]),
                 ..Permissions::default()
@@ -69,17 +67,11 @@ pub fn built_in_roles() -> Vec<RoleDefinition> {
         ),
         role(
             FUNCTION_INVOKER_ID,
-            NAMES[3],
+            BUILT_IN_NAMES[3],
             Permissions {
                 data_actions: list(&[actions::FUNCTIONS_INVOKE]),
                 ..Permissions::default()
             },
         ),
     ]
-}
-
-/// Whether `name` is a built-in role's name, ignoring case, so a custom role cannot pass for
-/// one in a listing or an assignment by name.
-pub fn is_built_in_name(name: &str) -> bool {
-    NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
 }

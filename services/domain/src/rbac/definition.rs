@@ -9,9 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::actions::{DATA, control_actions};
-use super::built_in::is_built_in_name;
-use super::evaluate::Operation;
+use super::actions::{DATA, Operation, control_actions};
 use super::pattern::matches;
 use super::scope::Scope;
 use crate::names::TenantName;
@@ -121,6 +119,16 @@ struct PermissionsBody {
     not_actions: Option<Value>,
     data_actions: Option<Value>,
     not_data_actions: Option<Value>,
+}
+
+/// The built-in roles' names (`built_in` defines the roles), reserved here so that a custom
+/// role cannot take one.
+pub(super) const BUILT_IN_NAMES: [&str; 4] = ["Owner", "Contributor", "Reader", "Function Invoker"];
+
+/// Whether `name` is a built-in role's name, ignoring case, so a custom role cannot pass for
+/// one in a listing or an assignment by name.
+pub fn is_built_in_name(name: &str) -> bool {
+    BUILT_IN_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// Validates a custom role's written body for `tenant`, reporting every problem with its

@@ -6,15 +6,9 @@
 //! no foothold in the target's tenant (answered 404, so tenant and app names cannot be probed)
 //! from one who does (403).
 
+use super::actions::Operation;
 use super::definition::RoleDefinition;
 use super::scope::Scope;
-
-/// What is being attempted. Data actions are checked against `dataActions` only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation<'a> {
-    Action(&'a str),
-    DataAction(&'a str),
-}
 
 /// One role assignment of the caller: `role` at `scope`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::incremental::{Vote, VoteRule, incremental_vote};
-use super::reason;
 use super::targets::{MetricSample, TargetRule, target_instances};
 use super::{MAX_SCALE_OUT_STEP, ScaleMode};
+
+/// The sentence stored with every decision, built from this module's intermediate results.
+mod reason;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionScaleInput {

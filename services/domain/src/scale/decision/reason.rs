@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::decision::{Aggregate, Cause, Judged, ScaleInput, Steps};
-use super::{MAX_SCALE_OUT_STEP, ScaleMode};
+use super::{Aggregate, Cause, Judged, ScaleInput, Steps};
+use crate::scale::{MAX_SCALE_OUT_STEP, ScaleMode};
 
 pub(super) fn sentence(
     input: &ScaleInput,
