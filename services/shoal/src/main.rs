@@ -5,7 +5,10 @@ mod cli;
 mod commands;
 mod dev;
 mod scheduler;
+mod serve;
+mod signals;
 mod telemetry;
+mod tokens;
 mod worker;
 
 use clap::Parser;

@@ -8,7 +8,7 @@ use shoal_store::crypto::Cipher;
 use shoal_store::pool::{PoolConfig, connect_lazy};
 
 use crate::cli::SchedulerArgs;
-use crate::commands::shutdown_on_signal;
+use crate::signals::shutdown_on_signal;
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let config = scheduler_config(&args)?;

@@ -10,7 +10,7 @@ use shoal_store::pool::{PoolConfig, connect_lazy};
 use shoal_worker::{Hosting, Worker, WorkerConfig};
 
 use crate::cli::WorkerArgs;
-use crate::commands::shutdown_on_signal;
+use crate::signals::shutdown_on_signal;
 
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let config = worker_config(&args)?;

@@ -20,7 +20,8 @@ use shoal_scheduler::{Scheduler, SchedulerConfig};
 use shoal_worker::{ListenerMetrics, Worker, WorkerConfig};
 
 use crate::cli::DevArgs;
-use crate::commands::{issue_token, shutdown_on_signal};
+use crate::signals::shutdown_on_signal;
+use crate::tokens::issue_token;
 
 pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.dir)

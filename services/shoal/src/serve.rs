@@ -1,0 +1,51 @@
+//! `shoal serve`: the API.
+
+use anyhow::Context;
+use shoal_api::external_issuers::ExternalIssuersConfig;
+use shoal_api::issuance::TokenConfig;
+use shoal_api::{ApiConfig, Application, IdentityConfig};
+use shoal_store::pool::{PoolConfig, migrate};
+
+use crate::cli::ServeArgs;
+use crate::signals::shutdown_on_signal;
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    shoal_api::external_issuers::check_distinct(&args.external_issuers, &args.issuer.issuer)
+        .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
+    if args.migrate {
+        migrate(args.database.url.expose())
+            .await
+            .context("migrating the database")?;
+    }
+    let config = ApiConfig {
+        listen: args.listen,
+        database_url: args.database.url,
+        secret_key: args.secret.key,
+        issuer: args.issuer.issuer,
+        audience: args.issuer.audience,
+        max_body_bytes: args.max_body_bytes,
+        identity: IdentityConfig {
+            tokens: TokenConfig {
+                public_url: args.public_url,
+                lifetime: args.token_lifetime,
+                ..TokenConfig::default()
+            },
+            external_issuers: ExternalIssuersConfig {
+                issuers: args.external_issuers,
+                ..ExternalIssuersConfig::default()
+            },
+        },
+        pool: PoolConfig {
+            max_connections: args
+                .db_max_connections
+                .unwrap_or_else(shoal_store::pool::default_max_connections),
+            ..PoolConfig::default()
+        },
+    };
+    let app = Application::build(config).await?;
+    tracing::info!(port = app.port(), "serving the API");
+    let shutdown = shutdown_on_signal();
+    app.run_until_stopped(shutdown).await?;
+    tracing::info!("API stopped");
+    Ok(())
+}
