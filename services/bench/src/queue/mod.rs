@@ -30,6 +30,7 @@
 
 mod app;
 mod cpu;
+pub mod figures;
 pub(crate) mod handler;
 pub(crate) mod process;
 mod python;
@@ -43,8 +44,8 @@ use shoal_connectors::{Queue, StorageQueues};
 use shoal_testkit::ScratchDatabase;
 use shoal_testkit::azurite::Azurite;
 
-use crate::report::queue::{AzuriteLoad, NotMeasured, QueueFigures, Rate};
 use crate::server::{ShoalBin, free_addr};
+use figures::{AzuriteLoad, NotMeasured, QueueFigures, Rate};
 use handler::Handler;
 use process::Consumer;
 
