@@ -26,8 +26,8 @@ A cycle among the edges is an import circle. Usage:
     check-imports.py [--root DIR] [--enforce CRATE ...]   # default root: the repository
     check-imports.py --self-test
 
-Circles in the crates named by --enforce (directory names under services/, e.g. `api`) make
-the exit status 1; circles elsewhere are printed as warnings. Standard library only.
+Circles in the crates named by --enforce (directory names under services/, e.g. `api`, or
+`all`) make the exit status 1; circles elsewhere are printed as warnings. Standard library only.
 """
 
 import argparse
@@ -239,6 +239,8 @@ def report(crate, edges, out):
 
 def check(root, enforce, out=sys.stdout):
     services = os.path.join(root, "services")
+    if "all" in enforce:
+        enforce = [c for c in os.listdir(services) if os.path.isdir(os.path.join(services, c, "src"))]
     failed = False
     for crate in sorted(os.listdir(services)):
         src = os.path.join(services, crate, "src")
