@@ -55,7 +55,7 @@ pub struct ScalableApp {
     pub mode: ScaleMode,
     pub limit: u32,
     pub minimum: u32,
-    /// Count only messages no worker holds (see `metrics`).
+    /// Count only messages no worker holds (see `trigger_metrics`).
     pub visible_only: bool,
     /// The app's `identity`, from which [`ScalableApp::identities`] are read every tick.
     pub identity: Identity,

@@ -2,6 +2,10 @@
 //! counts it under [`SchedulerError::metric_label`] (`shoal_scheduler_errors_total`) and tries
 //! again next round.
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::registry::Registry;
 use shoal_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +48,34 @@ impl SchedulerError {
             SchedulerError::ReleaseLeaseTimedOut => "release_lease_timed_out",
             SchedulerError::Task(_) => "task",
         }
+    }
+}
+
+/// `shoal_scheduler_errors_total{error=…}`: the loop's failures by
+/// [`SchedulerError::metric_label`].
+#[derive(Clone, Debug, Default)]
+pub struct ErrorCounter(Family<ErrorLabels, Counter>);
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ErrorLabels {
+    error: &'static str,
+}
+
+impl ErrorCounter {
+    pub fn count(&self, error: &SchedulerError) {
+        self.0
+            .get_or_create(&ErrorLabels {
+                error: error.metric_label(),
+            })
+            .inc();
+    }
+
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "scheduler_errors",
+            "Failures of the scheduler's loop by kind (each retried next round)",
+            self.0.clone(),
+        );
     }
 }
 

@@ -10,11 +10,11 @@
 pub mod catalog;
 pub mod config;
 pub mod error;
-pub mod metrics;
 pub mod planner;
 pub mod runtime;
 pub mod server;
 pub mod tick;
+pub mod trigger_metrics;
 
 pub use config::SchedulerConfig;
 pub use error::SchedulerError;

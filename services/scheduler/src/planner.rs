@@ -12,7 +12,7 @@ use shoal_domain::scale::{
 };
 
 use crate::catalog::{AppKey, ScalableApp, Snapshot};
-use crate::metrics::Reading;
+use crate::trigger_metrics::Reading;
 
 /// Per-listener messages in flight, by (tenant, app, function), from the workers' heartbeats.
 pub type InFlight = HashMap<(String, String, String), u64>;
@@ -235,7 +235,7 @@ mod tests {
 
     use super::*;
     use crate::catalog::{MetricSource, ScalableFunction};
-    use crate::metrics::QueueReading;
+    use crate::trigger_metrics::QueueReading;
 
     fn app(tenant: &str, name: &str, limit: u32) -> ScalableApp {
         ScalableApp {

@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::config::SchedulerConfig;
-use crate::error::SchedulerError;
-use crate::metrics::{ErrorCounter, MetricReader};
+use crate::error::{ErrorCounter, SchedulerError};
 use crate::tick::{Leader, TickContext, TickReport};
+use crate::trigger_metrics::MetricReader;
 
 /// What the scheduler exports about itself (see `server`).
 #[derive(Debug, Default)]

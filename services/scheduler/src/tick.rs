@@ -13,8 +13,8 @@ use shoal_store::{StoreError, begin_platform, leadership, workers};
 
 use crate::catalog::{AppKey, Catalog};
 use crate::config::SchedulerConfig;
-use crate::metrics::{MetricReader, Reading};
 use crate::planner::{InFlight, Inputs, Planner};
+use crate::trigger_metrics::{MetricReader, Reading};
 
 /// What the leader keeps between ticks.
 pub struct Leader {

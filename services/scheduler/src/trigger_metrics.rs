@@ -6,8 +6,6 @@
 //! takes its turn) with `concurrency_per_account` in flight, and a tick waits only its budget
 //! for them. A read still running then lands in the cache for the next tick instead of
 //! delaying every app's decision. Queues named by several functions or apps are read once.
-//!
-//! The scheduler's own failures are counted here too, by kind ([`ErrorCounter`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -15,10 +13,6 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::StreamExt;
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::registry::Registry;
 use shoal_connectors::{ConnectorOptions, QueueError, StorageQueues};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -27,35 +21,6 @@ use tokio::task::JoinSet;
 
 use crate::catalog::{MetricSource, ScalableApp};
 use crate::config::MetricsConfig;
-use crate::error::SchedulerError;
-
-/// `shoal_scheduler_errors_total{error=…}`: the loop's failures by
-/// [`SchedulerError::metric_label`].
-#[derive(Clone, Debug, Default)]
-pub struct ErrorCounter(Family<ErrorLabels, Counter>);
-
-#[derive(Clone, Debug, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct ErrorLabels {
-    error: &'static str,
-}
-
-impl ErrorCounter {
-    pub fn count(&self, error: &SchedulerError) {
-        self.0
-            .get_or_create(&ErrorLabels {
-                error: error.metric_label(),
-            })
-            .inc();
-    }
-
-    pub fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "scheduler_errors",
-            "Failures of the scheduler's loop by kind (each retried next round)",
-            self.0.clone(),
-        );
-    }
-}
 
 /// A queue as metrics know it: the connection it is read with and its name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
