@@ -20,6 +20,8 @@ pub mod queue_trigger;
 pub mod rate_limit;
 pub mod rbac;
 pub mod scale;
+pub mod service_bus_entity;
+pub mod service_bus_trigger;
 pub mod settings;
 pub mod tenants;
 pub mod timespan;

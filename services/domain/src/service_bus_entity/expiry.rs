@@ -1,0 +1,1 @@
+//! Message expiry as Service Bus defines it (reference document 001).

@@ -1,0 +1,1 @@
+//! Entity settings a Service Bus trigger may declare.
