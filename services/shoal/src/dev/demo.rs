@@ -1,6 +1,8 @@
 //! The demo `shoal dev` sets up: a small handler (the kind of code a tenant deploys) and the
 //! app `demo/hello` whose function `greet` is triggered by the queue `demo-in` and writes its
-//! result to `demo-out`, and whose function `welcome` answers HTTP through the webhook ingress.
+//! result to `demo-out`, whose function `orders` is triggered by the local Service Bus stand-in's
+//! queue `demo-orders` and sends a receipt to `demo-receipts`, and whose function `welcome`
+//! answers HTTP through the webhook ingress.
 
 use std::collections::BTreeMap;
 
@@ -21,10 +23,15 @@ use shoal_store::tenants::TenantWrite;
 use shoal_store::{Precondition, TenantId, apps, begin_platform, begin_tenant, functions};
 use shoal_store::{signing_secrets, tenants};
 
+use super::service_bus::{ORDERS_QUEUE, RECEIPTS_QUEUE};
+
 pub const TENANT: &str = "demo";
 pub const APP: &str = "hello";
 pub const FUNCTION: &str = "greet";
 pub const HTTP_FUNCTION: &str = "welcome";
+pub const SERVICE_BUS_FUNCTION: &str = "orders";
+/// The app setting naming the local Service Bus stand-in (`connection: "ServiceBus"`).
+const SERVICE_BUS_SETTING: &str = "ServiceBus";
 pub const INPUT_QUEUE: &str = "demo-in";
 pub const OUTPUT_QUEUE: &str = "demo-out";
 
@@ -84,6 +91,22 @@ async fn handle(
         }))
         .into_response();
     }
+    if let Some(order) = request["Data"].get("order") {
+        // A Service Bus message: a receipt through the `receipt` output, with properties.
+        let metadata = &request["Metadata"];
+        return axum::Json(json!({
+            "Outputs": {"receipt": {
+                "Body": {"received": order, "function": function},
+                "CorrelationId": metadata["MessageId"],
+                "ApplicationProperties": {"deliveryCount": metadata["DeliveryCount"]},
+            }},
+            "Logs": [format!(
+                "received order {} (delivery {})",
+                metadata["MessageId"], metadata["DeliveryCount"]
+            )],
+        }))
+        .into_response();
+    }
     let text = request["Data"]["msg"]
         .as_str()
         .unwrap_or_default()
@@ -107,6 +130,7 @@ pub async fn ensure_app(
     cipher: &Cipher,
     handler_url: &str,
     storage_connection: &str,
+    service_bus_connection: &str,
 ) -> anyhow::Result<WebhookSecret> {
     let mut tx = begin_platform(pool).await?;
     if !tenants::exists(&mut tx, TENANT).await? {
@@ -127,7 +151,10 @@ pub async fn ensure_app(
     let tenant = TenantId::new(TenantName::parse(TENANT).map_err(anyhow::Error::msg)?);
     let body = json!({
         "handler": {"url": handler_url},
-        "appSettings": {"AzureWebJobsStorage": storage_connection},
+        "appSettings": {
+            "AzureWebJobsStorage": storage_connection,
+            SERVICE_BUS_SETTING: service_bus_connection,
+        },
     });
     let written = AppSpec::parse(APP, &body).map_err(|e| anyhow::anyhow!("demo app: {e:?}"))?;
     let settings = settings_to_store(&written.spec.app_settings, &[])
@@ -157,6 +184,21 @@ pub async fn ensure_app(
     )
     .await
     .context("writing the demo function")?;
+    functions::put(
+        &mut tx,
+        &tenant,
+        APP,
+        SERVICE_BUS_FUNCTION,
+        &json!({"bindings": [
+            {"type": "serviceBusTrigger", "direction": "in", "name": "order",
+             "queueName": ORDERS_QUEUE, "connection": SERVICE_BUS_SETTING},
+            {"type": "serviceBus", "direction": "out", "name": "receipt",
+             "queueName": RECEIPTS_QUEUE, "connection": SERVICE_BUS_SETTING}
+        ]}),
+        Precondition::None,
+    )
+    .await
+    .context("writing the demo Service Bus function")?;
     functions::put(
         &mut tx,
         &tenant,

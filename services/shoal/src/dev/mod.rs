@@ -1,10 +1,12 @@
 //! `shoal dev`: everything in one process on embedded defaults. A private Postgres cluster
 //! (unless `DATABASE_URL` is set) and a secret key are kept under `.shoal/`, so the data and
-//! tokens survive restarts. Azurite runs in memory (its queues start empty each time), with the
-//! scheduler, three workers hosting the instances it places, and the demo app with its handler.
+//! tokens survive restarts. Azurite and the local Service Bus stand-in run in memory (their
+//! queues start empty each time), with the scheduler, three workers hosting the instances it
+//! places, and the demo app with its handler.
 
 mod demo;
 pub mod postgres;
+mod service_bus;
 
 use std::path::Path;
 use std::time::Duration;
@@ -62,11 +64,18 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     let azurite = shoal_devstack::azurite::Azurite::start_silent()
         .await
         .context("starting Azurite (make dev installs it; SHOAL_AZURITE_BIN overrides)")?;
+    let bus = service_bus::start().await?;
     let pool = shoal_store::pool::connect_lazy(database_url, &PoolConfig::default())?;
     let cipher = shoal_store::crypto::Cipher::new(&secret_key);
     let (handler_listener, handler_url) = demo::bind_handler().await?;
-    let secret =
-        demo::ensure_app(&pool, &cipher, &handler_url, &azurite.connection_string()).await?;
+    let secret = demo::ensure_app(
+        &pool,
+        &cipher,
+        &handler_url,
+        &azurite.connection_string(),
+        &bus.connection_string(),
+    )
+    .await?;
     demo::start_handler(handler_listener, secret);
     demo::create_queues(&azurite.connection_string()).await?;
     // Workers and the scheduler sign in as apps' identities with assertions issued under the
@@ -126,11 +135,12 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         "\nShoal is running.\n\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
-         Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n\
+         Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n{}\n\
          Stop with Ctrl-C.\n",
         azurite.queue_endpoint(),
         azurite.connection_string(),
         demo::instructions(&azurite.queue_endpoint(), &sas, &base, &invoker),
+        service_bus::instructions(&bus),
     );
     let shutdown = shutdown_on_signal();
     let scheduler = scheduler.start(shutdown.clone());
@@ -147,6 +157,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     }
     let scheduled = scheduler.stopped().await;
     drop(azurite);
+    bus.shutdown().await;
     served?;
     drained?;
     Ok(scheduled?)
