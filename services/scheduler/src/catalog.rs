@@ -12,7 +12,7 @@ use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
-use shoal_domain::service_bus_entity::path::{EntityPath, NameKind, check_name};
+use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
 use shoal_domain::service_bus_entity::settings::EntitySettings;
 use shoal_store::crypto::Cipher;
 use shoal_store::{
@@ -343,35 +343,12 @@ fn service_bus_source(
         Ok(spec) => spec,
         Err(e) => return MetricSource::Unreadable(e.to_string()),
     };
-    let name = |kind: NameKind, written: &str| -> Result<String, String> {
-        let resolved = match written
-            .strip_prefix('%')
-            .and_then(|rest| rest.strip_suffix('%'))
-        {
-            Some(setting) => settings
-                .get(setting)
-                .cloned()
-                .ok_or_else(|| format!("app setting {setting} (named by {written}) is not set"))?,
-            None => written.to_owned(),
-        };
-        check_name(kind, &resolved)?;
-        Ok(resolved)
-    };
-    let entity = match (
-        &trigger.queue_name,
-        &trigger.topic_name,
-        &trigger.subscription_name,
-    ) {
-        (Some(queue), _, _) => name(NameKind::Queue, queue).map(EntityPath::Queue),
-        (None, Some(topic), Some(subscription)) => name(NameKind::Topic, topic).and_then(|topic| {
-            Ok(EntityPath::Subscription {
-                topic,
-                subscription: name(NameKind::Subscription, subscription)?,
-            })
-        }),
-        // Refused on write; a stored binding that no longer validates is skipped earlier.
-        _ => Err("the trigger names no queue or topic subscription".to_owned()),
-    };
+    let entity = resolve_trigger_entity(
+        trigger.queue_name.as_deref(),
+        trigger.topic_name.as_deref(),
+        trigger.subscription_name.as_deref(),
+        settings,
+    );
     match entity {
         Ok(entity) => MetricSource::ServiceBus {
             connection: Box::new(connection),

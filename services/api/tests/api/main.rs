@@ -17,6 +17,7 @@ mod outbound_identity;
 mod pasted_config;
 mod rbac;
 mod scale;
+mod service_bus_entity;
 mod signing_keys;
 mod tenants;
 mod token_attacks;

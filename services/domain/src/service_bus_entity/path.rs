@@ -198,6 +198,39 @@ pub fn check_binding_entity(
     })
 }
 
+/// The entity a trigger receives from, its `%Setting%` names resolved from `settings` and
+/// checked as literal names were checked on write.
+pub fn resolve_trigger_entity(
+    queue: Option<&str>,
+    topic: Option<&str>,
+    subscription: Option<&str>,
+    settings: &std::collections::BTreeMap<String, String>,
+) -> Result<EntityPath, String> {
+    let name = |kind: NameKind, written: &str| -> Result<String, String> {
+        let resolved = match written
+            .strip_prefix('%')
+            .and_then(|rest| rest.strip_suffix('%'))
+        {
+            Some(setting) => settings
+                .get(setting)
+                .cloned()
+                .ok_or_else(|| format!("app setting {setting} (named by {written}) is not set"))?,
+            None => written.to_owned(),
+        };
+        check_name(kind, &resolved)
+            .map_err(|e| format!("{written} resolves to {resolved:?}: {e}"))?;
+        Ok(resolved)
+    };
+    match (queue, topic, subscription) {
+        (Some(queue), _, _) => name(NameKind::Queue, queue).map(EntityPath::Queue),
+        (None, Some(topic), Some(subscription)) => Ok(EntityPath::Subscription {
+            topic: name(NameKind::Topic, topic)?,
+            subscription: name(NameKind::Subscription, subscription)?,
+        }),
+        _ => Err("the trigger names no queue or topic subscription".to_owned()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +346,37 @@ mod tests {
                 .map_err(|problems| problems.into_iter().map(|(f, _)| f).collect::<Vec<_>>());
             assert_eq!(got, want, "{q:?} {t:?} {s:?} trigger={trigger}");
         }
+    }
+
+    #[test]
+    fn setting_references_resolve_and_are_checked() {
+        let settings = std::collections::BTreeMap::from([
+            ("Q".to_owned(), "orders".to_owned()),
+            ("Bad".to_owned(), "$x".to_owned()),
+        ]);
+        let resolve = |q, t, s| resolve_trigger_entity(q, t, s, &settings);
+        assert_eq!(
+            resolve(Some("%Q%"), None, None),
+            Ok(EntityPath::Queue("orders".into()))
+        );
+        assert_eq!(
+            resolve(None, Some("t"), Some("%Q%")),
+            Ok(EntityPath::Subscription {
+                topic: "t".into(),
+                subscription: "orders".into()
+            })
+        );
+        assert!(
+            resolve(Some("%Missing%"), None, None)
+                .unwrap_err()
+                .contains("not set")
+        );
+        assert!(
+            resolve(Some("%Bad%"), None, None)
+                .unwrap_err()
+                .contains("reserved")
+        );
+        assert!(resolve(None, Some("t"), None).is_err());
     }
 
     #[test]

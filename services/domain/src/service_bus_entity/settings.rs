@@ -44,12 +44,14 @@ pub enum NamespaceTier {
 
 /// The `entity` object of a `serviceBusTrigger` binding: settings Shoal checks and keeps the
 /// live queue or subscription at. Absent properties are left as the entity has them.
+/// Durations are .NET TimeSpans (`00:05:00`) or ISO 8601 (`PT5M`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EntitySettings {
     /// The namespace's tier, so that Basic's limits are checked on write (Basic: no topics, no
     /// sessions, TTL at most 14 days).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(inline)]
     pub tier: Option<NamespaceTier>,
     /// How long a message lives when its sender sets no TTL, and the cap on one it does set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
