@@ -22,10 +22,8 @@ use utoipa::ToSchema;
 
 pub use duration::{EntityDuration, TIMESPAN_MAX, parse_iso8601, to_iso8601};
 
-/// The Basic tier's cap on an entity's default message TTL (reference document 001).
-const BASIC_TIER_MAX_TTL: Duration = Duration::from_secs(14 * 24 * 3600);
-/// Service Bus refuses a shorter `autoDeleteOnIdle` (reference document 001).
-const MIN_AUTO_DELETE_ON_IDLE: Duration = Duration::from_secs(5 * 60);
+use super::expiry::{AUTO_DELETE_ON_IDLE_MIN, BASIC_TIER_MAX_TTL};
+
 const MIN_LOCK_DURATION: Duration = Duration::from_secs(5);
 const MAX_LOCK_DURATION: Duration = Duration::from_secs(5 * 60);
 const MIN_TIME_TO_LIVE: Duration = Duration::from_secs(1);
@@ -112,7 +110,7 @@ pub fn check(settings: &EntitySettings, context: EntityContext) -> Vec<(&'static
         }
     }
     if let Some(idle) = &settings.auto_delete_on_idle
-        && idle.as_duration() < MIN_AUTO_DELETE_ON_IDLE
+        && idle.as_duration() < AUTO_DELETE_ON_IDLE_MIN
     {
         problems.push((
             "autoDeleteOnIdle",
