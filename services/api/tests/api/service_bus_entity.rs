@@ -36,7 +36,10 @@ async fn entity_settings_and_names_are_422_with_field_paths() {
         ),
         (
             json!({"queueName": "q", "entity": {"lockDuration": "PT6M", "maxDeliveryCount": 0}}),
-            vec!["bindings[0].entity.lockDuration", "bindings[0].entity.maxDeliveryCount"],
+            vec![
+                "bindings[0].entity.lockDuration",
+                "bindings[0].entity.maxDeliveryCount",
+            ],
         ),
         (
             json!({"queueName": "q", "entity": {"maxDeliveryCount": 5, "requiresSession": true}}),
@@ -46,14 +49,23 @@ async fn entity_settings_and_names_are_422_with_field_paths() {
             json!({"topicName": "t", "subscriptionName": "s", "entity": {"tier": "basic"}}),
             vec!["bindings[0].entity.tier"],
         ),
-        (json!({"queueName": "$DeadLetterQueue"}), vec!["bindings[0].queueName"]),
+        (
+            json!({"queueName": "$DeadLetterQueue"}),
+            vec!["bindings[0].queueName"],
+        ),
         (json!({"queueName": "a//b"}), vec!["bindings[0].queueName"]),
-        (json!({"queueName": &"q".repeat(261)}), vec!["bindings[0].queueName"]),
+        (
+            json!({"queueName": &"q".repeat(261)}),
+            vec!["bindings[0].queueName"],
+        ),
         (
             json!({"topicName": "t", "subscriptionName": "a/b"}),
             vec!["bindings[0].subscriptionName"],
         ),
-        (json!({"topicName": "t"}), vec!["bindings[0].subscriptionName"]),
+        (
+            json!({"topicName": "t"}),
+            vec!["bindings[0].subscriptionName"],
+        ),
         (
             json!({"queueName": "q", "subscriptionName": "s"}),
             vec!["bindings[0].subscriptionName"],
@@ -66,7 +78,11 @@ async fn entity_settings_and_names_are_422_with_field_paths() {
     for (extra, want) in cases {
         let body = trigger(extra);
         let response = app.admin(Method::PUT, PATH).json(&body).fetch().await;
-        assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}"
+        );
         let problem = problem(response).await;
         assert_eq!(problem["status"], 422);
         assert_eq!(error_paths(&problem), want, "{body}");
@@ -105,7 +121,9 @@ async fn diagnostics_report_an_unreachable_namespace() {
     assert!(patch.status().is_success(), "{}", patch.status());
     let put = app
         .admin(Method::PUT, PATH)
-        .json(&trigger(json!({"queueName": "orders", "entity": {"maxDeliveryCount": 3}})))
+        .json(&trigger(
+            json!({"queueName": "orders", "entity": {"maxDeliveryCount": 3}}),
+        ))
         .fetch()
         .await;
     assert_eq!(put.status(), StatusCode::CREATED);
