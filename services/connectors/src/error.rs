@@ -14,6 +14,9 @@ use azure_core::http::StatusCode;
 pub enum QueueError {
     #[error("queue {queue} does not exist")]
     QueueNotFound { queue: String },
+    /// A Service Bus queue or subscription the management API does not know.
+    #[error("{entity} does not exist")]
+    EntityNotFound { entity: String },
     /// A delete or visibility update found no message under that pop receipt: it was deleted,
     /// expired, or became visible and was received again (with a new receipt).
     #[error(

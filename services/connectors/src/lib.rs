@@ -11,11 +11,15 @@ mod credentials;
 mod error;
 mod queues;
 mod sas;
+mod service_bus_admin;
 mod transport;
 
 pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
 pub use queues::{Queue, QueueMessage, Receipt, StorageQueues};
+pub use service_bus_admin::{
+    EntityDescription, MessageCounts, SERVICE_BUS_MANAGEMENT_API_VERSION, ServiceBusAdmin,
+};
 
 /// The storage service version (`x-ms-version`, and `sv` of the SAS Shoal signs). Pinned below
 /// the SDK's default because Azurite 3.35, which the tests and `shoal dev` run against, accepts

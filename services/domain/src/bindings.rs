@@ -18,6 +18,7 @@ use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type}
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::names::BindingName;
+use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
 pub use properties::{
@@ -280,13 +281,15 @@ impl PartialSchema for Binding {
             .schema_type(Type::Object)
             .description(Some(
                 "One function.json binding: `type`, `direction`, `name` and the type's own properties \
-                 (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`).",
+                 (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). \
+                 A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`.",
             ))
             .property("type", string().enum_values(Some(known)))
             .property("direction", string().enum_values(Some(["in", "out"])))
             .property("name", BindingName::schema())
             .property("dataType", string().enum_values(Some(["string", "binary", "stream"])))
             .property("connection", string())
+            .property("entity", EntitySettings::schema())
             .required("type")
             .required("direction")
             .required("name")

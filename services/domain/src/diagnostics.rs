@@ -27,8 +27,10 @@ pub mod sign_in;
 use sign_in::ConnectionSignIn;
 
 mod listeners;
+mod service_bus;
 
 pub use listeners::check_undeclared_outputs;
+pub use service_bus::{EntityProbe, check_service_bus_entity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -13,6 +13,7 @@
 
 mod decision;
 mod incremental;
+mod listeners;
 mod targets;
 
 #[cfg(test)]
@@ -27,6 +28,7 @@ use utoipa::ToSchema;
 
 pub use decision::{FunctionScaleInput, FunctionVerdict, ScaleDecision, ScaleInput, decide};
 pub use incremental::{Vote, VoteRule, incremental_vote};
+pub use listeners::ListenerLoad;
 pub use targets::{
     DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION, DEFAULT_KAFKA_LAG_THRESHOLD, MetricKind, MetricSample,
     TargetRule, target_instances, target_rule,

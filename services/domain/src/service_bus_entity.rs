@@ -3,4 +3,5 @@
 //! validated on write and compared with the live entity ([`settings`]).
 
 pub mod expiry;
+pub mod path;
 pub mod settings;

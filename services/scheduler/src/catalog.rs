@@ -6,12 +6,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use shoal_domain::apps::{AppState, Identity};
-use shoal_domain::bindings::Binding;
+use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
+use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
+use shoal_domain::service_bus_entity::settings::EntitySettings;
 use shoal_store::crypto::Cipher;
 use shoal_store::{
     StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, revalidate,
@@ -69,6 +71,7 @@ impl ScalableApp {
     fn signs_in(&self) -> bool {
         self.functions.iter().any(|f| {
             matches!(&f.source, MetricSource::StorageQueue { connection, .. }
+                | MetricSource::ServiceBus { connection, .. }
                 if matches!(connection.as_ref(), ConnectionSpec::Identity(_)))
         })
     }
@@ -90,6 +93,16 @@ pub enum MetricSource {
         /// Whose identity the connection signs in as (default for connection strings).
         identities: AppIdentities,
         queue: String,
+    },
+    /// A Service Bus queue or subscription, read through the management API as Azure's scale
+    /// controller reads it (`ServiceBusScaleMonitor`: the entity's runtime properties).
+    ServiceBus {
+        connection: Box<ConnectionSpec>,
+        identities: AppIdentities,
+        entity: EntityPath,
+        /// The entity settings the function declares, kept on the live entity when the
+        /// connection may manage it.
+        declared: Option<Box<EntitySettings>>,
     },
     /// No source (yet): the function falls back to incremental votes, which without readings
     /// keep the app at one instance so the listener runs and reports its state.
@@ -238,6 +251,9 @@ async fn with_identities(
     for function in &mut changed.functions {
         if let MetricSource::StorageQueue {
             identities: used, ..
+        }
+        | MetricSource::ServiceBus {
+            identities: used, ..
         } = &mut function.source
         {
             *used = identities.clone();
@@ -305,12 +321,45 @@ fn metric_source(trigger: &Binding, settings: &BTreeMap<String, String>) -> Metr
                 Err(e) => MetricSource::Unreadable(e),
             }
         }
-        Binding::ServiceBusTrigger(_) => {
-            MetricSource::Unreadable("Service Bus metrics are not read yet".into())
-        }
+        Binding::ServiceBusTrigger(trigger) => service_bus_source(trigger, settings),
         other => MetricSource::Unreadable(format!(
             "{} triggers have no metric source yet",
             other.type_name()
         )),
+    }
+}
+
+/// The entity a Service Bus trigger receives from, with `%Setting%` names resolved from the app
+/// settings and checked as names written literally were checked on write.
+fn service_bus_source(
+    trigger: &ServiceBusTriggerBinding,
+    settings: &BTreeMap<String, String>,
+) -> MetricSource {
+    let connection = match resolve(
+        ConnectionKind::ServiceBus,
+        trigger.connection.as_deref(),
+        settings,
+    ) {
+        Ok(spec) => spec,
+        Err(e) => return MetricSource::Unreadable(e.to_string()),
+    };
+    let entity = resolve_trigger_entity(
+        trigger.queue_name.as_deref(),
+        trigger.topic_name.as_deref(),
+        trigger.subscription_name.as_deref(),
+        settings,
+    );
+    match entity {
+        Ok(entity) => MetricSource::ServiceBus {
+            connection: Box::new(connection),
+            identities: AppIdentities::default(),
+            entity,
+            declared: trigger
+                .entity
+                .as_ref()
+                .filter(|e| e.declares_entity())
+                .map(|e| Box::new(e.clone())),
+        },
+        Err(e) => MetricSource::Unreadable(e),
     }
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use shoal_domain::placement::{AppDemand, Assignment, Placement, WorkerSlot, place};
 use shoal_domain::scale::{
-    FunctionScaleInput, INCREMENTAL_SAMPLES, MetricSample, ScaleDecision, ScaleInput, decide,
+    FunctionScaleInput, INCREMENTAL_SAMPLES, ListenerLoad, MetricSample, ScaleDecision, ScaleInput,
+    decide,
 };
 
 use crate::catalog::{AppKey, ScalableApp, Snapshot};
@@ -16,6 +17,10 @@ use crate::trigger_metrics::Reading;
 
 /// Per-listener messages in flight, by (tenant, app, function), from the workers' heartbeats.
 pub type InFlight = HashMap<(String, String, String), u64>;
+
+/// Listeners running, by (tenant, app, function), from the workers' heartbeats: with
+/// [`InFlight`], the load a function whose metric cannot be read is scaled on.
+pub type ListenerCounts = HashMap<(String, String, String), u32>;
 
 #[derive(Default)]
 struct History {
@@ -38,6 +43,7 @@ pub struct Inputs<'a> {
     /// The latest reading per (app, function); absent when never read.
     pub readings: &'a HashMap<(AppKey, String), Reading>,
     pub in_flight: &'a InFlight,
+    pub listeners: &'a ListenerCounts,
     pub workers: &'a [WorkerSlot],
     pub current: &'a [Assignment],
     pub now: Instant,
@@ -166,30 +172,41 @@ fn scale_input(
         let (samples, last_read) = history.samples.entry(f.name.clone()).or_default();
         // Not read yet (the first read is still running) is not unreadable: no sample, no vote.
         let reading = inputs.readings.get(&(app.key.clone(), f.name.clone()));
+        let listener_key = (app.key.tenant.clone(), app.key.app.clone(), f.name.clone());
+        let in_flight = inputs.in_flight.get(&listener_key).copied().unwrap_or(0);
         let mut latest_unreadable = false;
+        let mut listener_load = None;
+        let mut sample = |value: u64, queue_time_ms: Option<u64>, at: Instant| {
+            // A cached reading is sampled once.
+            if *last_read != Some(at) {
+                samples.push_back(MetricSample {
+                    value,
+                    queue_time_ms,
+                    partitions: None,
+                });
+                *last_read = Some(at);
+                while samples.len() > INCREMENTAL_SAMPLES {
+                    samples.pop_front();
+                }
+            }
+        };
         if let Some(reading) = reading {
             match &reading.result {
                 Ok(q) => {
-                    if *last_read != Some(reading.at) {
-                        let in_flight = if app.visible_only {
-                            inputs
-                                .in_flight
-                                .get(&(app.key.tenant.clone(), app.key.app.clone(), f.name.clone()))
-                                .copied()
-                                .unwrap_or(0)
-                        } else {
-                            0
-                        };
-                        samples.push_back(MetricSample {
-                            value: q.length.saturating_sub(in_flight),
-                            queue_time_ms: q.queue_time_ms,
-                            partitions: None,
-                        });
-                        *last_read = Some(reading.at);
-                        while samples.len() > INCREMENTAL_SAMPLES {
-                            samples.pop_front();
-                        }
-                    }
+                    let held = if app.visible_only { in_flight } else { 0 };
+                    sample(q.length.saturating_sub(held), q.queue_time_ms, reading.at);
+                }
+                // Without rights to read the backlog, the listeners' load is the signal: the
+                // samples become their in-flight counts (DESIGN §5, listen-only fallback).
+                Err(why) if reading.listen_only => {
+                    latest_unreadable = true;
+                    sample(in_flight, None, reading.at);
+                    let listeners = inputs.listeners.get(&listener_key).copied().unwrap_or(0);
+                    listener_load = Some(ListenerLoad {
+                        in_flight,
+                        capacity: u64::from(listeners) * u64::from(f.rule.per_instance),
+                        cause: why.clone(),
+                    });
                 }
                 Err(_) => latest_unreadable = true,
             }
@@ -199,6 +216,7 @@ fn scale_input(
             rule: f.rule,
             samples: samples.iter().copied().collect(),
             latest_unreadable,
+            listener_load,
         });
     }
     history
@@ -279,6 +297,7 @@ mod tests {
         snapshot: Snapshot,
         readings: HashMap<(AppKey, String), Reading>,
         in_flight: InFlight,
+        listeners: ListenerCounts,
         workers: Vec<WorkerSlot>,
     }
 
@@ -291,6 +310,7 @@ mod tests {
                 },
                 readings: HashMap::new(),
                 in_flight: InFlight::new(),
+                listeners: ListenerCounts::new(),
                 workers: self::workers(workers),
             }
         }
@@ -312,6 +332,7 @@ mod tests {
                         queue_time_ms: None,
                     }),
                     at,
+                    listen_only: false,
                 },
             );
         }
@@ -321,6 +342,7 @@ mod tests {
                 snapshot: &self.snapshot,
                 readings: &self.readings,
                 in_flight: &self.in_flight,
+                listeners: &self.listeners,
                 workers: &self.workers,
                 current,
                 now,
@@ -437,5 +459,99 @@ mod tests {
         world.snapshot.apps.clear();
         world.plan(&mut planner, &[], Instant::now());
         assert!(planner.apps.is_empty());
+    }
+
+    fn service_bus_app(name: &str, limit: u32) -> ScalableApp {
+        let mut scaled = app("t", name, limit);
+        scaled.functions[0].rule = TargetRule {
+            metric: MetricKind::ActiveMessages,
+            per_instance: 16,
+        };
+        scaled
+    }
+
+    /// A reading the management API refused: listen-only rights.
+    fn listen_only(world: &mut World, app: &str, at: Instant) {
+        let key = world
+            .snapshot
+            .apps
+            .iter()
+            .find(|a| a.key.app == app)
+            .unwrap()
+            .key
+            .clone();
+        world.readings.insert(
+            (key, "f".into()),
+            Reading {
+                result: Err("listen-only rights (401); scaling falls back to incremental".into()),
+                at,
+                listen_only: true,
+            },
+        );
+    }
+
+    #[test]
+    fn active_messages_scale_out_four_per_decision_to_the_limit() {
+        let mut world = World::new(vec![service_bus_app("sb", 10)], 12);
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        let start = Instant::now();
+        let mut current = Vec::new();
+        let mut seen = Vec::new();
+        for tick in 0..4u64 {
+            let now = start + Duration::from_secs(tick);
+            world.backlog("sb", 5000, now);
+            let plan = world.plan(&mut planner, &current, now);
+            seen.push(to_of(&plan, "sb"));
+            current = plan.placement.assignments.clone();
+        }
+        assert_eq!(seen, [4, 8, 10, 10]);
+    }
+
+    /// Listen-only rights: saturated listeners add one instance per decision; idle ones for
+    /// five samples give one back, never below one; the reason says why.
+    #[test]
+    fn listen_only_rights_fall_back_to_the_listeners_saturation() {
+        let mut world = World::new(vec![service_bus_app("sb", 10)], 12);
+        let key = ("t".to_owned(), "sb".to_owned(), "f".to_owned());
+        let mut planner = Planner::new(Duration::from_secs(0), 1.25);
+        let start = Instant::now();
+        let mut current = Vec::new();
+        let mut seen = Vec::new();
+        let mut reasons = Vec::new();
+        for tick in 0..3u64 {
+            let now = start + Duration::from_secs(tick);
+            let instances = u32::try_from(current.len()).unwrap();
+            // Every listener holds its 16 messages.
+            world.listeners.insert(key.clone(), instances);
+            world
+                .in_flight
+                .insert(key.clone(), u64::from(instances) * 16);
+            listen_only(&mut world, "sb", now);
+            let plan = world.plan(&mut planner, &current, now);
+            seen.push(to_of(&plan, "sb"));
+            reasons.push(plan.decisions[0].1.reason.clone());
+            current = plan.placement.assignments.clone();
+        }
+        assert_eq!(seen, [1, 2, 3], "{reasons:?}");
+        assert_eq!(
+            reasons[2],
+            "scale out: f votes scaleOut (listeners at capacity, metric unreadable: listen-only rights (401); scaling falls back to incremental; listeners hold 32 of 32)"
+        );
+        // Idle listeners: after five idle samples, instances are given back one at a time.
+        for tick in 3..12u64 {
+            let now = start + Duration::from_secs(tick);
+            world
+                .listeners
+                .insert(key.clone(), u32::try_from(current.len()).unwrap());
+            world.in_flight.insert(key.clone(), 0);
+            listen_only(&mut world, "sb", now);
+            let plan = world.plan(&mut planner, &current, now);
+            seen.push(to_of(&plan, "sb"));
+            reasons.push(plan.decisions[0].1.reason.clone());
+            current = plan.placement.assignments.clone();
+        }
+        // The window holds each step down for one decision; the unreadable metric keeps one.
+        assert_eq!(seen, [1, 2, 3, 3, 3, 3, 3, 3, 2, 2, 1, 1], "{reasons:#?}");
+        assert!(reasons[11].ends_with("kept at 1 while f's metric is unreadable"));
     }
 }

@@ -4,17 +4,19 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use shoal_domain::names::TenantName;
 use shoal_domain::placement::{Assignment, WorkerSlot};
 use shoal_domain::scale::ScaleMode;
 use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
+use shoal_store::audit::{self, AuditEntry};
 use shoal_store::crypto::Cipher;
 use shoal_store::scale::{self, DecisionRecord};
-use shoal_store::{StoreError, begin_platform, leadership, workers};
+use shoal_store::{StoreError, TenantId, begin_platform, begin_tenant, leadership, workers};
 
-use crate::catalog::{AppKey, Catalog};
+use crate::catalog::{AppKey, Catalog, MetricSource};
 use crate::config::SchedulerConfig;
-use crate::planner::{InFlight, Inputs, Planner};
-use crate::trigger_metrics::{MetricReader, Reading};
+use crate::planner::{InFlight, Inputs, ListenerCounts, Planner};
+use crate::trigger_metrics::{MetricReader, Reading, Reconciliation};
 
 /// What the leader keeps between ticks.
 pub struct Leader {
@@ -103,18 +105,28 @@ impl Leader {
         let live = workers::live(&mut tx).await?;
         shoal_store::commit(tx).await?;
         let snapshot = cx.catalog.load(cx.pool, cx.cipher).await?;
-        let in_flight = if snapshot.apps.iter().any(|a| a.visible_only) {
+        // The listeners' load: for visibleOnly apps, and for Service Bus functions whose
+        // metric may turn out unreadable (listen-only rights).
+        let needs_listeners = snapshot.apps.iter().any(|a| {
+            a.visible_only
+                || a.functions
+                    .iter()
+                    .any(|f| matches!(f.source, MetricSource::ServiceBus { .. }))
+        });
+        let mut in_flight = InFlight::new();
+        let mut listener_counts = ListenerCounts::new();
+        if needs_listeners {
             let mut tx = begin_platform(cx.pool).await?;
             let listeners = workers::live_listeners(&mut tx).await?;
             shoal_store::commit(tx).await?;
-            let mut in_flight = InFlight::new();
             for l in listeners {
-                *in_flight.entry((l.tenant, l.app, l.function)).or_default() += l.in_flight;
+                let key = (l.tenant, l.app, l.function);
+                if l.status == "listening" {
+                    *listener_counts.entry(key.clone()).or_default() += 1;
+                }
+                *in_flight.entry(key).or_default() += l.in_flight;
             }
-            in_flight
-        } else {
-            InFlight::new()
-        };
+        }
         report.read = started.elapsed();
 
         let started = Instant::now();
@@ -129,6 +141,7 @@ impl Leader {
                 }
             }
         }
+        audit_reconciliations(cx.pool, cx.metrics.take_reconciliations()).await;
         report.metrics = started.elapsed();
 
         let started = Instant::now();
@@ -152,6 +165,7 @@ impl Leader {
             snapshot: &snapshot,
             readings: &readings,
             in_flight: &in_flight,
+            listeners: &listener_counts,
             workers: &slots,
             current: &current,
             now: Instant::now(),
@@ -242,6 +256,52 @@ impl Leader {
             .map(|(key, d)| (key.clone(), d.to))
             .collect();
         Ok(report)
+    }
+}
+
+/// One audit entry per entity update the metric reads made (or failed to make), in the
+/// tenant's log. A failure to write one is logged, never fatal to the tick.
+async fn audit_reconciliations(pool: &sqlx::PgPool, done: Vec<Reconciliation>) {
+    for r in done {
+        let Ok(tenant) = TenantName::parse(&r.app.tenant) else {
+            continue;
+        };
+        let tenant = TenantId::new(tenant);
+        let resource = format!(
+            "tenants/{}/apps/{}/functions/{}",
+            r.app.tenant, r.app.app, r.function
+        );
+        let settings: Vec<String> = r
+            .changed
+            .iter()
+            .map(|d| format!("{} {} -> {}", d.setting, d.live, d.declared))
+            .collect();
+        let outcome = match &r.error {
+            None => format!("updated {}: {}", r.entity, settings.join(", ")),
+            Some(e) => format!(
+                "failed to update {} ({}): {e}",
+                r.entity,
+                settings.join(", ")
+            ),
+        };
+        let written = async {
+            let mut tx = begin_tenant(pool, &tenant).await?;
+            audit::record(
+                &mut tx,
+                &AuditEntry {
+                    principal: "shoal-scheduler",
+                    action: "serviceBus.entity.reconcile",
+                    resource: &resource,
+                    outcome: &outcome,
+                    request_id: None,
+                },
+            )
+            .await?;
+            shoal_store::commit(tx).await
+        };
+        if let Err(e) = written.await {
+            tracing::warn!(error = %e, resource, "could not audit a Service Bus entity update");
+        }
     }
 }
 

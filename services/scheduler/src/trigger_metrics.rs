@@ -1,11 +1,15 @@
 //! Trigger metrics for the scale math: storage queue lengths (and, for incremental scaling,
-//! the age of the oldest visible message), read through the connectors.
+//! the age of the oldest visible message) and Service Bus active message counts (see
+//! [`service_bus`]), read through the connectors.
 //!
 //! Reads are cached and staggered: a queue is read at most every `min_interval`, one account
 //! gets at most `reads_per_account_per_tick` reads per tick (stalest first, so every queue
 //! takes its turn) with `concurrency_per_account` in flight, and a tick waits only its budget
 //! for them. A read still running then lands in the cache for the next tick instead of
 //! delaying every app's decision. Queues named by several functions or apps are read once.
+//! Service Bus entities take the same path, one namespace counting as one account.
+
+mod service_bus;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -13,33 +17,85 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::StreamExt;
-use shoal_connectors::{ConnectorOptions, QueueError, StorageQueues};
+use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin, StorageQueues};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::scale::ScaleMode;
+use shoal_domain::service_bus_entity::path::EntityPath;
 use tokio::task::JoinSet;
 
 use crate::catalog::{MetricSource, ScalableApp};
 use crate::config::MetricsConfig;
 
-/// A queue as metrics know it: the connection it is read with and its name.
+pub use service_bus::{Declared, Reconciliation};
+
+/// What is read: a storage queue or a Service Bus entity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    StorageQueue(String),
+    ServiceBus(EntityPath),
+}
+
+/// A source as metrics know it: the connection it is read with and what it names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceKey {
     pub connection: ConnectionSpec,
     /// Part of the key: two tenants' identical settings sign in as different identities and
     /// must never share a client.
     pub identities: AppIdentities,
-    pub queue: String,
+    pub target: Target,
 }
 
 impl SourceKey {
     fn signer(&self) -> Signer {
-        (self.connection.clone(), self.identities.clone())
+        let service = match self.target {
+            Target::StorageQueue(_) => Service::StorageQueues,
+            Target::ServiceBus(_) => Service::ServiceBus,
+        };
+        (service, self.connection.clone(), self.identities.clone())
+    }
+
+    /// The key of a function's source; None for a source nothing reads.
+    pub fn of(source: &MetricSource) -> Option<SourceKey> {
+        match source {
+            MetricSource::StorageQueue {
+                connection,
+                identities,
+                queue,
+            } => Some(SourceKey {
+                connection: connection.as_ref().clone(),
+                identities: identities.clone(),
+                target: Target::StorageQueue(queue.clone()),
+            }),
+            MetricSource::ServiceBus {
+                connection,
+                identities,
+                entity,
+                ..
+            } => Some(SourceKey {
+                connection: connection.as_ref().clone(),
+                identities: identities.clone(),
+                target: Target::ServiceBus(entity.clone()),
+            }),
+            MetricSource::Unreadable(_) => None,
+        }
     }
 }
 
-/// A connection and whose identity it signs in as: what one client serves.
-type Signer = (ConnectionSpec, AppIdentities);
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Service {
+    StorageQueues,
+    ServiceBus,
+}
+
+/// A service, a connection and whose identity it signs in as: what one client serves.
+type Signer = (Service, ConnectionSpec, AppIdentities);
+
+#[derive(Clone)]
+enum Client {
+    Queues(StorageQueues),
+    ServiceBus(ServiceBusAdmin),
+}
 
 /// What one read found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,18 +109,34 @@ pub struct QueueReading {
 pub struct Reading {
     pub result: Result<QueueReading, String>,
     pub at: Instant,
+    /// The source refused the read for lack of rights (Service Bus: a listen-only key or
+    /// role); scaling falls back to the listeners' own load.
+    pub listen_only: bool,
+}
+
+/// What a tick wants of one source.
+#[derive(Clone, Debug, Default)]
+struct Wanted {
+    /// Some function on it scales incrementally and wants the oldest message's age.
+    queue_time: bool,
+    /// The entity settings to keep (Service Bus), from the first function declaring any.
+    declared: Option<Declared>,
 }
 
 #[derive(Default)]
-struct Shared {
+pub(crate) struct Shared {
     readings: HashMap<SourceKey, Reading>,
     in_flight: HashSet<SourceKey>,
+    /// When updating an entity's settings last failed, so a failing update is retried slowly.
+    reconcile_failed: HashMap<SourceKey, Instant>,
+    /// Updates since the tick last took them, for its audit entries.
+    reconciliations: Vec<Reconciliation>,
 }
 
 pub struct MetricReader {
     config: MetricsConfig,
     connector: ConnectorOptions,
-    clients: HashMap<Signer, Result<StorageQueues, String>>,
+    clients: HashMap<Signer, Result<Client, String>>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -81,33 +153,40 @@ impl MetricReader {
     /// Starts reads for the stalest queues of `apps` and waits up to `budget` for them.
     pub async fn refresh(&mut self, apps: &[Arc<ScalableApp>], budget: Duration) {
         let now = Instant::now();
-        // Every queue wanted this tick, and whether any function on it wants the queue time.
-        let mut wanted: HashMap<SourceKey, bool> = HashMap::new();
-        for app in apps.iter().filter(|a| a.running) {
+        // Every source wanted this tick, whether any function on it wants the queue time, and
+        // the settings to keep (apps in key order, so the same function's declaration wins).
+        let mut wanted: HashMap<SourceKey, Wanted> = HashMap::new();
+        let mut running: Vec<&Arc<ScalableApp>> = apps.iter().filter(|a| a.running).collect();
+        running.sort_by(|a, b| a.key.cmp(&b.key));
+        for app in running {
             for f in &app.functions {
-                if let MetricSource::StorageQueue {
-                    connection,
-                    identities,
-                    queue,
+                let Some(key) = SourceKey::of(&f.source) else {
+                    continue;
+                };
+                let entry = wanted.entry(key).or_default();
+                entry.queue_time |= app.mode == ScaleMode::Incremental;
+                if let MetricSource::ServiceBus {
+                    declared: Some(settings),
+                    ..
                 } = &f.source
+                    && entry.declared.is_none()
                 {
-                    let key = SourceKey {
-                        connection: connection.as_ref().clone(),
-                        identities: identities.clone(),
-                        queue: queue.clone(),
-                    };
-                    *wanted.entry(key).or_default() |= app.mode == ScaleMode::Incremental;
+                    entry.declared = Some(Declared {
+                        app: app.key.clone(),
+                        function: f.name.clone(),
+                        settings: settings.as_ref().clone(),
+                    });
                 }
             }
         }
-        let mut stale: HashMap<Signer, Vec<(Option<Instant>, SourceKey, bool)>> = HashMap::new();
+        let mut stale: HashMap<Signer, Vec<(Option<Instant>, SourceKey, Wanted)>> = HashMap::new();
         // Connections nobody names any more are dropped with their clients.
         let named: HashSet<Signer> = wanted.keys().map(SourceKey::signer).collect();
         {
             let mut shared = lock(&self.shared);
             // Forget queues nobody names any more.
             shared.readings.retain(|k, _| wanted.contains_key(k));
-            for (key, queue_time) in wanted {
+            for (key, want) in wanted {
                 if shared.in_flight.contains(&key) {
                     continue;
                 }
@@ -118,22 +197,33 @@ impl MetricReader {
                 stale
                     .entry(key.signer())
                     .or_default()
-                    .push((last, key, queue_time));
+                    .push((last, key, want));
             }
         }
         self.clients.retain(|c, _| named.contains(c));
         let mut reads = JoinSet::new();
         for (signer, mut keys) in stale {
             // Never-read queues first, then the stalest.
-            keys.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.queue.cmp(&b.1.queue)));
+            keys.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.target.cmp(&b.1.target)));
             keys.truncate(self.config.reads_per_account_per_tick);
             let client = self
                 .clients
                 .entry(signer.clone())
                 .or_insert_with(|| {
-                    let (connection, identities) = &signer;
-                    StorageQueues::connect_for_app(connection, &self.connector, identities)
-                        .map_err(|e| e.to_string())
+                    let (service, connection, identities) = &signer;
+                    match service {
+                        Service::StorageQueues => {
+                            StorageQueues::connect_for_app(connection, &self.connector, identities)
+                                .map(Client::Queues)
+                        }
+                        Service::ServiceBus => ServiceBusAdmin::connect_for_app(
+                            connection,
+                            &self.connector,
+                            identities,
+                        )
+                        .map(Client::ServiceBus),
+                    }
+                    .map_err(|e| e.to_string())
                 })
                 .clone();
             let shared = self.shared.clone();
@@ -146,7 +236,7 @@ impl MetricReader {
             let concurrency = self.config.concurrency_per_account.max(1);
             reads.spawn(async move {
                 futures::stream::iter(keys)
-                    .for_each_concurrent(concurrency, |(_, key, queue_time)| {
+                    .for_each_concurrent(concurrency, |(_, key, want)| {
                         let client = client.clone();
                         let shared = shared.clone();
                         async move {
@@ -154,13 +244,30 @@ impl MetricReader {
                             // fresh, and the next tick (one `min_interval` later) reads again
                             // rather than finding it a few milliseconds too young.
                             let at = Instant::now();
-                            let result = match &client {
-                                Ok(queues) => read(queues, &key.queue, queue_time).await,
-                                Err(e) => Err(e.clone()),
+                            let (result, listen_only) = match (&client, &key.target) {
+                                (Ok(Client::Queues(queues)), Target::StorageQueue(queue)) => {
+                                    (read(queues, queue, want.queue_time).await, false)
+                                }
+                                (Ok(Client::ServiceBus(admin)), Target::ServiceBus(entity)) => {
+                                    service_bus::read(admin, entity, &key, want.declared, &shared)
+                                        .await
+                                }
+                                (Ok(_), _) => (
+                                    Err("the connection serves another service".to_owned()),
+                                    false,
+                                ),
+                                (Err(e), _) => (Err(e.clone()), false),
                             };
                             let mut guard = lock(&shared);
                             guard.in_flight.remove(&key);
-                            guard.readings.insert(key, Reading { result, at });
+                            guard.readings.insert(
+                                key,
+                                Reading {
+                                    result,
+                                    at,
+                                    listen_only,
+                                },
+                            );
                         }
                     })
                     .await;
@@ -177,28 +284,24 @@ impl MetricReader {
 
     /// The latest reading of a function's source (None: never read yet).
     pub fn reading(&self, source: &MetricSource) -> Option<Reading> {
-        match source {
-            MetricSource::StorageQueue {
-                connection,
-                identities,
-                queue,
-            } => lock(&self.shared)
-                .readings
-                .get(&SourceKey {
-                    connection: connection.as_ref().clone(),
-                    identities: identities.clone(),
-                    queue: queue.clone(),
-                })
-                .cloned(),
-            MetricSource::Unreadable(why) => Some(Reading {
+        match (SourceKey::of(source), source) {
+            (Some(key), _) => lock(&self.shared).readings.get(&key).cloned(),
+            (None, MetricSource::Unreadable(why)) => Some(Reading {
                 result: Err(why.clone()),
                 at: Instant::now(),
+                listen_only: false,
             }),
+            (None, _) => None,
         }
+    }
+
+    /// The entity updates made since the last call, for the audit log.
+    pub fn take_reconciliations(&self) -> Vec<Reconciliation> {
+        std::mem::take(&mut lock(&self.shared).reconciliations)
     }
 }
 
-fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+pub(crate) fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
     // A panic while holding the lock leaves plain data behind; keep using it.
     shared
         .lock()

@@ -6,6 +6,8 @@
 //! reported. What the app's live listeners report (token errors, outputs the handler sets in
 //! vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
 //! that are stored without effect are listed too (`noEffect`), after the function checks.
+//! A Service Bus trigger's entity is probed through the management API: missing, unreachable,
+//! listen-only, and each declared entity setting the live entity lacks.
 
 use std::collections::BTreeMap;
 
@@ -27,6 +29,8 @@ use crate::error::{ApiError, Problem};
 use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
+
+mod service_bus;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
@@ -90,6 +94,9 @@ pub async fn get_diagnostics(
         connections.extend(sign_ins);
         checks.extend(sign_in_checks);
         checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
+        checks.extend(
+            service_bus::entity_checks(&function.name, &spec, &settings, &identities).await,
+        );
     }
     checks.extend(check_host_config(&host_config));
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);

@@ -17,6 +17,8 @@ mod outbound_identity;
 mod pasted_config;
 mod rbac;
 mod scale;
+mod service_bus_entity;
+mod service_bus_scaling;
 mod signing_keys;
 mod tenants;
 mod token_attacks;

@@ -108,6 +108,7 @@ fn world(apps: usize, workers: usize) -> World {
                     },
                     samples,
                     latest_unreadable: false,
+                    listener_load: None,
                 }],
                 recent_recommendations,
             };

@@ -9,6 +9,8 @@ use super::{
     ServiceBusTriggerBinding,
 };
 use crate::names::{MAX_TRIGGER_QUEUE_NAME, QueueName, SettingName};
+use crate::service_bus_entity::path::check_binding_entity;
+use crate::service_bus_entity::settings::{self, EntityContext};
 use crate::validation::{Problems, from_json, join_path};
 
 pub(super) fn unknown_type_message(written: &str) -> String {
@@ -60,6 +62,7 @@ pub(super) fn read_properties(
                 &b.topic_name,
                 Some(&b.subscription_name),
             );
+            check_entity_settings(problems, prefix, &b);
             match b.cardinality {
                 Some(c) if is_batched_written && (c == Cardinality::Many) != b.is_batched => {
                     problems.push(path("cardinality"), "contradicts isBatched");
@@ -144,7 +147,8 @@ fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str
     }
 }
 
-/// Service Bus: exactly one of `queueName` or `topicName` (+ `subscriptionName` for triggers).
+/// Service Bus: exactly one of `queueName` or `topicName` (+ `subscriptionName` for triggers),
+/// each named as the service allows (see [`check_binding_entity`]).
 fn check_service_bus_entity(
     problems: &mut Problems,
     prefix: &str,
@@ -152,32 +156,33 @@ fn check_service_bus_entity(
     topic: &Option<String>,
     subscription: Option<&Option<String>>,
 ) {
-    let path = |field: &str| join_path(prefix, field);
-    let needs_subscription = subscription.is_some();
-    let subscription = subscription.and_then(Option::as_ref);
-    match (queue, topic) {
-        (Some(_), Some(_)) => problems.push(prefix, "set either queueName or topicName, not both"),
-        (None, None) if needs_subscription => problems.push(
-            path("queueName"),
-            "queueName, or topicName with subscriptionName, is required",
-        ),
-        (None, None) => problems.push(path("queueName"), "queueName or topicName is required"),
-        _ => {}
-    }
-    if let Some(queue) = queue {
-        check_entity_name(problems, &path("queueName"), queue, 260, true);
-        if subscription.is_some() && topic.is_none() {
-            problems.push(path("subscriptionName"), "is only used with topicName");
+    let trigger = subscription.is_some();
+    let subscription = subscription.and_then(Option::as_deref);
+    if let Err(found) =
+        check_binding_entity(queue.as_deref(), topic.as_deref(), subscription, trigger)
+    {
+        for (field, message) in found {
+            problems.push(join_path(prefix, field), message);
         }
     }
-    if let Some(topic) = topic {
-        check_entity_name(problems, &path("topicName"), topic, 260, true);
-        if needs_subscription && subscription.is_none() {
-            problems.push(path("subscriptionName"), "is required with topicName");
-        }
-    }
-    if let (Some(subscription), None) = (subscription, queue) {
-        check_entity_name(problems, &path("subscriptionName"), subscription, 50, false);
+}
+
+/// The trigger's `entity` settings, under `<prefix>.entity`.
+fn check_entity_settings(
+    problems: &mut Problems,
+    prefix: &str,
+    binding: &ServiceBusTriggerBinding,
+) {
+    let Some(entity) = &binding.entity else {
+        return;
+    };
+    let context = EntityContext {
+        topic: binding.topic_name.is_some(),
+        sessions: binding.is_sessions_enabled,
+    };
+    let entity_path = join_path(prefix, "entity");
+    for (field, message) in settings::check(entity, context) {
+        problems.push(join_path(&entity_path, field), message);
     }
 }
 

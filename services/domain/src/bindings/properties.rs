@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::names::{BindingName, QueueName};
+use crate::service_bus_entity::settings::EntitySettings;
 
 /// Data flow of a binding, as `function.json` spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -96,6 +97,11 @@ binding_struct!(
         /// Overrides `hostConfig.extensions.serviceBus.autoCompleteMessages` for this function.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         auto_complete_messages: Option<bool>,
+        /// Settings of the queue or subscription (and the namespace's tier), checked on write,
+        /// compared with the live entity by diagnostics and applied when the connection may
+        /// manage it. A Shoal extension: Azure Functions leaves entities to ARM/Bicep.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entity: Option<EntitySettings>,
     }
 );
 

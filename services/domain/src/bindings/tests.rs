@@ -387,3 +387,77 @@ fn trigger_queue_name_leaves_room_for_its_poison_queue() {
     ]);
     assert!(parse_bindings(&ok, "bindings").is_ok());
 }
+
+/// The trigger's `entity` settings are checked with their paths; every problem at once.
+#[test]
+fn service_bus_entity_settings_are_checked_with_their_paths() {
+    let sb = |extra: Value| {
+        let mut binding = json!({"type": "serviceBusTrigger", "direction": "in", "name": "m"});
+        for (k, v) in extra.as_object().unwrap() {
+            binding[k] = v.clone();
+        }
+        match parse_bindings(&json!([binding]), "bindings") {
+            Ok(_) => Vec::new(),
+            Err(err) => err.errors.into_iter().map(|e| e.path).collect::<Vec<_>>(),
+        }
+    };
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            json!({"queueName": "q", "entity": {"tier": "basic", "defaultMessageTimeToLive": "14.00:00:00",
+                "deadLetteringOnMessageExpiration": true, "autoDeleteOnIdle": "00:05:00",
+                "maxDeliveryCount": 1, "lockDuration": "PT5M"}}),
+            vec![],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"autoDeleteOnIdle": "00:04:00"}}),
+            vec!["bindings[0].entity.autoDeleteOnIdle"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"tier": "basic", "defaultMessageTimeToLive": "P15D"}}),
+            vec!["bindings[0].entity.defaultMessageTimeToLive"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"lockDuration": "00:00:01", "maxDeliveryCount": 0}}),
+            vec![
+                "bindings[0].entity.lockDuration",
+                "bindings[0].entity.maxDeliveryCount",
+            ],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"requiresSession": true}}),
+            vec!["bindings[0].entity.requiresSession"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"lockDuration": "soon"}}),
+            vec!["bindings[0].entity.lockDuration"],
+        ),
+        (
+            json!({"topicName": "t", "subscriptionName": "s", "entity": {"tier": "basic"}}),
+            vec!["bindings[0].entity.tier"],
+        ),
+        (
+            json!({"queueName": "q", "isSessionsEnabled": true, "entity": {"tier": "basic"}}),
+            vec!["bindings[0].entity.tier"],
+        ),
+        (
+            json!({"queueName": "$DeadLetterQueue"}),
+            vec!["bindings[0].queueName"],
+        ),
+        (
+            json!({"topicName": "t", "subscriptionName": "a/b"}),
+            vec!["bindings[0].subscriptionName"],
+        ),
+        (json!({"queueName": "a//b"}), vec!["bindings[0].queueName"]),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(sb(extra.clone()), want, "{extra}");
+    }
+}
+
+#[test]
+fn service_bus_entity_settings_read_back_as_written() {
+    let written = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "m", "queueName": "q",
+        "entity": {"tier": "standard", "lockDuration": "PT30S", "maxDeliveryCount": 3}}]);
+    let bindings = parse_bindings(&written, "bindings").unwrap();
+    assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
+}

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::incremental::{Vote, VoteRule, incremental_vote};
+use super::listeners::ListenerLoad;
 use super::targets::{MetricSample, TargetRule, target_instances};
 use super::{MAX_SCALE_OUT_STEP, ScaleMode};
 
@@ -26,6 +27,9 @@ pub struct FunctionScaleInput {
     /// The newest reading failed: this function falls back to incremental voting over
     /// `samples` (DESIGN §5) and keeps the app at one instance or more.
     pub latest_unreadable: bool,
+    /// With an unreadable metric: the listeners' load, which votes scale-out when they are
+    /// saturated (then `samples` hold in-flight counts for the other incremental rules).
+    pub listener_load: Option<ListenerLoad>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -217,7 +221,12 @@ fn judge(f: &FunctionScaleInput, mode: ScaleMode, current: u32) -> Judged<'_> {
         }
         // Incremental app, an unreadable latest metric, or no reading yet: vote.
         _ => {
-            let rule = incremental_vote(&f.samples, current);
+            let rule = match &f.listener_load {
+                Some(load) if f.latest_unreadable && load.saturated() => {
+                    VoteRule::ListenersSaturated
+                }
+                _ => incremental_vote(&f.samples, current),
+            };
             let request = match rule.vote() {
                 Vote::ScaleOut => current.saturating_add(1),
                 Vote::ScaleIn => current.saturating_sub(1),

@@ -49,12 +49,15 @@ pub enum VoteRule {
     QueueTimeDecreasing,
     /// None of the above.
     Steady,
+    /// The metric is unreadable and every listener holds all it may (see `listeners`).
+    ListenersSaturated,
 }
 
 impl VoteRule {
     pub fn vote(self) -> Vote {
         match self {
             VoteRule::AboveLengthPerInstance
+            | VoteRule::ListenersSaturated
             | VoteRule::LengthIncreasing
             | VoteRule::QueueTimeIncreasing => Vote::ScaleOut,
             VoteRule::Idle | VoteRule::LengthDecreasing | VoteRule::QueueTimeDecreasing => {
@@ -75,6 +78,7 @@ impl VoteRule {
             VoteRule::LengthDecreasing => "length decreasing",
             VoteRule::QueueTimeDecreasing => "queue time decreasing",
             VoteRule::Steady => "steady",
+            VoteRule::ListenersSaturated => "listeners at capacity",
         }
     }
 }

@@ -45,6 +45,7 @@ fn function() -> impl Strategy<Value = FunctionScaleInput> {
                 },
                 samples,
                 latest_unreadable,
+                listener_load: None,
             },
         )
 }

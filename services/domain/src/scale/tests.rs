@@ -34,6 +34,7 @@ pub(super) fn func(name: &str, rule: TargetRule, values: &[u64]) -> FunctionScal
         rule,
         samples: values.iter().copied().map(sample).collect(),
         latest_unreadable: false,
+        listener_load: None,
     }
 }
 

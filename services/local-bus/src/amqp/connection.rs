@@ -109,10 +109,11 @@ where
             _ = tick.tick() => {}
         }
         connection.pump();
-        if let Some(idle) = connection.idle {
-            if connection.out.is_empty() && last_sent.elapsed() >= idle / 2 {
-                connection.out.push(Frame::new(0u16, FrameBody::Empty));
-            }
+        if let Some(idle) = connection.idle
+            && connection.out.is_empty()
+            && last_sent.elapsed() >= idle / 2
+        {
+            connection.out.push(Frame::new(0u16, FrameBody::Empty));
         }
         if let Some(max) = connection.take_frame_size() {
             transport.set_encoder_max_frame_size(max);
@@ -851,10 +852,9 @@ impl Connection {
             kind: LinkKind::Outbound { entity, owner, .. },
             ..
         }) = link
+            && let Some(entity) = self.bus.store().entities.get_mut(&entity)
         {
-            if let Some(entity) = self.bus.store().entities.get_mut(&entity) {
-                entity.release_sessions(owner);
-            }
+            entity.release_sessions(owner);
         }
         self.send(
             channel,
@@ -869,10 +869,10 @@ impl Connection {
     fn release_session(&mut self, session: Session) {
         let mut store = self.bus.store();
         for link in session.links.values() {
-            if let LinkKind::Outbound { entity, owner, .. } = &link.kind {
-                if let Some(entity) = store.entities.get_mut(entity) {
-                    entity.release_sessions(*owner);
-                }
+            if let LinkKind::Outbound { entity, owner, .. } = &link.kind
+                && let Some(entity) = store.entities.get_mut(entity)
+            {
+                entity.release_sessions(*owner);
             }
         }
     }
@@ -924,10 +924,10 @@ impl Connection {
             let Some(state) = store.entities.get_mut(entity) else {
                 break;
             };
-            if let Some(id) = session_id {
-                if !state.holds_session(id, *owner, now) {
-                    break;
-                }
+            if let Some(id) = session_id
+                && !state.holds_session(id, *owner, now)
+            {
+                break;
             }
             let taken = if *receive_and_delete {
                 state.take_next(*sub_queue, session_id.as_deref(), now)

@@ -91,7 +91,7 @@ fn dispatch(
     match (operation.as_str(), &target) {
         ("schedule-message", _) => schedule(body, &target, store, now),
         ("cancel-scheduled-message", Target::Entity(path, SubQueue::Main)) => {
-            cancel(body, &[path.clone()], store, now)
+            cancel(body, std::slice::from_ref(path), store, now)
         }
         ("cancel-scheduled-message", Target::Topic(path)) => {
             let subs = store
@@ -233,7 +233,7 @@ fn entity_operation(
             let Some(session) = get(body, "session-id").and_then(as_str).map(str::to_owned) else {
                 return fail(400, BAD_REQUEST, "session-id is required.");
             };
-            if !entity.sessions.get(&session).is_some_and(|l| l.until > now) {
+            if entity.sessions.get(&session).is_none_or(|l| l.until <= now) {
                 return fail(410, SESSION_LOCK_LOST, "The session lock has expired.");
             }
             if operation == "set-session-state" {
@@ -298,10 +298,8 @@ fn messages_body(
             }
         };
         let mut entry = vec![("message", Value::Binary(Binary::from(bytes)))];
-        if with_locks {
-            if let Some(lock) = stored.lock {
-                entry.push(("lock-token", wire::uuid_value(lock.token)));
-            }
+        if with_locks && let Some(lock) = stored.lock {
+            entry.push(("lock-token", wire::uuid_value(lock.token)));
         }
         list.push(map(entry));
     }

@@ -77,10 +77,13 @@ fn describe(j: &Judged) -> String {
             j.input.rule.per_instance,
         ),
         (Some(rule), _, _) => {
-            let unreadable = if j.input.latest_unreadable {
-                ", metric unreadable"
-            } else {
-                ""
+            let unreadable = match (&j.input.listener_load, j.input.latest_unreadable) {
+                (Some(load), true) => format!(
+                    ", metric unreadable: {}; listeners hold {} of {}",
+                    load.cause, load.in_flight, load.capacity
+                ),
+                (None, true) => ", metric unreadable".to_owned(),
+                (_, false) => String::new(),
             };
             format!(
                 "{f} votes {} ({}{unreadable})",

@@ -120,3 +120,42 @@ fn decisions_serialize_in_camel_case_without_empty_fields() {
         serde_json::json!("scaleOut")
     );
 }
+
+/// Listen-only Service Bus rights: the backlog is unreadable, so the listeners' load votes.
+#[test]
+fn an_unreadable_metric_falls_back_to_the_listeners_load() {
+    let listen_only = |in_flight: u64, values: &[u64]| FunctionScaleInput {
+        listener_load: Some(ListenerLoad {
+            in_flight,
+            capacity: 32,
+            cause: "listen-only rights".into(),
+        }),
+        ..unreadable("sb", values)
+    };
+    let cases: Vec<(ScaleInput, u32, &str)> = vec![
+        (
+            target(2, vec![listen_only(32, &[32])]),
+            3,
+            "scale out: sb votes scaleOut (listeners at capacity, metric unreadable: listen-only rights; listeners hold 32 of 32)",
+        ),
+        (
+            target(2, vec![listen_only(10, &[10])]),
+            2,
+            "steady: sb votes none (fewer than 5 samples, metric unreadable: listen-only rights; listeners hold 10 of 32)",
+        ),
+        (
+            target(2, vec![listen_only(0, &[0; 5])]),
+            1,
+            "scale in: sb votes scaleIn (idle for 5 samples, metric unreadable: listen-only rights; listeners hold 0 of 32)",
+        ),
+        (
+            target(1, vec![listen_only(0, &[0; 5])]),
+            1,
+            "scale in: sb votes scaleIn (idle for 5 samples, metric unreadable: listen-only rights; listeners hold 0 of 32); kept at 1 while sb's metric is unreadable",
+        ),
+    ];
+    for (input, to, reason) in cases {
+        let decision = decide(&input);
+        assert_eq!((decision.to, decision.reason.as_str()), (to, reason));
+    }
+}

@@ -1,0 +1,73 @@
+//! Probes a Service Bus trigger's entity through the management API for diagnostics, with the
+//! app's connection (and, for identity-based connections, as the app signs in where this
+//! process can). The probe is bounded in time: a namespace that does not answer is reported,
+//! never waited on.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
+use shoal_domain::bindings::Binding;
+use shoal_domain::connection::outbound::AppIdentities;
+use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
+use shoal_domain::functions::FunctionSpec;
+use shoal_domain::service_bus_entity::path::resolve_trigger_entity;
+
+/// Longest a diagnostics request waits for one namespace.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// The entity checks of the function's Service Bus trigger; none for other triggers, or when
+/// the connection or entity name does not resolve (reported by the other checks).
+pub(super) async fn entity_checks(
+    function: &str,
+    spec: &FunctionSpec,
+    settings: &BTreeMap<String, String>,
+    identities: &AppIdentities,
+) -> Vec<Check> {
+    let Some(Binding::ServiceBusTrigger(trigger)) = spec.bindings.iter().find(|b| b.is_trigger())
+    else {
+        return Vec::new();
+    };
+    let Ok(connection) = resolve(
+        ConnectionKind::ServiceBus,
+        trigger.connection.as_deref(),
+        settings,
+    ) else {
+        return Vec::new();
+    };
+    let Ok(entity) = resolve_trigger_entity(
+        trigger.queue_name.as_deref(),
+        trigger.topic_name.as_deref(),
+        trigger.subscription_name.as_deref(),
+        settings,
+    ) else {
+        return Vec::new();
+    };
+    let probe = match ServiceBusAdmin::connect_for_app(
+        &connection,
+        &ConnectorOptions::default(),
+        identities,
+    ) {
+        Err(e) => EntityProbe::NotChecked(e.to_string()),
+        Ok(admin) => match tokio::time::timeout(PROBE_TIMEOUT, admin.entity(&entity)).await {
+            Err(_) => {
+                EntityProbe::Unreachable(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()))
+            }
+            Ok(Ok(description)) => EntityProbe::Found(description.settings),
+            Ok(Err(QueueError::EntityNotFound { .. })) => EntityProbe::NotFound,
+            Ok(Err(QueueError::Unauthorized(why))) => EntityProbe::ListenOnly(why),
+            Ok(Err(e @ (QueueError::Unavailable(_) | QueueError::Tls(_)))) => {
+                EntityProbe::Unreachable(e.to_string())
+            }
+            Ok(Err(e)) => EntityProbe::NotChecked(e.to_string()),
+        },
+    };
+    check_service_bus_entity(
+        function,
+        trigger.name.as_str(),
+        &entity,
+        trigger.entity.as_ref(),
+        &probe,
+    )
+}

@@ -1,0 +1,145 @@
+//! A Service Bus trigger's entity: names and declared settings are checked on write (422 with
+//! the field path), read back as written, and diagnostics probe the live entity.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const PATH: &str = "/v1/tenants/contoso/apps/orders/functions/Receive";
+
+fn trigger(extra: Value) -> Value {
+    let mut binding = json!({"type": "serviceBusTrigger", "direction": "in", "name": "msg",
+        "connection": "OrdersBus"});
+    for (key, value) in extra.as_object().unwrap() {
+        binding[key] = value.clone();
+    }
+    json!({"bindings": [binding]})
+}
+
+#[tokio::test]
+async fn entity_settings_and_names_are_422_with_field_paths() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (
+            json!({"queueName": "q", "entity": {"autoDeleteOnIdle": "00:04:59"}}),
+            vec!["bindings[0].entity.autoDeleteOnIdle"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"tier": "basic", "defaultMessageTimeToLive": "14.00:00:01"}}),
+            vec!["bindings[0].entity.defaultMessageTimeToLive"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"lockDuration": "00:00:04"}}),
+            vec!["bindings[0].entity.lockDuration"],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"lockDuration": "PT6M", "maxDeliveryCount": 0}}),
+            vec![
+                "bindings[0].entity.lockDuration",
+                "bindings[0].entity.maxDeliveryCount",
+            ],
+        ),
+        (
+            json!({"queueName": "q", "entity": {"maxDeliveryCount": 5, "requiresSession": true}}),
+            vec!["bindings[0].entity.requiresSession"],
+        ),
+        (
+            json!({"topicName": "t", "subscriptionName": "s", "entity": {"tier": "basic"}}),
+            vec!["bindings[0].entity.tier"],
+        ),
+        (
+            json!({"queueName": "$DeadLetterQueue"}),
+            vec!["bindings[0].queueName"],
+        ),
+        (json!({"queueName": "a//b"}), vec!["bindings[0].queueName"]),
+        (
+            json!({"queueName": &"q".repeat(261)}),
+            vec!["bindings[0].queueName"],
+        ),
+        (
+            json!({"topicName": "t", "subscriptionName": "a/b"}),
+            vec!["bindings[0].subscriptionName"],
+        ),
+        (
+            json!({"topicName": "t"}),
+            vec!["bindings[0].subscriptionName"],
+        ),
+        (
+            json!({"queueName": "q", "subscriptionName": "s"}),
+            vec!["bindings[0].subscriptionName"],
+        ),
+        (
+            json!({"queueName": "q", "topicName": "t", "subscriptionName": "s"}),
+            vec!["bindings[0]"],
+        ),
+    ];
+    for (extra, want) in cases {
+        let body = trigger(extra);
+        let response = app.admin(Method::PUT, PATH).json(&body).fetch().await;
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}"
+        );
+        let problem = problem(response).await;
+        assert_eq!(problem["status"], 422);
+        assert_eq!(error_paths(&problem), want, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn entity_settings_read_back_as_written() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let body = trigger(json!({"queueName": "orders", "entity": {
+        "tier": "basic", "defaultMessageTimeToLive": "P14D", "deadLetteringOnMessageExpiration": true,
+        "autoDeleteOnIdle": "01:00:00", "maxDeliveryCount": 5, "lockDuration": "00:00:30"}}));
+    let put = app.admin(Method::PUT, PATH).json(&body).fetch().await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let read: Value = app.get(PATH).await.json().await.unwrap();
+    assert_eq!(read["bindings"], body["bindings"]);
+}
+
+/// A namespace nobody listens on: diagnostics say it is unreachable, and answer 200.
+#[tokio::test]
+async fn diagnostics_report_an_unreachable_namespace() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let patch = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"OrdersBus": format!(
+            "Endpoint=sb://127.0.0.1:{port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
+        )}}))
+        .fetch()
+        .await;
+    assert!(patch.status().is_success(), "{}", patch.status());
+    let put = app
+        .admin(Method::PUT, PATH)
+        .json(&trigger(
+            json!({"queueName": "orders", "entity": {"maxDeliveryCount": 3}}),
+        ))
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let response = app.get("/v1/tenants/contoso/apps/orders/diagnostics").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let diagnostics: Value = response.json().await.unwrap();
+    let entity: Vec<&Value> = diagnostics["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["subject"] == "entity")
+        .collect();
+    assert_eq!(entity.len(), 1, "{diagnostics}");
+    assert_eq!(entity[0]["status"], "error");
+    let detail = entity[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("unreachable"), "{detail}");
+    assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
+    assert_eq!(diagnostics["healthy"], false);
+}
