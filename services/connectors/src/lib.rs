@@ -6,16 +6,24 @@
 //! A [`StorageQueues`] is built once per resolved connection and holds the HTTP pipeline; a
 //! [`Queue`] is a cheap handle on one queue. Every operation is one HTTP request. Errors are
 //! [`QueueError`]s whose messages never contain keys, signatures or tokens.
+//!
+//! Azure Service Bus (`service_bus`): one AMQP 1.0 connection per namespace through
+//! `azservicebus`, peek-lock receivers (plain or per session) and senders.
 
 mod credentials;
 mod error;
 mod queues;
 mod sas;
+mod service_bus;
 mod transport;
 
 pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
 pub use queues::{Queue, QueueMessage, Receipt, StorageQueues};
+pub use service_bus::{
+    MessageReceiver, MessageSender, Received, SERVICE_BUS_SCOPE, ServiceBusError,
+    ServiceBusNamespace,
+};
 
 /// The storage service version (`x-ms-version`, and `sv` of the SAS Shoal signs). Pinned below
 /// the SDK's default because Azurite 3.35, which the tests and `shoal dev` run against, accepts
