@@ -4,6 +4,9 @@
 #   Debian: postgresql (server binaries for private clusters, pgbench, psql, pg_isready),
 #           pkg-config, nodejs and npm.
 #   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io).
+#   Python: a venv with deploy/local/python-requirements.txt (the azure-servicebus SDK the local
+#           Service Bus stand-in's tests drive), cached outside the clone and linked at
+#           .shoal/python.
 #   npm:    deploy/local's packages (Azurite, for the queue tests, benchmarks and `shoal dev`)
 #           when deploy/local/node_modules is missing; web/'s likewise once web/package.json
 #           exists.
@@ -73,3 +76,25 @@ if [ -f "$repo/web/package.json" ] && [ ! -d "$repo/web/node_modules" ]; then
         (cd "$repo/web" && npm install --no-audit --no-fund >&2)
     fi
 fi
+
+# The Python SDKs the tests drive (deploy/local/python-requirements.txt). The venv lives outside
+# the clone, keyed by a hash of the requirements, so every checkout with the same file shares one
+# install and a changed file gets a fresh one; `.complete` marks a finished install and the lock
+# keeps two checkouts from installing at once (as deploy/local/fuzz.sh does for schemathesis).
+# .shoal/python points at it; services/testkit/src/python.rs finds the interpreter there.
+requirements="$repo/deploy/local/python-requirements.txt"
+python_hash="$(sha256sum "$requirements" | cut -c1-16)"
+python_venv="${XDG_CACHE_HOME:-$HOME/.cache}/shoal/python-$python_hash"
+mkdir -p "$(dirname "$python_venv")"
+(
+    flock 9
+    if [ ! -e "$python_venv/.complete" ]; then
+        say "installing deploy/local/python-requirements.txt into $python_venv"
+        rm -rf "$python_venv"
+        python3 -m venv "$python_venv"
+        "$python_venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2
+        touch "$python_venv/.complete"
+    fi
+) 9>"$python_venv.lock"
+mkdir -p "$repo/.shoal"
+ln -sfn "$python_venv" "$repo/.shoal/python"

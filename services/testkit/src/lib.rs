@@ -8,6 +8,7 @@
 pub use shoal_devstack::azurite;
 pub mod handler;
 pub mod proxy;
+pub mod python;
 
 use anyhow::{Context, Result};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};

@@ -1,0 +1,1095 @@
+//! One AMQP connection: protocol headers and SASL (ANONYMOUS and PLAIN, both accepted without
+//! checking, since authorization is CBS's job — as Service Bus and its emulator do), then the
+//! frame loop with its sessions and links.
+//!
+//! Links the client attaches:
+//! * a sender to a queue or topic → messages enqueued (batches, format `0x80013700`, split);
+//! * a sender to `$cbs` or `<entity>/$management` and a receiver from the same node → requests
+//!   and their responses;
+//! * a receiver from a queue, subscription or dead-letter queue → deliveries in peek-lock
+//!   (unsettled, lock token as the 16-byte delivery tag) or receive-and-delete (settled), with
+//!   an optional `com.microsoft:session-filter`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use chrono::{DateTime, Utc};
+use fe2o3_amqp::frames::amqp::{Frame, FrameBody};
+use fe2o3_amqp::frames::sasl::{self, FrameCodec as SaslCodec};
+use fe2o3_amqp::transport::Transport;
+use fe2o3_amqp::types::definitions::{self, Handle, Role, SenderSettleMode};
+use fe2o3_amqp::types::messaging::{
+    Accepted, Body, DeliveryState, Message, Modified, Rejected, Source, TargetArchetype,
+};
+use fe2o3_amqp::types::performatives::{
+    Attach, Begin, Close, Detach, Disposition, End, Flow, Open, Transfer,
+};
+use fe2o3_amqp::types::primitives::{Array, Binary, SimpleValue, Symbol, Value};
+use fe2o3_amqp::types::sasl::{SaslCode, SaslMechanisms, SaslOutcome};
+use futures::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio_util::codec::{Decoder, Encoder};
+use uuid::Uuid;
+
+use super::{cbs, management, wire};
+use crate::bus::Bus;
+use crate::config::Rights;
+use crate::sas::Grant;
+use crate::store::entity::Settlement;
+use crate::store::{self, SubQueue};
+
+const AMQP_HEADER: [u8; 8] = *b"AMQP\x00\x01\x00\x00";
+const SASL_HEADER: [u8; 8] = *b"AMQP\x03\x01\x00\x00";
+/// What the stand-in accepts per frame; larger messages arrive in several transfer frames.
+const MAX_FRAME_SIZE: u32 = 256 * 1024;
+/// Link credit granted to clients' senders, topped up when half is used.
+const SENDER_CREDIT: u32 = 1000;
+/// The Service Bus batch message format (`azure-sdk-for-python` `_pyamqp/constants.py`
+/// `BATCH_MESSAGE_FORMAT`).
+const BATCH_MESSAGE_FORMAT: u32 = 0x8001_3700;
+const SESSION_FILTER: &str = "com.microsoft:session-filter";
+const LOCKED_UNTIL_UTC: &str = "com.microsoft:locked-until-utc";
+/// .NET ticks at the Unix epoch (`_common/constants.py` `DATETIMEOFFSET_EPOCH`).
+const DOTNET_EPOCH_TICKS: i64 = 621_355_968_000_000_000;
+const TICK: Duration = Duration::from_millis(50);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("framing: {0}")]
+    Frame(#[from] fe2o3_amqp::frames::Error),
+    #[error("transport: {0}")]
+    Transport(#[from] fe2o3_amqp::transport::Error),
+    #[error("protocol: {0}")]
+    Protocol(String),
+}
+
+/// Serves one connection whose first bytes (`AMQP…`) are still unread.
+pub async fn serve<Io>(mut io: Io, bus: Arc<Bus>) -> Result<(), ConnectionError>
+where
+    Io: AsyncRead + AsyncWrite + Unpin + Send + std::fmt::Debug + 'static,
+{
+    let mut header = [0u8; 8];
+    io.read_exact(&mut header).await?;
+    if header == SASL_HEADER {
+        io.write_all(&SASL_HEADER).await?;
+        sasl_exchange(&mut io).await?;
+        io.read_exact(&mut header).await?;
+    }
+    if header != AMQP_HEADER {
+        io.write_all(&AMQP_HEADER).await?;
+        return Err(ConnectionError::Protocol(format!(
+            "unsupported protocol header {header:?}"
+        )));
+    }
+    io.write_all(&AMQP_HEADER).await?;
+    let mut transport = Transport::<Io, Frame>::bind(io, MAX_FRAME_SIZE as usize, None);
+    transport.set_decoder_max_frame_size(MAX_FRAME_SIZE as usize);
+    let mut connection = Connection {
+        bus,
+        grants: Vec::new(),
+        sessions: HashMap::new(),
+        out: Vec::new(),
+        closed: false,
+        idle: None,
+        frame_size: None,
+    };
+    let mut tick = tokio::time::interval(TICK);
+    let mut last_sent = tokio::time::Instant::now();
+    while !connection.closed {
+        tokio::select! {
+            frame = transport.next() => match frame {
+                Some(frame) => connection.on_frame(frame?),
+                None => break,
+            },
+            _ = connection.bus.changed.notified() => {}
+            _ = tick.tick() => {}
+        }
+        connection.pump();
+        if let Some(idle) = connection.idle
+            && connection.out.is_empty()
+            && last_sent.elapsed() >= idle / 2
+        {
+            connection.out.push(Frame::new(0u16, FrameBody::Empty));
+        }
+        if let Some(max) = connection.take_frame_size() {
+            transport.set_encoder_max_frame_size(max);
+        }
+        if !connection.out.is_empty() {
+            for frame in connection.out.drain(..) {
+                transport.feed(frame).await?;
+            }
+            transport.flush().await?;
+            last_sent = tokio::time::Instant::now();
+        }
+    }
+    connection.release_all();
+    Ok(())
+}
+
+/// SASL: offer ANONYMOUS and PLAIN (and MSSBCBS, which .NET asks for), accept the client's
+/// choice. Frames are length-prefixed; the codec handles the rest.
+async fn sasl_exchange<Io: AsyncRead + AsyncWrite + Unpin>(
+    io: &mut Io,
+) -> Result<(), ConnectionError> {
+    let mechanisms = SaslMechanisms {
+        sasl_server_mechanisms: Array(vec![
+            Symbol::from("MSSBCBS"),
+            Symbol::from("ANONYMOUS"),
+            Symbol::from("PLAIN"),
+        ]),
+    };
+    write_sasl(io, sasl::Frame::Mechanisms(mechanisms)).await?;
+    let length = io.read_u32().await? as usize;
+    if !(8..=64 * 1024).contains(&length) {
+        return Err(ConnectionError::Protocol(format!(
+            "SASL frame of {length} bytes"
+        )));
+    }
+    let mut body = BytesMut::zeroed(length - 4);
+    io.read_exact(&mut body).await?;
+    let init = (SaslCodec {}).decode(&mut body)?;
+    match init {
+        Some(sasl::Frame::Init(_)) => {}
+        other => {
+            return Err(ConnectionError::Protocol(format!(
+                "expected sasl-init, got {other:?}"
+            )));
+        }
+    }
+    write_sasl(
+        io,
+        sasl::Frame::Outcome(SaslOutcome {
+            code: SaslCode::Ok,
+            additional_data: None,
+        }),
+    )
+    .await
+}
+
+async fn write_sasl<Io: AsyncWrite + Unpin>(
+    io: &mut Io,
+    frame: sasl::Frame,
+) -> Result<(), ConnectionError> {
+    let mut body = BytesMut::new();
+    SaslCodec {}.encode(frame, &mut body)?;
+    let mut out = BytesMut::with_capacity(body.len() + 4);
+    out.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    io.write_all(&out).await?;
+    io.flush().await?;
+    Ok(())
+}
+
+struct Connection {
+    bus: Arc<Bus>,
+    grants: Vec<Grant>,
+    /// By the client's channel; the stand-in answers on the same channel number.
+    sessions: HashMap<u16, Session>,
+    out: Vec<Frame>,
+    closed: bool,
+    idle: Option<Duration>,
+    frame_size: Option<usize>,
+}
+
+#[derive(Default)]
+struct Session {
+    next_outgoing_id: u32,
+    next_incoming_id: u32,
+    /// By the client's handle; the stand-in uses the same handle number.
+    links: HashMap<u32, Link>,
+    /// Peek-locked deliveries awaiting the client's disposition, by delivery id.
+    unsettled: HashMap<u32, Unsettled>,
+    next_delivery_tag: u64,
+}
+
+struct Unsettled {
+    entity: String,
+    sub_queue: SubQueue,
+    token: Uuid,
+}
+
+struct Link {
+    kind: LinkKind,
+    /// Credit and delivery count: the client's receivers' (our sending side).
+    credit: u32,
+    delivery_count: u32,
+    drain: bool,
+    /// A transfer spread over several frames.
+    partial: Option<Partial>,
+}
+
+struct Partial {
+    delivery_id: Option<u32>,
+    settled: bool,
+    message_format: u32,
+    payload: BytesMut,
+}
+
+enum LinkKind {
+    /// The client sends messages to a queue or topic.
+    Inbound {
+        target: store::Target,
+        address: String,
+    },
+    /// The client sends requests to `$cbs` or `<entity>/$management`.
+    Requests { node: String },
+    /// The client receives responses from a node, addressed by its target (the reply-to).
+    Replies {
+        node: String,
+        reply_to: Option<String>,
+    },
+    /// The client receives an entity's messages.
+    Outbound {
+        entity: String,
+        sub_queue: SubQueue,
+        receive_and_delete: bool,
+        session: Option<String>,
+        owner: u64,
+    },
+}
+
+fn now() -> DateTime<Utc> {
+    Utc::now()
+}
+
+impl Connection {
+    fn take_frame_size(&mut self) -> Option<usize> {
+        self.frame_size.take()
+    }
+
+    fn send(&mut self, channel: u16, body: FrameBody) {
+        self.out.push(Frame::new(channel, body));
+    }
+
+    fn on_frame(&mut self, frame: Frame) {
+        let channel = frame.channel();
+        match frame.into_body() {
+            FrameBody::Open(open) => self.on_open(open),
+            FrameBody::Begin(begin) => self.on_begin(channel, begin),
+            FrameBody::Attach(attach) => self.on_attach(channel, attach),
+            FrameBody::Flow(flow) => self.on_flow(channel, flow),
+            FrameBody::Transfer {
+                performative,
+                payload,
+            } => self.on_transfer(channel, performative, &payload),
+            FrameBody::Disposition(disposition) => self.on_disposition(channel, disposition),
+            FrameBody::Detach(detach) => self.on_detach(channel, detach),
+            FrameBody::End(_) => {
+                if let Some(session) = self.sessions.remove(&channel) {
+                    self.release_session(session);
+                }
+                self.send(channel, FrameBody::End(End { error: None }));
+            }
+            FrameBody::Close(_) => {
+                self.send(0, FrameBody::Close(Close { error: None }));
+                self.closed = true;
+            }
+            FrameBody::Empty => {}
+        }
+    }
+
+    fn on_open(&mut self, open: Open) {
+        self.idle = open
+            .idle_time_out
+            .filter(|ms| *ms > 0)
+            .map(|ms| Duration::from_millis(u64::from(ms)));
+        // Frames to the client stay within its max-frame-size; the loop applies it.
+        let peer_max = open.max_frame_size.0 as usize;
+        self.frame_size = Some(peer_max.clamp(512, MAX_FRAME_SIZE as usize));
+        let reply = Open {
+            container_id: format!("local-bus-{}", Uuid::new_v4()),
+            hostname: None,
+            max_frame_size: MAX_FRAME_SIZE.into(),
+            channel_max: open.channel_max,
+            idle_time_out: None,
+            outgoing_locales: None,
+            incoming_locales: None,
+            offered_capabilities: None,
+            desired_capabilities: None,
+            properties: None,
+        };
+        self.send(0, FrameBody::Open(reply));
+    }
+
+    fn on_begin(&mut self, channel: u16, begin: Begin) {
+        let session = Session {
+            next_incoming_id: begin.next_outgoing_id,
+            ..Session::default()
+        };
+        self.sessions.insert(channel, session);
+        let reply = Begin {
+            remote_channel: Some(channel),
+            next_outgoing_id: 0,
+            incoming_window: 65_536,
+            outgoing_window: 65_536,
+            handle_max: Handle(u32::MAX),
+            offered_capabilities: None,
+            desired_capabilities: None,
+            properties: None,
+        };
+        self.send(channel, FrameBody::Begin(reply));
+    }
+
+    fn authorize(&self, path: &str, needed: Rights) -> Result<(), String> {
+        let now = now();
+        let mut last = "no token was put on $cbs for this entity".to_owned();
+        for grant in &self.grants {
+            match grant.allows(path, needed, now) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(format!("Unauthorized access to '{path}': {last}."))
+    }
+
+    fn on_attach(&mut self, channel: u16, attach: Attach) {
+        let handle = attach.handle.0;
+        let client_receives = attach.role == Role::Receiver;
+        let source_address = attach.source.as_ref().and_then(|s| s.address.clone());
+        let target_address = match attach.target.as_deref() {
+            Some(TargetArchetype::Target(t)) => t.address.clone(),
+            _ => None,
+        };
+        let mut reply = Attach {
+            name: attach.name.clone(),
+            handle: attach.handle.clone(),
+            role: if client_receives {
+                Role::Sender
+            } else {
+                Role::Receiver
+            },
+            snd_settle_mode: attach.snd_settle_mode.clone(),
+            rcv_settle_mode: attach.rcv_settle_mode.clone(),
+            source: attach.source.clone(),
+            target: attach.target.clone(),
+            unsettled: None,
+            incomplete_unsettled: false,
+            initial_delivery_count: client_receives.then_some(0),
+            max_message_size: Some(u64::from(MAX_FRAME_SIZE) * 4),
+            offered_capabilities: None,
+            desired_capabilities: None,
+            properties: None,
+        };
+        let outcome = if client_receives {
+            self.attach_outbound(
+                source_address.unwrap_or_default(),
+                target_address,
+                &attach,
+                &mut reply,
+            )
+        } else {
+            self.attach_inbound(target_address.unwrap_or_default())
+        };
+        match outcome {
+            Ok(kind) => {
+                let inbound = !client_receives;
+                let link = Link {
+                    kind,
+                    credit: 0,
+                    delivery_count: 0,
+                    drain: false,
+                    partial: None,
+                };
+                self.send(channel, FrameBody::Attach(reply));
+                if let Some(session) = self.sessions.get_mut(&channel) {
+                    session.links.insert(handle, link);
+                }
+                if inbound {
+                    let delivery_count = attach.initial_delivery_count.unwrap_or(0);
+                    self.grant_credit(channel, handle, delivery_count);
+                }
+            }
+            Err(error) => {
+                // Azure answers a refused attach with an attach without terminus, then a detach
+                // carrying the error.
+                if client_receives {
+                    reply.source = None;
+                } else {
+                    reply.target = None;
+                }
+                self.send(channel, FrameBody::Attach(reply));
+                self.send(
+                    channel,
+                    FrameBody::Detach(Detach {
+                        handle: Handle(handle),
+                        closed: true,
+                        error: Some(error),
+                    }),
+                );
+            }
+        }
+    }
+
+    fn attach_inbound(&mut self, address: String) -> Result<LinkKind, definitions::Error> {
+        let path = crate::sas::address_path(&address);
+        if path == cbs::CBS_NODE || path.ends_with(management::MANAGEMENT_SUFFIX) {
+            return Ok(LinkKind::Requests { node: path });
+        }
+        let target = self
+            .bus
+            .store()
+            .resolve(&address)
+            .ok_or_else(|| not_found(&address))?;
+        if matches!(target, store::Target::Entity(_, SubQueue::DeadLetter)) {
+            return Err(wire::error(
+                "amqp:not-allowed",
+                "Messages cannot be sent to a dead-letter queue.",
+            ));
+        }
+        self.authorize(&path, Rights::SEND)
+            .map_err(|e| wire::error("amqp:unauthorized-access", e))?;
+        Ok(LinkKind::Inbound { target, address })
+    }
+
+    fn attach_outbound(
+        &mut self,
+        address: String,
+        target_address: Option<String>,
+        attach: &Attach,
+        reply: &mut Attach,
+    ) -> Result<LinkKind, definitions::Error> {
+        let path = crate::sas::address_path(&address);
+        if path == cbs::CBS_NODE || path.ends_with(management::MANAGEMENT_SUFFIX) {
+            return Ok(LinkKind::Replies {
+                node: path,
+                reply_to: target_address,
+            });
+        }
+        let target = self
+            .bus
+            .store()
+            .resolve(&address)
+            .ok_or_else(|| not_found(&address))?;
+        let store::Target::Entity(entity, sub_queue) = target else {
+            return Err(wire::error(
+                "amqp:not-allowed",
+                "A topic cannot be received from; receive from one of its subscriptions.",
+            ));
+        };
+        // The token covers what was attached to (`q/$DeadLetterQueue` for a dead-letter queue).
+        self.authorize(&path, Rights::LISTEN)
+            .map_err(|e| wire::error("amqp:unauthorized-access", e))?;
+        let receive_and_delete = attach.snd_settle_mode == SenderSettleMode::Settled;
+        let owner = self.bus.next_owner();
+        let filter = attach
+            .source
+            .as_ref()
+            .and_then(|s| s.filter.as_ref())
+            .and_then(|f| f.get(&Symbol::from(SESSION_FILTER)));
+        let mut store = self.bus.store();
+        let requires_session = store
+            .entities
+            .get(&entity)
+            .is_some_and(|e| e.settings.requires_session)
+            && sub_queue == SubQueue::Main;
+        let session = match (filter, requires_session) {
+            (None, false) => None,
+            (None, true) => {
+                return Err(wire::error(
+                    "amqp:not-allowed",
+                    "It is not possible for an entity that requires sessions to create a non-sessionful message receiver.",
+                ));
+            }
+            (Some(_), false) => {
+                return Err(wire::error(
+                    "amqp:not-allowed",
+                    "It is not possible for an entity that does not require sessions to create a sessionful message receiver.",
+                ));
+            }
+            (Some(wanted), true) => {
+                let wanted = wire::as_str(wanted).map(str::to_owned);
+                let entity_state = store
+                    .entities
+                    .get_mut(&entity)
+                    .ok_or_else(|| not_found(&address))?;
+                let Some((session_id, until)) =
+                    entity_state.lock_session(wanted.as_deref(), owner, now())
+                else {
+                    return Err(match wanted {
+                        Some(id) => wire::error(
+                            "com.microsoft:session-cannot-be-locked",
+                            format!(
+                                "The requested session '{id}' cannot be accepted. It may be locked by another receiver."
+                            ),
+                        ),
+                        None => wire::error(
+                            "com.microsoft:timeout",
+                            "No unlocked session with messages is available.",
+                        ),
+                    });
+                };
+                let mut source = attach.source.as_deref().cloned().unwrap_or_else(|| Source {
+                    address: Some(address.clone()),
+                    ..Source::default()
+                });
+                source.filter.get_or_insert_with(Default::default).insert(
+                    Symbol::from(SESSION_FILTER),
+                    Value::String(session_id.clone()),
+                );
+                reply.source = Some(Box::new(source));
+                let ticks = until.timestamp_millis() * 10_000 + DOTNET_EPOCH_TICKS;
+                let mut properties = definitions::Fields::default();
+                properties.insert(Symbol::from(LOCKED_UNTIL_UTC), Value::Long(ticks));
+                reply.properties = Some(properties);
+                Some(session_id)
+            }
+        };
+        Ok(LinkKind::Outbound {
+            entity,
+            sub_queue,
+            receive_and_delete,
+            session,
+            owner,
+        })
+    }
+
+    fn grant_credit(&mut self, channel: u16, handle: u32, delivery_count: u32) {
+        let Some(session) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let Some(link) = session.links.get_mut(&handle) else {
+            return;
+        };
+        link.credit = SENDER_CREDIT;
+        link.delivery_count = delivery_count;
+        let flow = Flow {
+            next_incoming_id: Some(session.next_incoming_id),
+            incoming_window: 65_536,
+            next_outgoing_id: session.next_outgoing_id,
+            outgoing_window: 65_536,
+            handle: Some(Handle(handle)),
+            delivery_count: Some(delivery_count),
+            link_credit: Some(SENDER_CREDIT),
+            available: None,
+            drain: false,
+            echo: false,
+            properties: None,
+        };
+        self.send(channel, FrameBody::Flow(flow));
+    }
+
+    fn on_flow(&mut self, channel: u16, flow: Flow) {
+        let Some(session) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let Some(handle) = flow.handle else { return };
+        let Some(link) = session.links.get_mut(&handle.0) else {
+            return;
+        };
+        if matches!(
+            link.kind,
+            LinkKind::Outbound { .. } | LinkKind::Replies { .. }
+        ) {
+            // credit = receiver's delivery-count + link-credit − sender's delivery-count (2.6.7).
+            let theirs = flow.delivery_count.unwrap_or(0);
+            let credit = flow.link_credit.unwrap_or(0);
+            link.credit = theirs
+                .wrapping_add(credit)
+                .wrapping_sub(link.delivery_count);
+            if link.credit > credit {
+                link.credit = credit;
+            }
+            link.drain = flow.drain;
+        }
+        if flow.echo {
+            let reply = self.link_flow(channel, handle.0);
+            if let Some(reply) = reply {
+                self.send(channel, FrameBody::Flow(reply));
+            }
+        }
+    }
+
+    fn link_flow(&self, channel: u16, handle: u32) -> Option<Flow> {
+        let session = self.sessions.get(&channel)?;
+        let link = session.links.get(&handle)?;
+        Some(Flow {
+            next_incoming_id: Some(session.next_incoming_id),
+            incoming_window: 65_536,
+            next_outgoing_id: session.next_outgoing_id,
+            outgoing_window: 65_536,
+            handle: Some(Handle(handle)),
+            delivery_count: Some(link.delivery_count),
+            link_credit: Some(link.credit),
+            available: None,
+            drain: link.drain,
+            echo: false,
+            properties: None,
+        })
+    }
+
+    fn on_transfer(&mut self, channel: u16, transfer: Transfer, payload: &[u8]) {
+        let Some(session) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        session.next_incoming_id = session.next_incoming_id.wrapping_add(1);
+        let handle = transfer.handle.0;
+        let Some(link) = session.links.get_mut(&handle) else {
+            return;
+        };
+        let partial = link.partial.get_or_insert_with(|| Partial {
+            delivery_id: transfer.delivery_id,
+            settled: transfer.settled.unwrap_or(false),
+            message_format: transfer.message_format.unwrap_or(0),
+            payload: BytesMut::new(),
+        });
+        partial.payload.extend_from_slice(payload);
+        if transfer.more {
+            return;
+        }
+        let Some(partial) = link.partial.take() else {
+            return;
+        };
+        if transfer.aborted {
+            return;
+        }
+        link.delivery_count = link.delivery_count.wrapping_add(1);
+        link.credit = link.credit.saturating_sub(1);
+        let top_up = link.credit < SENDER_CREDIT / 2;
+        let delivery_count = link.delivery_count;
+        let state = self.on_delivery(channel, handle, &partial);
+        if let (Some(delivery_id), false) = (partial.delivery_id, partial.settled) {
+            let disposition = Disposition {
+                role: Role::Receiver,
+                first: delivery_id,
+                last: None,
+                settled: true,
+                state: Some(state),
+                batchable: false,
+            };
+            self.send(channel, FrameBody::Disposition(disposition));
+        }
+        if top_up {
+            self.grant_credit(channel, handle, delivery_count);
+        }
+    }
+
+    /// A complete message from the client: enqueue it, or answer a request.
+    fn on_delivery(&mut self, channel: u16, handle: u32, partial: &Partial) -> DeliveryState {
+        let kind = match self
+            .sessions
+            .get(&channel)
+            .and_then(|s| s.links.get(&handle))
+        {
+            Some(Link {
+                kind: LinkKind::Inbound { target, address },
+                ..
+            }) => Some((Some((target.clone(), address.clone())), None)),
+            Some(Link {
+                kind: LinkKind::Requests { node },
+                ..
+            }) => Some((None, Some(node.clone()))),
+            _ => None,
+        };
+        let message = match store::message::decode(&partial.payload) {
+            Ok(message) => message,
+            Err(e) => {
+                return rejected(wire::error(
+                    "amqp:decode-error",
+                    format!("The message cannot be decoded: {e}"),
+                ));
+            }
+        };
+        match kind {
+            Some((Some((target, address)), _)) => {
+                self.enqueue(&target, &address, message, partial.message_format)
+            }
+            Some((None, Some(node))) => {
+                let response = if node == cbs::CBS_NODE {
+                    cbs::handle(&message, &self.bus.config.policies, &mut self.grants, now())
+                } else {
+                    let mut store = self.bus.store();
+                    let response =
+                        management::handle(&message, &node, &mut store, &self.grants, now());
+                    drop(store);
+                    self.bus.changed.notify_waiters();
+                    response
+                };
+                let reply_to = message.properties.as_ref().and_then(|p| p.reply_to.clone());
+                self.respond(channel, &node, reply_to, response);
+                DeliveryState::Accepted(Accepted {})
+            }
+            _ => rejected(wire::error(
+                "amqp:not-allowed",
+                "This link does not accept messages.",
+            )),
+        }
+    }
+
+    fn enqueue(
+        &mut self,
+        target: &store::Target,
+        address: &str,
+        message: Message<Body<Value>>,
+        format: u32,
+    ) -> DeliveryState {
+        let messages = if format == BATCH_MESSAGE_FORMAT {
+            match unbatch(message) {
+                Ok(messages) => messages,
+                Err(e) => return rejected(wire::error("amqp:decode-error", e)),
+            }
+        } else {
+            vec![message]
+        };
+        let now = now();
+        let mut store = self.bus.store();
+        if store.resolve(address).is_none() {
+            return rejected(not_found(address));
+        }
+        for message in messages {
+            let scheduled_for = management::scheduled_enqueue_time(&message);
+            store.send(target, message, scheduled_for, now);
+        }
+        drop(store);
+        self.bus.changed.notify_waiters();
+        DeliveryState::Accepted(Accepted {})
+    }
+
+    /// Sends a response on the client's receiver from `node` whose target is `reply_to`.
+    fn respond(
+        &mut self,
+        channel: u16,
+        node: &str,
+        reply_to: Option<String>,
+        response: Message<Body<Value>>,
+    ) {
+        let Some(session) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let mut candidates: Vec<(u32, bool)> = session
+            .links
+            .iter()
+            .filter_map(|(handle, link)| match &link.kind {
+                LinkKind::Replies {
+                    node: n,
+                    reply_to: r,
+                } if n.eq_ignore_ascii_case(node) => Some((*handle, r.is_some() && *r == reply_to)),
+                _ => None,
+            })
+            .collect();
+        candidates.sort_by_key(|(_, exact)| !exact);
+        let Some((handle, _)) = candidates.first().copied() else {
+            return;
+        };
+        let Ok(payload) = store::message::encode(&response) else {
+            return;
+        };
+        let delivery_id = session.next_outgoing_id;
+        session.next_outgoing_id = session.next_outgoing_id.wrapping_add(1);
+        session.next_delivery_tag += 1;
+        let tag = session.next_delivery_tag.to_be_bytes().to_vec();
+        if let Some(link) = session.links.get_mut(&handle) {
+            link.credit = link.credit.saturating_sub(1);
+            link.delivery_count = link.delivery_count.wrapping_add(1);
+        }
+        let transfer = Transfer {
+            handle: Handle(handle),
+            delivery_id: Some(delivery_id),
+            delivery_tag: Some(Binary::from(tag)),
+            message_format: Some(0),
+            settled: Some(true),
+            more: false,
+            rcv_settle_mode: None,
+            state: None,
+            resume: false,
+            aborted: false,
+            batchable: false,
+        };
+        self.send(
+            channel,
+            FrameBody::Transfer {
+                performative: transfer,
+                payload: payload.into(),
+            },
+        );
+    }
+
+    fn on_disposition(&mut self, channel: u16, disposition: Disposition) {
+        if disposition.role != Role::Receiver {
+            return;
+        }
+        let last = disposition.last.unwrap_or(disposition.first);
+        let now = now();
+        let mut replies = Vec::new();
+        for delivery_id in disposition.first..=last {
+            let Some(session) = self.sessions.get_mut(&channel) else {
+                return;
+            };
+            let Some(unsettled) = session.unsettled.remove(&delivery_id) else {
+                continue;
+            };
+            let outcome = match &disposition.state {
+                Some(state) => settle(&self.bus, &unsettled, state, now),
+                None => continue,
+            };
+            if !disposition.settled {
+                replies.push((delivery_id, outcome));
+            }
+        }
+        self.bus.changed.notify_waiters();
+        for (delivery_id, state) in replies {
+            let reply = Disposition {
+                role: Role::Sender,
+                first: delivery_id,
+                last: None,
+                settled: true,
+                state: Some(state),
+                batchable: false,
+            };
+            self.send(channel, FrameBody::Disposition(reply));
+        }
+    }
+
+    fn on_detach(&mut self, channel: u16, detach: Detach) {
+        let link = self
+            .sessions
+            .get_mut(&channel)
+            .and_then(|s| s.links.remove(&detach.handle.0));
+        if let Some(Link {
+            kind: LinkKind::Outbound { entity, owner, .. },
+            ..
+        }) = link
+            && let Some(entity) = self.bus.store().entities.get_mut(&entity)
+        {
+            entity.release_sessions(owner);
+        }
+        self.send(
+            channel,
+            FrameBody::Detach(Detach {
+                handle: detach.handle,
+                closed: true,
+                error: None,
+            }),
+        );
+    }
+
+    fn release_session(&mut self, session: Session) {
+        let mut store = self.bus.store();
+        for link in session.links.values() {
+            if let LinkKind::Outbound { entity, owner, .. } = &link.kind
+                && let Some(entity) = store.entities.get_mut(entity)
+            {
+                entity.release_sessions(*owner);
+            }
+        }
+    }
+
+    fn release_all(&mut self) {
+        let sessions: Vec<Session> = self.sessions.drain().map(|(_, s)| s).collect();
+        for session in sessions {
+            self.release_session(session);
+        }
+    }
+
+    /// Delivers messages to every receiver with credit, then answers drains.
+    fn pump(&mut self) {
+        let channels: Vec<u16> = self.sessions.keys().copied().collect();
+        for channel in channels {
+            let handles: Vec<u32> = self
+                .sessions
+                .get(&channel)
+                .map(|s| s.links.keys().copied().collect())
+                .unwrap_or_default();
+            for handle in handles {
+                self.pump_link(channel, handle);
+            }
+        }
+    }
+
+    fn pump_link(&mut self, channel: u16, handle: u32) {
+        let bus = self.bus.clone();
+        let Some(session) = self.sessions.get_mut(&channel) else {
+            return;
+        };
+        let Some(link) = session.links.get_mut(&handle) else {
+            return;
+        };
+        let LinkKind::Outbound {
+            entity,
+            sub_queue,
+            receive_and_delete,
+            session: session_id,
+            owner,
+        } = &link.kind
+        else {
+            return;
+        };
+        let mut frames = Vec::new();
+        let now = now();
+        while link.credit > 0 {
+            let mut store = bus.store();
+            let Some(state) = store.entities.get_mut(entity) else {
+                break;
+            };
+            if let Some(id) = session_id
+                && !state.holds_session(id, *owner, now)
+            {
+                break;
+            }
+            let taken = if *receive_and_delete {
+                state.take_next(*sub_queue, session_id.as_deref(), now)
+            } else {
+                state.lock_next(*sub_queue, session_id.as_deref(), now)
+            };
+            let Some(message) = taken else { break };
+            let ttl = state.effective_ttl(&message.message);
+            drop(store);
+            let Ok(payload) = store::message::encode(&message.to_wire(ttl)) else {
+                break;
+            };
+            let token = message.lock.map(|l| l.token).unwrap_or_else(Uuid::new_v4);
+            let delivery_id = session.next_outgoing_id;
+            session.next_outgoing_id = session.next_outgoing_id.wrapping_add(1);
+            if !*receive_and_delete {
+                session.unsettled.insert(
+                    delivery_id,
+                    Unsettled {
+                        entity: entity.clone(),
+                        sub_queue: *sub_queue,
+                        token,
+                    },
+                );
+            }
+            link.credit -= 1;
+            link.delivery_count = link.delivery_count.wrapping_add(1);
+            let transfer = Transfer {
+                handle: Handle(handle),
+                delivery_id: Some(delivery_id),
+                // The lock token, in .NET's GUID byte order (`uuid.UUID(bytes_le=...)`).
+                delivery_tag: Some(Binary::from(token.to_bytes_le().to_vec())),
+                message_format: Some(0),
+                settled: Some(*receive_and_delete),
+                more: false,
+                rcv_settle_mode: None,
+                state: None,
+                resume: false,
+                aborted: false,
+                batchable: false,
+            };
+            frames.push(FrameBody::Transfer {
+                performative: transfer,
+                payload: payload.into(),
+            });
+        }
+        if link.drain && link.credit > 0 {
+            link.delivery_count = link.delivery_count.wrapping_add(link.credit);
+            link.credit = 0;
+            link.drain = false;
+            frames.push(FrameBody::Flow(Flow {
+                next_incoming_id: Some(session.next_incoming_id),
+                incoming_window: 65_536,
+                next_outgoing_id: session.next_outgoing_id,
+                outgoing_window: 65_536,
+                handle: Some(Handle(handle)),
+                delivery_count: Some(link.delivery_count),
+                link_credit: Some(0),
+                available: None,
+                drain: true,
+                echo: false,
+                properties: None,
+            }));
+        }
+        for body in frames {
+            self.send(channel, body);
+        }
+    }
+}
+
+/// Applies a client's disposition to a peek-locked message; returns the state to echo (the
+/// outcome applied, or `rejected` with `com.microsoft:message-lock-lost`).
+fn settle(
+    bus: &Bus,
+    unsettled: &Unsettled,
+    state: &DeliveryState,
+    now: DateTime<Utc>,
+) -> DeliveryState {
+    let settlement = match state {
+        DeliveryState::Accepted(_) => Settlement::Complete,
+        DeliveryState::Released(_) => Settlement::Abandon {
+            properties: Vec::new(),
+        },
+        DeliveryState::Modified(Modified {
+            undeliverable_here,
+            message_annotations,
+            ..
+        }) => {
+            let properties = fields_to_properties(message_annotations.as_ref());
+            if *undeliverable_here == Some(true) {
+                Settlement::Defer { properties }
+            } else {
+                Settlement::Abandon { properties }
+            }
+        }
+        DeliveryState::Rejected(Rejected { error }) => {
+            let info = error.as_ref().and_then(|e| e.info.as_deref());
+            let text = |key: &str| {
+                info.and_then(|i| i.get(&Symbol::from(key)))
+                    .and_then(wire::as_str)
+                    .map(str::to_owned)
+            };
+            Settlement::DeadLetter {
+                reason: text("DeadLetterReason"),
+                description: text("DeadLetterErrorDescription")
+                    .or_else(|| error.as_ref().and_then(|e| e.description.clone())),
+                properties: Vec::new(),
+            }
+        }
+        _ => return state.clone(),
+    };
+    let mut store = bus.store();
+    let result = match store.entities.get_mut(&unsettled.entity) {
+        Some(entity) => entity.settle(unsettled.sub_queue, unsettled.token, settlement, now),
+        None => Err(store::SettleError::LockLost),
+    };
+    match result {
+        // Echo the outcome applied; a dead-letter is echoed as `rejected` without an error,
+        // since the Python SDK raises on a rejected outcome that carries one
+        // (`_pyamqp/receiver.py` `send_disposition`).
+        Ok(()) => match state {
+            DeliveryState::Rejected(_) => DeliveryState::Rejected(Rejected { error: None }),
+            other => other.clone(),
+        },
+        Err(e) => rejected(wire::error(
+            "com.microsoft:message-lock-lost",
+            e.to_string(),
+        )),
+    }
+}
+
+fn fields_to_properties(fields: Option<&definitions::Fields>) -> Vec<(String, SimpleValue)> {
+    fields
+        .map(|f| {
+            f.iter()
+                .filter_map(|(k, v)| Some((k.0.clone(), SimpleValue::try_from(v.clone()).ok()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn rejected(error: definitions::Error) -> DeliveryState {
+    DeliveryState::Rejected(Rejected { error: Some(error) })
+}
+
+fn not_found(address: &str) -> definitions::Error {
+    wire::error(
+        "amqp:not-found",
+        format!("The messaging entity '{address}' could not be found."),
+    )
+}
+
+/// Splits a batch (format `0x80013700`): each data section is one encoded message.
+fn unbatch(batch: Message<Body<Value>>) -> Result<Vec<Message<Body<Value>>>, String> {
+    match batch.body {
+        Body::Data(sections) => sections
+            .into_iter()
+            .map(|data| {
+                store::message::decode(&data.0)
+                    .map_err(|e| format!("a batched message cannot be decoded: {e}"))
+            })
+            .collect(),
+        _ => Err("a batch must carry its messages as data sections".to_owned()),
+    }
+}

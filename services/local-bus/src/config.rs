@@ -1,0 +1,579 @@
+//! The stand-in's configuration: the shape of the Service Bus emulator's `Config.json`
+//! (`UserConfig.Namespaces[].Queues/Topics[].Properties`, see
+//! `Azure/azure-service-bus-emulator-installer` `ServiceBus-Emulator/Config/Config.json`) plus
+//! what the stand-in needs beyond it: `UserConfig.SharedAccessPolicies`, `UserConfig.Tier`
+//! (`Standard` | `Basic`) and `AutoDeleteOnIdle` on entities. Unknown keys are errors naming
+//! their JSON path; settings the stand-in cannot honour (forwarding, duplicate detection, filter
+//! rules) are refused rather than accepted without effect.
+
+use std::path::Path;
+use std::time::Duration;
+
+use base64::Engine;
+use serde::Deserialize;
+use shoal_domain::service_bus_entity::expiry;
+
+use crate::duration;
+use crate::error::LocalBusError;
+
+/// Azure's defaults for a new entity.
+pub const DEFAULT_LOCK_DURATION: Duration = Duration::from_secs(60);
+pub const DEFAULT_MAX_DELIVERY_COUNT: u32 = 10;
+/// Azure's bounds on `LockDuration` (5 s – 5 min).
+const MIN_LOCK_DURATION: Duration = Duration::from_secs(5);
+const MAX_LOCK_DURATION: Duration = Duration::from_secs(300);
+const DEFAULT_DUPLICATE_DETECTION_WINDOW: Duration = Duration::from_secs(600);
+
+/// The policy names the stand-in adds when the configuration does not cover a role.
+pub const DEFAULT_MANAGE_POLICY: &str = "RootManageSharedAccessKey";
+pub const DEFAULT_LISTEN_POLICY: &str = "ListenOnly";
+
+/// Rights a SAS policy grants (Azure's `AccessRights`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rights {
+    pub manage: bool,
+    pub send: bool,
+    pub listen: bool,
+}
+
+impl Rights {
+    pub const ALL: Rights = Rights {
+        manage: true,
+        send: true,
+        listen: true,
+    };
+    pub const LISTEN: Rights = Rights {
+        manage: false,
+        send: false,
+        listen: true,
+    };
+    pub const SEND: Rights = Rights {
+        manage: false,
+        send: true,
+        listen: false,
+    };
+    pub const MANAGE: Rights = Rights {
+        manage: true,
+        send: false,
+        listen: false,
+    };
+
+    /// Whether these rights include every right `needed` asks for.
+    pub fn covers(&self, needed: Rights) -> bool {
+        (!needed.manage || self.manage)
+            && (!needed.send || self.send)
+            && (!needed.listen || self.listen)
+    }
+}
+
+/// A namespace-level shared access policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SasPolicy {
+    pub name: String,
+    pub key: String,
+    pub rights: Rights,
+}
+
+/// Settings of a queue or subscription (topics use `default_ttl` and `auto_delete_on_idle`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntitySettings {
+    pub lock_duration: Duration,
+    pub max_delivery_count: u32,
+    /// `None` = never (`TimeSpan.MaxValue`).
+    pub default_ttl: Option<Duration>,
+    pub dead_lettering_on_expiration: bool,
+    pub requires_session: bool,
+    /// `None` = never.
+    pub auto_delete_on_idle: Option<Duration>,
+    pub duplicate_detection_window: Duration,
+}
+
+impl Default for EntitySettings {
+    fn default() -> Self {
+        EntitySettings {
+            lock_duration: DEFAULT_LOCK_DURATION,
+            max_delivery_count: DEFAULT_MAX_DELIVERY_COUNT,
+            default_ttl: None,
+            dead_lettering_on_expiration: false,
+            requires_session: false,
+            auto_delete_on_idle: None,
+            duplicate_detection_window: DEFAULT_DUPLICATE_DETECTION_WINDOW,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueConfig {
+    pub name: String,
+    pub settings: EntitySettings,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscriptionConfig {
+    pub name: String,
+    pub settings: EntitySettings,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TopicConfig {
+    pub name: String,
+    pub settings: EntitySettings,
+    pub subscriptions: Vec<SubscriptionConfig>,
+}
+
+/// Everything the stand-in serves.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalBusConfig {
+    pub namespace: String,
+    /// Basic tier: no topics, no sessions, TTL at most 14 days (and 14 days by default).
+    pub basic_tier: bool,
+    pub policies: Vec<SasPolicy>,
+    pub queues: Vec<QueueConfig>,
+    pub topics: Vec<TopicConfig>,
+}
+
+impl Default for LocalBusConfig {
+    fn default() -> Self {
+        let mut config = LocalBusConfig {
+            namespace: "localbus".to_owned(),
+            basic_tier: false,
+            policies: Vec::new(),
+            queues: Vec::new(),
+            topics: Vec::new(),
+        };
+        config.add_default_policies();
+        config
+    }
+}
+
+impl LocalBusConfig {
+    pub fn from_json(text: &str) -> Result<Self, LocalBusError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let raw: RawRoot = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let path = e.path().to_string();
+            LocalBusError::config(path, e.into_inner().to_string())
+        })?;
+        raw.resolve()
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, LocalBusError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LocalBusError::ConfigFile {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json(&text)
+    }
+
+    /// The first policy with Manage (and so Send and Listen).
+    pub fn manage_policy(&self) -> Option<&SasPolicy> {
+        self.policies.iter().find(|p| p.rights.covers(Rights::ALL))
+    }
+
+    /// The first policy with Listen and nothing else.
+    pub fn listen_only_policy(&self) -> Option<&SasPolicy> {
+        self.policies.iter().find(|p| p.rights == Rights::LISTEN)
+    }
+
+    fn add_default_policies(&mut self) {
+        if self.manage_policy().is_none() {
+            self.policies.push(SasPolicy {
+                name: DEFAULT_MANAGE_POLICY.to_owned(),
+                key: development_key(DEFAULT_MANAGE_POLICY),
+                rights: Rights::ALL,
+            });
+        }
+        if self.listen_only_policy().is_none() {
+            self.policies.push(SasPolicy {
+                name: DEFAULT_LISTEN_POLICY.to_owned(),
+                key: development_key(DEFAULT_LISTEN_POLICY),
+                rights: Rights::LISTEN,
+            });
+        }
+    }
+}
+
+/// A fixed, obviously non-secret key per default policy, so connection strings stay stable
+/// across runs of a development setup.
+fn development_key(policy: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(format!("local-bus-development-key:{policy}"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawRoot {
+    user_config: RawUserConfig,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawUserConfig {
+    namespaces: Vec<RawNamespace>,
+    /// The emulator's logging switch; the stand-in logs through `tracing`, so it is accepted
+    /// (configs copied from the emulator carry it) and documented as ignored.
+    #[serde(default)]
+    #[allow(dead_code)]
+    logging: Option<RawLogging>,
+    #[serde(default)]
+    shared_access_policies: Vec<RawPolicy>,
+    #[serde(default)]
+    tier: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawLogging {
+    #[allow(dead_code)]
+    r#type: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawPolicy {
+    name: String,
+    key: String,
+    rights: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawNamespace {
+    name: String,
+    #[serde(default)]
+    queues: Vec<RawQueue>,
+    #[serde(default)]
+    topics: Vec<RawTopic>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawQueue {
+    name: String,
+    #[serde(default)]
+    properties: RawProperties,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawTopic {
+    name: String,
+    #[serde(default)]
+    properties: RawTopicProperties,
+    #[serde(default)]
+    subscriptions: Vec<RawSubscription>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawSubscription {
+    name: String,
+    #[serde(default)]
+    properties: RawProperties,
+    #[serde(default)]
+    rules: Vec<serde_json::Value>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawProperties {
+    dead_lettering_on_message_expiration: Option<bool>,
+    default_message_time_to_live: Option<String>,
+    duplicate_detection_history_time_window: Option<String>,
+    forward_dead_lettered_messages_to: Option<String>,
+    forward_to: Option<String>,
+    lock_duration: Option<String>,
+    max_delivery_count: Option<u32>,
+    requires_duplicate_detection: Option<bool>,
+    requires_session: Option<bool>,
+    auto_delete_on_idle: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "PascalCase")]
+struct RawTopicProperties {
+    default_message_time_to_live: Option<String>,
+    duplicate_detection_history_time_window: Option<String>,
+    requires_duplicate_detection: Option<bool>,
+    auto_delete_on_idle: Option<String>,
+}
+
+impl RawRoot {
+    fn resolve(self) -> Result<LocalBusConfig, LocalBusError> {
+        let user = self.user_config;
+        let basic_tier = match user.tier.as_deref() {
+            None | Some("Standard") | Some("Premium") => false,
+            Some("Basic") => true,
+            Some(other) => {
+                return Err(LocalBusError::config(
+                    "UserConfig.Tier",
+                    format!("expected \"Basic\", \"Standard\" or \"Premium\", got {other:?}"),
+                ));
+            }
+        };
+        let [namespace] = <[RawNamespace; 1]>::try_from(user.namespaces).map_err(|_| {
+            LocalBusError::config(
+                "UserConfig.Namespaces",
+                "exactly one namespace is supported",
+            )
+        })?;
+        check_name("UserConfig.Namespaces[0].Name", &namespace.name)?;
+        let mut config = LocalBusConfig {
+            namespace: namespace.name,
+            basic_tier,
+            policies: Vec::new(),
+            queues: Vec::new(),
+            topics: Vec::new(),
+        };
+        for (i, policy) in user.shared_access_policies.into_iter().enumerate() {
+            let path = format!("UserConfig.SharedAccessPolicies[{i}]");
+            config.policies.push(resolve_policy(&path, policy)?);
+        }
+        config.add_default_policies();
+        let mut names = std::collections::HashSet::new();
+        for (i, queue) in namespace.queues.into_iter().enumerate() {
+            let path = format!("UserConfig.Namespaces[0].Queues[{i}]");
+            check_name(&format!("{path}.Name"), &queue.name)?;
+            if !names.insert(queue.name.to_lowercase()) {
+                return Err(LocalBusError::config(
+                    format!("{path}.Name"),
+                    "duplicate entity name",
+                ));
+            }
+            let settings =
+                resolve_properties(&format!("{path}.Properties"), queue.properties, basic_tier)?;
+            config.queues.push(QueueConfig {
+                name: queue.name,
+                settings,
+            });
+        }
+        for (i, topic) in namespace.topics.into_iter().enumerate() {
+            let path = format!("UserConfig.Namespaces[0].Topics[{i}]");
+            if basic_tier {
+                return Err(LocalBusError::config(path, "the Basic tier has no topics"));
+            }
+            check_name(&format!("{path}.Name"), &topic.name)?;
+            if !names.insert(topic.name.to_lowercase()) {
+                return Err(LocalBusError::config(
+                    format!("{path}.Name"),
+                    "duplicate entity name",
+                ));
+            }
+            let settings =
+                resolve_topic_properties(&format!("{path}.Properties"), topic.properties)?;
+            let mut subscriptions = Vec::new();
+            let mut sub_names = std::collections::HashSet::new();
+            for (j, sub) in topic.subscriptions.into_iter().enumerate() {
+                let sub_path = format!("{path}.Subscriptions[{j}]");
+                check_name(&format!("{sub_path}.Name"), &sub.name)?;
+                if !sub_names.insert(sub.name.to_lowercase()) {
+                    return Err(LocalBusError::config(
+                        format!("{sub_path}.Name"),
+                        "duplicate subscription name",
+                    ));
+                }
+                if !sub.rules.is_empty() {
+                    return Err(LocalBusError::config(
+                        format!("{sub_path}.Rules"),
+                        "subscription filter rules are not supported by the local stand-in; every subscription receives every message",
+                    ));
+                }
+                let mut sub_settings =
+                    resolve_properties(&format!("{sub_path}.Properties"), sub.properties, false)?;
+                // The topic's TTL applies when smaller than the subscription's (document 001).
+                sub_settings.default_ttl =
+                    expiry::effective_ttl(sub_settings.default_ttl, settings.default_ttl);
+                subscriptions.push(SubscriptionConfig {
+                    name: sub.name,
+                    settings: sub_settings,
+                });
+            }
+            config.topics.push(TopicConfig {
+                name: topic.name,
+                settings,
+                subscriptions,
+            });
+        }
+        Ok(config)
+    }
+}
+
+fn check_name(path: &str, name: &str) -> Result<(), LocalBusError> {
+    // Azure: letters, digits, periods, hyphens, underscores (and slashes in queue paths, which
+    // the stand-in does not support), at most 260 characters.
+    let ok = !name.is_empty()
+        && name.len() <= 260
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(LocalBusError::config(
+            path,
+            "must be 1–260 letters, digits, '.', '-' or '_'",
+        ))
+    }
+}
+
+fn resolve_policy(path: &str, raw: RawPolicy) -> Result<SasPolicy, LocalBusError> {
+    check_name(&format!("{path}.Name"), &raw.name)?;
+    if raw.key.len() < 8 {
+        return Err(LocalBusError::config(
+            format!("{path}.Key"),
+            "must be at least 8 characters",
+        ));
+    }
+    let mut rights = Rights::default();
+    for (i, right) in raw.rights.iter().enumerate() {
+        match right.as_str() {
+            "Manage" => rights.manage = true,
+            "Send" => rights.send = true,
+            "Listen" => rights.listen = true,
+            other => {
+                return Err(LocalBusError::config(
+                    format!("{path}.Rights[{i}]"),
+                    format!("expected \"Manage\", \"Send\" or \"Listen\", got {other:?}"),
+                ));
+            }
+        }
+    }
+    if rights == Rights::default() {
+        return Err(LocalBusError::config(
+            format!("{path}.Rights"),
+            "must name at least one right",
+        ));
+    }
+    // Azure refuses a Manage rule without Send and Listen.
+    if rights.manage && !(rights.send && rights.listen) {
+        return Err(LocalBusError::config(
+            format!("{path}.Rights"),
+            "Manage requires Send and Listen",
+        ));
+    }
+    Ok(SasPolicy {
+        name: raw.name,
+        key: raw.key,
+        rights,
+    })
+}
+
+fn parse_duration(path: &str, text: &str) -> Result<Option<Duration>, LocalBusError> {
+    duration::parse(text).map_err(|message| LocalBusError::config(path, message))
+}
+
+fn resolve_properties(
+    path: &str,
+    raw: RawProperties,
+    basic_tier: bool,
+) -> Result<EntitySettings, LocalBusError> {
+    let mut settings = EntitySettings::default();
+    if let Some(value) = raw.lock_duration {
+        let p = format!("{path}.LockDuration");
+        let lock = parse_duration(&p, &value)?
+            .filter(|d| (MIN_LOCK_DURATION..=MAX_LOCK_DURATION).contains(d))
+            .ok_or_else(|| LocalBusError::config(&p, "must be between PT5S and PT5M"))?;
+        settings.lock_duration = lock;
+    }
+    if let Some(count) = raw.max_delivery_count {
+        if count == 0 {
+            return Err(LocalBusError::config(
+                format!("{path}.MaxDeliveryCount"),
+                "must be at least 1",
+            ));
+        }
+        settings.max_delivery_count = count;
+    }
+    settings.dead_lettering_on_expiration =
+        raw.dead_lettering_on_message_expiration.unwrap_or(false);
+    settings.requires_session = raw.requires_session.unwrap_or(false);
+    if settings.requires_session && basic_tier {
+        return Err(LocalBusError::config(
+            format!("{path}.RequiresSession"),
+            "the Basic tier has no sessions",
+        ));
+    }
+    for (key, value) in [
+        ("ForwardTo", &raw.forward_to),
+        (
+            "ForwardDeadLetteredMessagesTo",
+            &raw.forward_dead_lettered_messages_to,
+        ),
+    ] {
+        if value.as_deref().is_some_and(|v| !v.is_empty()) {
+            return Err(LocalBusError::config(
+                format!("{path}.{key}"),
+                "auto-forwarding is not supported by the local stand-in (leave it \"\")",
+            ));
+        }
+    }
+    let common = resolve_common(
+        path,
+        raw.default_message_time_to_live,
+        raw.duplicate_detection_history_time_window,
+        raw.requires_duplicate_detection,
+        raw.auto_delete_on_idle,
+        basic_tier,
+    )?;
+    settings.default_ttl = common.default_ttl;
+    settings.auto_delete_on_idle = common.auto_delete_on_idle;
+    settings.duplicate_detection_window = common.duplicate_detection_window;
+    Ok(settings)
+}
+
+fn resolve_topic_properties(
+    path: &str,
+    raw: RawTopicProperties,
+) -> Result<EntitySettings, LocalBusError> {
+    resolve_common(
+        path,
+        raw.default_message_time_to_live,
+        raw.duplicate_detection_history_time_window,
+        raw.requires_duplicate_detection,
+        raw.auto_delete_on_idle,
+        false,
+    )
+}
+
+fn resolve_common(
+    path: &str,
+    ttl: Option<String>,
+    window: Option<String>,
+    duplicate_detection: Option<bool>,
+    auto_delete: Option<String>,
+    basic_tier: bool,
+) -> Result<EntitySettings, LocalBusError> {
+    let mut settings = EntitySettings::default();
+    let ttl_path = format!("{path}.DefaultMessageTimeToLive");
+    let configured = match ttl {
+        Some(text) => parse_duration(&ttl_path, &text)?,
+        None => None,
+    };
+    if configured == Some(Duration::ZERO) {
+        return Err(LocalBusError::config(&ttl_path, "must be longer than zero"));
+    }
+    // Unset (or "never") on Basic → the 14-day default and cap (document 001).
+    settings.default_ttl = expiry::entity_default_ttl(configured, basic_tier)
+        .map_err(|e| LocalBusError::config(&ttl_path, e.to_string()))?;
+    if let Some(text) = window {
+        let p = format!("{path}.DuplicateDetectionHistoryTimeWindow");
+        settings.duplicate_detection_window = parse_duration(&p, &text)?
+            .filter(|d| *d >= Duration::from_secs(20) && *d <= Duration::from_secs(7 * 86_400))
+            .ok_or_else(|| LocalBusError::config(&p, "must be between PT20S and P7D"))?;
+    }
+    if duplicate_detection == Some(true) {
+        return Err(LocalBusError::config(
+            format!("{path}.RequiresDuplicateDetection"),
+            "duplicate detection is not supported by the local stand-in (set it to false)",
+        ));
+    }
+    if let Some(text) = auto_delete {
+        let p = format!("{path}.AutoDeleteOnIdle");
+        let idle = parse_duration(&p, &text)?;
+        expiry::check_auto_delete_on_idle(idle)
+            .map_err(|e| LocalBusError::config(&p, e.to_string()))?;
+        settings.auto_delete_on_idle = idle;
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests;

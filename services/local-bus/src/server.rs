@@ -1,0 +1,225 @@
+//! [`LocalBus`]: one TCP port serving AMQP 1.0 and the ATOM management API. The first bytes
+//! decide: `AMQP` is an AMQP connection; a TLS handshake (`0x16`) is HTTPS, which the Python
+//! SDK's `ServiceBusAdministrationClient` always speaks (its generated client hard-codes
+//! `https://{endpoint}`, `servicebus/management/_generated/_client.py`), with a certificate
+//! from a throwaway CA ([`LocalBus::tls_ca_pem`]); anything else is plain HTTP
+//! ([`LocalBus::management_url`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::bus::Bus;
+use crate::config::{LocalBusConfig, SasPolicy};
+use crate::error::LocalBusError;
+
+/// A running stand-in. Dropping it without [`LocalBus::shutdown`] stops accepting too.
+pub struct LocalBus {
+    addr: SocketAddr,
+    bus: Arc<Bus>,
+    ca_pem: String,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl LocalBus {
+    /// Starts on `127.0.0.1:0` (a free port).
+    pub async fn start(config: LocalBusConfig) -> Result<LocalBus, LocalBusError> {
+        Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), config).await
+    }
+
+    pub async fn start_on(
+        addr: SocketAddr,
+        config: LocalBusConfig,
+    ) -> Result<LocalBus, LocalBusError> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| LocalBusError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| LocalBusError::Bind { addr, source })?;
+        let (ca_pem, tls) = tls_acceptor()?;
+        let bus = Arc::new(Bus::new(config));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(accept_loop(listener, bus.clone(), tls, stop.clone()));
+        tracing::info!(%addr, "local Service Bus stand-in listening");
+        Ok(LocalBus {
+            addr,
+            bus,
+            ca_pem,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// A connection string with the first Manage (+Send+Listen) policy and
+    /// `UseDevelopmentEmulator=true`, which makes the SDKs speak plain AMQP to the given port.
+    pub fn connection_string(&self) -> String {
+        self.connection_string_for(self.bus.config.manage_policy())
+    }
+
+    /// A connection string with a Listen-only policy.
+    pub fn listen_only_connection_string(&self) -> String {
+        self.connection_string_for(self.bus.config.listen_only_policy())
+    }
+
+    fn connection_string_for(&self, policy: Option<&SasPolicy>) -> String {
+        // `LocalBusConfig` always carries both kinds of policy (defaults fill the gaps).
+        let (name, key) = policy
+            .map(|p| (p.name.as_str(), p.key.as_str()))
+            .unwrap_or(("", ""));
+        format!(
+            "Endpoint=sb://127.0.0.1:{};SharedAccessKeyName={name};SharedAccessKey={key};UseDevelopmentEmulator=true",
+            self.port()
+        )
+    }
+
+    /// Base of the ATOM management API over plain HTTP (`http://127.0.0.1:PORT/`); the same
+    /// port answers HTTPS with a certificate from [`LocalBus::tls_ca_pem`].
+    pub fn management_url(&self) -> Url {
+        // A fixed scheme and a socket address always make a valid URL.
+        Url::parse(&format!("http://127.0.0.1:{}/", self.port()))
+            .unwrap_or_else(|_| unreachable_url())
+    }
+
+    /// The PEM of the CA that signed the HTTPS certificate (for `REQUESTS_CA_BUNDLE` etc.).
+    pub fn tls_ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for LocalBus {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+fn unreachable_url() -> Url {
+    Url::parse("http://127.0.0.1/").expect("a literal URL parses")
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    bus: Arc<Bus>,
+    tls: TlsAcceptor,
+    stop: CancellationToken,
+) {
+    let connections = tokio_util::task::TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let (bus, tls, stop) = (bus.clone(), tls.clone(), stop.clone());
+        connections.spawn(async move {
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                result = serve(stream, bus, tls) => if let Err(e) = result {
+                    tracing::debug!(%peer, error = %e, "connection ended");
+                }
+            }
+        });
+    }
+    connections.close();
+    connections.wait().await;
+}
+
+async fn serve(stream: TcpStream, bus: Arc<Bus>, tls: TlsAcceptor) -> Result<(), String> {
+    let _ = stream.set_nodelay(true);
+    let mut first = [0u8; 4];
+    // Wait for the first four bytes (or fewer if the peer closes), without consuming them.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = stream.peek(&mut first).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(());
+        }
+        if n >= 4 || first[0] == 0x16 || tokio::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if &first == b"AMQP" {
+        return crate::amqp::connection::serve(stream, bus)
+            .await
+            .map_err(|e| e.to_string());
+    }
+    if first[0] == 0x16 {
+        let stream = tls.accept(stream).await.map_err(|e| e.to_string())?;
+        return crate::atom::serve(stream, bus).await;
+    }
+    crate::atom::serve(stream, bus).await
+}
+
+/// A throwaway CA and a leaf for `127.0.0.1` / `localhost` it signed.
+fn tls_acceptor() -> Result<(String, TlsAcceptor), LocalBusError> {
+    let err = |e: &dyn std::fmt::Display| LocalBusError::Tls(e.to_string());
+    let ca_key = KeyPair::generate().map_err(|e| err(&e))?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(|e| err(&e))?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "Shoal local bus CA");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca_params.self_signed(&ca_key).map_err(|e| err(&e))?;
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf_key = KeyPair::generate().map_err(|e| err(&e))?;
+    let mut leaf_params =
+        CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .map_err(|e| err(&e))?;
+    leaf_params
+        .distinguished_name
+        .push(DnType::CommonName, "127.0.0.1");
+    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let leaf_cert = leaf_params
+        .signed_by(&leaf_key, &issuer)
+        .map_err(|e| err(&e))?;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| err(&e))?
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![
+                CertificateDer::from(leaf_cert.der().to_vec()),
+                CertificateDer::from(ca_cert.der().to_vec()),
+            ],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
+        )
+        .map_err(|e| err(&e))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((ca_cert.pem(), TlsAcceptor::from(Arc::new(config))))
+}
