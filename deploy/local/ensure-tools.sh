@@ -26,6 +26,9 @@ has_postgres_server() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 has_postgres_server && command -v pgbench >/dev/null && command -v psql >/dev/null ||
     apt_missing+=(postgresql)
 command -v pkg-config >/dev/null || apt_missing+=(pkg-config)
+# azservicebus's azure_core 0.25 builds reqwest with native-tls (openssl-sys); see
+# docs/triggers.md, "Service Bus: the client library".
+pkg-config --exists openssl 2>/dev/null || apt_missing+=(libssl-dev)
 # aws-lc-rs builds with the C compiler alone on x86_64/aarch64 Linux (pre-generated bindings,
 # no CMake), so neither cmake nor clang is needed.
 # Azurite (deploy/local/package.json) runs on Node.js.

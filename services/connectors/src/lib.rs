@@ -6,17 +6,26 @@
 //! A [`StorageQueues`] is built once per resolved connection and holds the HTTP pipeline; a
 //! [`Queue`] is a cheap handle on one queue. Every operation is one HTTP request. Errors are
 //! [`QueueError`]s whose messages never contain keys, signatures or tokens.
+//!
+//! Azure Service Bus (`service_bus`): one AMQP 1.0 connection per namespace through
+//! `azservicebus`, peek-lock receivers (plain or per session) and senders; and its ATOM
+//! management API (`service_bus_admin`): entity runtime counts for scaling, entity settings.
 
 mod credentials;
 mod error;
 mod queues;
 mod sas;
+mod service_bus;
 mod service_bus_admin;
 mod transport;
 
 pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
 pub use queues::{Queue, QueueMessage, Receipt, StorageQueues};
+pub use service_bus::{
+    MessageReceiver, MessageSender, Received, SERVICE_BUS_SCOPE, ServiceBusError,
+    ServiceBusNamespace,
+};
 pub use service_bus_admin::{
     EntityDescription, MessageCounts, SERVICE_BUS_MANAGEMENT_API_VERSION, ServiceBusAdmin,
 };

@@ -32,13 +32,12 @@ pub use xml::{EntityDescription, MessageCounts};
 
 use crate::credentials::{SignIn, TokenHealth, token_credential};
 use crate::error::Redactor;
+use crate::service_bus::SERVICE_BUS_SCOPE;
 use crate::{ConnectorOptions, QueueError, transport};
 
 /// The management API version the .NET SDK's current default speaks
 /// (`ServiceBusAdministrationClientOptions.ServiceVersion.V2021_05`).
 pub const SERVICE_BUS_MANAGEMENT_API_VERSION: &str = "2021-05";
-/// The scope Service Bus tokens are issued for.
-const SERVICE_BUS_SCOPE: &str = "https://servicebus.azure.net/.default";
 /// How long a SAS Shoal signs is valid; each request signs a fresh one.
 const SAS_VALIDITY: Duration = Duration::from_secs(20 * 60);
 

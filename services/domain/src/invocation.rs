@@ -73,6 +73,9 @@ pub struct HandlerResponse {
     /// Names in `Outputs` that are no output binding of the function, in the response's order.
     /// Their values are dropped, as Azure's host drops them; the caller reports the names.
     pub undeclared_outputs: Vec<String>,
+    /// `Settlement`: what a Service Bus-triggered handler asks done with its message(s), read
+    /// and validated by the trigger (see [`crate::service_bus_trigger::settlement`]).
+    pub settlement: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -111,6 +114,7 @@ impl HandlerResponse {
         };
         let mut response = HandlerResponse {
             return_value: map.remove("ReturnValue").filter(|v| !v.is_null()),
+            settlement: map.remove("Settlement").filter(|v| !v.is_null()),
             ..HandlerResponse::default()
         };
         match map.remove("Outputs") {

@@ -109,7 +109,7 @@ fn bind(
     app: &HostedApp,
     function: &HostedFunction,
     config: &WorkerConfig,
-) -> Result<(Box<dyn TriggerListener>, Vec<outputs::OutputQueue>), String> {
+) -> Result<(Box<dyn TriggerListener>, Vec<outputs::Output>), String> {
     let listener = kind.bind(trigger, app, config)?;
     let outputs = outputs::bind(app, function, config)?;
     Ok((listener, outputs))
@@ -120,7 +120,7 @@ fn host(
     function: &HostedFunction,
     config: &WorkerConfig,
     invoker: &Invoker,
-    outputs: Vec<outputs::OutputQueue>,
+    outputs: Vec<outputs::Output>,
     stats: Arc<ListenerStats>,
     watcher: &Arc<WriteWatcher>,
 ) -> FunctionHost {

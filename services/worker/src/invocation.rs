@@ -11,7 +11,7 @@ use shoal_invoker::{Invocation, Invoker};
 use url::Url;
 use uuid::Uuid;
 
-use crate::outputs::{self, OutputQueue};
+use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
 use crate::watcher::WriteWatcher;
 
@@ -23,7 +23,7 @@ pub struct FunctionHost {
     pub instance: u32,
     pub worker: String,
     pub function: String,
-    pub outputs: Vec<OutputQueue>,
+    pub outputs: Vec<Output>,
     pub output_names: Vec<String>,
     pub handler: Url,
     /// `min(handler.timeoutSeconds, functionTimeout)`.
@@ -47,6 +47,26 @@ pub enum Outcome {
 impl FunctionHost {
     /// Calls the handler with `body` and, when it succeeds, writes the function's outputs.
     pub async fn invoke(&self, webhook_id: &str, invocation_id: Uuid, body: Vec<u8>) -> Outcome {
+        match self
+            .invoke_with(webhook_id, invocation_id, body, |_| Ok(()))
+            .await
+        {
+            Ok(()) => Outcome::Succeeded,
+            Err(reason) => Outcome::Failed(reason),
+        }
+    }
+
+    /// Like [`FunctionHost::invoke`], for a trigger that reads more of a successful response
+    /// than the outputs (a Service Bus handler's `Settlement`): `accept` checks the response
+    /// before any output is written, and a response it refuses fails the invocation with its
+    /// reason. `Err` is why the invocation failed.
+    pub async fn invoke_with<T>(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        body: Vec<u8>,
+        accept: impl FnOnce(&HandlerResponse) -> Result<T, String>,
+    ) -> Result<T, String> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self
             .invoker
@@ -67,12 +87,13 @@ impl FunctionHost {
             Ok(response) => {
                 log_handler_lines(&response);
                 self.note_undeclared_outputs(&response);
+                let accepted = accept(&response)?;
                 match outputs::write(&self.outputs, &response, &self.watcher).await {
-                    Ok(_) => Outcome::Succeeded,
-                    Err(e) => Outcome::Failed(format!("writing output bindings failed: {e}")),
+                    Ok(_) => Ok(accepted),
+                    Err(e) => Err(format!("writing output bindings failed: {e}")),
                 }
             }
-            Err(e) => Outcome::Failed(e.to_string()),
+            Err(e) => Err(e.to_string()),
         }
     }
 

@@ -1,16 +1,18 @@
 //! The trigger kinds the worker can listen for, each behind [`TriggerKind`]. Adding one
-//! (Service Bus, an event stream) is a module here and a line in [`KINDS`].
+//! (an event stream) is a module here and a line in [`KINDS`].
 
 pub mod kind;
+pub mod service_bus;
 pub mod storage_queue;
 
 use shoal_domain::bindings::Binding;
 
 use crate::triggers::kind::TriggerKind;
+use crate::triggers::service_bus::ServiceBusTrigger;
 use crate::triggers::storage_queue::StorageQueueTrigger;
 
 /// Every trigger kind with a listener.
-const KINDS: &[&dyn TriggerKind] = &[&StorageQueueTrigger];
+const KINDS: &[&dyn TriggerKind] = &[&StorageQueueTrigger, &ServiceBusTrigger];
 
 /// The kind that listens for `trigger`, if the worker has one.
 pub fn kind_of(trigger: &Binding) -> Option<&'static dyn TriggerKind> {
@@ -31,5 +33,6 @@ mod tests {
         types.dedup();
         assert_eq!(types.len(), KINDS.len());
         assert!(types.contains(&"queueTrigger"));
+        assert!(types.contains(&"serviceBusTrigger"));
     }
 }

@@ -137,6 +137,7 @@ fn handler(outputs: Value, return_value: Option<Value>) -> HandlerResponse {
         logs: Vec::new(),
         return_value,
         undeclared_outputs: Vec::new(),
+        settlement: None,
     }
 }
 

@@ -144,7 +144,12 @@ fn live() -> LiveEntitySettings {
 
 #[test]
 fn drift_lists_each_declared_setting_the_entity_lacks() {
-    let cases: Vec<(serde_json::Value, Vec<(&str, &str, &str)>)> = vec![
+    // (declared, [(setting, declared, live)])
+    type Case = (
+        serde_json::Value,
+        Vec<(&'static str, &'static str, &'static str)>,
+    );
+    let cases: Vec<Case> = vec![
         (json!({}), vec![]),
         (json!({"tier": "standard"}), vec![]),
         (

@@ -1,0 +1,347 @@
+//! Azure Service Bus over AMQP 1.0 through `azservicebus` (see `docs/triggers.md`, "Service
+//! Bus: the client library", for why this crate): a [`ServiceBusNamespace`] is one AMQP
+//! connection to a namespace, authorized by the connection string's SAS key or SAS, or by an
+//! Entra ID token for identity-based connections (`<name>__fullyQualifiedNamespace`, signed in
+//! as `shoal_domain::connection::outbound` decides, like Storage Queues); it opens
+//! [`MessageReceiver`]s (peek-lock, plain or for one session) and [`MessageSender`]s.
+//!
+//! `UseDevelopmentEmulator=true` connects over plain AMQP (`amqp://`, the emulator's and the
+//! local stand-in's endpoint); everything else over TLS (rustls). Errors are
+//! [`ServiceBusError`]s whose messages never contain keys, signatures or tokens.
+
+mod error;
+mod message;
+mod receiver;
+mod sender;
+mod token;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use azservicebus::authorization::{AzureNamedKeyCredential, AzureSasCredential};
+use azservicebus::core::BasicRetryPolicy;
+use azservicebus::prelude::*;
+use shoal_domain::connection::outbound::AppIdentities;
+use shoal_domain::connection::{ConnectionSpec, ServiceBusConnectionString, ServiceBusCredential};
+use shoal_domain::service_bus_trigger::EntityPath;
+use tokio::sync::Mutex;
+
+pub use error::ServiceBusError;
+pub use message::Received;
+pub use receiver::MessageReceiver;
+pub use sender::MessageSender;
+
+use crate::credentials::{SignIn, TokenHealth, token_credential};
+use crate::error::Redactor;
+use crate::{ConnectorOptions, transport};
+
+/// The scope of an Entra ID token for Service Bus.
+pub const SERVICE_BUS_SCOPE: &str = "https://servicebus.azure.net/.default";
+
+/// One AMQP connection to a namespace; cheap to clone, shared by its receivers and senders.
+#[derive(Clone)]
+pub struct ServiceBusNamespace {
+    inner: Arc<Namespace>,
+}
+
+struct Namespace {
+    /// The client's `create_*` calls take `&mut self`; they are rare (a receiver per listener or
+    /// session, a sender per output binding).
+    client: Mutex<ServiceBusClient<BasicRetryPolicy>>,
+    description: String,
+    redactor: Redactor,
+    health: TokenHealth,
+}
+
+/// How long one operation (attach, settle, renew, send) may take before it is retried, and how
+/// often: short enough that an unreachable namespace shows in the listener's status quickly.
+fn client_options() -> ServiceBusClientOptions {
+    ServiceBusClientOptions {
+        retry_options: ServiceBusRetryOptions {
+            max_retries: 2,
+            try_timeout: Duration::from_secs(30),
+            ..ServiceBusRetryOptions::default()
+        },
+        ..ServiceBusClientOptions::default()
+    }
+}
+
+impl ServiceBusNamespace {
+    /// A Service Bus connection string used directly (tools, tests), read by the same rules as
+    /// the `AzureWebJobsServiceBus` app setting.
+    pub async fn from_connection_string(
+        connection_string: &str,
+        options: &ConnectorOptions,
+    ) -> Result<ServiceBusNamespace, ServiceBusError> {
+        let settings = std::collections::BTreeMap::from([(
+            "AzureWebJobsServiceBus".to_owned(),
+            connection_string.to_owned(),
+        )]);
+        let spec = shoal_domain::connection::resolve(
+            shoal_domain::connection::ConnectionKind::ServiceBus,
+            None,
+            &settings,
+        )
+        .map_err(|e| ServiceBusError::InvalidConnection(e.to_string()))?;
+        Self::connect_as(&spec, options, &SignIn::AsConfigured).await
+    }
+
+    /// A connection of an app with `identities` (see `StorageQueues::connect_for_app`).
+    pub async fn connect_for_app(
+        spec: &ConnectionSpec,
+        options: &ConnectorOptions,
+        identities: &AppIdentities,
+    ) -> Result<ServiceBusNamespace, ServiceBusError> {
+        let sign_in = SignIn::for_connection(spec, identities, options.assertions.as_ref())
+            .map_err(ServiceBusError::InvalidConnection)?;
+        Self::connect_as(spec, options, &sign_in).await
+    }
+
+    /// Opens the AMQP connection (and its CBS link); fails if the namespace cannot be reached
+    /// or refuses the credentials.
+    pub async fn connect_as(
+        spec: &ConnectionSpec,
+        options: &ConnectorOptions,
+        sign_in: &SignIn,
+    ) -> Result<ServiceBusNamespace, ServiceBusError> {
+        install_crypto_provider();
+        let health = TokenHealth::default();
+        let (client, description, redactor) = match spec {
+            ConnectionSpec::ServiceBusConnectionString(conn) => connection_string(conn).await?,
+            ConnectionSpec::Identity(identity) => {
+                let redactor = Redactor::new(identity.client_secret.clone());
+                let namespace = identity_namespace(&identity.service_uri)?;
+                let http = transport::http_client(options)
+                    .map_err(|e| ServiceBusError::InvalidConnection(e.to_string()))?;
+                let credential = token_credential(identity, sign_in, &http, &health, &redactor)
+                    .map_err(|e| ServiceBusError::InvalidConnection(redactor.redact(&e.to_string())))?;
+                let credential = token::adapter(credential);
+                let client = ServiceBusClient::new_from_token_credential(
+                    namespace.clone(),
+                    credential,
+                    client_options(),
+                )
+                .await
+                .map_err(|e| ServiceBusError::from_sdk(&redactor, "connect", &e))?;
+                let description = format!(
+                    "namespace {namespace} (identity-based, {})",
+                    match sign_in {
+                        SignIn::Federated { federation, .. } =>
+                            format!("as the app's {}", federation.identity),
+                        SignIn::HostIdentity => "as the worker host's identity".to_owned(),
+                        SignIn::AsConfigured => identity.credential.to_string(),
+                    }
+                );
+                (client, description, redactor)
+            }
+            ConnectionSpec::StorageConnectionString(_) => {
+                return Err(ServiceBusError::InvalidConnection(format!(
+                    "{} is a storage connection string, not a Service Bus namespace",
+                    spec.setting()
+                )));
+            }
+        };
+        Ok(ServiceBusNamespace {
+            inner: Arc::new(Namespace {
+                client: Mutex::new(client),
+                description,
+                redactor,
+                health,
+            }),
+        })
+    }
+
+    /// A peek-lock receiver of `entity`, fetching up to `prefetch` messages ahead.
+    pub async fn receiver(
+        &self,
+        entity: &EntityPath,
+        prefetch: u32,
+    ) -> Result<MessageReceiver, ServiceBusError> {
+        self.open_receiver(entity, prefetch, SubQueue::None).await
+    }
+
+    /// A peek-lock receiver of `entity`'s dead-letter queue (tools, tests).
+    pub async fn dead_letter_receiver(
+        &self,
+        entity: &EntityPath,
+    ) -> Result<MessageReceiver, ServiceBusError> {
+        self.open_receiver(entity, 0, SubQueue::DeadLetter).await
+    }
+
+    async fn open_receiver(
+        &self,
+        entity: &EntityPath,
+        prefetch: u32,
+        sub_queue: SubQueue,
+    ) -> Result<MessageReceiver, ServiceBusError> {
+        let options = ServiceBusReceiverOptions {
+            prefetch_count: prefetch,
+            receive_mode: ServiceBusReceiveMode::PeekLock,
+            sub_queue,
+            ..ServiceBusReceiverOptions::default()
+        };
+        let mut client = self.inner.client.lock().await;
+        let receiver = match entity {
+            EntityPath::Queue(queue) => client.create_receiver_for_queue(queue, options).await,
+            EntityPath::Subscription {
+                topic,
+                subscription,
+            } => {
+                client
+                    .create_receiver_for_subscription(topic, subscription, options)
+                    .await
+            }
+        }
+        .map_err(|e| self.error("open receiver", &e))?;
+        Ok(MessageReceiver::plain(receiver, self.inner.redactor.clone()))
+    }
+
+    /// A receiver of the next session of `entity` with messages that no one else holds, or
+    /// `None` when none became available within the broker's wait.
+    pub async fn accept_next_session(
+        &self,
+        entity: &EntityPath,
+        prefetch: u32,
+    ) -> Result<Option<MessageReceiver>, ServiceBusError> {
+        let options = ServiceBusSessionReceiverOptions {
+            prefetch_count: prefetch,
+            receive_mode: ServiceBusReceiveMode::PeekLock,
+            identifier: None,
+        };
+        let mut client = self.inner.client.lock().await;
+        let accepted = match entity {
+            EntityPath::Queue(queue) => client.accept_next_session_for_queue(queue, options).await,
+            EntityPath::Subscription {
+                topic,
+                subscription,
+            } => {
+                client
+                    .accept_next_session_for_subscription(topic, subscription, options)
+                    .await
+            }
+        };
+        match accepted {
+            Ok(receiver) => Ok(Some(MessageReceiver::session(
+                receiver,
+                self.inner.redactor.clone(),
+            ))),
+            // No session available: the broker ends the attach with a timeout.
+            Err(e) if error::is_timeout(&e) => Ok(None),
+            Err(e) => Err(self.error("accept next session", &e)),
+        }
+    }
+
+    /// A sender to queue or topic `entity`.
+    pub async fn sender(&self, entity: &str) -> Result<MessageSender, ServiceBusError> {
+        let mut client = self.inner.client.lock().await;
+        let sender = client
+            .create_sender(entity, ServiceBusSenderOptions::default())
+            .await
+            .map_err(|e| self.error("open sender", &e))?;
+        Ok(MessageSender::new(
+            entity.to_owned(),
+            sender,
+            self.inner.redactor.clone(),
+        ))
+    }
+
+    /// Which namespace and how it is authorized, without secrets.
+    pub fn describe(&self) -> String {
+        self.inner.description.clone()
+    }
+
+    /// Why the last token request failed, if it did (identity-based connections only).
+    pub fn last_token_error(&self) -> Option<String> {
+        self.inner.health.last_error()
+    }
+
+    fn error(&self, op: &str, e: &azure_core_025::Error) -> ServiceBusError {
+        ServiceBusError::from_sdk(&self.inner.redactor, op, e)
+    }
+}
+
+/// `azservicebus` reaches rustls through `fe2o3-amqp`, which enables rustls' `ring` provider
+/// while the workspace enables `aws-lc-rs`: with both compiled in, rustls has no implicit
+/// default and would panic on the first TLS connection. Shoal uses aws-lc-rs everywhere.
+fn install_crypto_provider() {
+    // An error means a provider is installed already, which is all this needs.
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+}
+
+/// `sb://<namespace>[/]` → `<namespace>` (host and port, if any).
+fn identity_namespace(uri: &url::Url) -> Result<String, ServiceBusError> {
+    let host = uri.host_str().filter(|h| !h.is_empty()).ok_or_else(|| {
+        ServiceBusError::InvalidConnection(
+            "the fully qualified namespace has no host name".into(),
+        )
+    })?;
+    Ok(match uri.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
+}
+
+async fn connection_string(
+    conn: &ServiceBusConnectionString,
+) -> Result<(ServiceBusClient<BasicRetryPolicy>, String, Redactor), ServiceBusError> {
+    let namespace = conn.fully_qualified_namespace.clone();
+    let options = client_options();
+    let (redactor, how) = match &conn.credential {
+        ServiceBusCredential::SharedAccessKey { key_name, key } => (
+            Redactor::new([key.clone()]),
+            format!("shared access key {key_name}"),
+        ),
+        ServiceBusCredential::SharedAccessSignature(sas) => (
+            Redactor::new([sas.clone()]),
+            "shared access signature".to_owned(),
+        ),
+    };
+    let connect = |e: azure_core_025::Error| ServiceBusError::from_sdk(&redactor, "connect", &e);
+    let client = match (&conn.credential, conn.development_emulator) {
+        (ServiceBusCredential::SharedAccessKey { key_name, key }, false) => {
+            ServiceBusClient::new_from_named_key_credential(
+                namespace.clone(),
+                AzureNamedKeyCredential::new(key_name.clone(), key.clone()),
+                options,
+            )
+            .await
+        }
+        (ServiceBusCredential::SharedAccessKey { key_name, key }, true) => {
+            ServiceBusClient::<BasicRetryPolicy>::unsecured()
+                .new_from_named_key_credential(
+                    namespace.clone(),
+                    AzureNamedKeyCredential::new(key_name.clone(), key.clone()),
+                    options,
+                )
+                .await
+        }
+        (ServiceBusCredential::SharedAccessSignature(sas), false) => {
+            ServiceBusClient::new_from_sas_credential(
+                namespace.clone(),
+                AzureSasCredential::new(sas.clone()),
+                options,
+            )
+            .await
+        }
+        (ServiceBusCredential::SharedAccessSignature(sas), true) => {
+            ServiceBusClient::<BasicRetryPolicy>::unsecured()
+                .new_from_sas_credential(
+                    namespace.clone(),
+                    AzureSasCredential::new(sas.clone()),
+                    options,
+                )
+                .await
+        }
+    }
+    .map_err(connect)?;
+    let transport = if conn.development_emulator {
+        "plain AMQP, development emulator"
+    } else {
+        "AMQP over TLS"
+    };
+    Ok((
+        client,
+        format!("namespace {namespace} ({how}, {transport})"),
+        redactor,
+    ))
+}

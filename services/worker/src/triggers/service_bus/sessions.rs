@@ -1,0 +1,173 @@
+//! A Service Bus listener of a session-enabled queue or subscription: up to
+//! `maxConcurrentSessions` slots, each holding one session at a time (accepted with
+//! accept-next-session, so the broker never gives one session to two receivers). Within a
+//! session messages are invoked one after another, in order (Azure's
+//! `maxConcurrentCallsPerSession` is 1), or batched when the trigger is; the session's lock is
+//! renewed while it is held (up to `maxAutoLockRenewalDuration`), and the slot moves on to
+//! another session after `sessionIdleTimeout` without a message (Azure's default when unset is
+//! the client's try timeout, 60 s).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use shoal_connectors::{MessageReceiver, ServiceBusNamespace};
+use shoal_domain::service_bus_trigger::lock_renewal_delay;
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::triggers::service_bus::ServiceBusFunction;
+use crate::triggers::service_bus::connect::{self, Connector, Retry};
+use crate::triggers::service_bus::delivery::{self, SharedReceiver};
+use crate::triggers::service_bus::listener::RECEIVE_WAIT;
+
+/// Azure's default `sessionIdleTimeout`: the client's `tryTimeout`.
+const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub async fn run(
+    ctx: Arc<ServiceBusFunction>,
+    connector: Connector,
+    stop: CancellationToken,
+    abandon: CancellationToken,
+) {
+    let stats = ctx.function.stats.clone();
+    let Some(namespace) = connect::namespace(&connector, &stats, &stop).await else {
+        return;
+    };
+    stats.set_status("listening");
+    let mut slots = JoinSet::new();
+    for _ in 0..ctx.options.max_concurrent_sessions.max(1) {
+        slots.spawn(slot(
+            ctx.clone(),
+            namespace.clone(),
+            stop.clone(),
+            abandon.clone(),
+        ));
+    }
+    while let Some(result) = slots.join_next().await {
+        if let Err(e) = result
+            && e.is_panic()
+        {
+            tracing::error!(function = ctx.function.function, "a session slot panicked: {e}");
+        }
+    }
+    stats.set_in_flight(0);
+}
+
+/// One slot: accept the next available session, process it until it is idle, give it back,
+/// and accept the next.
+async fn slot(
+    ctx: Arc<ServiceBusFunction>,
+    namespace: ServiceBusNamespace,
+    stop: CancellationToken,
+    abandon: CancellationToken,
+) {
+    let stats = ctx.function.stats.clone();
+    let mut retry = Retry::default();
+    while !stop.is_cancelled() {
+        stats.polled(Utc::now());
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => break,
+            accepted = namespace.accept_next_session(&ctx.entity, ctx.options.prefetch_count) => accepted,
+        };
+        match accepted {
+            Ok(None) => retry.reset(),
+            Ok(Some(receiver)) => {
+                retry.reset();
+                stats.set_status("listening");
+                session(&ctx, receiver, &stop, &abandon).await;
+            }
+            Err(e) => {
+                connect::report(&stats, "accepting a session", e);
+                if !retry.pause(&stop).await {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+async fn session(
+    ctx: &Arc<ServiceBusFunction>,
+    receiver: MessageReceiver,
+    stop: &CancellationToken,
+    abandon: &CancellationToken,
+) {
+    let session_id = receiver.session_id().unwrap_or_default().to_owned();
+    tracing::debug!(function = ctx.function.function, session_id, "session accepted");
+    let receiver: SharedReceiver = Arc::new(Mutex::new(receiver));
+    let held = CancellationToken::new();
+    let renewal = tokio::spawn(renew_session_lock(
+        receiver.clone(),
+        ctx.options.max_auto_lock_renewal_duration.as_duration(),
+        held.clone(),
+    ));
+    let idle_timeout = ctx
+        .options
+        .session_idle_timeout
+        .as_ref()
+        .map_or(DEFAULT_SESSION_IDLE_TIMEOUT, |t| t.as_duration());
+    let want = if ctx.batched {
+        ctx.options.max_message_batch_size.max(1)
+    } else {
+        1
+    };
+    let mut idle_since = Instant::now();
+    while !stop.is_cancelled() && idle_since.elapsed() < idle_timeout {
+        let wait = RECEIVE_WAIT
+            .min(idle_timeout.saturating_sub(idle_since.elapsed()))
+            .max(Duration::from_millis(10));
+        ctx.function.stats.polled(Utc::now());
+        let received = tokio::select! {
+            _ = abandon.cancelled() => break,
+            received = async { receiver.lock().await.receive(want, wait).await } => received,
+        };
+        match received {
+            Ok(messages) if messages.is_empty() => {}
+            Ok(messages) => {
+                ctx.add_in_flight(messages.len());
+                // In order: the next message of the session waits for this one's settlement.
+                delivery::deliver(ctx.clone(), receiver.clone(), messages, false, abandon.clone())
+                    .await;
+                idle_since = Instant::now();
+            }
+            Err(e) => {
+                // Most likely the session lock was lost; another slot (or worker) takes it over.
+                connect::report(&ctx.function.stats, "receiving from a session", e);
+                break;
+            }
+        }
+    }
+    held.cancel();
+    let _ = renewal.await;
+    if let Ok(receiver) = Arc::try_unwrap(receiver)
+        && let Err(e) = receiver.into_inner().close().await
+    {
+        tracing::debug!(session_id, error = %e, "closing the session receiver failed");
+    }
+    tracing::debug!(function = ctx.function.function, session_id, "session released");
+}
+
+/// Renews the session's lock before it ends while the session is held, for at most `limit`
+/// (0: not at all).
+async fn renew_session_lock(receiver: SharedReceiver, limit: Duration, held: CancellationToken) {
+    let started = Instant::now();
+    loop {
+        let until = receiver.lock().await.session_locked_until();
+        let remaining = until
+            .and_then(|until| (until - Utc::now()).to_std().ok())
+            .unwrap_or(Duration::ZERO);
+        let delay = lock_renewal_delay(remaining).max(Duration::from_millis(100));
+        if until.is_none() || limit.is_zero() || started.elapsed() + delay >= limit {
+            return;
+        }
+        tokio::select! {
+            _ = held.cancelled() => return,
+            _ = tokio::time::sleep(delay) => {}
+        }
+        if let Err(e) = receiver.lock().await.renew_session_lock().await {
+            tracing::warn!(error = %e, "renewing the session lock failed");
+        }
+    }
+}
