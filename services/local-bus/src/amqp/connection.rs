@@ -937,7 +937,16 @@ impl Connection {
             let Some(message) = taken else { break };
             let ttl = state.effective_ttl(&message.message);
             drop(store);
-            let Ok(payload) = store::message::encode(&message.to_wire(ttl)) else {
+            let mut wire_message = message.to_wire(ttl);
+            if let Some(lock) = message.lock {
+                // `x-opt-lock-token`, which `azservicebus` reads before the delivery tag
+                // (`amqp/amqp_receiver.rs`); Python and .NET read the tag.
+                let annotations = wire_message
+                    .delivery_annotations
+                    .get_or_insert_with(Default::default);
+                annotations.insert("x-opt-lock-token".into(), wire::uuid_value(lock.token));
+            }
+            let Ok(payload) = store::message::encode(&wire_message) else {
                 break;
             };
             let token = message.lock.map(|l| l.token).unwrap_or_else(Uuid::new_v4);
