@@ -80,10 +80,10 @@ pub fn put(
                 now,
             )?;
             let sub_path = normalize_path(&full);
-            if let Some(topic_state) = store.topics.get_mut(&topic_path) {
-                if !topic_state.subscriptions.contains(&sub_path) {
-                    topic_state.subscriptions.push(sub_path);
-                }
+            if let Some(topic_state) = store.topics.get_mut(&topic_path)
+                && !topic_state.subscriptions.contains(&sub_path)
+            {
+                topic_state.subscriptions.push(sub_path);
             }
             Ok(created)
         }
