@@ -431,7 +431,7 @@ impl Connection {
         }
         let target = self
             .bus
-            .store()
+            .maintained_store()
             .resolve(&address)
             .ok_or_else(|| not_found(&address))?;
         if matches!(target, store::Target::Entity(_, SubQueue::DeadLetter)) {
@@ -461,7 +461,7 @@ impl Connection {
         }
         let target = self
             .bus
-            .store()
+            .maintained_store()
             .resolve(&address)
             .ok_or_else(|| not_found(&address))?;
         let store::Target::Entity(entity, sub_queue) = target else {
@@ -701,7 +701,7 @@ impl Connection {
                 let response = if node == cbs::CBS_NODE {
                     cbs::handle(&message, &self.bus.config.policies, &mut self.grants, now())
                 } else {
-                    let mut store = self.bus.store();
+                    let mut store = self.bus.maintained_store();
                     let response =
                         management::handle(&message, &node, &mut store, &self.grants, now());
                     drop(store);
@@ -735,7 +735,7 @@ impl Connection {
             vec![message]
         };
         let now = now();
-        let mut store = self.bus.store();
+        let mut store = self.bus.maintained_store();
         if store.resolve(address).is_none() {
             return rejected(not_found(address));
         }
