@@ -7,7 +7,8 @@
 //! `AmqpMessageConverter` likewise). So the stand-in runs the connection, session and link
 //! state itself, with `fe2o3-amqp`'s performatives, frame encoder/decoder and transport.
 //!
-//! * [`connection`]: protocol headers, SASL, the frame loop, sessions and links;
+//! * [`connection`]: protocol headers, SASL, the frame loop, sessions and links (attaching in
+//!   `connection/attach.rs`, deliveries and their dispositions in `connection/outbound.rs`);
 //! * [`cbs`]: `$cbs` put-token (SAS tokens);
 //! * [`management`]: the `$management` request/response node;
 //! * [`wire`]: helpers for AMQP values and errors.

@@ -3,8 +3,11 @@
 //! `GET /{topic}/subscriptions/{subscription}` (any `api-version`) answer an Atom `entry` whose
 //! content is the entity description with `CountDetails` (`azure-sdk-for-python`
 //! `servicebus/management/_generated/models/_models.py` `QueueDescription`, `TopicDescription`,
-//! `SubscriptionDescription`). Every request needs a SAS token with the Manage right in
-//! `Authorization`; a Listen-only token gets 401, as in Azure.
+//! `SubscriptionDescription`); `PUT` creates an entity or, with `If-Match: *`, updates one
+//! ([`update`]). Every request needs a SAS token with the Manage right in `Authorization`; a
+//! Listen-only token gets 401, as in Azure.
+
+mod update;
 
 use std::sync::Arc;
 
@@ -43,8 +46,15 @@ where
 
 async fn handle(request: Request<Incoming>, bus: &Bus) -> Response<Full<Bytes>> {
     let (parts, body) = request.into_parts();
-    // Drain the body so keep-alive connections stay in step (PUTs are not served yet).
-    let _ = body.collect().await;
+    let body = match body.collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
+        Err(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "The request body could not be read.",
+            );
+        }
+    };
     let host = parts
         .headers
         .get(http::header::HOST)
@@ -69,14 +79,34 @@ async fn handle(request: Request<Incoming>, bus: &Bus) -> Response<Full<Bytes>> 
             &format!("Manage,EntityRead claims required for this operation. {e}"),
         );
     }
-    if parts.method != Method::GET {
-        return error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "The local stand-in's management API serves GET only.",
-        );
-    }
     let mut store = bus.store();
     store.maintain(now);
+    let mut status = StatusCode::OK;
+    if parts.method == Method::PUT {
+        let if_match = parts.headers.contains_key(http::header::IF_MATCH);
+        match update::put(
+            &mut store,
+            &path,
+            &body,
+            if_match,
+            bus.config.basic_tier,
+            now,
+        ) {
+            Ok(update::Upsert::Created) => status = StatusCode::CREATED,
+            Ok(update::Upsert::Updated) => {}
+            Err((code, detail)) => {
+                return error(
+                    StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST),
+                    &detail,
+                );
+            }
+        }
+    } else if parts.method != Method::GET {
+        return error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "The local stand-in's management API serves GET and PUT.",
+        );
+    }
     let Some(target) = store.resolve(&entity_path) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -87,7 +117,7 @@ async fn handle(request: Request<Incoming>, bus: &Bus) -> Response<Full<Bytes>> 
     let xml = entry(&mut store, &target, &base, &bus.config.namespace, now);
     match xml {
         Some(xml) => Response::builder()
-            .status(StatusCode::OK)
+            .status(status)
             .header(
                 http::header::CONTENT_TYPE,
                 "application/atom+xml;type=entry;charset=utf-8",

@@ -37,6 +37,14 @@ impl Bus {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The store with time applied first (schedules, locks, expiry, auto-delete on idle), for
+    /// operations that name an entity: an idle entity is gone before anyone can reach it.
+    pub fn maintained_store(&self) -> MutexGuard<'_, Store> {
+        let mut store = self.store();
+        store.maintain(Utc::now());
+        store
+    }
+
     /// A fresh id for a receiver link (the owner of session locks).
     pub fn next_owner(&self) -> u64 {
         self.next_owner.fetch_add(1, Ordering::Relaxed)

@@ -358,7 +358,7 @@ impl RawRoot {
                 ));
             }
             let settings =
-                resolve_topic_properties(&format!("{path}.Properties"), topic.properties)?;
+                resolve_topic_properties(&format!("{path}.Properties"), topic.properties, false)?;
             let mut subscriptions = Vec::new();
             let mut sub_names = std::collections::HashSet::new();
             for (j, sub) in topic.subscriptions.into_iter().enumerate() {
@@ -522,6 +522,7 @@ fn resolve_properties(
 fn resolve_topic_properties(
     path: &str,
     raw: RawTopicProperties,
+    basic_tier: bool,
 ) -> Result<EntitySettings, LocalBusError> {
     resolve_common(
         path,
@@ -529,7 +530,7 @@ fn resolve_topic_properties(
         raw.duplicate_detection_history_time_window,
         raw.requires_duplicate_detection,
         raw.auto_delete_on_idle,
-        false,
+        basic_tier,
     )
 }
 
@@ -573,6 +574,86 @@ fn resolve_common(
         settings.auto_delete_on_idle = idle;
     }
     Ok(settings)
+}
+
+/// Settings from an ATOM entity description's flat elements (`LockDuration`, `MaxDeliveryCount`,
+/// ...), validated as the configuration file is; errors name `<description>.<Element>`.
+/// Elements the stand-in has no setting for are reported back by Azure but change nothing
+/// here: `MaxSizeInMegabytes`, `EnableBatchedOperations`, `UserMetadata`, `SizeInBytes`, counts
+/// and timestamps (documented in docs/local-bus.md).
+pub fn settings_from_description(
+    description: &str,
+    fields: &std::collections::HashMap<String, String>,
+    basic_tier: bool,
+) -> Result<EntitySettings, LocalBusError> {
+    let text = |key: &str| fields.get(key).cloned();
+    let flag = |key: &str| -> Result<Option<bool>, LocalBusError> {
+        match fields.get(key).map(String::as_str) {
+            None => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(other) => Err(LocalBusError::config(
+                format!("{description}.{key}"),
+                format!("expected true or false, got {other:?}"),
+            )),
+        }
+    };
+    for (key, refused) in [
+        ("EnablePartitioning", "partitioning"),
+        ("EnableExpress", "express entities"),
+    ] {
+        if flag(key)? == Some(true) {
+            return Err(LocalBusError::config(
+                format!("{description}.{key}"),
+                format!("{refused} is not supported by the local stand-in"),
+            ));
+        }
+    }
+    if let Some(status) = fields.get("Status").filter(|s| s.as_str() != "Active") {
+        return Err(LocalBusError::config(
+            format!("{description}.Status"),
+            format!("only Active is supported by the local stand-in, got {status:?}"),
+        ));
+    }
+    if description == "TopicDescription" {
+        return resolve_topic_properties(
+            description,
+            RawTopicProperties {
+                default_message_time_to_live: text("DefaultMessageTimeToLive"),
+                duplicate_detection_history_time_window: text(
+                    "DuplicateDetectionHistoryTimeWindow",
+                ),
+                requires_duplicate_detection: flag("RequiresDuplicateDetection")?,
+                auto_delete_on_idle: text("AutoDeleteOnIdle"),
+            },
+            basic_tier,
+        );
+    }
+    let max_delivery_count = match fields.get("MaxDeliveryCount") {
+        None => None,
+        Some(n) => Some(n.parse::<u32>().map_err(|_| {
+            LocalBusError::config(
+                format!("{description}.MaxDeliveryCount"),
+                format!("expected a whole number, got {n:?}"),
+            )
+        })?),
+    };
+    resolve_properties(
+        description,
+        RawProperties {
+            dead_lettering_on_message_expiration: flag("DeadLetteringOnMessageExpiration")?,
+            default_message_time_to_live: text("DefaultMessageTimeToLive"),
+            duplicate_detection_history_time_window: text("DuplicateDetectionHistoryTimeWindow"),
+            forward_dead_lettered_messages_to: text("ForwardDeadLetteredMessagesTo"),
+            forward_to: text("ForwardTo"),
+            lock_duration: text("LockDuration"),
+            max_delivery_count,
+            requires_duplicate_detection: flag("RequiresDuplicateDetection")?,
+            requires_session: flag("RequiresSession")?,
+            auto_delete_on_idle: text("AutoDeleteOnIdle"),
+        },
+        basic_tier,
+    )
 }
 
 #[cfg(test)]

@@ -62,6 +62,24 @@ impl LocalBus {
         })
     }
 
+    /// Starts on the standard AMQP port 5672 of a free loopback address (`127.0.0.2`,
+    /// `127.0.0.3`, ...; Linux routes all of 127/8 to the loopback interface). For clients that
+    /// ignore the port in a connection string's `Endpoint` — the Rust `azservicebus` 0.25 crate
+    /// keeps only the host (`primitives/service_bus_connection_string_properties.rs`,
+    /// `fully_qualified_namespace`) and always dials 5672 — while letting several stand-ins run
+    /// side by side, as parallel tests do.
+    pub async fn start_on_standard_port(config: LocalBusConfig) -> Result<LocalBus, LocalBusError> {
+        let mut last = None;
+        for host in 2..=254u8 {
+            let addr = SocketAddr::from(([127, 0, 0, host], 5672));
+            match Self::start_on(addr, config.clone()).await {
+                Ok(bus) => return Ok(bus),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| LocalBusError::Tls("no loopback address was tried".to_owned())))
+    }
+
     pub fn port(&self) -> u16 {
         self.addr.port()
     }
@@ -83,12 +101,13 @@ impl LocalBus {
             .map(|p| (p.name.as_str(), p.key.as_str()))
             .unwrap_or(("", ""));
         format!(
-            "Endpoint=sb://127.0.0.1:{};SharedAccessKeyName={name};SharedAccessKey={key};UseDevelopmentEmulator=true",
-            self.port()
+            "Endpoint=sb://{};SharedAccessKeyName={name};SharedAccessKey={key};UseDevelopmentEmulator=true",
+            self.addr
         )
     }
 
-    /// Base of the ATOM management API over plain HTTP (`http://127.0.0.1:PORT/`); the same
+    /// Base of the ATOM management API over plain HTTP (`http://127.0.0.1:PORT/`, or the
+    /// address [`LocalBus::start_on`] was given); the same
     /// port answers HTTPS with a certificate from [`LocalBus::tls_ca_pem`].
     pub fn management_url(&self) -> Url {
         // A fixed scheme and a socket address always make a valid URL.

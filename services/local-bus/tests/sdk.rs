@@ -296,3 +296,26 @@ async fn topics_fan_out_to_every_subscription() {
     assert_eq!(out["audit_active"], 0);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn admin_client_creates_and_updates_entities() {
+    let h = Harness::start().await;
+    let out = h.run("admin_create_update", &[]).await;
+    assert_eq!(out["created_max_delivery_count"], 4, "{out}");
+    assert_eq!(out["created_lock_duration"], 30.0);
+    assert_eq!(out["updated_max_delivery_count"], 7);
+    assert_eq!(out["updated_auto_delete_on_idle"], 600.0);
+    assert_eq!(
+        out["refused_status"], 400,
+        "autoDeleteOnIdle under 5 minutes must be refused"
+    );
+    assert_eq!(
+        out["subscription_ttl"], 600.0,
+        "the topic's TTL caps the subscription's"
+    );
+    assert_eq!(
+        out["received"],
+        serde_json::json!(["to a created subscription"])
+    );
+    h.stop().await;
+}

@@ -27,19 +27,26 @@ pub fn repo_root() -> PathBuf {
 /// `$SHOAL_PYTHON`, else `<repo>/.shoal/python/bin/python`. Panics, naming
 /// `deploy/local/ensure-tools.sh`, when it does not exist.
 pub fn interpreter() -> PathBuf {
-    let path = match std::env::var_os(PYTHON_ENV_VAR) {
+    locate(std::env::var_os(PYTHON_ENV_VAR), &repo_root())
+        .unwrap_or_else(|message| panic!("{message}"))
+}
+
+/// Where the interpreter is, or the message that tells the developer how to get it.
+fn locate(explicit: Option<std::ffi::OsString>, repo: &Path) -> Result<PathBuf, String> {
+    let path = match explicit {
         Some(explicit) => PathBuf::from(explicit),
-        None => repo_root().join(".shoal/python/bin/python"),
+        None => repo.join(".shoal/python/bin/python"),
     };
-    if !path.exists() {
-        panic!(
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
             "the Python interpreter for the SDK tests is missing at {} — run \
              deploy/local/ensure-tools.sh (it installs deploy/local/python-requirements.txt \
              and links .shoal/python), or point {PYTHON_ENV_VAR} at a python with them",
             path.display()
-        );
+        ))
     }
-    path
 }
 
 /// What a script printed and how it ended.
@@ -105,4 +112,35 @@ pub async fn run_json(
             output.stderr
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_interpreter_names_ensure_tools() {
+        let repo = Path::new("/nonexistent-shoal-checkout");
+        let message = locate(None, repo).expect_err("nothing is installed there");
+        assert!(
+            message.contains("deploy/local/ensure-tools.sh"),
+            "{message}"
+        );
+        assert!(
+            message.contains("/nonexistent-shoal-checkout/.shoal/python/bin/python"),
+            "{message}"
+        );
+        let explicit = locate(Some("/nonexistent/python".into()), repo).expect_err("missing");
+        assert!(
+            explicit.contains("/nonexistent/python") && explicit.contains(PYTHON_ENV_VAR),
+            "{explicit}"
+        );
+    }
+
+    #[test]
+    fn an_existing_interpreter_is_found() {
+        // Any existing file stands in for the interpreter; locating does not run it.
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        assert_eq!(locate(Some(file.clone().into()), Path::new("/")), Ok(file));
+    }
 }

@@ -348,9 +348,16 @@ impl Entity {
         token: Uuid,
         now: DateTime<Utc>,
     ) -> Result<i64, SettleError> {
+        // Clients disagree on the byte order of a lock token read from a delivery tag: .NET
+        // and Python read it as a little-endian GUID, the Rust `azservicebus` crate as raw
+        // bytes. Tokens are random, so accepting either order cannot confuse two locks.
+        let swapped = Uuid::from_bytes_le(*token.as_bytes());
         self.list(sub_queue)
             .values()
-            .find(|m| m.lock.is_some_and(|l| l.token == token && l.until > now))
+            .find(|m| {
+                m.lock
+                    .is_some_and(|l| (l.token == token || l.token == swapped) && l.until > now)
+            })
             .map(|m| m.sequence_number)
             .ok_or(SettleError::LockLost)
     }

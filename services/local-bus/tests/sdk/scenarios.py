@@ -331,6 +331,43 @@ def admin_listen_only(queue="orders"):
             return {"refused": True, "status": getattr(e, "status_code", None), "error": type(e).__name__}
 
 
+def admin_create_update():
+    with ServiceBusAdministrationClient.from_connection_string(CONN) as admin:
+        admin.create_queue("created", max_delivery_count=4, lock_duration=datetime.timedelta(seconds=30))
+        created = admin.get_queue("created")
+        created_max_delivery_count = created.max_delivery_count
+        created_lock_duration = created.lock_duration.total_seconds()
+        created.max_delivery_count = 7
+        created.auto_delete_on_idle = datetime.timedelta(minutes=10)
+        admin.update_queue(created)
+        updated = admin.get_queue("created")
+        updated_max_delivery_count = updated.max_delivery_count
+        updated_auto_delete = updated.auto_delete_on_idle.total_seconds()
+        refused = None
+        try:
+            updated.auto_delete_on_idle = datetime.timedelta(minutes=1)
+            admin.update_queue(updated)
+        except HttpResponseError as e:
+            refused = e.status_code
+        admin.create_topic("created-topic", default_message_time_to_live=datetime.timedelta(minutes=10))
+        admin.create_subscription("created-topic", "sub")
+        subscription = admin.get_subscription("created-topic", "sub")
+    with client() as sb:
+        with sb.get_topic_sender("created-topic") as sender:
+            sender.send_messages(ServiceBusMessage("to a created subscription"))
+        with sb.get_subscription_receiver("created-topic", "sub") as receiver:
+            got = [str(m) for m in receive_until(receiver, 5)]
+    return {
+        "created_max_delivery_count": created_max_delivery_count,
+        "created_lock_duration": created_lock_duration,
+        "updated_max_delivery_count": updated_max_delivery_count,
+        "updated_auto_delete_on_idle": updated_auto_delete,
+        "refused_status": refused,
+        "subscription_ttl": subscription.default_message_time_to_live.total_seconds(),
+        "received": got,
+    }
+
+
 def bad_key(queue="orders"):
     outcome = {}
     with client(os.environ["SB_BAD_CONNECTION"]) as sb:

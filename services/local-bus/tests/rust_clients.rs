@@ -1,0 +1,170 @@
+//! The stand-in against Rust clients: the `azservicebus` crate Shoal's trigger is built on, and
+//! a plain HTTP request to the ATOM API as the scaler makes it.
+
+use std::time::Duration;
+
+use azservicebus::{
+    ServiceBusClient, ServiceBusClientOptions, ServiceBusReceiverOptions, ServiceBusSenderOptions,
+};
+use shoal_local_bus::{LocalBus, LocalBusConfig};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const CONFIG: &str =
+    r#"{"UserConfig":{"Namespaces":[{"Name":"localbus","Queues":[{"Name":"orders"}]}]}}"#;
+
+async fn start() -> LocalBus {
+    let config = LocalBusConfig::from_json(CONFIG).expect("valid configuration");
+    LocalBus::start(config).await.expect("the stand-in starts")
+}
+
+/// azservicebus 0.25 drops the port of the connection string's endpoint and dials 5672.
+async fn start_on_standard_port() -> LocalBus {
+    let config = LocalBusConfig::from_json(CONFIG).expect("valid configuration");
+    LocalBus::start_on_standard_port(config)
+        .await
+        .expect("the stand-in starts on a loopback address's port 5672")
+}
+
+#[tokio::test]
+async fn azservicebus_sends_receives_renews_abandons_and_completes() {
+    let bus = start_on_standard_port().await;
+    assert_eq!(bus.port(), 5672);
+    // `unsecured()`: plain AMQP, what `UseDevelopmentEmulator=true` means to the other SDKs.
+    let mut client = ServiceBusClient::unsecured()
+        .new_from_connection_string(bus.connection_string(), ServiceBusClientOptions::default())
+        .await
+        .expect("connects");
+    let mut sender = client
+        .create_sender("orders", ServiceBusSenderOptions::default())
+        .await
+        .expect("sender");
+    sender.send_message("from rust").await.expect("sent");
+    let mut receiver = client
+        .create_receiver_for_queue("orders", ServiceBusReceiverOptions::default())
+        .await
+        .expect("receiver");
+
+    let mut first = receiver
+        .receive_message_with_max_wait_time(Some(Duration::from_secs(5)))
+        .await
+        .expect("receive")
+        .expect("a message");
+    assert_eq!(first.body().expect("a data body"), b"from rust");
+    // azservicebus reports the AMQP header's count + 1, as .NET does (`delivery_count`).
+    assert_eq!(first.delivery_count(), Some(1));
+    let locked_until = first
+        .locked_until()
+        .expect("a peek-locked message has locked-until");
+    receiver
+        .renew_message_lock(&mut first)
+        .await
+        .expect("renewed with azservicebus's lock token");
+    assert!(
+        first
+            .locked_until()
+            .is_some_and(|renewed| renewed >= locked_until)
+    );
+    receiver
+        .abandon_message(&first, None)
+        .await
+        .expect("abandoned");
+
+    let second = receiver
+        .receive_message_with_max_wait_time(Some(Duration::from_secs(5)))
+        .await
+        .expect("receive")
+        .expect("the abandoned message again");
+    assert_eq!(second.delivery_count(), Some(2));
+    receiver.complete_message(&second).await.expect("completed");
+    let none = receiver
+        .receive_message_with_max_wait_time(Some(Duration::from_secs(1)))
+        .await
+        .expect("receive");
+    assert!(none.is_none(), "completed message came back");
+
+    receiver.dispose().await.expect("receiver closes");
+    sender.dispose().await.expect("sender closes");
+    client.dispose().await.expect("client closes");
+    bus.shutdown().await;
+}
+
+/// One HTTP/1.1 GET over a fresh connection; returns the status and body.
+async fn get(bus: &LocalBus, path: &str, authorization: &str) -> (u16, String) {
+    let host = bus
+        .management_url()
+        .host_str()
+        .unwrap_or("127.0.0.1")
+        .to_owned();
+    let mut stream = tokio::net::TcpStream::connect((host.as_str(), bus.port()))
+        .await
+        .expect("connects");
+    let request = format!(
+        "GET {path}?api-version=2021-05 HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: {authorization}\r\nConnection: close\r\n\r\n",
+        bus.port()
+    );
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("request written");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .await
+        .expect("response read");
+    let status = response
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, response)
+}
+
+#[tokio::test]
+async fn atom_api_answers_plain_http_with_counts_and_refuses_listen_only() {
+    let bus = start().await;
+    let config = LocalBusConfig::from_json(CONFIG).expect("valid configuration");
+    let manage = config.manage_policy().expect("a manage policy").clone();
+    let listen = config
+        .listen_only_policy()
+        .expect("a listen policy")
+        .clone();
+    let expires = chrono::Utc::now() + chrono::Duration::hours(1);
+    let audience = bus.management_url().to_string();
+    assert!(audience.starts_with("http://127.0.0.1:"), "{audience}");
+
+    let (status, body) = get(
+        &bus,
+        "/orders",
+        &shoal_local_bus::sas::sign(&audience, &manage, expires),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("<QueueDescription"), "{body}");
+    assert!(
+        body.contains("<d2p1:ActiveMessageCount>0</d2p1:ActiveMessageCount>"),
+        "{body}"
+    );
+
+    let (status, body) = get(
+        &bus,
+        "/orders",
+        &shoal_local_bus::sas::sign(&audience, &listen, expires),
+    )
+    .await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _) = get(
+        &bus,
+        "/orders",
+        "SharedAccessSignature sr=x&sig=y&se=1&skn=z",
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, body) = get(
+        &bus,
+        "/missing",
+        &shoal_local_bus::sas::sign(&audience, &manage, expires),
+    )
+    .await;
+    assert_eq!(status, 404, "{body}");
+    bus.shutdown().await;
+}
