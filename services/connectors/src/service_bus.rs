@@ -5,6 +5,9 @@
 //! as `shoal_domain::connection::outbound` decides, like Storage Queues); it opens
 //! [`MessageReceiver`]s (peek-lock, plain or for one session) and [`MessageSender`]s.
 //!
+//! The client library's futures are large; they are boxed where they are awaited so that the
+//! tasks awaiting them (a delivery inside a listener inside a select) stay small on the stack.
+//!
 //! `UseDevelopmentEmulator=true` connects over plain AMQP (`amqp://`, the emulator's and the
 //! local stand-in's endpoint); everything else over TLS (rustls). Errors are
 //! [`ServiceBusError`]s whose messages never contain keys, signatures or tokens.
@@ -107,20 +110,24 @@ impl ServiceBusNamespace {
         install_crypto_provider();
         let health = TokenHealth::default();
         let (client, description, redactor) = match spec {
-            ConnectionSpec::ServiceBusConnectionString(conn) => connection_string(conn).await?,
+            ConnectionSpec::ServiceBusConnectionString(conn) => {
+                Box::pin(connection_string(conn)).await?
+            }
             ConnectionSpec::Identity(identity) => {
                 let redactor = Redactor::new(identity.client_secret.clone());
                 let namespace = identity_namespace(&identity.service_uri)?;
                 let http = transport::http_client(options)
                     .map_err(|e| ServiceBusError::InvalidConnection(e.to_string()))?;
                 let credential = token_credential(identity, sign_in, &http, &health, &redactor)
-                    .map_err(|e| ServiceBusError::InvalidConnection(redactor.redact(&e.to_string())))?;
+                    .map_err(|e| {
+                        ServiceBusError::InvalidConnection(redactor.redact(&e.to_string()))
+                    })?;
                 let credential = token::adapter(credential);
-                let client = ServiceBusClient::new_from_token_credential(
+                let client = Box::pin(ServiceBusClient::new_from_token_credential(
                     namespace.clone(),
                     credential,
                     client_options(),
-                )
+                ))
                 .await
                 .map_err(|e| ServiceBusError::from_sdk(&redactor, "connect", &e))?;
                 let description = format!(
@@ -182,18 +189,22 @@ impl ServiceBusNamespace {
         };
         let mut client = self.inner.client.lock().await;
         let receiver = match entity {
-            EntityPath::Queue(queue) => client.create_receiver_for_queue(queue, options).await,
+            EntityPath::Queue(queue) => {
+                Box::pin(client.create_receiver_for_queue(queue, options)).await
+            }
             EntityPath::Subscription {
                 topic,
                 subscription,
             } => {
-                client
-                    .create_receiver_for_subscription(topic, subscription, options)
+                Box::pin(client.create_receiver_for_subscription(topic, subscription, options))
                     .await
             }
         }
         .map_err(|e| self.error("open receiver", &e))?;
-        Ok(MessageReceiver::plain(receiver, self.inner.redactor.clone()))
+        Ok(MessageReceiver::plain(
+            receiver,
+            self.inner.redactor.clone(),
+        ))
     }
 
     /// A receiver of the next session of `entity` with messages that no one else holds, or
@@ -210,13 +221,14 @@ impl ServiceBusNamespace {
         };
         let mut client = self.inner.client.lock().await;
         let accepted = match entity {
-            EntityPath::Queue(queue) => client.accept_next_session_for_queue(queue, options).await,
+            EntityPath::Queue(queue) => {
+                Box::pin(client.accept_next_session_for_queue(queue, options)).await
+            }
             EntityPath::Subscription {
                 topic,
                 subscription,
             } => {
-                client
-                    .accept_next_session_for_subscription(topic, subscription, options)
+                Box::pin(client.accept_next_session_for_subscription(topic, subscription, options))
                     .await
             }
         };
@@ -234,8 +246,7 @@ impl ServiceBusNamespace {
     /// A sender to queue or topic `entity`.
     pub async fn sender(&self, entity: &str) -> Result<MessageSender, ServiceBusError> {
         let mut client = self.inner.client.lock().await;
-        let sender = client
-            .create_sender(entity, ServiceBusSenderOptions::default())
+        let sender = Box::pin(client.create_sender(entity, ServiceBusSenderOptions::default()))
             .await
             .map_err(|e| self.error("open sender", &e))?;
         Ok(MessageSender::new(
@@ -271,9 +282,7 @@ fn install_crypto_provider() {
 /// `sb://<namespace>[/]` → `<namespace>` (host and port, if any).
 fn identity_namespace(uri: &url::Url) -> Result<String, ServiceBusError> {
     let host = uri.host_str().filter(|h| !h.is_empty()).ok_or_else(|| {
-        ServiceBusError::InvalidConnection(
-            "the fully qualified namespace has no host name".into(),
-        )
+        ServiceBusError::InvalidConnection("the fully qualified namespace has no host name".into())
     })?;
     Ok(match uri.port() {
         Some(port) => format!("{host}:{port}"),

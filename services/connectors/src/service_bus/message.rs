@@ -33,11 +33,13 @@ impl Received {
 }
 
 fn chrono_time(t: time::OffsetDateTime) -> DateTime<Utc> {
-    DateTime::from_timestamp(t.unix_timestamp(), t.nanosecond()).unwrap_or(if t.unix_timestamp() > 0 {
-        DateTime::<Utc>::MAX_UTC
-    } else {
-        DateTime::<Utc>::MIN_UTC
-    })
+    DateTime::from_timestamp(t.unix_timestamp(), t.nanosecond()).unwrap_or(
+        if t.unix_timestamp() > 0 {
+            DateTime::<Utc>::MAX_UTC
+        } else {
+            DateTime::<Utc>::MIN_UTC
+        },
+    )
 }
 
 fn offset_time(t: DateTime<Utc>) -> time::OffsetDateTime {

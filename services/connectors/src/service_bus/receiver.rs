@@ -31,8 +31,8 @@ enum Link {
 macro_rules! on_link {
     ($self:ident, $r:ident => $call:expr) => {
         match &mut $self.link {
-            Link::Plain($r) => $call,
-            Link::Session($r) => $call,
+            Link::Plain($r) => Box::pin(async { $call }).await,
+            Link::Session($r) => Box::pin(async { $call }).await,
         }
     };
 }
@@ -131,8 +131,7 @@ impl MessageReceiver {
     pub async fn renew_session_lock(&mut self) -> Result<(), ServiceBusError> {
         match &mut self.link {
             Link::Plain(_) => Ok(()),
-            Link::Session(r) => r
-                .renew_session_lock()
+            Link::Session(r) => Box::pin(r.renew_session_lock())
                 .await
                 .map_err(|e| ServiceBusError::from_sdk(&self.redactor, "renew session lock", &e)),
         }

@@ -32,11 +32,10 @@ impl MessageSender {
     /// scheduled (the broker holds it until then).
     pub async fn send(&mut self, messages: &[OutgoingMessage]) -> Result<(), ServiceBusError> {
         for message in messages {
-            let converted = outgoing(message).map_err(|e| ServiceBusError::InvalidConnection(
-                format!("message for {}: {e}", self.entity),
-            ))?;
-            self.sender
-                .send_message(converted)
+            let converted = outgoing(message).map_err(|e| {
+                ServiceBusError::InvalidConnection(format!("message for {}: {e}", self.entity))
+            })?;
+            Box::pin(self.sender.send_message(converted))
                 .await
                 .map_err(|e| ServiceBusError::from_sdk(&self.redactor, "send message", &e))?;
         }

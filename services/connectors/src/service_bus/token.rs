@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use azure_core::credentials::TokenCredential;
-use azure_core_025::credentials::{AccessToken, TokenCredential as TokenCredential025, TokenRequestOptions};
+use azure_core_025::credentials::{
+    AccessToken, TokenCredential as TokenCredential025, TokenRequestOptions,
+};
 
 #[derive(Debug)]
 struct Adapter(Arc<dyn TokenCredential>);
@@ -25,9 +27,10 @@ impl TokenCredential025 for Adapter {
         // (`super::SERVICE_BUS_SCOPE`); the scopes are passed on as asked.
         let token = self.0.get_token(scopes, None).await.map_err(|e| {
             let message = e.to_string();
-            azure_core_025::Error::with_message(azure_core_025::error::ErrorKind::Credential, || {
-                message
-            })
+            azure_core_025::Error::with_message(
+                azure_core_025::error::ErrorKind::Credential,
+                || message,
+            )
         })?;
         Ok(AccessToken::new(
             token.token.secret().to_owned(),

@@ -107,7 +107,10 @@ mod tests {
             ("%ordersqueue%", Ok("orders")),
             ("%Missing%", Err("app setting Missing is not set")),
             ("%Blank%", Err("app setting Blank is not set")),
-            ("%Nested%", Err("app setting Nested is not a valid entity name")),
+            (
+                "%Nested%",
+                Err("app setting Nested is not a valid entity name"),
+            ),
         ];
         for (name, expected) in cases {
             assert_eq!(

@@ -115,7 +115,10 @@ fn message_form(at: &str, map: &Map<String, Value>) -> Result<OutgoingMessage, O
     };
     let subject = match (text("Subject")?, text("Label")?) {
         (Some(s), Some(l)) if s != l => {
-            return Err(error("Label", "differs from Subject (Label is Subject's old name)"));
+            return Err(error(
+                "Label",
+                "differs from Subject (Label is Subject's old name)",
+            ));
         }
         (s, l) => s.or(l),
     };
@@ -129,13 +132,19 @@ fn message_form(at: &str, map: &Map<String, Value>) -> Result<OutgoingMessage, O
     let scheduled_enqueue_time = text("ScheduledEnqueueTimeUtc")?
         .map(|t| DateTime::parse_from_rfc3339(&t).map(|t| t.with_timezone(&Utc)))
         .transpose()
-        .map_err(|_| error("ScheduledEnqueueTimeUtc", "is not an ISO 8601 time with offset"))?;
+        .map_err(|_| {
+            error(
+                "ScheduledEnqueueTimeUtc",
+                "is not an ISO 8601 time with offset",
+            )
+        })?;
     let application_properties = match map.get("ApplicationProperties") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(properties)) => {
-            if let Some((name, _)) = properties.iter().find(|(_, v)| {
-                !matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
-            }) {
+            if let Some((name, _)) = properties
+                .iter()
+                .find(|(_, v)| !matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_)))
+            {
                 return Err(error(
                     &format!("ApplicationProperties.{name}"),
                     "must be a string, number or boolean",
@@ -145,7 +154,8 @@ fn message_form(at: &str, map: &Map<String, Value>) -> Result<OutgoingMessage, O
         }
         Some(_) => return Err(error("ApplicationProperties", "must be an object")),
     };
-    let content_type = text("ContentType")?.or_else(|| json_body.then(|| "application/json".into()));
+    let content_type =
+        text("ContentType")?.or_else(|| json_body.then(|| "application/json".into()));
     Ok(OutgoingMessage {
         body,
         message_id: text("MessageId")?,

@@ -36,14 +36,18 @@ use serde_json::{Map, Value};
 pub enum Settlement {
     Complete,
     /// Give it back now; the broker counts the delivery.
-    Abandon { properties_to_modify: Map<String, Value> },
+    Abandon {
+        properties_to_modify: Map<String, Value>,
+    },
     DeadLetter {
         reason: Option<String>,
         description: Option<String>,
         properties_to_modify: Map<String, Value>,
     },
     /// Set aside; it can be received only by sequence number.
-    Defer { properties_to_modify: Map<String, Value> },
+    Defer {
+        properties_to_modify: Map<String, Value>,
+    },
 }
 
 impl Settlement {
@@ -119,13 +123,14 @@ pub fn requested_settlements(
             Some(Value::String(token)) => lock_tokens
                 .iter()
                 .position(|t| t.eq_ignore_ascii_case(token))
-                .ok_or_else(|| {
-                    invalid(&at, "lockToken names no message of this invocation")
-                })?,
+                .ok_or_else(|| invalid(&at, "lockToken names no message of this invocation"))?,
             Some(_) => return Err(invalid(&at, "lockToken must be a string")),
         };
         if settled[index].is_some() {
-            return Err(invalid(&at, "settles a message already settled by an earlier entry"));
+            return Err(invalid(
+                &at,
+                "settles a message already settled by an earlier entry",
+            ));
         }
         settled[index] = Some(parse_one(&at, item)?);
     }
@@ -147,7 +152,10 @@ fn parse_one(at: &str, item: &Map<String, Value>) -> Result<Settlement, Settleme
         }
     };
     let action = text("action")?.ok_or_else(|| {
-        invalid(at, "action is required: complete, abandon, deadLetter or defer")
+        invalid(
+            at,
+            "action is required: complete, abandon, deadLetter or defer",
+        )
     })?;
     let properties_to_modify = match item.get("propertiesToModify") {
         None | Some(Value::Null) => Map::new(),
@@ -167,7 +175,10 @@ fn parse_one(at: &str, item: &Map<String, Value>) -> Result<Settlement, Settleme
     };
     let (reason, description) = (text("reason")?, text("description")?);
     if action != "deadLetter" && (reason.is_some() || description.is_some()) {
-        return Err(invalid(at, "reason and description apply to deadLetter only"));
+        return Err(invalid(
+            at,
+            "reason and description apply to deadLetter only",
+        ));
     }
     Ok(match action.as_str() {
         "complete" if properties_to_modify.is_empty() => Settlement::Complete,

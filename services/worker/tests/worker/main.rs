@@ -8,5 +8,8 @@ mod identity;
 mod observability;
 mod payloads;
 mod polling;
+mod service_bus;
+mod service_bus_sessions;
+mod service_bus_support;
 mod support;
 mod visibility;

@@ -84,10 +84,16 @@ fn a_batch_gets_the_array_form_of_every_field_in_message_order() {
     let single = single_payload(&context(), &message(1));
     for name in single["Metadata"].as_object().expect("object").keys() {
         if name != "sys" {
-            assert!(metadata.contains_key(&format!("{name}Array")), "{name}Array");
+            assert!(
+                metadata.contains_key(&format!("{name}Array")),
+                "{name}Array"
+            );
         }
     }
-    assert_eq!(metadata.len(), single["Metadata"].as_object().map_or(0, Map::len));
+    assert_eq!(
+        metadata.len(),
+        single["Metadata"].as_object().map_or(0, Map::len)
+    );
 }
 
 #[test]
@@ -99,6 +105,10 @@ fn bodies_are_text_or_base64() {
         (&[0xff, 0x00], None, "/wA="),
     ];
     for (body, data_type, expected) in cases {
-        assert_eq!(trigger_value(body, data_type), expected, "{body:?} {data_type:?}");
+        assert_eq!(
+            trigger_value(body, data_type),
+            expected,
+            "{body:?} {data_type:?}"
+        );
     }
 }

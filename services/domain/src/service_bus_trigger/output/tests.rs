@@ -31,7 +31,11 @@ fn values_arrays_and_json_become_messages() {
         ),
     ];
     for (value, expected) in cases {
-        assert_eq!(service_bus_output_messages("out", &value), Ok(expected), "{value}");
+        assert_eq!(
+            service_bus_output_messages("out", &value),
+            Ok(expected),
+            "{value}"
+        );
     }
 }
 
@@ -68,8 +72,11 @@ fn the_message_form_sets_properties() {
         ..OutgoingMessage::default()
     };
     assert_eq!(messages, vec![expected]);
-    let text = service_bus_output_messages("out", &json!({"Body": "plain", "ContentType": "text/plain"}))
-        .expect("valid");
+    let text = service_bus_output_messages(
+        "out",
+        &json!({"Body": "plain", "ContentType": "text/plain"}),
+    )
+    .expect("valid");
     assert_eq!(text[0].body, b"plain");
     assert_eq!(text[0].content_type.as_deref(), Some("text/plain"));
 }
@@ -77,16 +84,40 @@ fn the_message_form_sets_properties() {
 #[test]
 fn bad_message_forms_say_where() {
     let cases = [
-        (json!({"Body": "x", "MessageId": 1}), "Outputs.out.MessageId: must be a string"),
-        (json!([{"Body": "x", "TimeToLive": "soon"}]), "Outputs.out[0].TimeToLive: is not a TimeSpan"),
-        (json!({"Body": "x", "TimeToLive": "00:00:00"}), "Outputs.out.TimeToLive: must be positive"),
-        (json!({"Body": "x", "ScheduledEnqueueTimeUtc": "tomorrow"}), "Outputs.out.ScheduledEnqueueTimeUtc: is not an ISO 8601 time with offset"),
-        (json!({"Body": "x", "ApplicationProperties": {"a": {}}}), "Outputs.out.ApplicationProperties.a: must be a string, number or boolean"),
-        (json!({"Body": "x", "ApplicationProperties": []}), "Outputs.out.ApplicationProperties: must be an object"),
-        (json!({"Body": "x", "Subject": "a", "Label": "b"}), "Outputs.out.Label: differs from Subject (Label is Subject's old name)"),
+        (
+            json!({"Body": "x", "MessageId": 1}),
+            "Outputs.out.MessageId: must be a string",
+        ),
+        (
+            json!([{"Body": "x", "TimeToLive": "soon"}]),
+            "Outputs.out[0].TimeToLive: is not a TimeSpan",
+        ),
+        (
+            json!({"Body": "x", "TimeToLive": "00:00:00"}),
+            "Outputs.out.TimeToLive: must be positive",
+        ),
+        (
+            json!({"Body": "x", "ScheduledEnqueueTimeUtc": "tomorrow"}),
+            "Outputs.out.ScheduledEnqueueTimeUtc: is not an ISO 8601 time with offset",
+        ),
+        (
+            json!({"Body": "x", "ApplicationProperties": {"a": {}}}),
+            "Outputs.out.ApplicationProperties.a: must be a string, number or boolean",
+        ),
+        (
+            json!({"Body": "x", "ApplicationProperties": []}),
+            "Outputs.out.ApplicationProperties: must be an object",
+        ),
+        (
+            json!({"Body": "x", "Subject": "a", "Label": "b"}),
+            "Outputs.out.Label: differs from Subject (Label is Subject's old name)",
+        ),
     ];
     for (value, expected) in cases {
         let error = service_bus_output_messages("out", &value).expect_err(&value.to_string());
-        assert!(error.to_string().starts_with(expected), "{error} vs {expected}");
+        assert!(
+            error.to_string().starts_with(expected),
+            "{error} vs {expected}"
+        );
     }
 }

@@ -16,7 +16,9 @@ fn a_single_message_may_ask_any_action() {
         (json!({"action": "abandon"}), Settlement::abandon()),
         (
             json!({"action": "abandon", "propertiesToModify": {"n": 1}}),
-            Settlement::Abandon { properties_to_modify: props(json!({"n": 1})) },
+            Settlement::Abandon {
+                properties_to_modify: props(json!({"n": 1})),
+            },
         ),
         (
             json!({"action": "deadLetter", "reason": "Bad", "description": "why", "lockToken": "AAAA"}),
@@ -28,11 +30,17 @@ fn a_single_message_may_ask_any_action() {
         ),
         (
             json!({"action": "deadLetter"}),
-            Settlement::DeadLetter { reason: None, description: None, properties_to_modify: Map::new() },
+            Settlement::DeadLetter {
+                reason: None,
+                description: None,
+                properties_to_modify: Map::new(),
+            },
         ),
         (
             json!({"action": "defer", "propertiesToModify": {"stage": "later", "ok": true}}),
-            Settlement::Defer { properties_to_modify: props(json!({"stage": "later", "ok": true})) },
+            Settlement::Defer {
+                properties_to_modify: props(json!({"stage": "later", "ok": true})),
+            },
         ),
     ];
     for (value, expected) in cases {
@@ -52,8 +60,14 @@ fn a_single_message_may_ask_any_action() {
 #[test]
 fn nothing_asked_settles_nothing() {
     assert_eq!(requested_settlements(None, &TWO), Ok(vec![None, None]));
-    assert_eq!(requested_settlements(Some(&Value::Null), &ONE), Ok(vec![None]));
-    assert_eq!(requested_settlements(Some(&json!([])), &TWO), Ok(vec![None, None]));
+    assert_eq!(
+        requested_settlements(Some(&Value::Null), &ONE),
+        Ok(vec![None])
+    );
+    assert_eq!(
+        requested_settlements(Some(&json!([])), &TWO),
+        Ok(vec![None, None])
+    );
 }
 
 #[test]
@@ -67,18 +81,66 @@ fn a_batch_settles_per_message_by_lock_token() {
 #[test]
 fn bad_settlements_say_why() {
     let cases = [
-        (json!("complete"), &ONE[..], "Settlement must be an object, or for a batch an array of objects"),
-        (json!({}), &ONE[..], "Settlement: action is required: complete, abandon, deadLetter or defer"),
-        (json!({"action": "retry"}), &ONE[..], "Settlement: unknown action \"retry\"; one of complete, abandon, deadLetter, defer"),
-        (json!({"action": "complete", "later": 1}), &ONE[..], "Settlement: unknown key \"later\"; known keys: action, lockToken, reason, description, propertiesToModify"),
-        (json!({"action": "abandon", "reason": "x"}), &ONE[..], "Settlement: reason and description apply to deadLetter only"),
-        (json!({"action": "defer", "propertiesToModify": {"x": [1]}}), &ONE[..], "Settlement: propertiesToModify.x must be a string, number or boolean"),
-        (json!({"action": "defer", "propertiesToModify": 3}), &ONE[..], "Settlement: propertiesToModify must be an object"),
-        (json!({"action": "complete", "propertiesToModify": {"a": 1}}), &ONE[..], "Settlement: complete takes no propertiesToModify"),
-        (json!({"action": 1}), &ONE[..], "Settlement: action must be a string"),
-        (json!({"action": "complete", "lockToken": "zzzz"}), &ONE[..], "Settlement: lockToken names no message of this invocation"),
-        (json!([{"action": "complete"}]), &TWO[..], "Settlement[0]: lockToken is required when the invocation has several messages"),
-        (json!([{"action": "complete", "lockToken": "aaaa"}, {"action": "abandon", "lockToken": "aaaa"}]), &TWO[..], "Settlement[1]: settles a message already settled by an earlier entry"),
+        (
+            json!("complete"),
+            &ONE[..],
+            "Settlement must be an object, or for a batch an array of objects",
+        ),
+        (
+            json!({}),
+            &ONE[..],
+            "Settlement: action is required: complete, abandon, deadLetter or defer",
+        ),
+        (
+            json!({"action": "retry"}),
+            &ONE[..],
+            "Settlement: unknown action \"retry\"; one of complete, abandon, deadLetter, defer",
+        ),
+        (
+            json!({"action": "complete", "later": 1}),
+            &ONE[..],
+            "Settlement: unknown key \"later\"; known keys: action, lockToken, reason, description, propertiesToModify",
+        ),
+        (
+            json!({"action": "abandon", "reason": "x"}),
+            &ONE[..],
+            "Settlement: reason and description apply to deadLetter only",
+        ),
+        (
+            json!({"action": "defer", "propertiesToModify": {"x": [1]}}),
+            &ONE[..],
+            "Settlement: propertiesToModify.x must be a string, number or boolean",
+        ),
+        (
+            json!({"action": "defer", "propertiesToModify": 3}),
+            &ONE[..],
+            "Settlement: propertiesToModify must be an object",
+        ),
+        (
+            json!({"action": "complete", "propertiesToModify": {"a": 1}}),
+            &ONE[..],
+            "Settlement: complete takes no propertiesToModify",
+        ),
+        (
+            json!({"action": 1}),
+            &ONE[..],
+            "Settlement: action must be a string",
+        ),
+        (
+            json!({"action": "complete", "lockToken": "zzzz"}),
+            &ONE[..],
+            "Settlement: lockToken names no message of this invocation",
+        ),
+        (
+            json!([{"action": "complete"}]),
+            &TWO[..],
+            "Settlement[0]: lockToken is required when the invocation has several messages",
+        ),
+        (
+            json!([{"action": "complete", "lockToken": "aaaa"}, {"action": "abandon", "lockToken": "aaaa"}]),
+            &TWO[..],
+            "Settlement[1]: settles a message already settled by an earlier entry",
+        ),
         (json!([1]), &TWO[..], "Settlement[0]: must be an object"),
     ];
     for (value, tokens, expected) in cases {
@@ -90,7 +152,11 @@ fn bad_settlements_say_why() {
 #[test]
 fn after_an_invocation_azure_rules_apply() {
     use AfterInvocation::*;
-    let dead = Settlement::DeadLetter { reason: None, description: None, properties_to_modify: Map::new() };
+    let dead = Settlement::DeadLetter {
+        reason: None,
+        description: None,
+        properties_to_modify: Map::new(),
+    };
     let cases = [
         (true, None, true, Settle(Settlement::Complete)),
         (true, None, false, LeaveLocked),
@@ -101,7 +167,11 @@ fn after_an_invocation_azure_rules_apply() {
         (false, Some(dead), true, Settle(Settlement::abandon())),
     ];
     for (succeeded, requested, auto, expected) in cases {
-        assert_eq!(after_invocation(succeeded, requested.clone(), auto), expected, "{succeeded} {requested:?} {auto}");
+        assert_eq!(
+            after_invocation(succeeded, requested.clone(), auto),
+            expected,
+            "{succeeded} {requested:?} {auto}"
+        );
     }
 }
 

@@ -93,10 +93,18 @@ pub async fn namespace(
 ) -> Option<ServiceBusNamespace> {
     stats.set_status("connecting");
     let namespace = until_ok(stats, "connecting to the namespace", stop, || {
-        ServiceBusNamespace::connect_for_app(&connector.spec, &connector.options, &connector.identities)
+        ServiceBusNamespace::connect_for_app(
+            &connector.spec,
+            &connector.options,
+            &connector.identities,
+        )
     })
     .await?;
     stats.set_token_error(namespace.last_token_error());
-    tracing::info!(function = stats.key.function, connection = namespace.describe(), "connected to Service Bus");
+    tracing::info!(
+        function = stats.key.function,
+        connection = namespace.describe(),
+        "connected to Service Bus"
+    );
     Some(namespace)
 }

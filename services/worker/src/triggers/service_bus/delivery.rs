@@ -57,7 +57,10 @@ pub async fn deliver(
         sequence_number = first.sequence_number, delivery_count = first.delivery_count,
         session_id = first.session_id, messages = count, invocation_id = %invocation_id);
     async {
-        let tokens: Vec<String> = messages.iter().map(|m| m.message.lock_token.clone()).collect();
+        let tokens: Vec<String> = messages
+            .iter()
+            .map(|m| m.message.lock_token.clone())
+            .collect();
         let rand_guid = Uuid::new_v4().to_string();
         let context = InvocationContext {
             binding: &ctx.binding,
@@ -130,10 +133,15 @@ async fn settle_all(
     match &ended {
         Ended::Succeeded(_) => {}
         Ended::Failed(reason) => {
-            tracing::warn!(reason, "invocation failed; abandoning the message(s): the broker counts the delivery and dead-letters at MaxDeliveryCount");
+            tracing::warn!(
+                reason,
+                "invocation failed; abandoning the message(s): the broker counts the delivery and dead-letters at MaxDeliveryCount"
+            );
         }
         Ended::Abandoned => {
-            tracing::warn!("drain deadline passed or lease lapsed mid-invocation; abandoning the message(s) for another worker");
+            tracing::warn!(
+                "drain deadline passed or lease lapsed mid-invocation; abandoning the message(s) for another worker"
+            );
         }
     }
     for (i, message) in messages.iter().enumerate() {
@@ -156,8 +164,10 @@ async fn settle_all(
                 }
             }
             AfterInvocation::LeaveLocked => {
-                tracing::warn!(lock_token = message.message.lock_token,
-                    "autoCompleteMessages is off and the handler asked no Settlement; the message stays locked until its lock expires and is then delivered again");
+                tracing::warn!(
+                    lock_token = message.message.lock_token,
+                    "autoCompleteMessages is off and the handler asked no Settlement; the message stays locked until its lock expires and is then delivered again"
+                );
             }
         }
     }

@@ -104,8 +104,7 @@ pub async fn run(
             for message in messages {
                 let permit = permits.pop();
                 deliveries.spawn({
-                    let (ctx, receiver, abandon) =
-                        (ctx.clone(), receiver.clone(), abandon.clone());
+                    let (ctx, receiver, abandon) = (ctx.clone(), receiver.clone(), abandon.clone());
                     async move {
                         delivery::deliver(ctx, receiver, vec![message], true, abandon).await;
                         drop(permit);

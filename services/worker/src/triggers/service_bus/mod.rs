@@ -41,7 +41,11 @@ impl TriggerKind for ServiceBusTrigger {
         };
         match trigger_entity(trigger, &app.settings) {
             Ok(entity) => entity.to_string(),
-            Err(_) => match (&trigger.queue_name, &trigger.topic_name, &trigger.subscription_name) {
+            Err(_) => match (
+                &trigger.queue_name,
+                &trigger.topic_name,
+                &trigger.subscription_name,
+            ) {
                 (Some(q), _, _) => q.clone(),
                 (None, Some(t), Some(s)) => format!("{t}/Subscriptions/{s}"),
                 _ => String::new(),
@@ -114,7 +118,10 @@ impl ServiceBusFunction {
     }
 
     fn end_in_flight(&self, n: usize) {
-        let now = self.in_flight.fetch_sub(n, Ordering::AcqRel).saturating_sub(n);
+        let now = self
+            .in_flight
+            .fetch_sub(n, Ordering::AcqRel)
+            .saturating_sub(n);
         self.function.stats.set_in_flight(now);
     }
 }

@@ -49,7 +49,10 @@ pub async fn run(
         if let Err(e) = result
             && e.is_panic()
         {
-            tracing::error!(function = ctx.function.function, "a session slot panicked: {e}");
+            tracing::error!(
+                function = ctx.function.function,
+                "a session slot panicked: {e}"
+            );
         }
     }
     stats.set_in_flight(0);
@@ -95,7 +98,11 @@ async fn session(
     abandon: &CancellationToken,
 ) {
     let session_id = receiver.session_id().unwrap_or_default().to_owned();
-    tracing::debug!(function = ctx.function.function, session_id, "session accepted");
+    tracing::debug!(
+        function = ctx.function.function,
+        session_id,
+        "session accepted"
+    );
     let receiver: SharedReceiver = Arc::new(Mutex::new(receiver));
     let held = CancellationToken::new();
     let renewal = tokio::spawn(renew_session_lock(
@@ -128,8 +135,14 @@ async fn session(
             Ok(messages) => {
                 ctx.add_in_flight(messages.len());
                 // In order: the next message of the session waits for this one's settlement.
-                delivery::deliver(ctx.clone(), receiver.clone(), messages, false, abandon.clone())
-                    .await;
+                delivery::deliver(
+                    ctx.clone(),
+                    receiver.clone(),
+                    messages,
+                    false,
+                    abandon.clone(),
+                )
+                .await;
                 idle_since = Instant::now();
             }
             Err(e) => {
@@ -146,7 +159,11 @@ async fn session(
     {
         tracing::debug!(session_id, error = %e, "closing the session receiver failed");
     }
-    tracing::debug!(function = ctx.function.function, session_id, "session released");
+    tracing::debug!(
+        function = ctx.function.function,
+        session_id,
+        "session released"
+    );
 }
 
 /// Renews the session's lock before it ends while the session is held, for at most `limit`
