@@ -10,6 +10,8 @@
 //!   stops the server and drops the database, also when something failed.
 //! * `queue`: Storage Queue dispatch by one `shoal worker` against Azurite, next to the SDK's
 //!   own ceiling and a Python consumer written with the official SDK (see [`queue`]).
+//! * `service-bus`: Service Bus dispatch by one `shoal worker` against the local Service Bus
+//!   stand-in, next to a raw receive/complete loop with the same client (see [`service_bus`]).
 //! * `scheduler`: the pure decision and placement for 10,000 apps, full ticks against
 //!   Postgres, and the real scheduler and worker processes reacting to a backlog and to a
 //!   killed worker, each against a reference of the same run (see [`scheduler`]).
@@ -29,6 +31,7 @@ mod queue;
 mod report;
 mod scheduler;
 mod server;
+mod service_bus;
 mod webhooks;
 
 use std::path::PathBuf;
@@ -116,6 +119,12 @@ struct Args {
     /// The longest one queue figure may take to drain its queue in one round.
     #[arg(long, default_value_t = 120)]
     queue_timeout_secs: u64,
+    /// Messages preloaded for each Service Bus figure and round.
+    #[arg(long, default_value_t = 2_000)]
+    sb_messages: u64,
+    /// The Service Bus app's `maxConcurrentCalls`, and the raw loop's messages per receive.
+    #[arg(long, default_value_t = 16)]
+    sb_max_concurrent_calls: u32,
     /// Apps of the scheduler's pure figure and of its ticks against Postgres.
     #[arg(long, default_value_t = 10_000)]
     scheduler_apps: usize,
@@ -188,6 +197,7 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
         let result = match part {
             Part::Api => api(args, &shoal).await,
             Part::Queue => queue(args, &shoal).await,
+            Part::ServiceBus => service_bus(args, &shoal).await,
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
         };
@@ -290,6 +300,31 @@ async fn queue(args: &Args, shoal: &ShoalBin) -> Result<()> {
     match figures.failure() {
         Some(why) => bail!("{why}"),
         None => Ok(()),
+    }
+}
+
+/// The Service Bus part; its stand-ins, the worker and the scratch database go away with it,
+/// also on Ctrl-C. It fails only when Shoal's own figure was not measured.
+async fn service_bus(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = service_bus::ServiceBusPlan {
+        shoal,
+        admin_url: &args.database_url,
+        messages: args.sb_messages,
+        rounds: args.rounds,
+        max_concurrent_calls: args.sb_max_concurrent_calls,
+        timeout: Duration::from_secs(args.queue_timeout_secs),
+    };
+    let figures = tokio::select! {
+        figures = service_bus::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::service_bus::lines(&figures) {
+        println!("{line}");
+    }
+    match &figures.shoal {
+        Err(why) => bail!("{why}"),
+        Ok(_) => Ok(()),
     }
 }
 

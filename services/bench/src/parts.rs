@@ -18,6 +18,8 @@ pub enum Part {
     Api,
     /// Storage Queue dispatch against the SDK ceiling and a Python consumer.
     Queue,
+    /// Service Bus dispatch against a raw receive/complete loop with the same client.
+    ServiceBus,
     /// Scale decisions, placement, ticks, reaction and failover.
     Scheduler,
     /// The webhook ingress against calling the handler directly.
@@ -25,13 +27,20 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 4] = [Part::Api, Part::Queue, Part::Scheduler, Part::Webhooks];
+    pub const ALL: [Part; 5] = [
+        Part::Api,
+        Part::Queue,
+        Part::ServiceBus,
+        Part::Scheduler,
+        Part::Webhooks,
+    ];
 
     /// As the part is named in docs/benchmarks.md and in `--only`.
     pub fn title(self) -> &'static str {
         match self {
             Part::Api => "API",
             Part::Queue => "Queue",
+            Part::ServiceBus => "Service Bus",
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
         }

@@ -7,6 +7,7 @@ use crate::load::LoadResult;
 
 pub mod queue;
 pub mod scheduler;
+pub mod service_bus;
 pub mod webhooks;
 
 /// The goals an issue set for a figure; a figure without goals is reported as measured.

@@ -1,72 +1,85 @@
-//! The app Shoal's figure dispatches to, written through the API as a user would: its
-//! `AzureWebJobsStorage` names the round's Azurite, so it is written again in every round.
+//! The app a dispatch figure's worker hosts, written through the API as a user would: its
+//! connection setting names the round's emulator (Azurite, the local Service Bus stand-in), so
+//! it is written again in every round.
 
 use anyhow::{Result, bail};
 use bytes::Bytes;
 use http::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 use shoal_testkit::ScratchDatabase;
 use shoal_testkit::azurite::Azurite;
 
 use super::QueuePlan;
 use super::handler::Handler;
 use crate::http::Connection;
-use crate::server::Server;
+use crate::server::{Server, ShoalBin};
 
 const TENANT: &str = "bench";
 const APP: &str = "dispatch";
 const FUNCTION: &str = "bench";
 
+/// The app's and its one function's bodies, as PUT through the API.
+pub struct AppBodies {
+    pub app: Value,
+    pub function: Value,
+}
+
+/// The Storage Queue part's app: one queue-trigger function on `queue` of the round's Azurite.
+pub fn queue_app(
+    plan: &QueuePlan<'_>,
+    azurite: &Azurite,
+    handler: &Handler,
+    queue: &str,
+) -> AppBodies {
+    AppBodies {
+        app: json!({
+            "handler": {"url": handler.url()},
+            "appSettings": {"AzureWebJobsStorage": azurite.connection_string()},
+            "hostConfig": {
+                "version": "2.0",
+                "extensions": {"queues": {
+                    "batchSize": plan.batch_size,
+                    "newBatchThreshold": plan.new_batch_threshold,
+                    "messageEncoding": "none",
+                }},
+            },
+        }),
+        function: json!({"bindings": [
+            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue},
+        ]}),
+    }
+}
+
 /// Starts `shoal serve` on the (migrated) scratch database and writes tenant, app and function
 /// through the API (replacing them after the first round); the server is stopped again before
 /// measuring, since the worker reads Postgres itself.
 pub async fn write_app(
-    plan: &QueuePlan<'_>,
+    shoal: &ShoalBin,
     database: &ScratchDatabase,
-    azurite: &Azurite,
-    handler: &Handler,
-    queue: &str,
+    bodies: &AppBodies,
 ) -> Result<()> {
-    let server = Server::start(plan.shoal, database.url()).await?;
-    let written = put_app(plan, &server, azurite, handler, queue).await;
+    let server = Server::start(shoal, database.url()).await?;
+    let written = put_app(shoal, &server, bodies).await;
     let stopped = server.stop().await;
     written?;
     stopped
 }
 
-async fn put_app(
-    plan: &QueuePlan<'_>,
-    server: &Server,
-    azurite: &Azurite,
-    handler: &Handler,
-    queue: &str,
-) -> Result<()> {
-    let token = plan.shoal.platform_admin_token(server).await?;
-    let app = json!({
-        "handler": {"url": handler.url()},
-        "appSettings": {"AzureWebJobsStorage": azurite.connection_string()},
-        "hostConfig": {
-            "version": "2.0",
-            "extensions": {"queues": {
-                "batchSize": plan.batch_size,
-                "newBatchThreshold": plan.new_batch_threshold,
-                "messageEncoding": "none",
-            }},
-        },
-    });
-    let function = json!({"bindings": [
-        {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue},
-    ]});
+async fn put_app(shoal: &ShoalBin, server: &Server, bodies: &AppBodies) -> Result<()> {
+    let token = shoal.platform_admin_token(server).await?;
     let mut connection = Connection::open(server.addr(), Some(&token)).await?;
     for (path, body) in [
         (
             format!("/v1/tenants/{TENANT}"),
             json!({"displayName": "Bench"}),
         ),
-        (format!("/v1/tenants/{TENANT}/apps/{APP}"), app),
+        (
+            format!("/v1/tenants/{TENANT}/apps/{APP}"),
+            bodies.app.clone(),
+        ),
         (
             format!("/v1/tenants/{TENANT}/apps/{APP}/functions/{FUNCTION}"),
-            function,
+            bodies.function.clone(),
         ),
     ] {
         let body = Bytes::from(serde_json::to_vec(&body)?);

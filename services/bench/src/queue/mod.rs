@@ -28,13 +28,13 @@
 //! on. A failed reference (SDK ceiling, Python) leaves only its own ratio out. Once Shoal's own
 //! figure has failed the part ends after that round: the caller reports the part as failed.
 
-mod app;
+pub(crate) mod app;
 mod cpu;
 pub mod figures;
 pub(crate) mod handler;
 pub(crate) mod process;
 mod python;
-mod queues;
+pub(crate) mod queues;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -343,7 +343,8 @@ async fn shoal_round(
     handler: &Handler,
 ) -> Result<Drain> {
     let queue = azurite.queues.queue("shoal-bench-shoal")?;
-    app::write_app(plan, database, &azurite.azurite, handler, queue.name())
+    let bodies = app::queue_app(plan, &azurite.azurite, handler, queue.name());
+    app::write_app(plan.shoal, database, &bodies)
         .await
         .context("writing the app")?;
     queues::preload(&queue, plan.messages).await?;

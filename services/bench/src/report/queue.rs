@@ -8,6 +8,8 @@ use std::time::Duration;
 use super::thousands;
 use crate::queue::figures::{QueueFigures, Rate};
 
+const LABEL: &str = "Queue dispatch";
+
 /// (a)/(b) should be at least this.
 pub const CEILING_GOAL: f64 = 0.85;
 /// (a)/(c) should be at least this.
@@ -22,12 +24,13 @@ pub fn lines(figures: &QueueFigures) -> Vec<String> {
     );
     let mut lines = vec![
         ratio_line(
+            LABEL,
             &figures.shoal,
             "SDK ceiling",
             &figures.ceiling,
             CEILING_GOAL,
         ),
-        ratio_line(&figures.shoal, &python, &figures.python, PYTHON_GOAL),
+        ratio_line(LABEL, &figures.shoal, &python, &figures.python, PYTHON_GOAL),
     ];
     // When even the SDK's own loop is not that much faster than Python here, the goal is out
     // of reach on this machine, whatever Shoal does: say so.
@@ -69,7 +72,13 @@ pub fn lines(figures: &QueueFigures) -> Vec<String> {
 
 /// Shoal against one reference; without both rates, each side says why it has none and no
 /// ratio is printed.
-fn ratio_line(shoal: &Rate, reference: &str, rate: &Rate, goal: f64) -> String {
+pub(super) fn ratio_line(
+    label: &str,
+    shoal: &Rate,
+    reference: &str,
+    rate: &Rate,
+    goal: f64,
+) -> String {
     let (shoal, rate) = match (shoal, rate) {
         (Ok(shoal), Ok(rate)) => (*shoal, *rate),
         _ => {
@@ -78,7 +87,7 @@ fn ratio_line(shoal: &Rate, reference: &str, rate: &Rate, goal: f64) -> String {
                 Err(not_measured) => not_measured.to_string(),
             };
             return format!(
-                "Queue dispatch   shoal {} | {reference} {}  [missed: not measured]",
+                "{label}   shoal {} | {reference} {}  [missed: not measured]",
                 side(shoal),
                 side(rate)
             );
@@ -86,7 +95,7 @@ fn ratio_line(shoal: &Rate, reference: &str, rate: &Rate, goal: f64) -> String {
     };
     let ratio = if rate > 0.0 { shoal / rate } else { 0.0 };
     let mut line = format!(
-        "Queue dispatch   shoal {} msg/s | {reference} {} msg/s | ratio {ratio:.2} (goal >= {})",
+        "{label}   shoal {} msg/s | {reference} {} msg/s | ratio {ratio:.2} (goal >= {})",
         thousands(shoal),
         thousands(rate),
         goal_text(goal),
@@ -97,7 +106,7 @@ fn ratio_line(shoal: &Rate, reference: &str, rate: &Rate, goal: f64) -> String {
     line
 }
 
-fn micros(duration: Duration) -> f64 {
+pub(super) fn micros(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
 }
 
