@@ -92,7 +92,12 @@ async fn handle(
         .into_response();
     }
     if let Some(order) = request["Data"].get("order") {
-        // A Service Bus message: a receipt through the `receipt` output, with properties.
+        // A Service Bus message: a receipt through the `receipt` output, with properties. The
+        // body arrives as a string (as Azure passes it to custom handlers); JSON is read as such.
+        let order = order
+            .as_str()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .unwrap_or_else(|| order.clone());
         let metadata = &request["Metadata"];
         return axum::Json(json!({
             "Outputs": {"receipt": {
