@@ -84,8 +84,7 @@ pub async fn raw_loop(
     plan: &ServiceBusPlan<'_>,
 ) -> Result<Drain> {
     let deadline = Instant::now() + plan.timeout;
-    let path = shoal_domain::service_bus_trigger::EntityPath::Queue(entity.path.management_path());
-    let mut receiver = namespace.receiver(&path, 0).await?;
+    let mut receiver = namespace.receiver(&entity.path, 0).await?;
     let mut started = None;
     let mut completed = 0;
     while completed < plan.messages {

@@ -207,16 +207,7 @@ pub fn resolve_trigger_entity(
     settings: &std::collections::BTreeMap<String, String>,
 ) -> Result<EntityPath, String> {
     let name = |kind: NameKind, written: &str| -> Result<String, String> {
-        let resolved = match written
-            .strip_prefix('%')
-            .and_then(|rest| rest.strip_suffix('%'))
-        {
-            Some(setting) => settings
-                .get(setting)
-                .cloned()
-                .ok_or_else(|| format!("app setting {setting} (named by {written}) is not set"))?,
-            None => written.to_owned(),
-        };
+        let resolved = resolve_name(written, settings)?;
         check_name(kind, &resolved)
             .map_err(|e| format!("{written} resolves to {resolved:?}: {e}"))?;
         Ok(resolved)
@@ -231,9 +222,70 @@ pub fn resolve_trigger_entity(
     }
 }
 
+/// A literal name as is, or the (trimmed, non-empty) value of the setting `%Name%` refers to,
+/// matched case-insensitively like every other setting. Errors name the setting, never values.
+pub fn resolve_name(
+    name: &str,
+    settings: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
+    let name = name.trim();
+    let Some(setting) = name.strip_prefix('%').and_then(|r| r.strip_suffix('%')) else {
+        if name.is_empty() {
+            return Err("the entity name is empty".into());
+        }
+        return Ok(name.to_owned());
+    };
+    let value = settings
+        .get(setting)
+        .or_else(|| {
+            settings
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(setting))
+                .map(|(_, v)| v)
+        })
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("app setting {setting} is not set"))?;
+    if value.contains('%') {
+        return Err(format!("app setting {setting} is not a valid entity name"));
+    }
+    Ok(value.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    fn settings() -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("OrdersQueue".to_owned(), " orders ".to_owned()),
+            ("Blank".to_owned(), "  ".to_owned()),
+            ("Nested".to_owned(), "%OrdersQueue%".to_owned()),
+        ])
+    }
+
+    #[test]
+    fn names_resolve_literally_or_from_a_setting() {
+        let cases: [(&str, Result<&str, &str>); 6] = [
+            ("orders", Ok("orders")),
+            ("%OrdersQueue%", Ok("orders")),
+            ("%ordersqueue%", Ok("orders")),
+            ("%Missing%", Err("app setting Missing is not set")),
+            ("%Blank%", Err("app setting Blank is not set")),
+            (
+                "%Nested%",
+                Err("app setting Nested is not a valid entity name"),
+            ),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(
+                resolve_name(name, &settings()).as_deref(),
+                expected.map_err(str::to_owned).as_deref(),
+                "{name}"
+            );
+        }
+    }
 
     #[test]
     fn names_as_the_service_allows_them() {

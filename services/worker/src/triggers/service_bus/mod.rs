@@ -40,7 +40,7 @@ impl TriggerKind for ServiceBusTrigger {
             return String::new();
         };
         match trigger_entity(trigger, &app.settings) {
-            Ok(entity) => entity.to_string(),
+            Ok(entity) => entity.management_path(),
             Err(_) => match (
                 &trigger.queue_name,
                 &trigger.topic_name,
