@@ -6,6 +6,8 @@
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
 #                 scheduler against references of the same run, as ratios
 #   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
+#   make live-servicebus  the Service Bus trigger against a real namespace
+#                 (SHOAL_LIVE_SERVICEBUS_CONNECTION, SHOAL_LIVE_SERVICEBUS_QUEUE; docs/testing.md)
 #   make lint | fmt | openapi
 
 SHELL := /bin/bash
@@ -15,7 +17,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Queries live in one module per aggregate (services/store), checked by the tests against a
 # real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
-.PHONY: dev test bench fuzz lint fmt openapi tools
+.PHONY: dev test bench fuzz lint fmt openapi tools live-servicebus
 
 tools:
 	@deploy/local/ensure-tools.sh
@@ -40,12 +42,26 @@ test: tools
 	else \
 		$(CARGO) test --workspace; \
 	fi; \
+	if [ -n "$${SHOAL_LIVE_SERVICEBUS_CONNECTION:-}" ]; then \
+		$(MAKE) --no-print-directory live-servicebus; \
+	else \
+		echo "make test: SKIPPED the live Service Bus suite (set SHOAL_LIVE_SERVICEBUS_CONNECTION to run it against a real namespace; docs/testing.md)" >&2; \
+	fi; \
 	deploy/local/fuzz.sh
 
 bench: tools
 	$(CARGO) build --release -p shoal -p shoal-bench
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
+
+# The live suite's tests are #[ignore]d in every other run; without a namespace this fails.
+live-servicebus: tools
+	@if [ -z "$${SHOAL_LIVE_SERVICEBUS_CONNECTION:-}" ]; then \
+		echo "make live-servicebus: set SHOAL_LIVE_SERVICEBUS_CONNECTION to a Service Bus connection string (docs/testing.md)" >&2; \
+		exit 2; \
+	fi
+	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
+	$(CARGO) nextest run -p shoal-worker --run-ignored only -E 'test(/^service_bus_live::/)'
 
 # Also the last step of `test`: see deploy/local/fuzz.sh.
 fuzz: tools

@@ -150,27 +150,43 @@ async fn an_unreachable_namespace_is_unavailable() {
     assert!(matches!(err, QueueError::Unavailable(_)), "{err:?}");
 }
 
-/// An update that changes nothing makes no write; one the service refuses is reported with the
-/// status. (The stand-in serves the management API read-only and answers a `PUT` with 405, so
-/// a successful update is covered by the XML tests of the client, not here.)
+/// An update that changes nothing makes no write; one that changes a setting writes the whole
+/// description back (`If-Match: *`) and the entity reads back changed; a listen-only key's
+/// update is refused as unauthorized.
 #[tokio::test]
 async fn updates_write_only_what_differs_and_report_a_refusal() {
     let bus = start().await;
-    let admin = admin(&bus.connection_string());
+    let admin_client = admin(&bus.connection_string());
     let orders = EntityPath::Queue("orders".into());
-    let live = admin.entity(&orders).await.expect("described").settings;
+    let live = admin_client
+        .entity(&orders)
+        .await
+        .expect("described")
+        .settings;
     assert!(
-        !admin
+        !admin_client
             .update_settings(&orders, &live)
             .await
             .expect("no write needed")
     );
     let mut wanted = live.clone();
     wanted.max_delivery_count = 3;
-    let err = admin.update_settings(&orders, &wanted).await.unwrap_err();
     assert!(
-        matches!(&err, QueueError::Other(m) if m.contains("405")),
-        "{err:?}"
+        admin_client
+            .update_settings(&orders, &wanted)
+            .await
+            .expect("written")
     );
+    let read_back = admin_client.entity(&orders).await.expect("described");
+    assert_eq!(read_back.settings.max_delivery_count, 3);
+    assert_eq!(read_back.settings, wanted);
+
+    let mut refused = wanted.clone();
+    refused.max_delivery_count = 4;
+    let err = admin(&bus.listen_only_connection_string())
+        .update_settings(&orders, &refused)
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, QueueError::Unauthorized(_)), "{err:?}");
     bus.shutdown().await;
 }

@@ -13,6 +13,8 @@ mod support;
 mod host_identity;
 #[path = "scheduling/processes.rs"]
 mod processes;
+#[path = "scheduling/service_bus.rs"]
+mod service_bus;
 
 #[path = "../src/dev/postgres.rs"]
 #[allow(dead_code)]

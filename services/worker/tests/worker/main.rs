@@ -9,6 +9,7 @@ mod observability;
 mod payloads;
 mod polling;
 mod service_bus;
+mod service_bus_live;
 mod service_bus_sessions;
 mod service_bus_support;
 mod support;

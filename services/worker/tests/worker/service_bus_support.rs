@@ -15,8 +15,11 @@ use crate::support::Harness;
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
+/// A namespace the tests drive: the local stand-in, or a real one for the live suite.
 pub struct Bus {
-    pub local: LocalBus,
+    /// The stand-in, running until the test ends (None for a live namespace).
+    pub local: Option<LocalBus>,
+    connection_string: String,
     pub client: ServiceBusNamespace,
 }
 
@@ -24,16 +27,27 @@ impl Bus {
     /// A stand-in with the namespace `config` describes (see [`namespace`]).
     pub async fn start(config: Value) -> Result<Bus> {
         let local = LocalBus::start(LocalBusConfig::from_json(&config.to_string())?).await?;
+        let mut bus = Bus::connect(local.connection_string()).await?;
+        bus.local = Some(local);
+        Ok(bus)
+    }
+
+    /// A namespace reached through `connection_string` (the live suite's real one).
+    pub async fn connect(connection_string: String) -> Result<Bus> {
         let client = ServiceBusNamespace::from_connection_string(
-            &local.connection_string(),
+            &connection_string,
             &ConnectorOptions::default(),
         )
         .await?;
-        Ok(Bus { local, client })
+        Ok(Bus {
+            local: None,
+            connection_string,
+            client,
+        })
     }
 
     pub fn connection_string(&self) -> String {
-        self.local.connection_string()
+        self.connection_string.clone()
     }
 
     pub async fn send(&self, entity: &str, messages: &[OutgoingMessage]) -> Result<()> {
