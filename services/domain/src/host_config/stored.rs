@@ -304,6 +304,14 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
         "Shoal's Service Bus client connects directly, without a web proxy",
     ),
     (
+        "extensions.serviceBus.clientRetryOptions",
+        "Shoal's Service Bus connector retries each operation twice with a 30 s try timeout; the app's client retry options are not applied to it yet",
+    ),
+    (
+        "extensions.serviceBus.enableCrossEntityTransactions",
+        "Shoal sends a handler's outputs after the trigger message is settled, never in one transaction with it",
+    ),
+    (
         "extensions.serviceBus.batchOptions.operationTimeout",
         "Azure's version 5 extension does not read it either; the client's `clientRetryOptions.tryTimeout` bounds an operation",
     ),
