@@ -191,17 +191,7 @@ impl QueueName {
         let Some(setting) = self.setting_reference() else {
             return Ok(self.clone());
         };
-        let value = settings
-            .get(setting)
-            .or_else(|| {
-                settings
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(setting))
-                    .map(|(_, v)| v)
-            })
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| format!("app setting {setting} is not set"))?;
+        let value = setting_value(settings, setting)?;
         match QueueName::parse(value) {
             Ok(name) if name.setting_reference().is_none() => Ok(name),
             Ok(_) => Err(format!("app setting {setting} is not a valid queue name")),
@@ -315,6 +305,26 @@ fn validate_binding(s: &str) -> Result<(), String> {
         return Err("may contain only letters, digits and '_'".to_owned());
     }
     Ok(())
+}
+
+/// The value of the app setting a `%Name%` reference names: matched case-insensitively like
+/// every other setting, trimmed, and required to be non-empty. The error names the setting,
+/// never a value.
+pub fn setting_value<'a>(
+    settings: &'a std::collections::BTreeMap<String, String>,
+    setting: &str,
+) -> Result<&'a str, String> {
+    settings
+        .get(setting)
+        .or_else(|| {
+            settings
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(setting))
+                .map(|(_, v)| v)
+        })
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("app setting {setting} is not set"))
 }
 
 #[cfg(test)]

@@ -235,17 +235,7 @@ pub fn resolve_name(
         }
         return Ok(name.to_owned());
     };
-    let value = settings
-        .get(setting)
-        .or_else(|| {
-            settings
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(setting))
-                .map(|(_, v)| v)
-        })
-        .map(|v| v.trim())
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| format!("app setting {setting} is not set"))?;
+    let value = crate::names::setting_value(settings, setting)?;
     if value.contains('%') {
         return Err(format!("app setting {setting} is not a valid entity name"));
     }
