@@ -5,3 +5,4 @@
 //! the test-support crate.
 
 pub mod azurite;
+pub mod tls;

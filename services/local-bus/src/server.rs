@@ -9,11 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use shoal_devstack::tls::ThrowawayCa;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
@@ -199,46 +195,10 @@ async fn serve(stream: TcpStream, bus: Arc<Bus>, tls: TlsAcceptor) -> Result<(),
     crate::atom::serve(stream, bus).await
 }
 
-/// A throwaway CA and a leaf for `127.0.0.1` / `localhost` it signed.
+/// A throwaway CA (the dev stack's) and a leaf for `127.0.0.1` / `localhost` it signed.
 fn tls_acceptor() -> Result<(String, TlsAcceptor), LocalBusError> {
-    let err = |e: &dyn std::fmt::Display| LocalBusError::Tls(e.to_string());
-    let ca_key = KeyPair::generate().map_err(|e| err(&e))?;
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(|e| err(&e))?;
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, "Shoal local bus CA");
-    ca_params.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca_params.self_signed(&ca_key).map_err(|e| err(&e))?;
-    let issuer = Issuer::new(ca_params, ca_key);
-    let leaf_key = KeyPair::generate().map_err(|e| err(&e))?;
-    let mut leaf_params =
-        CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-            .map_err(|e| err(&e))?;
-    leaf_params
-        .distinguished_name
-        .push(DnType::CommonName, "127.0.0.1");
-    leaf_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-    let leaf_cert = leaf_params
-        .signed_by(&leaf_key, &issuer)
-        .map_err(|e| err(&e))?;
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| err(&e))?
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![
-                CertificateDer::from(leaf_cert.der().to_vec()),
-                CertificateDer::from(ca_cert.der().to_vec()),
-            ],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-        )
-        .map_err(|e| err(&e))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((ca_cert.pem(), TlsAcceptor::from(Arc::new(config))))
+    let err = |e: anyhow::Error| LocalBusError::Tls(format!("{e:#}"));
+    let ca = ThrowawayCa::generate("Shoal local bus CA").map_err(err)?;
+    let config = ca.server_config().map_err(err)?;
+    Ok((ca.ca_pem, TlsAcceptor::from(config)))
 }
