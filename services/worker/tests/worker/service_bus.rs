@@ -179,7 +179,6 @@ async fn the_handler_can_dead_letter_defer_abandon_or_fail_on_a_bad_settlement()
 }
 
 #[tokio::test]
-#[ignore = "the local stand-in answers the worker's renew-lock, sent before the lock ends, with 410 lock lost; cause not found yet (docs/triggers.md, open issue)"]
 async fn the_lock_is_renewed_while_the_handler_outlives_it() -> anyhow::Result<()> {
     let (h, bus) = start(
         Behaviour::Delay(Duration::from_secs(13), json!({})),

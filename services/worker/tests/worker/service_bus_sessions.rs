@@ -91,7 +91,7 @@ async fn sessions_are_fifo_exclusive_and_bounded_by_max_concurrent_sessions() ->
 }
 
 #[tokio::test]
-#[ignore = "against the local stand-in the session lock is renewed several times, then the receiver's AMQP session drops (IllegalSessionState: Session has dropped) and the message comes back; not yet explained"]
+#[ignore = "against the local stand-in the message comes back while the session lock is renewed (3 invocations seen for 1 message), and the next accept fails with ExpectImmediateDetach; not yet explained (docs/triggers.md, open issue)"]
 async fn the_session_lock_is_renewed_while_the_handler_outlives_it() -> anyhow::Result<()> {
     let (h, bus) = start(
         Behaviour::Delay(Duration::from_secs(13), json!({})),
