@@ -602,10 +602,19 @@ impl Connection {
             .sessions
             .get_mut(&channel)
             .and_then(|s| s.links.remove(&detach.handle.0));
-        if let Some(Link {
+        // A handle the stand-in does not hold is one it detached itself (a refused attach):
+        // the client's detach answers that one and must not be answered again (AMQP 1.0
+        // §2.7.7). A second detach names a handle the client has already freed, and
+        // fe2o3-amqp ends the whole session on it (`UnattachedHandle`), dropping every other
+        // link on it — e.g. a held session receiver when a sibling's accept-next-session was
+        // refused for want of a free session.
+        let Some(link) = link else {
+            return;
+        };
+        if let Link {
             kind: LinkKind::Outbound { entity, owner, .. },
             ..
-        }) = link
+        } = link
             && let Some(entity) = self.bus.store().entities.get_mut(&entity)
         {
             entity.release_sessions(owner);

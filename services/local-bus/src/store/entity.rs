@@ -545,10 +545,21 @@ impl Entity {
         match self.sessions.get_mut(session_id) {
             Some(lock) if lock.owner == owner && lock.until > now => {
                 lock.until = until;
-                Ok(until)
             }
-            _ => Err(SettleError::LockLost),
+            _ => return Err(SettleError::LockLost),
         }
+        // A session's messages are held by the session lock: .NET's session receiver has no
+        // message-lock renewal (`ServiceBusSessionReceiver` renews the session only), so the
+        // messages it holds must live as long as the session lock does.
+        for message in self.main.values_mut() {
+            if message.session_id.as_deref() == Some(session_id)
+                && let Some(lock) = message.lock.as_mut()
+                && lock.until > now
+            {
+                lock.until = until;
+            }
+        }
+        Ok(until)
     }
 
     /// Whether `owner` still holds `session_id`.

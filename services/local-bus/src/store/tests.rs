@@ -306,3 +306,34 @@ fn idle_entities_are_deleted_after_auto_delete_on_idle() {
     store.maintain(t(500));
     assert!(store.resolve("q").is_none(), "idle for 5 minutes");
 }
+
+#[test]
+fn renewing_a_session_lock_renews_the_locks_of_its_messages() {
+    let settings = EntitySettings {
+        requires_session: true,
+        lock_duration: Duration::from_secs(5),
+        ..EntitySettings::default()
+    };
+    let mut store = store_with(settings);
+    let target = store.resolve("q").expect("resolves");
+    store.send(&target, message("a0", None, Some("A")), None, t(0));
+    let q = queue(&mut store);
+    q.lock_session(Some("A"), 1, t(0)).expect("A is free");
+    let held = q
+        .lock_next(SubQueue::Main, Some("A"), t(0))
+        .expect("a0 is delivered");
+    let token = held.lock.expect("peek-lock").token;
+    for at in [4, 8, 12] {
+        assert_eq!(q.renew_session_lock("A", 1, t(at)), Ok(t(at + 5)));
+    }
+    assert!(
+        q.lock_next(SubQueue::Main, Some("A"), t(16)).is_none(),
+        "a0 stays locked past its own 5 s lock while the session lock is renewed"
+    );
+    assert!(
+        q.settle(SubQueue::Main, token, Settlement::Complete, t(16))
+            .is_ok(),
+        "and it can be completed then"
+    );
+    assert_eq!(q.counts(t(16)).active, 0, "completed");
+}

@@ -195,11 +195,20 @@ fn settle(
                     .and_then(wire::as_str)
                     .map(str::to_owned)
             };
+            // Clients put `propertiesToModify` into the error's info beside the two
+            // dead-letter headers (azure-sdk-for-net `Amqp/AmqpReceiver.cs`
+            // `DeadLetterInternalAsync`; azservicebus `amqp_receiver.rs` `dead_letter_message`).
+            let properties = fields_to_properties(info)
+                .into_iter()
+                .filter(|(key, _)| {
+                    key != DEAD_LETTER_REASON && key != DEAD_LETTER_ERROR_DESCRIPTION
+                })
+                .collect();
             Settlement::DeadLetter {
-                reason: text("DeadLetterReason"),
-                description: text("DeadLetterErrorDescription")
+                reason: text(DEAD_LETTER_REASON),
+                description: text(DEAD_LETTER_ERROR_DESCRIPTION)
                     .or_else(|| error.as_ref().and_then(|e| e.description.clone())),
-                properties: Vec::new(),
+                properties,
             }
         }
         _ => return state.clone(),
@@ -223,6 +232,10 @@ fn settle(
         )),
     }
 }
+
+/// The dead-letter headers a `rejected` outcome's error info carries (.NET `AmqpMessageConstants`).
+const DEAD_LETTER_REASON: &str = "DeadLetterReason";
+const DEAD_LETTER_ERROR_DESCRIPTION: &str = "DeadLetterErrorDescription";
 
 fn fields_to_properties(fields: Option<&definitions::Fields>) -> Vec<(String, SimpleValue)> {
     fields
