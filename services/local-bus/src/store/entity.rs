@@ -348,16 +348,12 @@ impl Entity {
         token: Uuid,
         now: DateTime<Utc>,
     ) -> Result<i64, SettleError> {
-        // Clients disagree on the byte order of a lock token read from a delivery tag: .NET
-        // and Python read it as a little-endian GUID, the Rust `azservicebus` crate as raw
-        // bytes. Tokens are random, so accepting either order cannot confuse two locks.
-        let swapped = Uuid::from_bytes_le(*token.as_bytes());
+        // One byte order, as Service Bus has it: the token of the `x-opt-lock-token`
+        // annotation, which is the delivery tag read as a little-endian GUID (.NET's
+        // `new Guid(deliveryTag)`, Python's `uuid.UUID(bytes_le=…)`).
         self.list(sub_queue)
             .values()
-            .find(|m| {
-                m.lock
-                    .is_some_and(|l| (l.token == token || l.token == swapped) && l.until > now)
-            })
+            .find(|m| m.lock.is_some_and(|l| l.token == token && l.until > now))
             .map(|m| m.sequence_number)
             .ok_or(SettleError::LockLost)
     }

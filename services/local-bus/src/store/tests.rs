@@ -116,10 +116,15 @@ fn settlement_needs_a_live_lock() {
         .lock_next(SubQueue::Main, None, t(61))
         .expect("redelivered");
     let token = again.lock.expect("locked").token;
-    // The byte-swapped form (how azservicebus reads a delivery tag) settles too.
+    // Only the token itself: the byte-swapped form (a delivery tag read as raw bytes instead
+    // of a little-endian GUID) is another token, as at Service Bus.
     let swapped = uuid::Uuid::from_bytes_le(*token.as_bytes());
     assert_eq!(
         q.settle(SubQueue::Main, swapped, Settlement::Complete, t(62)),
+        Err(SettleError::LockLost)
+    );
+    assert_eq!(
+        q.settle(SubQueue::Main, token, Settlement::Complete, t(62)),
         Ok(())
     );
     assert!(q.main.is_empty());
