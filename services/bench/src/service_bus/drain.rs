@@ -15,7 +15,7 @@ use crate::queue::handler::Tally;
 use crate::queue::queues::message_text;
 
 /// Messages per send while preloading.
-const PRELOAD_BATCH: u64 = 100;
+const PRELOAD_BATCH: u64 = 50;
 /// How often a drain is checked.
 const POLL: Duration = Duration::from_millis(5);
 /// How long one receive waits for a first message.

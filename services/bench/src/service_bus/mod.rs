@@ -160,7 +160,7 @@ async fn rounds(
             raw.record("raw loop", round, drained.await);
         }
         if shoal.live() {
-            let drained = shoal_round(plan, &bus, &namespace, database, &handler).await;
+            let drained = shoal_round(plan, &bus, database, &handler).await;
             shoal.record("shoal", round, drained);
         }
         bus.shutdown().await;
@@ -178,11 +178,17 @@ async fn rounds(
     })
 }
 
+/// A connection of the bench's own to the round's stand-in.
+async fn connect(bus: &LocalBus) -> Result<ServiceBusNamespace> {
+    ServiceBusNamespace::from_connection_string(&bus.connection_string(), &Default::default())
+        .await
+        .context("connecting to the stand-in")
+}
+
 /// (a): the app written for this round's stand-in, the queue preloaded, then a `shoal worker`.
 async fn shoal_round(
     plan: &ServiceBusPlan<'_>,
     bus: &LocalBus,
-    namespace: &ServiceBusNamespace,
     database: &ScratchDatabase,
     handler: &Handler,
 ) -> Result<drain::Drain> {
@@ -202,7 +208,7 @@ async fn shoal_round(
     app::write_app(plan.shoal, database, &bodies)
         .await
         .context("writing the app")?;
-    drain::preload(namespace, QUEUE_SHOAL, plan.messages).await?;
+    drain::preload(&connect(bus).await?, QUEUE_SHOAL, plan.messages).await?;
     let entity = Entity::connect(bus, QUEUE_SHOAL)?;
     let mut command = plan.shoal.command(database.url());
     command.args(["worker", "--name", "shoal-bench", "--all-apps"]);
