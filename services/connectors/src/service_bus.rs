@@ -48,12 +48,22 @@ pub struct ServiceBusNamespace {
 }
 
 struct Namespace {
+    /// How this connection was made, for the senders, which open their own (see `sender.rs`).
+    connect: Connect,
     /// The client's `create_*` calls take `&mut self`; they are rare (a receiver per listener or
     /// session, a sender per output binding).
     client: Mutex<ServiceBusClient<BasicRetryPolicy>>,
     description: String,
     redactor: Redactor,
     health: TokenHealth,
+}
+
+/// What opening a connection takes.
+#[derive(Clone)]
+pub(crate) struct Connect {
+    pub spec: ConnectionSpec,
+    pub options: ConnectorOptions,
+    pub sign_in: SignIn,
 }
 
 /// How long one operation (attach, settle, renew, send) may take before it is retried, and how
@@ -150,6 +160,11 @@ impl ServiceBusNamespace {
         };
         Ok(ServiceBusNamespace {
             inner: Arc::new(Namespace {
+                connect: Connect {
+                    spec: spec.clone(),
+                    options: options.clone(),
+                    sign_in: sign_in.clone(),
+                },
                 client: Mutex::new(client),
                 description,
                 redactor,
@@ -243,17 +258,21 @@ impl ServiceBusNamespace {
         }
     }
 
-    /// A sender to queue or topic `entity`.
+    /// A sender to queue or topic `entity`, on a connection of its own made the same way as
+    /// this one (see `sender.rs` for why).
     pub async fn sender(&self, entity: &str) -> Result<MessageSender, ServiceBusError> {
-        let mut client = self.inner.client.lock().await;
-        let sender = Box::pin(client.create_sender(entity, ServiceBusSenderOptions::default()))
-            .await
-            .map_err(|e| self.error("open sender", &e))?;
-        Ok(MessageSender::new(
-            entity.to_owned(),
-            sender,
-            self.inner.redactor.clone(),
-        ))
+        Box::pin(MessageSender::open(self.inner.connect.clone(), entity)).await
+    }
+
+    /// Closes the connection if this is its last handle (receivers hold their own links and
+    /// are closed by themselves).
+    pub async fn close(self) {
+        if let Ok(namespace) = Arc::try_unwrap(self.inner) {
+            let client = namespace.client.into_inner();
+            if let Err(e) = client.dispose().await {
+                tracing::debug!(error = %namespace.redactor.redact(&e.to_string()), "closing the Service Bus connection failed");
+            }
+        }
     }
 
     /// Which namespace and how it is authorized, without secrets.

@@ -168,3 +168,29 @@ async fn atom_api_answers_plain_http_with_counts_and_refuses_listen_only() {
     assert_eq!(status, 404, "{body}");
     bus.shutdown().await;
 }
+
+/// What `shoal-connectors`' sender works around (`src/service_bus/sender.rs` there): the
+/// client library on a single-threaded runtime sends hundreds in a row, each settled at once.
+/// On a multi-threaded runtime it stalls within the first few dozen (a settlement arrives
+/// before the library records the delivery), which is why this test stays single-threaded.
+#[tokio::test]
+async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
+    let bus = start_on_standard_port().await;
+    let mut client = ServiceBusClient::unsecured()
+        .new_from_connection_string(bus.connection_string(), ServiceBusClientOptions::default())
+        .await
+        .expect("connects");
+    let mut sender = client
+        .create_sender("orders", ServiceBusSenderOptions::default())
+        .await
+        .expect("sender");
+    for i in 0..300 {
+        tokio::time::timeout(Duration::from_secs(5), sender.send_message(format!("m{i}")))
+            .await
+            .unwrap_or_else(|_| panic!("message {i} was not settled within 5 s"))
+            .expect("sent");
+    }
+    sender.dispose().await.expect("sender closes");
+    client.dispose().await.expect("client closes");
+    bus.shutdown().await;
+}
