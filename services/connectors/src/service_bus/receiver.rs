@@ -14,6 +14,9 @@ use super::error::ServiceBusError;
 use super::message::{Received, properties_to_modify};
 use crate::error::Redactor;
 
+/// How long closing a receiver may take (see [`MessageReceiver::close`]).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A peek-lock receiver of an entity, or of one session of it.
 #[derive(Debug)]
 pub struct MessageReceiver {
@@ -137,14 +140,27 @@ impl MessageReceiver {
         }
     }
 
-    /// Closes the link (a session receiver thereby gives its session back).
+    /// Closes the link (a session receiver thereby gives its session back), waiting at most
+    /// `CLOSE_TIMEOUT` (5 s) for the broker: a worker that is stopping must not hang on a close
+    /// the broker never answers. A link given up on is dropped; the broker releases its
+    /// locks when they expire, and the messages are delivered again.
     pub async fn close(self) -> Result<(), ServiceBusError> {
         let redactor = self.redactor;
-        match self.link {
-            Link::Plain(r) => r.dispose().await,
-            Link::Session(r) => r.dispose().await,
+        let closing = async move {
+            match self.link {
+                Link::Plain(r) => r.dispose().await,
+                Link::Session(r) => r.dispose().await,
+            }
+        };
+        match tokio::time::timeout(CLOSE_TIMEOUT, closing).await {
+            Ok(closed) => {
+                closed.map_err(|e| ServiceBusError::from_sdk(&redactor, "close receiver", &e))
+            }
+            Err(_) => Err(ServiceBusError::Unavailable {
+                op: "close receiver".into(),
+                message: format!("no answer within {CLOSE_TIMEOUT:?}; the link was dropped"),
+            }),
         }
-        .map_err(|e| ServiceBusError::from_sdk(&redactor, "close receiver", &e))
     }
 
     fn error(&self, op: &str, e: &azure_core_025::Error) -> ServiceBusError {
