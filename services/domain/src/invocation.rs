@@ -5,6 +5,9 @@
 
 pub mod forward;
 pub mod http;
+mod retry_context;
+
+pub use retry_context::RetryContext;
 
 use std::collections::BTreeMap;
 

@@ -53,7 +53,12 @@ pub struct ListenerReport {
     pub status: String,
     pub received: u64,
     pub succeeded: u64,
+    /// Invocations that failed finally, after the attempts of the function's retry policy.
     pub failed: u64,
+    /// Attempts the function's retry policy repeated after a failure (on the same instance,
+    /// before the failure counts as final).
+    #[serde(default)]
+    pub retried: u64,
     pub poisoned: u64,
     pub in_flight: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -136,6 +136,11 @@ fn host(
         outputs,
         handler: app.handler.url.clone(),
         timeout,
+        retry: function
+            .spec
+            .retry
+            .clone()
+            .or_else(|| app.host.retry.clone()),
         secret: app.secret.clone(),
         invoker: invoker.clone(),
         stats,

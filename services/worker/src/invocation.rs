@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use shoal_domain::invocation::HandlerResponse;
+use serde_json::Value;
+use shoal_domain::host_config::RetryPolicy;
+use shoal_domain::invocation::{HandlerResponse, RetryContext};
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_invoker::{Invocation, Invoker};
 use url::Url;
@@ -28,6 +30,8 @@ pub struct FunctionHost {
     pub handler: Url,
     /// `min(handler.timeoutSeconds, functionTimeout)`.
     pub timeout: Duration,
+    /// The function's retry policy: its own `retry`, else the app's `host.json` one.
+    pub retry: Option<RetryPolicy>,
     pub secret: WebhookSecret,
     pub invoker: Invoker,
     /// The listener's statistics line.
@@ -45,10 +49,18 @@ pub enum Outcome {
 }
 
 impl FunctionHost {
-    /// Calls the handler with `body` and, when it succeeds, writes the function's outputs.
-    pub async fn invoke(&self, webhook_id: &str, invocation_id: Uuid, body: Vec<u8>) -> Outcome {
+    /// Calls the handler with the request `payload` builds, as often as the retry policy
+    /// allows, and writes the function's outputs after a success. A failure is final when the
+    /// policy allows no further retry; the trigger's own path (poison, dead-letter) starts
+    /// there.
+    pub async fn invoke(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+    ) -> Outcome {
         match self
-            .invoke_with(webhook_id, invocation_id, body, |_| Ok(()))
+            .invoke_with(webhook_id, invocation_id, payload, |_| Ok(()))
             .await
         {
             Ok(()) => Outcome::Succeeded,
@@ -57,15 +69,63 @@ impl FunctionHost {
     }
 
     /// Like [`FunctionHost::invoke`], for a trigger that reads more of a successful response
-    /// than the outputs (a Service Bus handler's `Settlement`): `accept` checks the response
-    /// before any output is written, and a response it refuses fails the invocation with its
-    /// reason. `Err` is why the invocation failed.
+    /// than the outputs (a Service Bus handler's `Settlement`): `accept` checks each response
+    /// before any output is written, and a response it refuses fails that attempt with its
+    /// reason. `Err` is why the last attempt failed.
+    ///
+    /// Every attempt keeps `webhook_id` (the handler's idempotency key) and carries
+    /// `Metadata.RetryContext` when a policy applies; each is an invocation of its own
+    /// (`invocation_id` for the first, a fresh one for every retry). The caller keeps the
+    /// message locked or invisible meanwhile, and cancels this future to give up at once.
     pub async fn invoke_with<T>(
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let mut retries = 0u32;
+        let mut previous_failure = None;
+        let mut invocation_id = invocation_id;
+        let mut delay = Duration::ZERO;
+        loop {
+            let mut body = payload()?;
+            if let Some(policy) = &self.retry {
+                RetryContext {
+                    retry_count: retries,
+                    max_retry_count: policy.max_retry_count,
+                    previous_failure: previous_failure.take(),
+                }
+                .insert_into(&mut body);
+            }
+            let body =
+                serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
+            let reason = match self.attempt(webhook_id, invocation_id, body, &accept).await {
+                Ok(accepted) => return Ok(accepted),
+                Err(reason) => reason,
+            };
+            let Some(policy) = self.retry.as_ref().filter(|p| p.retries_after(retries)) else {
+                return Err(reason);
+            };
+            retries += 1;
+            // Azure's back-off never shrinks once it has grown (see the domain's schedule).
+            delay = delay.max(policy.delay_before(retries, rand::random::<f64>()));
+            self.stats.retried();
+            tracing::warn!(reason, retry = retries, max_retry_count = policy.max_retry_count,
+                retry_in = ?delay, "invocation failed; retrying on this instance under the function's retry policy");
+            tokio::time::sleep(delay).await;
+            previous_failure = Some(reason);
+            invocation_id = Uuid::now_v7();
+        }
+    }
+
+    /// One call of the handler and, when it succeeds and `accept` agrees, the outputs.
+    async fn attempt<T>(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
         body: Vec<u8>,
-        accept: impl FnOnce(&HandlerResponse) -> Result<T, String>,
+        accept: &impl Fn(&HandlerResponse) -> Result<T, String>,
     ) -> Result<T, String> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self

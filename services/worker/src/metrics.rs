@@ -35,7 +35,7 @@ fn labels(r: &ListenerReport) -> Labels {
 impl Collector for ListenerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let reports: Vec<ListenerReport> = self.0.iter().flat_map(|s| s.reports()).collect();
-        let counters: [Series<u64>; 4] = [
+        let counters: [Series<u64>; 5] = [
             (
                 "listener_messages_received",
                 "Messages received by the listener",
@@ -49,6 +49,11 @@ impl Collector for ListenerMetrics {
             ("listener_messages_failed", "Invocations that failed", |r| {
                 r.failed
             }),
+            (
+                "listener_invocations_retried",
+                "Attempts repeated under the function's retry policy",
+                |r| r.retried,
+            ),
             (
                 "listener_messages_poisoned",
                 "Messages moved to the poison queue",

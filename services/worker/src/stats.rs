@@ -28,6 +28,7 @@ pub struct ListenerStats {
     received: AtomicU64,
     succeeded: AtomicU64,
     failed: AtomicU64,
+    retried: AtomicU64,
     poisoned: AtomicU64,
     in_flight: AtomicU64,
     /// Unix milliseconds of the last poll; 0 before the first.
@@ -51,6 +52,7 @@ impl ListenerStats {
             received: AtomicU64::new(0),
             succeeded: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            retried: AtomicU64::new(0),
             poisoned: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_poll_ms: AtomicI64::new(0),
@@ -82,6 +84,9 @@ impl ListenerStats {
     }
     pub fn failed(&self) {
         self.failed.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn retried(&self) {
+        self.retried.fetch_add(1, Ordering::Relaxed);
     }
     pub fn poisoned(&self) {
         self.poisoned.fetch_add(1, Ordering::Relaxed);
@@ -137,6 +142,7 @@ impl ListenerStats {
             received: self.received.load(Ordering::Relaxed),
             succeeded: self.succeeded.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            retried: self.retried.load(Ordering::Relaxed),
             poisoned: self.poisoned.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
             last_poll,

@@ -75,6 +75,7 @@ mod tests {
             received: count,
             succeeded: count,
             failed: 0,
+            retried: 0,
             poisoned: 0,
             in_flight: 0,
             last_poll: None,

@@ -2,6 +2,8 @@
 //! defines them: a fixed delay or an exponential back-off between attempts of a failed
 //! invocation, before the trigger's own failure handling (poison queue, dead-letter) applies.
 
+mod schedule;
+
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;

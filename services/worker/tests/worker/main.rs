@@ -8,6 +8,7 @@ mod identity;
 mod observability;
 mod payloads;
 mod polling;
+mod retries;
 mod service_bus;
 mod service_bus_live;
 mod service_bus_sessions;

@@ -178,17 +178,15 @@ impl Harness {
     }
 
     pub async fn put_function_in(&self, app: &str, name: &str, bindings: Value) -> Result<()> {
+        self.put_function_body(app, name, json!({"bindings": bindings}))
+            .await
+    }
+
+    /// A function with a whole `function.json` body (`bindings`, `retry`, …).
+    pub async fn put_function_body(&self, app: &str, name: &str, body: Value) -> Result<()> {
         let tenant = tenant();
         let mut tx = begin_tenant(&self.pool, &tenant).await?;
-        functions::put(
-            &mut tx,
-            &tenant,
-            app,
-            name,
-            &json!({"bindings": bindings}),
-            Precondition::None,
-        )
-        .await?;
+        functions::put(&mut tx, &tenant, app, name, &body, Precondition::None).await?;
         shoal_store::commit(tx).await?;
         Ok(())
     }

@@ -61,39 +61,36 @@ pub async fn deliver(
             .iter()
             .map(|m| m.message.lock_token.clone())
             .collect();
-        let rand_guid = Uuid::new_v4().to_string();
-        let context = InvocationContext {
-            binding: &ctx.binding,
-            function: &function.function,
-            data_type: ctx.data_type,
-            now: Utc::now(),
-            rand_guid: &rand_guid,
+        let plain: Vec<_> = messages.iter().map(|m| m.message.clone()).collect();
+        let payload = || {
+            let rand_guid = Uuid::new_v4().to_string();
+            let context = InvocationContext {
+                binding: &ctx.binding,
+                function: &function.function,
+                data_type: ctx.data_type,
+                now: Utc::now(),
+                rand_guid: &rand_guid,
+            };
+            Ok(if ctx.batched {
+                batch_payload(&context, &plain)
+            } else {
+                single_payload(&context, &plain[0])
+            })
         };
-        let payload = if ctx.batched {
-            let plain: Vec<_> = messages.iter().map(|m| m.message.clone()).collect();
-            batch_payload(&context, &plain)
-        } else {
-            single_payload(&context, &messages[0].message)
-        };
-        let ended = match serde_json::to_vec(&payload) {
-            Err(e) => Ended::Failed(format!("cannot encode the request: {e}")),
-            Ok(body) => {
-                let limit = ctx.options.max_auto_lock_renewal_duration.as_duration();
-                tokio::select! {
-                    result = function.invoke_with(&webhook_id, invocation_id, body, |response| {
-                        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
-                        requested_settlements(response.settlement.as_ref(), &tokens)
-                            .map_err(|e| format!("the handler's Settlement is invalid: {e}"))
-                    }) => match result {
-                        Ok(asked) => Ended::Succeeded(asked),
-                        Err(reason) => Ended::Failed(reason),
-                    },
-                    _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
-                        Ended::Failed("lock renewal stopped".into())
-                    }
-                    _ = abandon.cancelled() => Ended::Abandoned,
-                }
+        let limit = ctx.options.max_auto_lock_renewal_duration.as_duration();
+        let ended = tokio::select! {
+            result = function.invoke_with(&webhook_id, invocation_id, payload, |response| {
+                let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+                requested_settlements(response.settlement.as_ref(), &tokens)
+                    .map_err(|e| format!("the handler's Settlement is invalid: {e}"))
+            }) => match result {
+                Ok(asked) => Ended::Succeeded(asked),
+                Err(reason) => Ended::Failed(reason),
+            },
+            _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
+                Ended::Failed("lock renewal stopped".into())
             }
+            _ = abandon.cancelled() => Ended::Abandoned,
         };
         settle_all(&ctx, &receiver, &messages, ended).await;
     }

@@ -105,31 +105,31 @@ fn unreachable_renewal() -> Outcome {
     Outcome::Failed("invisibility renewal stopped".into())
 }
 
+/// The handler's invocation for the message, with the function's retries: each attempt's
+/// request is built afresh (its `sys.UtcNow`, its `RetryContext`).
 async fn attempt(ctx: &QueueFunction, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
     let text = match trigger_value(&message.text, ctx.options.message_encoding, ctx.data_type) {
         Ok(text) => text,
         Err(e) => return Outcome::Failed(e.to_string()),
     };
-    let rand_guid = Uuid::new_v4().to_string();
-    let payload = queue_payload(&QueueDelivery {
-        binding: &ctx.binding,
-        function: &ctx.function.function,
-        text: &text,
-        id: &message.message_id,
-        pop_receipt: &message.pop_receipt,
-        dequeue_count: message.dequeue_count,
-        insertion_time: message.insertion_time,
-        expiration_time: message.expiration_time,
-        next_visible_time: message.next_visible_time,
-        now: chrono::Utc::now(),
-        rand_guid: &rand_guid,
-    });
-    let body = match serde_json::to_vec(&payload) {
-        Ok(body) => body,
-        Err(e) => return Outcome::Failed(format!("cannot encode the request: {e}")),
+    let payload = || {
+        let rand_guid = Uuid::new_v4().to_string();
+        Ok(queue_payload(&QueueDelivery {
+            binding: &ctx.binding,
+            function: &ctx.function.function,
+            text: &text,
+            id: &message.message_id,
+            pop_receipt: &message.pop_receipt,
+            dequeue_count: message.dequeue_count,
+            insertion_time: message.insertion_time,
+            expiration_time: message.expiration_time,
+            next_visible_time: message.next_visible_time,
+            now: chrono::Utc::now(),
+            rand_guid: &rand_guid,
+        }))
     };
     ctx.function
-        .invoke(&message.message_id, invocation_id, body)
+        .invoke(&message.message_id, invocation_id, payload)
         .await
 }
 
