@@ -342,4 +342,24 @@ mod tests {
         assert_eq!(script.function.as_deref(), Some("f"));
         assert!(script.binding.is_none());
     }
+
+    #[test]
+    fn retry_is_listed_without_effect_on_an_http_trigger_only() {
+        let retry =
+            json!({"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:01"});
+        let no_effect = |trigger: Value| {
+            let spec = FunctionSpec::parse("f", &json!({"bindings": [trigger], "retry": retry}))
+                .unwrap()
+                .spec;
+            check_function("f", &spec, &BTreeMap::new())
+                .into_iter()
+                .any(|c| c.key.as_deref() == Some("retry") && c.status == CheckStatus::NoEffect)
+        };
+        assert!(no_effect(
+            json!({"type": "httpTrigger", "direction": "in", "name": "req", "authLevel": "anonymous"})
+        ));
+        assert!(!no_effect(
+            json!({"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"})
+        ));
+    }
 }

@@ -28,6 +28,10 @@ pub struct FunctionSpec {
     pub generated_by: Option<String>,
 }
 
+/// Why `retry` does nothing on an HTTP-triggered function: the caller's request gets the
+/// handler's answer, as in Azure Functions, whose retry policies do not apply to HTTP triggers.
+const RETRY_ON_HTTP: &str = "an HTTP-triggered function is not retried: the caller gets the handler's answer, as in Azure Functions";
+
 /// The `function.json` keys Shoal stores without acting on them, and why.
 pub const STORED_ONLY: &[(&str, &str)] = &[
     (
@@ -163,11 +167,15 @@ impl FunctionSpec {
             self.configuration_source.is_some(),
             self.generated_by.is_some(),
         ];
-        STORED_ONLY
+        let mut keys: Vec<_> = STORED_ONLY
             .iter()
             .zip(set)
             .filter_map(|(key, set)| set.then_some(*key))
-            .collect()
+            .collect();
+        if self.retry.is_some() && matches!(self.trigger(), Some(Binding::HttpTrigger(_))) {
+            keys.push(("retry", RETRY_ON_HTTP));
+        }
+        keys
     }
 
     /// The function's trigger binding (validation guarantees exactly one).
