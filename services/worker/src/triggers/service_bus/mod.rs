@@ -117,6 +117,11 @@ impl ServiceBusFunction {
         self.function.stats.set_in_flight(now);
     }
 
+    /// Messages of this listener in invocation or awaiting settlement now.
+    fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
     fn end_in_flight(&self, n: usize) {
         let now = self
             .in_flight
