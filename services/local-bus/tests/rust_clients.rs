@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
+use azservicebus::core::BasicRetryPolicy;
 use azservicebus::{
-    ServiceBusClient, ServiceBusClientOptions, ServiceBusReceiverOptions, ServiceBusSenderOptions,
+    ServiceBusClient, ServiceBusClientOptions, ServiceBusReceiverOptions, ServiceBusSender,
+    ServiceBusSenderOptions,
 };
 use shoal_local_bus::{LocalBus, LocalBusConfig};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -25,19 +27,27 @@ async fn start_on_standard_port() -> LocalBus {
         .expect("the stand-in starts on a loopback address's port 5672")
 }
 
-#[tokio::test]
-async fn azservicebus_sends_receives_renews_abandons_and_completes() {
-    let bus = start_on_standard_port().await;
-    assert_eq!(bus.port(), 5672);
-    // `unsecured()`: plain AMQP, what `UseDevelopmentEmulator=true` means to the other SDKs.
+/// A client of the stand-in and a sender to `orders`. `unsecured()`: plain AMQP, what
+/// `UseDevelopmentEmulator=true` means to the other SDKs.
+async fn client_and_sender(
+    bus: &LocalBus,
+) -> (ServiceBusClient<BasicRetryPolicy>, ServiceBusSender) {
     let mut client = ServiceBusClient::unsecured()
         .new_from_connection_string(bus.connection_string(), ServiceBusClientOptions::default())
         .await
         .expect("connects");
-    let mut sender = client
+    let sender = client
         .create_sender("orders", ServiceBusSenderOptions::default())
         .await
         .expect("sender");
+    (client, sender)
+}
+
+#[tokio::test]
+async fn azservicebus_sends_receives_renews_abandons_and_completes() {
+    let bus = start_on_standard_port().await;
+    assert_eq!(bus.port(), 5672);
+    let (mut client, mut sender) = client_and_sender(&bus).await;
     sender.send_message("from rust").await.expect("sent");
     let mut receiver = client
         .create_receiver_for_queue("orders", ServiceBusReceiverOptions::default())
@@ -176,14 +186,7 @@ async fn atom_api_answers_plain_http_with_counts_and_refuses_listen_only() {
 #[tokio::test]
 async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
     let bus = start_on_standard_port().await;
-    let mut client = ServiceBusClient::unsecured()
-        .new_from_connection_string(bus.connection_string(), ServiceBusClientOptions::default())
-        .await
-        .expect("connects");
-    let mut sender = client
-        .create_sender("orders", ServiceBusSenderOptions::default())
-        .await
-        .expect("sender");
+    let (mut client, mut sender) = client_and_sender(&bus).await;
     for i in 0..300 {
         tokio::time::timeout(Duration::from_secs(5), sender.send_message(format!("m{i}")))
             .await

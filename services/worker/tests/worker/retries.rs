@@ -17,6 +17,18 @@ fn gaps(requests: &[Recorded]) -> Vec<Duration> {
     requests.windows(2).map(|p| p[1].at - p[0].at).collect()
 }
 
+/// Every attempt carries the same idempotency key.
+fn assert_one_webhook_id(requests: &[Recorded]) {
+    let ids: Vec<_> = requests
+        .iter()
+        .map(|r| r.header("webhook-id").unwrap().to_owned())
+        .collect();
+    assert!(
+        ids.iter().all(|id| *id == ids[0]),
+        "one webhook-id for every attempt: {ids:?}"
+    );
+}
+
 fn metadata(requests: &[Recorded], path: &[&str]) -> Vec<Value> {
     requests
         .iter()
@@ -57,14 +69,7 @@ async fn fixed_delay_retries_then_the_queue_releases_and_finally_poisons() -> an
     let requests = h.handler.requests();
     // maxDequeueCount × (1 + maxRetryCount) handler calls.
     assert_eq!(requests.len(), 6, "2 dequeues × 3 attempts");
-    let ids: Vec<_> = requests
-        .iter()
-        .map(|r| r.header("webhook-id").unwrap().to_owned())
-        .collect();
-    assert!(
-        ids.iter().all(|id| *id == ids[0]),
-        "one webhook-id for every attempt: {ids:?}"
-    );
+    assert_one_webhook_id(&requests);
     assert_eq!(
         metadata(&requests, &["DequeueCount"]),
         [1, 1, 1, 2, 2, 2].map(|n| json!(n))
@@ -238,14 +243,7 @@ async fn service_bus_retries_under_the_lock_then_dead_letters_at_max_delivery_co
         metadata(&requests, &["RetryContext", "RetryCount"]),
         [0, 1, 0, 1].map(|n| json!(n))
     );
-    let ids: Vec<_> = requests
-        .iter()
-        .map(|r| r.header("webhook-id").unwrap().to_owned())
-        .collect();
-    assert!(
-        ids.iter().all(|id| *id == ids[0]),
-        "one webhook-id for every attempt: {ids:?}"
-    );
+    assert_one_webhook_id(&requests);
     assert!(
         gaps(&requests)[0] >= Duration::from_millis(5950),
         "the retry waited its delayInterval"
