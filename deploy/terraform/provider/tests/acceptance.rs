@@ -67,6 +67,12 @@ async fn create_replan_update_drift_recreate_rename_and_destroy() {
     assert_eq!(status, 200, "{function}");
     assert_eq!(function["bindings"][0]["queueName"], "orders");
     assert_no_changes(&ws);
+    let show = ws.run(&["show", "-no-color"]).ok();
+    assert!(
+        !show.stdout.contains("hunter2"),
+        "app_settings is sensitive: {}",
+        show.stdout
+    );
 
     // In-place update: the app and function keep their ids, the API sees the new values.
     ws.config(&app_and_function("orders", "orders-v2", 8));
@@ -228,6 +234,59 @@ resource "shoal_function_app" "orders" {
         run.stderr
     );
     assert_eq!(shoal.get(APP).await.0, 404, "nothing was created");
+
+    // A binding the API refuses: the message carries the path inside the document and sits at
+    // `config_json`.
+    ws.config(
+        r#"
+resource "shoal_function_app" "orders" {
+  tenant  = "contoso"
+  name    = "orders"
+  handler = { url = "http://127.0.0.1:7071/api" }
+}
+
+resource "shoal_function" "process" {
+  function_app_id = shoal_function_app.orders.id
+  name            = "ProcessOrder"
+  config_json = jsonencode({
+    bindings = [{ type = "queueTrigger", direction = "in", name = "order", queueName = "Not A Queue" }]
+  })
+}
+"#,
+    );
+    let run = ws.apply();
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("bindings[0].queueName"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("config_json = jsonencode"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(shoal.get(FUNCTION).await.0, 404, "nothing was created");
+
+    // What the provider can tell before calling the API, it tells at plan time.
+    ws.config(
+        r#"
+resource "shoal_function" "process" {
+  function_app_id = "/tenants/contoso/apps/orders"
+  name            = "ProcessOrder"
+  disabled        = true
+  config_json     = jsonencode({ bindings = [], disabled = true })
+}
+"#,
+    );
+    let run = ws.plan();
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("set it with the resource's `disabled` attribute"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
