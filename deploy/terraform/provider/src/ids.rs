@@ -97,6 +97,44 @@ impl fmt::Display for FunctionId {
     }
 }
 
+/// A tenant-scoped child resource: `/tenants/{tenant}/{collection}/{name}` (identities,
+/// service principals, role assignments, role definitions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildId {
+    pub tenant: String,
+    pub collection: &'static str,
+    pub name: String,
+}
+
+impl ChildId {
+    pub fn parse(id: &str, collection: &'static str) -> Result<ChildId, String> {
+        match segments(id)?.as_slice() {
+            ["tenants", tenant, c, name] if *c == collection => Ok(ChildId {
+                tenant: (*tenant).to_owned(),
+                collection,
+                name: (*name).to_owned(),
+            }),
+            _ => Err(format!(
+                "`{id}` is not the id this resource takes: expected /tenants/{{tenant}}/{collection}/{{name}}"
+            )),
+        }
+    }
+
+    pub fn api_path(&self) -> String {
+        format!("/v1{self}")
+    }
+}
+
+impl fmt::Display for ChildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "/tenants/{}/{}/{}",
+            self.tenant, self.collection, self.name
+        )
+    }
+}
+
 /// The non-empty segments of an absolute id; names in Shoal never contain `/`, so a
 /// segment that is empty (`//`, a trailing `/`) means a malformed id.
 fn segments(id: &str) -> Result<Vec<&str>, String> {
@@ -128,6 +166,16 @@ mod tests {
         ] {
             assert!(TenantId::parse(bad).is_err(), "{bad} is refused");
         }
+    }
+
+    #[test]
+    fn child_ids_name_their_collection() {
+        let id = ChildId::parse("/tenants/contoso/identities/uploader", "identities").unwrap();
+        assert_eq!(id.api_path(), "/v1/tenants/contoso/identities/uploader");
+        assert!(
+            ChildId::parse("/tenants/contoso/identities/uploader", "servicePrincipals").is_err()
+        );
+        assert!(ChildId::parse("/tenants/contoso/identities", "identities").is_err());
     }
 
     #[test]

@@ -16,6 +16,8 @@ use crate::client::ApiClient;
 use crate::credentials::Credentials;
 use crate::resources::function::FunctionResource;
 use crate::resources::function_app::FunctionAppResource;
+use crate::resources::principal::{PrincipalKind, PrincipalResource};
+use crate::resources::role_assignment::RoleAssignmentResource;
 use crate::resources::tenant::TenantResource;
 
 /// The client `configure` builds, shared with every resource (Terraform configures the
@@ -236,6 +238,25 @@ impl Provider for ShoalProvider {
         _diags: &mut Diagnostics,
     ) -> Option<HashMap<String, Box<dyn DynamicResource>>> {
         Some(HashMap::from([
+            (
+                "user_assigned_identity".to_owned(),
+                Box::new(PrincipalResource::new(
+                    self.client.clone(),
+                    PrincipalKind::UserAssignedIdentity,
+                )) as Box<dyn DynamicResource>,
+            ),
+            (
+                "service_principal".to_owned(),
+                Box::new(PrincipalResource::new(
+                    self.client.clone(),
+                    PrincipalKind::ServicePrincipal,
+                )) as Box<dyn DynamicResource>,
+            ),
+            (
+                "role_assignment".to_owned(),
+                Box::new(RoleAssignmentResource::new(self.client.clone()))
+                    as Box<dyn DynamicResource>,
+            ),
             (
                 "tenant".to_owned(),
                 Box::new(TenantResource::new(self.client.clone())) as Box<dyn DynamicResource>,

@@ -3,6 +3,8 @@
 
 pub mod function;
 pub mod function_app;
+pub mod principal;
+pub mod role_assignment;
 pub mod tenant;
 
 use std::collections::HashMap;
