@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod credentials;
+pub mod data_sources;
 pub mod ids;
 pub mod json_doc;
 pub mod problem;

@@ -10,10 +10,11 @@ use tf_provider::schema::{
     Attribute, AttributeConstraint, AttributeType, Block, Description, Schema,
 };
 use tf_provider::value::{Value, ValueEmpty};
-use tf_provider::{AttributePath, Diagnostics, DynamicResource, Provider};
+use tf_provider::{AttributePath, Diagnostics, DynamicDataSource, DynamicResource, Provider};
 
 use crate::client::ApiClient;
 use crate::credentials::Credentials;
+use crate::data_sources::{AppIdentityData, FunctionAppData, FunctionData, RoleDefinitionData};
 use crate::resources::function::FunctionResource;
 use crate::resources::function_app::FunctionAppResource;
 use crate::resources::principal::{PrincipalKind, PrincipalResource};
@@ -268,6 +269,31 @@ impl Provider for ShoalProvider {
             (
                 "function".to_owned(),
                 Box::new(FunctionResource::new(self.client.clone())) as Box<dyn DynamicResource>,
+            ),
+        ]))
+    }
+
+    fn get_data_sources(
+        &self,
+        _diags: &mut Diagnostics,
+    ) -> Option<HashMap<String, Box<dyn DynamicDataSource>>> {
+        let client = || self.client.clone();
+        Some(HashMap::from([
+            (
+                "function_app".to_owned(),
+                Box::new(FunctionAppData { client: client() }) as Box<dyn DynamicDataSource>,
+            ),
+            (
+                "function".to_owned(),
+                Box::new(FunctionData { client: client() }) as Box<dyn DynamicDataSource>,
+            ),
+            (
+                "role_definition".to_owned(),
+                Box::new(RoleDefinitionData { client: client() }) as Box<dyn DynamicDataSource>,
+            ),
+            (
+                "function_app_identity".to_owned(),
+                Box::new(AppIdentityData { client: client() }) as Box<dyn DynamicDataSource>,
             ),
         ]))
     }

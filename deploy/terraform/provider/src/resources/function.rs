@@ -75,7 +75,7 @@ impl FunctionResource {
     }
 }
 
-fn schema() -> Schema {
+pub(crate) fn schema() -> Schema {
     let retry = attributes([
         (
             "strategy",
@@ -256,7 +256,7 @@ fn body(planned: &FunctionState) -> Json {
     Json::Object(function)
 }
 
-fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
+pub(crate) fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
     let document: Map<String, Json> = DOCUMENT_KEYS
         .iter()
         .filter_map(|k| {

@@ -10,7 +10,7 @@ pub mod tenant;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use tf_provider::schema::{Attribute, AttributeConstraint, AttributeType, Description};
+use tf_provider::schema::{Attribute, AttributeConstraint, AttributeType, Description, Schema};
 use tf_provider::value::Value;
 
 /// What the provider keeps in a resource's private state: the `ETag` of the version Terraform
@@ -89,4 +89,24 @@ pub fn put_known<T: Serialize>(
     {
         object.insert(key.to_owned(), json);
     }
+}
+
+/// A resource's schema turned into its data source's: the arguments in `required` look the
+/// object up, everything else (nested attributes too) is read.
+pub fn computed_copy(mut schema: Schema, required: &[&str]) -> Schema {
+    fn all_computed(attributes: &mut HashMap<String, Attribute>) {
+        for attribute in attributes.values_mut() {
+            attribute.constraint = AttributeConstraint::Computed;
+            if let AttributeType::AttributeSingle(inner) = &mut attribute.attr_type {
+                all_computed(inner);
+            }
+        }
+    }
+    all_computed(&mut schema.block.attributes);
+    for name in required {
+        if let Some(attribute) = schema.block.attributes.get_mut(*name) {
+            attribute.constraint = AttributeConstraint::Required;
+        }
+    }
+    schema
 }
