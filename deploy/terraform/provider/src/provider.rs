@@ -19,6 +19,7 @@ use crate::resources::function::FunctionResource;
 use crate::resources::function_app::FunctionAppResource;
 use crate::resources::principal::{PrincipalKind, PrincipalResource};
 use crate::resources::role_assignment::RoleAssignmentResource;
+use crate::resources::role_definition::RoleDefinitionResource;
 use crate::resources::tenant::TenantResource;
 
 /// The client `configure` builds, shared with every resource (Terraform configures the
@@ -252,6 +253,11 @@ impl Provider for ShoalProvider {
                     self.client.clone(),
                     PrincipalKind::ServicePrincipal,
                 )) as Box<dyn DynamicResource>,
+            ),
+            (
+                "role_definition".to_owned(),
+                Box::new(RoleDefinitionResource::new(self.client.clone()))
+                    as Box<dyn DynamicResource>,
             ),
             (
                 "role_assignment".to_owned(),

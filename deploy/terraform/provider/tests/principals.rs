@@ -120,3 +120,77 @@ async fn principals_and_assignments_create_import_recreate_and_destroy() {
     );
     assert_eq!(shoal.get("/v1/tenants/contoso/apps/orders").await.0, 404);
 }
+
+fn custom_role(actions: &str) -> String {
+    format!(
+        r#"
+resource "shoal_role_definition" "orders_reader" {{
+  tenant            = "contoso"
+  name              = "Orders Reader"
+  description       = "Reads apps and their functions"
+  actions           = [{actions}]
+  assignable_scopes = ["/tenants/contoso"]
+}}
+
+resource "shoal_user_assigned_identity" "auditor" {{
+  tenant = "contoso"
+  name   = "auditor"
+}}
+
+resource "shoal_role_assignment" "auditor_reads" {{
+  tenant          = "contoso"
+  principal_id    = shoal_user_assigned_identity.auditor.principal_id
+  role_definition = shoal_role_definition.orders_reader.name
+  scope           = "/tenants/contoso"
+}}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_custom_role_is_created_updated_assigned_imported_and_destroyed() {
+    let shoal = Shoal::start().await;
+    shoal.tenant("contoso").await;
+    let ws = Workspace::new(&shoal);
+    ws.config(&custom_role(r#""Shoal/apps/read""#));
+    ws.apply().ok();
+    assert_no_changes(&ws);
+    let role_path = "/v1/tenants/contoso/roleDefinitions/Orders%20Reader";
+    let (status, role) = shoal.get(role_path).await;
+    assert_eq!(status, 200, "{role}");
+    assert_eq!(role["permissions"]["actions"][0], "Shoal/apps/read");
+
+    ws.config(&custom_role(
+        r#""Shoal/apps/read", "Shoal/apps/functions/read""#,
+    ));
+    let plan = ws.plan();
+    assert!(
+        plan.stdout.contains("0 to add, 1 to change, 0 to destroy"),
+        "{}",
+        plan.stdout
+    );
+    ws.apply().ok();
+    assert_eq!(
+        shoal.get(role_path).await.1["permissions"]["actions"][1],
+        "Shoal/apps/functions/read"
+    );
+    assert_no_changes(&ws);
+
+    ws.run(&["state", "rm", "shoal_role_definition.orders_reader"])
+        .ok();
+    // Creating it again is refused: it exists and must be imported.
+    let run = ws.apply();
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    ws.run(&[
+        "import",
+        "-no-color",
+        "shoal_role_definition.orders_reader",
+        "/tenants/contoso/roleDefinitions/Orders Reader",
+    ])
+    .ok();
+    assert_no_changes(&ws);
+
+    ws.destroy().ok();
+    assert_eq!(shoal.get(role_path).await.0, 404);
+}

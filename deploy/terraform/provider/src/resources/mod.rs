@@ -5,6 +5,7 @@ pub mod function;
 pub mod function_app;
 pub mod principal;
 pub mod role_assignment;
+pub mod role_definition;
 pub mod tenant;
 
 use std::collections::HashMap;
