@@ -42,6 +42,24 @@ pub enum ApiError {
     Auth(String),
 }
 
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApiError::Transport(message) | ApiError::Auth(message) => f.write_str(message),
+            ApiError::Status {
+                status,
+                method,
+                path,
+                problem,
+            } => write!(
+                f,
+                "{method} {path} answered {status} {}: {}",
+                problem.title, problem.detail
+            ),
+        }
+    }
+}
+
 impl ApiError {
     pub fn status(&self) -> Option<u16> {
         match self {

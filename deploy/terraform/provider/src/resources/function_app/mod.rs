@@ -86,7 +86,7 @@ async fn settle(
             "Secret app settings could not be read",
             format!(
                 "Shoal masks secret settings; reading their values needs Contributor on the \
-                 app ({error:?}). They stay masked in state, so the next plan shows them as \
+                 app ({error}). They stay masked in state, so the next plan shows them as \
                  changes."
             ),
             AttributePath::new("app_settings"),
