@@ -231,6 +231,9 @@ pub async fn serve_dynamic(name: String, provider: Box<dyn DynamicProvider>) -> 
                 let acceptor = acceptor.clone();
                 async move {
                     let tcp = tcp.ok()?;
+                    // PATCHED: without TCP_NODELAY every small gRPC answer waits for the
+                    // peer's delayed ACK (about 40 ms per call).
+                    tcp.set_nodelay(true).ok()?;
                     acceptor.accept(tcp).await.ok()
                 }
             });
@@ -245,7 +248,14 @@ pub async fn serve_dynamic(name: String, provider: Box<dyn DynamicProvider>) -> 
         None => {
             try_join!(
                 router
-                    .serve_with_incoming_shutdown(tcp_stream, shutdown.cancelled())
+                    .serve_with_incoming_shutdown(
+                        tcp_stream.map(|tcp| {
+                            let tcp = tcp?;
+                            tcp.set_nodelay(true)?;
+                            Ok::<_, std::io::Error>(tcp)
+                        }),
+                        shutdown.cancelled(),
+                    )
                     .map_err(|e| anyhow!(e)),
                 info(&endpoint, tls_config.cert.as_slice()),
             )?;
