@@ -313,3 +313,50 @@ async fn a_change_made_after_the_plan_is_not_overwritten() {
     assert_eq!(app["scale"]["limit"], 7, "the other change stands");
     assert_eq!(app["hostConfig"]["extensions"]["queues"]["batchSize"], 16);
 }
+
+fn stopped_app(settings: &str) -> String {
+    format!(
+        r#"
+resource "shoal_function_app" "orders" {{
+  tenant       = "contoso"
+  name         = "orders"
+  handler      = {{ url = "http://127.0.0.1:7071/api" }}
+  app_settings = {{ {settings} }}
+  state        = "Stopped"
+  webhooks     = {{ requests_per_second = 5 }}
+}}
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn computed_scale_mode_state_and_webhook_defaults_plan_exactly() {
+    let shoal = Shoal::start().await;
+    shoal.tenant("contoso").await;
+    let ws = Workspace::new(&shoal);
+
+    // The provider plans `scale.mode` from the setting, as the API derives it.
+    ws.config(&stopped_app(r#"TARGET_BASED_SCALING_ENABLED = "0""#));
+    ws.apply().ok();
+    let (_, app) = shoal.get(APP).await;
+    assert_eq!(app["scale"]["mode"], "incremental");
+    assert_eq!(app["state"], "Stopped");
+    assert_eq!(app["webhooks"]["requestsPerSecond"], 5);
+    assert_eq!(
+        app["webhooks"]["burst"], 10,
+        "the server's default, twice the rate"
+    );
+    assert_no_changes(&ws);
+
+    ws.config(&stopped_app(""));
+    let plan = ws.plan();
+    assert!(
+        plan.stdout
+            .contains(r#"~ mode              = "incremental" -> "target""#),
+        "{}",
+        plan.stdout
+    );
+    ws.apply().ok();
+    assert_eq!(shoal.get(APP).await.1["scale"]["mode"], "target");
+    assert_no_changes(&ws);
+}
