@@ -74,7 +74,10 @@ impl DataSource for FunctionAppData {
     type ProviderMetaState<'a> = ValueEmpty;
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
-        Some(computed_copy(model::schema(), &["tenant", "name"]))
+        Some(computed_copy(
+            crate::resources::function_app::schema::schema(),
+            &["tenant", "name"],
+        ))
     }
 
     async fn read<'a>(

@@ -3,6 +3,7 @@
 //! private state, delete with `DELETE`, import by `/tenants/{tenant}/apps/{name}`.
 
 pub mod model;
+pub mod schema;
 
 use async_trait::async_trait;
 use serde_json::Value as Json;
@@ -102,7 +103,7 @@ impl Resource for FunctionAppResource {
     type ProviderMetaState<'a> = ValueEmpty;
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
-        Some(model::schema())
+        Some(schema::schema())
     }
 
     async fn validate<'a>(&self, diags: &mut Diagnostics, config: AppState) -> Option<()> {

@@ -1,30 +1,20 @@
-//! `shoal_function`, after azurerm's `azurerm_function_app_function`: a function is `name` +
-//! `function_app_id` (both force replacement) and `config_json`, its `function.json` (the
-//! `bindings` and the file's other keys), with `disabled` and the `retry` policy as
-//! attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
+//! `shoal_function`'s schema and state, and how they map to the API's `Function`.
 
-use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use tf_provider::schema::{
     AttributeConstraint::{Computed, Optional, OptionalComputed, Required},
     AttributeType as T, Block, Description, Schema,
 };
-use tf_provider::value::{Value, ValueEmpty};
-use tf_provider::{AttributePath, Diagnostics, Resource};
+use tf_provider::value::Value;
 
-use crate::client::Precondition;
-use crate::ids::{AppId, FunctionId};
+use crate::ids::FunctionId;
 use crate::json_doc;
-use crate::problem::{FieldMap, report};
-use crate::provider::{SharedClient, configured};
-use crate::resources::{
-    Private, PrivateState, attribute, attributes, etag_of, json_bool, json_i64, json_string,
-    put_known, unknown_if_null,
-};
+use crate::problem::FieldMap;
+use crate::resources::{attribute, attributes, json_bool, json_i64, json_string, put_known};
 
 /// The `function.json` keys `config_json` carries; `disabled` and `retry` have attributes.
-const DOCUMENT_KEYS: [&str; 6] = [
+pub const DOCUMENT_KEYS: [&str; 6] = [
     "bindings",
     "excluded",
     "scriptFile",
@@ -33,7 +23,7 @@ const DOCUMENT_KEYS: [&str; 6] = [
     "generatedBy",
 ];
 
-const FIELDS: FieldMap = FieldMap {
+pub const FIELDS: FieldMap = FieldMap {
     documents: &[
         ("bindings", "config_json"),
         ("excluded", "config_json"),
@@ -65,17 +55,7 @@ pub struct Retry {
     pub maximum_interval: Value<String>,
 }
 
-pub struct FunctionResource {
-    client: SharedClient,
-}
-
-impl FunctionResource {
-    pub fn new(client: SharedClient) -> Self {
-        FunctionResource { client }
-    }
-}
-
-pub(crate) fn schema() -> Schema {
+pub fn schema() -> Schema {
     let retry = attributes([
         (
             "strategy",
@@ -180,40 +160,7 @@ pub(crate) fn schema() -> Schema {
     }
 }
 
-fn function_id(state: &FunctionState, diags: &mut Diagnostics) -> Option<FunctionId> {
-    if let Value::Value(id) = &state.id {
-        return FunctionId::parse(id)
-            .map_err(|m| diags.error("Invalid function id", m, AttributePath::new("id")))
-            .ok();
-    }
-    match (&state.function_app_id, &state.name) {
-        (Value::Value(app), Value::Value(name)) => match AppId::parse(app) {
-            Ok(app) => Some(FunctionId {
-                app,
-                function: name.clone(),
-            }),
-            Err(message) => {
-                diags.error(
-                    "Invalid function_app_id",
-                    message,
-                    AttributePath::new("function_app_id"),
-                );
-                None
-            }
-        },
-        _ => {
-            diags.root_error_short("The function's app and name are not known yet");
-            None
-        }
-    }
-}
-
-fn describe(id: &FunctionId) -> String {
-    format!("function {id}")
-}
-
-/// Problems with a `config_json` text, for `validate`.
-fn check_document(text: &str) -> Result<(), String> {
+pub fn check_document(text: &str) -> Result<(), String> {
     let document = json_doc::parse_object(text).map_err(|m| format!("config_json {m}"))?;
     for key in ["disabled", "retry"] {
         if document.contains_key(key) {
@@ -238,7 +185,7 @@ fn check_document(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn body(planned: &FunctionState) -> Json {
+pub fn body(planned: &FunctionState) -> Json {
     let mut function = match &planned.config_json {
         Value::Value(text) => json_doc::parse_object(text).unwrap_or_default(),
         _ => Map::new(),
@@ -256,7 +203,7 @@ fn body(planned: &FunctionState) -> Json {
     Json::Object(function)
 }
 
-pub(crate) fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
+pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
     let document: Map<String, Json> = DOCUMENT_KEYS
         .iter()
         .filter_map(|k| {
@@ -288,208 +235,6 @@ pub(crate) fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) 
         disabled: json_bool(function, "disabled"),
         retry,
         trigger_type: json_string(function, "triggerType"),
-    }
-}
-
-#[async_trait]
-impl Resource for FunctionResource {
-    type State<'a> = FunctionState;
-    type PrivateState<'a> = PrivateState;
-    type ProviderMetaState<'a> = ValueEmpty;
-
-    fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
-        Some(schema())
-    }
-
-    async fn validate<'a>(&self, diags: &mut Diagnostics, config: FunctionState) -> Option<()> {
-        if let Value::Value(text) = &config.config_json
-            && let Err(message) = check_document(text)
-        {
-            diags.error(
-                "Invalid config_json",
-                message,
-                AttributePath::new("config_json"),
-            );
-        }
-        if let Value::Value(app) = &config.function_app_id
-            && let Err(message) = AppId::parse(app)
-        {
-            diags.error(
-                "Invalid function_app_id",
-                message,
-                AttributePath::new("function_app_id"),
-            );
-        }
-        Some(())
-    }
-
-    async fn read<'a>(
-        &self,
-        diags: &mut Diagnostics,
-        state: FunctionState,
-        private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<(FunctionState, PrivateState)> {
-        let client = configured(&self.client, diags)?;
-        let id = function_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
-                from_api(&entity.body, &id, &state),
-                Some(Private { etag: entity.etag }),
-            )),
-            // Deleted outside Terraform (or with its app): planned for re-creation.
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((state, private))
-            }
-        }
-    }
-
-    async fn plan_create<'a>(
-        &self,
-        _diags: &mut Diagnostics,
-        mut planned: FunctionState,
-        _config: FunctionState,
-        _meta: ValueEmpty,
-    ) -> Option<(FunctionState, PrivateState)> {
-        planned.id = Value::Unknown;
-        unknown_if_null(&mut planned.disabled);
-        planned.trigger_type = Value::Unknown;
-        Some((planned, None))
-    }
-
-    async fn plan_update<'a>(
-        &self,
-        _diags: &mut Diagnostics,
-        prior: FunctionState,
-        mut planned: FunctionState,
-        _config: FunctionState,
-        private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<(FunctionState, PrivateState, Vec<AttributePath>)> {
-        let mut replace = Vec::new();
-        if planned.function_app_id != prior.function_app_id {
-            replace.push(AttributePath::new("function_app_id"));
-        }
-        if planned.name != prior.name {
-            replace.push(AttributePath::new("name"));
-        }
-        if planned.config_json != prior.config_json {
-            planned.trigger_type = Value::Unknown;
-        }
-        Some((planned, private, replace))
-    }
-
-    async fn plan_destroy<'a>(
-        &self,
-        _diags: &mut Diagnostics,
-        _prior: FunctionState,
-        private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<PrivateState> {
-        Some(private)
-    }
-
-    async fn create<'a>(
-        &self,
-        diags: &mut Diagnostics,
-        planned: FunctionState,
-        _config: FunctionState,
-        _private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<(FunctionState, PrivateState)> {
-        let client = configured(&self.client, diags)?;
-        let id = function_id(&planned, diags)?;
-        match client
-            .put(&id.api_path(), &body(&planned), &Precondition::Absent)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("{} already exists", describe(&id)),
-                    format!(
-                        "To manage it with Terraform, import it: \
-                         terraform import <resource address> {id}"
-                    ),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
-    }
-
-    async fn update<'a>(
-        &self,
-        diags: &mut Diagnostics,
-        prior: FunctionState,
-        planned: FunctionState,
-        _config: FunctionState,
-        private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<(FunctionState, PrivateState)> {
-        let client = configured(&self.client, diags)?;
-        let id = function_id(&planned, diags)?;
-        let precondition = etag_of(&private).map_or(Precondition::None, Precondition::Matches);
-        match client
-            .put(&id.api_path(), &body(&planned), &precondition)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            // Nothing was written: the prior state still describes the function.
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((prior, private))
-            }
-        }
-    }
-
-    async fn destroy<'a>(
-        &self,
-        diags: &mut Diagnostics,
-        prior: FunctionState,
-        _private: PrivateState,
-        _meta: ValueEmpty,
-    ) -> Option<()> {
-        let client = configured(&self.client, diags)?;
-        let id = function_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
-    }
-
-    async fn import<'a>(
-        &self,
-        diags: &mut Diagnostics,
-        id: String,
-    ) -> Option<(FunctionState, PrivateState)> {
-        match FunctionId::parse(&id) {
-            Ok(id) => Some((
-                FunctionState {
-                    id: Value::Value(id.to_string()),
-                    ..FunctionState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the function", message);
-                None
-            }
-        }
     }
 }
 
