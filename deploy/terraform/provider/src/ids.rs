@@ -1,0 +1,218 @@
+//! Resource ids as Terraform stores and imports them. They are the resources' API paths
+//! without `/v1` (`/tenants/{tenant}/apps/{app}`), the form `mi_res_id` already uses for
+//! identities, so an id read from state also names the resource in the API.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TenantId {
+    pub tenant: String,
+}
+
+impl TenantId {
+    pub fn parse(id: &str) -> Result<TenantId, String> {
+        match segments(id)?.as_slice() {
+            ["tenants", tenant] => Ok(TenantId {
+                tenant: (*tenant).to_owned(),
+            }),
+            _ => Err(format!(
+                "`{id}` is not a tenant id: expected /tenants/{{tenant}}"
+            )),
+        }
+    }
+
+    pub fn api_path(&self) -> String {
+        format!("/v1{self}")
+    }
+}
+
+impl fmt::Display for TenantId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/tenants/{}", self.tenant)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppId {
+    pub tenant: String,
+    pub app: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionId {
+    pub app: AppId,
+    pub function: String,
+}
+
+impl AppId {
+    pub fn parse(id: &str) -> Result<AppId, String> {
+        match segments(id)?.as_slice() {
+            ["tenants", tenant, "apps", app] => Ok(AppId {
+                tenant: (*tenant).to_owned(),
+                app: (*app).to_owned(),
+            }),
+            _ => Err(format!(
+                "`{id}` is not a function app id: expected /tenants/{{tenant}}/apps/{{app}}"
+            )),
+        }
+    }
+
+    /// The API path (under the endpoint) of the app.
+    pub fn api_path(&self) -> String {
+        format!("/v1{self}")
+    }
+}
+
+impl fmt::Display for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/tenants/{}/apps/{}", self.tenant, self.app)
+    }
+}
+
+impl FunctionId {
+    pub fn parse(id: &str) -> Result<FunctionId, String> {
+        match segments(id)?.as_slice() {
+            ["tenants", tenant, "apps", app, "functions", function] => Ok(FunctionId {
+                app: AppId {
+                    tenant: (*tenant).to_owned(),
+                    app: (*app).to_owned(),
+                },
+                function: (*function).to_owned(),
+            }),
+            _ => Err(format!(
+                "`{id}` is not a function id: expected \
+                 /tenants/{{tenant}}/apps/{{app}}/functions/{{function}}"
+            )),
+        }
+    }
+
+    pub fn api_path(&self) -> String {
+        format!("/v1{self}")
+    }
+}
+
+impl fmt::Display for FunctionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/functions/{}", self.app, self.function)
+    }
+}
+
+/// A tenant-scoped child resource: `/tenants/{tenant}/{collection}/{name}` (identities,
+/// service principals, role assignments, role definitions).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChildId {
+    pub tenant: String,
+    pub collection: &'static str,
+    pub name: String,
+}
+
+impl ChildId {
+    pub fn parse(id: &str, collection: &'static str) -> Result<ChildId, String> {
+        match segments(id)?.as_slice() {
+            ["tenants", tenant, c, name] if *c == collection => Ok(ChildId {
+                tenant: (*tenant).to_owned(),
+                collection,
+                name: (*name).to_owned(),
+            }),
+            _ => Err(format!(
+                "`{id}` is not the id this resource takes: expected /tenants/{{tenant}}/{collection}/{{name}}"
+            )),
+        }
+    }
+
+    pub fn api_path(&self) -> String {
+        format!("/v1{self}")
+    }
+}
+
+impl fmt::Display for ChildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "/tenants/{}/{}/{}",
+            self.tenant, self.collection, self.name
+        )
+    }
+}
+
+/// The non-empty segments of an absolute id; names in Shoal never contain `/`, so a
+/// segment that is empty (`//`, a trailing `/`) means a malformed id.
+fn segments(id: &str) -> Result<Vec<&str>, String> {
+    let Some(rest) = id.strip_prefix('/') else {
+        return Err(format!(
+            "`{id}` is not a Shoal id: ids start with /tenants/"
+        ));
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return Err(format!("`{id}` has an empty segment"));
+    }
+    Ok(segments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_ids_round_trip_and_malformed_ones_are_refused() {
+        let id = TenantId::parse("/tenants/contoso").unwrap();
+        assert_eq!(id.api_path(), "/v1/tenants/contoso");
+        for bad in [
+            "/tenants",
+            "/tenants/contoso/apps/a",
+            "tenants/contoso",
+            "/tenant/contoso",
+        ] {
+            assert!(TenantId::parse(bad).is_err(), "{bad} is refused");
+        }
+    }
+
+    #[test]
+    fn child_ids_name_their_collection() {
+        let id = ChildId::parse("/tenants/contoso/identities/uploader", "identities").unwrap();
+        assert_eq!(id.api_path(), "/v1/tenants/contoso/identities/uploader");
+        assert!(
+            ChildId::parse("/tenants/contoso/identities/uploader", "servicePrincipals").is_err()
+        );
+        assert!(ChildId::parse("/tenants/contoso/identities", "identities").is_err());
+    }
+
+    #[test]
+    fn app_ids_round_trip_and_malformed_ones_are_refused() {
+        let id = AppId::parse("/tenants/contoso/apps/orders").unwrap();
+        assert_eq!(id.tenant, "contoso");
+        assert_eq!(id.app, "orders");
+        assert_eq!(id.to_string(), "/tenants/contoso/apps/orders");
+        assert_eq!(id.api_path(), "/v1/tenants/contoso/apps/orders");
+        for bad in [
+            "tenants/contoso/apps/orders",
+            "/tenants/contoso/apps/orders/",
+            "/tenants/contoso/apps",
+            "/tenants//apps/orders",
+            "/tenants/contoso/identities/orders",
+            "/tenants/contoso/apps/orders/functions/f",
+            "",
+        ] {
+            assert!(AppId::parse(bad).is_err(), "{bad} is refused");
+        }
+    }
+
+    #[test]
+    fn function_ids_round_trip_and_malformed_ones_are_refused() {
+        let id = FunctionId::parse("/tenants/contoso/apps/orders/functions/Process").unwrap();
+        assert_eq!(id.app.to_string(), "/tenants/contoso/apps/orders");
+        assert_eq!(id.function, "Process");
+        assert_eq!(
+            id.api_path(),
+            "/v1/tenants/contoso/apps/orders/functions/Process"
+        );
+        for bad in [
+            "/tenants/contoso/apps/orders",
+            "/tenants/contoso/apps/orders/functions/",
+            "/tenants/contoso/apps/orders/function/Process",
+        ] {
+            assert!(FunctionId::parse(bad).is_err(), "{bad} is refused");
+        }
+    }
+}

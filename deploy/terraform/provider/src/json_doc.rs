@@ -1,0 +1,123 @@
+//! JSON documents held in string attributes (`host_config`, a function's `config_json`).
+//!
+//! Shoal reads such a document back as written *plus* the defaults of the sections it acts on
+//! (docs/api.md). Storing the read verbatim would show a diff on every plan, so the provider
+//! keeps the user's own text in state for as long as the server's document still contains
+//! everything it says ([`is_subset`]); a change made outside Terraform to any key the user
+//! wrote breaks that, and the server's document then replaces the text, which Terraform
+//! shows as drift.
+
+use serde_json::{Map, Value};
+
+/// Parses the text of a document attribute, which must be one JSON object.
+pub fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(other) => Err(format!(
+            "must be a JSON object (as jsonencode({{...}}) gives), not {}",
+            kind(&other)
+        )),
+        Err(e) => Err(format!("is not valid JSON: {e}")),
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Whether everything `written` says is also said by `read`: objects may gain keys (defaults),
+/// arrays keep their length and order, scalars are equal (numbers by value, so `1` and `1.0`
+/// agree), and a `null` the user wrote matches a key the server leaves out.
+pub fn is_subset(written: &Value, read: &Value) -> bool {
+    match (written, read) {
+        (Value::Object(w), Value::Object(r)) => w.iter().all(|(key, wv)| match r.get(key) {
+            Some(rv) => is_subset(wv, rv),
+            None => wv.is_null(),
+        }),
+        (Value::Array(w), Value::Array(r)) => {
+            w.len() == r.len() && w.iter().zip(r).all(|(wv, rv)| is_subset(wv, rv))
+        }
+        (Value::Number(w), Value::Number(r)) => match (w.as_f64(), r.as_f64()) {
+            (Some(w), Some(r)) => w == r,
+            _ => w == r,
+        },
+        (w, r) => w == r,
+    }
+}
+
+/// The text to keep in state for a document the server read back as `read`: the prior text
+/// while the server still says all of it, otherwise the server's document (compact JSON, keys
+/// in the server's order).
+pub fn reconcile(prior: Option<&str>, read: &Value) -> String {
+    if let Some(prior) = prior
+        && let Ok(written) = serde_json::from_str::<Value>(prior)
+        && is_subset(&written, read)
+    {
+        return prior.to_owned();
+    }
+    read.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn subset_cases() {
+        let cases = [
+            (json!({}), json!({"a": 1}), true),
+            (json!({"a": 1}), json!({"a": 1, "b": 2}), true),
+            (json!({"a": 1.0}), json!({"a": 1}), true),
+            (json!({"a": 2}), json!({"a": 1}), false),
+            (json!({"a": {"b": 1}}), json!({"a": {"b": 1, "c": 3}}), true),
+            (json!({"a": {"b": 1}}), json!({"a": {"c": 3}}), false),
+            (json!({"a": null}), json!({}), true),
+            (json!({"a": null}), json!({"a": null}), true),
+            (json!({"a": null}), json!({"a": 1}), false),
+            (json!({"a": [1, 2]}), json!({"a": [1, 2]}), true),
+            (json!({"a": [1, 2]}), json!({"a": [2, 1]}), false),
+            (json!({"a": [1]}), json!({"a": [1, 2]}), false),
+            (
+                json!({"a": [{"x": 1}]}),
+                json!({"a": [{"x": 1, "y": 2}]}),
+                true,
+            ),
+            (json!({"a": "1"}), json!({"a": 1}), false),
+            (json!({"a": true}), json!({"a": true}), true),
+            (json!({"a": 1}), json!([1]), false),
+        ];
+        for (written, read, expected) in cases {
+            assert_eq!(
+                is_subset(&written, &read),
+                expected,
+                "{written} within {read}"
+            );
+        }
+    }
+
+    #[test]
+    fn reconcile_keeps_the_users_text_until_the_server_disagrees() {
+        let read = json!({"version": "2.0", "extensions": {"queues": {"batchSize": 8, "maxDequeueCount": 5}}});
+        let mine = r#"{ "extensions": { "queues": { "batchSize": 8 } } }"#;
+        assert_eq!(reconcile(Some(mine), &read), mine);
+        let changed = json!({"extensions": {"queues": {"batchSize": 4, "maxDequeueCount": 5}}});
+        assert_eq!(reconcile(Some(mine), &changed), changed.to_string());
+        assert_eq!(reconcile(None, &read), read.to_string());
+        assert_eq!(reconcile(Some("not json"), &read), read.to_string());
+    }
+
+    #[test]
+    fn only_objects_parse() {
+        assert!(parse_object(r#"{"a": 1}"#).is_ok());
+        assert!(parse_object("[1]").unwrap_err().contains("an array"));
+        assert!(parse_object("{").unwrap_err().contains("not valid JSON"));
+    }
+}

@@ -1,0 +1,404 @@
+//! `shoal_role_definition`: a custom role (its permissions in Azure's four lists, and where it
+//! may be assigned). The API takes no preconditions on roles, so a create checks that the name
+//! is free first, and an update replaces the role as planned. Import by
+//! `/tenants/{tenant}/roleDefinitions/{name}`.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json, json};
+use tf_provider::schema::{
+    AttributeConstraint::{Computed, OptionalComputed, Required},
+    AttributeType as T, Block, Description, Schema,
+};
+use tf_provider::value::{Value, ValueEmpty};
+use tf_provider::{AttributePath, Diagnostics, Resource};
+
+use crate::client::Precondition;
+use crate::ids::ChildId;
+use crate::problem::{FieldMap, report};
+use crate::provider::{SharedClient, configured};
+use crate::resources::{
+    Private, PrivateState, attribute, attributes, json_string, put_known, unknown_if_null,
+};
+
+const COLLECTION: &str = "roleDefinitions";
+
+const FIELDS: FieldMap = FieldMap {
+    documents: &[],
+    maps: &[],
+};
+
+type Names = Value<Vec<Value<String>>>;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoleState {
+    pub id: Value<String>,
+    pub tenant: Value<String>,
+    pub name: Value<String>,
+    pub description: Value<String>,
+    pub actions: Names,
+    pub not_actions: Names,
+    pub data_actions: Names,
+    pub not_data_actions: Names,
+    pub assignable_scopes: Names,
+    pub role_definition_id: Value<String>,
+}
+
+pub struct RoleDefinitionResource {
+    client: SharedClient,
+}
+
+impl RoleDefinitionResource {
+    pub fn new(client: SharedClient) -> Self {
+        RoleDefinitionResource { client }
+    }
+}
+
+fn list(
+    description: &str,
+    constraint: tf_provider::schema::AttributeConstraint,
+) -> tf_provider::schema::Attribute {
+    attribute(T::List(Box::new(T::String)), constraint, description)
+}
+
+fn schema() -> Schema {
+    Schema {
+        version: 1,
+        block: Block {
+            version: 1,
+            description: Description::markdown("A custom role of a tenant."),
+            attributes: attributes([
+                (
+                    "id",
+                    attribute(
+                        T::String,
+                        Computed,
+                        "`/tenants/{tenant}/roleDefinitions/{name}`; the id `terraform import` takes.",
+                    ),
+                ),
+                (
+                    "tenant",
+                    attribute(
+                        T::String,
+                        Required,
+                        "The tenant. Changing it replaces the role.",
+                    ),
+                ),
+                (
+                    "name",
+                    attribute(
+                        T::String,
+                        Required,
+                        "The role's name. Changing it replaces the role.",
+                    ),
+                ),
+                (
+                    "description",
+                    attribute(T::String, OptionalComputed, "What the role is for."),
+                ),
+                (
+                    "actions",
+                    list(
+                        "Control-plane operations granted, e.g. `Shoal/apps/read`, `*/read`.",
+                        OptionalComputed,
+                    ),
+                ),
+                (
+                    "not_actions",
+                    list("Taken away from this role's `actions`.", OptionalComputed),
+                ),
+                (
+                    "data_actions",
+                    list(
+                        "Data operations granted, e.g. `Shoal/apps/functions/invoke/action`.",
+                        OptionalComputed,
+                    ),
+                ),
+                (
+                    "not_data_actions",
+                    list(
+                        "Taken away from this role's `data_actions`.",
+                        OptionalComputed,
+                    ),
+                ),
+                (
+                    "assignable_scopes",
+                    list(
+                        "Scopes inside the tenant where the role may be assigned, e.g. `/tenants/contoso`.",
+                        Required,
+                    ),
+                ),
+                (
+                    "role_definition_id",
+                    attribute(T::String, Computed, "The role's id."),
+                ),
+            ]),
+            ..Default::default()
+        },
+    }
+}
+
+fn role_id(state: &RoleState, diags: &mut Diagnostics) -> Option<ChildId> {
+    if let Value::Value(id) = &state.id {
+        return ChildId::parse(id, COLLECTION)
+            .map_err(|m| diags.error("Invalid role definition id", m, AttributePath::new("id")))
+            .ok();
+    }
+    match (&state.tenant, &state.name) {
+        (Value::Value(tenant), Value::Value(name)) => Some(ChildId {
+            tenant: tenant.clone(),
+            collection: COLLECTION,
+            name: name.clone(),
+        }),
+        _ => {
+            diags.root_error_short("The role's tenant and name are not known yet");
+            None
+        }
+    }
+}
+
+fn known_names(names: &Names) -> Option<Vec<String>> {
+    names.as_ref_option().map(|n| {
+        n.iter()
+            .filter_map(|v| v.as_ref_option().cloned())
+            .collect()
+    })
+}
+
+fn names(value: &Json) -> Names {
+    Value::Value(
+        value
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(|s| Value::Value(s.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
+}
+
+fn body(planned: &RoleState) -> Json {
+    let mut permissions = Map::new();
+    for (key, list) in [
+        ("actions", &planned.actions),
+        ("notActions", &planned.not_actions),
+        ("dataActions", &planned.data_actions),
+        ("notDataActions", &planned.not_data_actions),
+    ] {
+        if let Some(names) = known_names(list) {
+            permissions.insert(key.into(), json!(names));
+        }
+    }
+    let mut role = Map::new();
+    put_known(&mut role, "description", &planned.description);
+    role.insert("permissions".into(), Json::Object(permissions));
+    role.insert(
+        "assignableScopes".into(),
+        json!(known_names(&planned.assignable_scopes).unwrap_or_default()),
+    );
+    Json::Object(role)
+}
+
+fn from_api(role: &Json, id: &ChildId) -> RoleState {
+    let permissions = &role["permissions"];
+    RoleState {
+        id: Value::Value(id.to_string()),
+        tenant: Value::Value(id.tenant.clone()),
+        name: Value::Value(id.name.clone()),
+        description: json_string(role, "description"),
+        actions: names(&permissions["actions"]),
+        not_actions: names(&permissions["notActions"]),
+        data_actions: names(&permissions["dataActions"]),
+        not_data_actions: names(&permissions["notDataActions"]),
+        assignable_scopes: names(&role["assignableScopes"]),
+        role_definition_id: json_string(role, "id"),
+    }
+}
+
+fn describe(id: &ChildId) -> String {
+    format!("role definition {id}")
+}
+
+#[async_trait]
+impl Resource for RoleDefinitionResource {
+    type State<'a> = RoleState;
+    type PrivateState<'a> = PrivateState;
+    type ProviderMetaState<'a> = ValueEmpty;
+
+    fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
+        Some(schema())
+    }
+
+    async fn read<'a>(
+        &self,
+        diags: &mut Diagnostics,
+        state: RoleState,
+        private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<(RoleState, PrivateState)> {
+        let client = configured(&self.client, diags)?;
+        let id = role_id(&state, diags)?;
+        match client.get(&id.api_path()).await {
+            Ok(Some(entity)) => Some((
+                from_api(&entity.body, &id),
+                Some(Private { etag: entity.etag }),
+            )),
+            Ok(None) => None,
+            Err(error) => {
+                report(diags, &error, &describe(&id), &FIELDS);
+                Some((state, private))
+            }
+        }
+    }
+
+    async fn plan_create<'a>(
+        &self,
+        _diags: &mut Diagnostics,
+        mut planned: RoleState,
+        _config: RoleState,
+        _meta: ValueEmpty,
+    ) -> Option<(RoleState, PrivateState)> {
+        planned.id = Value::Unknown;
+        planned.role_definition_id = Value::Unknown;
+        unknown_if_null(&mut planned.description);
+        unknown_if_null(&mut planned.actions);
+        unknown_if_null(&mut planned.not_actions);
+        unknown_if_null(&mut planned.data_actions);
+        unknown_if_null(&mut planned.not_data_actions);
+        Some((planned, None))
+    }
+
+    async fn plan_update<'a>(
+        &self,
+        _diags: &mut Diagnostics,
+        prior: RoleState,
+        planned: RoleState,
+        _config: RoleState,
+        private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<(RoleState, PrivateState, Vec<AttributePath>)> {
+        let mut replace = Vec::new();
+        if planned.tenant != prior.tenant {
+            replace.push(AttributePath::new("tenant"));
+        }
+        if planned.name != prior.name {
+            replace.push(AttributePath::new("name"));
+        }
+        Some((planned, private, replace))
+    }
+
+    async fn plan_destroy<'a>(
+        &self,
+        _diags: &mut Diagnostics,
+        _prior: RoleState,
+        private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<PrivateState> {
+        Some(private)
+    }
+
+    async fn create<'a>(
+        &self,
+        diags: &mut Diagnostics,
+        planned: RoleState,
+        _config: RoleState,
+        _private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<(RoleState, PrivateState)> {
+        let client = configured(&self.client, diags)?;
+        let id = role_id(&planned, diags)?;
+        // Roles take no If-None-Match: look first, so an existing role is never taken over.
+        match client.get(&id.api_path()).await {
+            Ok(Some(_)) => {
+                diags.root_error(
+                    format!("{} already exists", describe(&id)),
+                    format!("To manage it with Terraform, import it: terraform import <resource address> {id}"),
+                );
+                return None;
+            }
+            Ok(None) => {}
+            Err(error) => {
+                report(diags, &error, &describe(&id), &FIELDS);
+                return None;
+            }
+        }
+        match client
+            .put(&id.api_path(), &body(&planned), &Precondition::None)
+            .await
+        {
+            Ok(entity) => Some((
+                from_api(&entity.body, &id),
+                Some(Private { etag: entity.etag }),
+            )),
+            Err(error) => {
+                report(diags, &error, &describe(&id), &FIELDS);
+                None
+            }
+        }
+    }
+
+    async fn update<'a>(
+        &self,
+        diags: &mut Diagnostics,
+        prior: RoleState,
+        planned: RoleState,
+        _config: RoleState,
+        private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<(RoleState, PrivateState)> {
+        let client = configured(&self.client, diags)?;
+        let id = role_id(&planned, diags)?;
+        match client
+            .put(&id.api_path(), &body(&planned), &Precondition::None)
+            .await
+        {
+            Ok(entity) => Some((
+                from_api(&entity.body, &id),
+                Some(Private { etag: entity.etag }),
+            )),
+            Err(error) => {
+                report(diags, &error, &describe(&id), &FIELDS);
+                Some((prior, private))
+            }
+        }
+    }
+
+    async fn destroy<'a>(
+        &self,
+        diags: &mut Diagnostics,
+        prior: RoleState,
+        _private: PrivateState,
+        _meta: ValueEmpty,
+    ) -> Option<()> {
+        let client = configured(&self.client, diags)?;
+        let id = role_id(&prior, diags)?;
+        match client.delete(&id.api_path()).await {
+            Ok(()) => Some(()),
+            Err(error) => {
+                report(diags, &error, &describe(&id), &FIELDS);
+                None
+            }
+        }
+    }
+
+    async fn import<'a>(
+        &self,
+        diags: &mut Diagnostics,
+        id: String,
+    ) -> Option<(RoleState, PrivateState)> {
+        match ChildId::parse(&id, COLLECTION) {
+            Ok(id) => Some((
+                RoleState {
+                    id: Value::Value(id.to_string()),
+                    ..RoleState::default()
+                },
+                None,
+            )),
+            Err(message) => {
+                diags.root_error("Cannot import the role definition", message);
+                None
+            }
+        }
+    }
+}
