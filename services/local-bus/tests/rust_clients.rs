@@ -186,7 +186,7 @@ async fn atom_api_answers_plain_http_with_counts_and_refuses_listen_only() {
 #[tokio::test]
 async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
     let bus = start_on_standard_port().await;
-    let (mut client, mut sender) = client_and_sender(&bus).await;
+    let (client, mut sender) = client_and_sender(&bus).await;
     for i in 0..300 {
         tokio::time::timeout(Duration::from_secs(5), sender.send_message(format!("m{i}")))
             .await
