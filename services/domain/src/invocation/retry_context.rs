@@ -1,7 +1,7 @@
 //! `Metadata.RetryContext`: which attempt of an invocation this request is, under the
 //! function's retry policy. Azure hands the same facts to its workers as `RetryContext`
 //! (`RetryCount`, `MaxRetryCount`, `Exception`; `azure-functions-dotnet-worker`
-//! `Context/RetryContext.cs`); a custom handler has no object model, so they travel in the
+//! `src/DotNetWorker.Core/Context/RetryContext.cs`); a custom handler has no object model, so they travel in the
 //! request's metadata. Every attempt carries the same `webhook-id`, the idempotency key.
 
 use serde_json::{Value, json};
