@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::bindings::{Binding, parse_bindings};
+use crate::circuit_breaker::CircuitBreaker;
 use crate::host_config::RetryPolicy;
 use crate::validation::{Problems, ValidationError, named_body};
 
@@ -21,6 +22,9 @@ pub struct FunctionSpec {
     /// its webhook answers 404, as for a disabled one.
     pub excluded: bool,
     pub retry: Option<RetryPolicy>,
+    /// `circuitBreaker` as written (a Shoal extension); [`FunctionSpec::breaker`] fills in
+    /// the defaults when it is absent.
+    pub circuit_breaker: Option<CircuitBreaker>,
     /// Stored as written; no effect (see [`STORED_ONLY`]).
     pub script_file: Option<String>,
     pub entry_point: Option<String>,
@@ -31,6 +35,9 @@ pub struct FunctionSpec {
 /// Why `retry` does nothing on an HTTP-triggered function: the caller's request gets the
 /// handler's answer, as in Azure Functions, whose retry policies do not apply to HTTP triggers.
 const RETRY_ON_HTTP: &str = "an HTTP-triggered function is not retried: the caller gets the handler's answer, as in Azure Functions";
+
+/// Why `circuitBreaker` does nothing on an HTTP-triggered function: it has no listener to pause.
+const BREAKER_ON_HTTP: &str = "an HTTP-triggered function has no listener for a circuit breaker to pause; its callers get the handler's answers";
 
 /// The `function.json` keys Shoal stores without acting on them, and why.
 pub const STORED_ONLY: &[(&str, &str)] = &[
@@ -77,6 +84,7 @@ struct Body {
     disabled: Option<Value>,
     excluded: Option<Value>,
     retry: Option<Value>,
+    circuit_breaker: Option<Value>,
     script_file: Option<Value>,
     entry_point: Option<Value>,
     configuration_source: Option<Value>,
@@ -120,6 +128,12 @@ impl FunctionSpec {
                 .map_err(|e| problems.absorb(e))
                 .ok(),
         };
+        let circuit_breaker = match &body.circuit_breaker {
+            None | Some(Value::Null) => None,
+            Some(value) => CircuitBreaker::parse(value, "circuitBreaker")
+                .map_err(|e| problems.absorb(e))
+                .ok(),
+        };
         problems.finish()?;
 
         let mut stored = serde_json::Map::new();
@@ -128,6 +142,7 @@ impl FunctionSpec {
             ("disabled", &body.disabled),
             ("excluded", &body.excluded),
             ("retry", &body.retry),
+            ("circuitBreaker", &body.circuit_breaker),
             ("scriptFile", &body.script_file),
             ("entryPoint", &body.entry_point),
             ("configurationSource", &body.configuration_source),
@@ -145,6 +160,7 @@ impl FunctionSpec {
                 disabled,
                 excluded,
                 retry,
+                circuit_breaker,
                 script_file,
                 entry_point,
                 configuration_source,
@@ -175,7 +191,16 @@ impl FunctionSpec {
         if self.retry.is_some() && matches!(self.trigger(), Some(Binding::HttpTrigger(_))) {
             keys.push(("retry", RETRY_ON_HTTP));
         }
+        if self.circuit_breaker.is_some() && matches!(self.trigger(), Some(Binding::HttpTrigger(_)))
+        {
+            keys.push(("circuitBreaker", BREAKER_ON_HTTP));
+        }
         keys
+    }
+
+    /// The function's circuit breaker settings, defaults filled in when none were written.
+    pub fn breaker(&self) -> CircuitBreaker {
+        self.circuit_breaker.clone().unwrap_or_default()
     }
 
     /// The function's trigger binding (validation guarantees exactly one).

@@ -14,7 +14,7 @@ mod custom_handler;
 mod event_hubs;
 mod retry;
 mod schema;
-mod section;
+pub(crate) mod section;
 mod service_bus;
 pub mod stored;
 

@@ -8,6 +8,7 @@
 pub mod apps;
 pub mod async_invocation;
 pub mod bindings;
+pub mod circuit_breaker;
 pub mod connection;
 pub mod diagnostics;
 pub mod functions;

@@ -11,14 +11,14 @@ use crate::validation::{Problems, join_path};
 /// One JSON object being read field by field. Reading a field that is absent or `null` yields
 /// the default; a wrong type or range is pushed to `Problems` and the default is returned so
 /// reading can go on and report everything.
-pub(super) struct Section<'a> {
+pub(crate) struct Section<'a> {
     path: String,
     map: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> Section<'a> {
     /// Opens `value` as an object whose allowed fields are `known`, reporting each unknown one.
-    pub(super) fn open(
+    pub(crate) fn open(
         problems: &mut Problems,
         value: Option<&'a Value>,
         path: String,
@@ -38,7 +38,7 @@ impl<'a> Section<'a> {
         Section { path, map }
     }
 
-    pub(super) fn child(
+    pub(crate) fn child(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -47,16 +47,16 @@ impl<'a> Section<'a> {
         Section::open(problems, self.raw(field), self.path(field), known)
     }
 
-    pub(super) fn path(&self, field: &str) -> String {
+    pub(crate) fn path(&self, field: &str) -> String {
         join_path(&self.path, field)
     }
 
     /// The field's value, treating `null` as absent.
-    pub(super) fn raw(&self, field: &str) -> Option<&'a Value> {
+    pub(crate) fn raw(&self, field: &str) -> Option<&'a Value> {
         self.map?.get(field).filter(|v| !v.is_null())
     }
 
-    pub(super) fn opt_int(
+    pub(crate) fn opt_int(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -81,7 +81,7 @@ impl<'a> Section<'a> {
         None
     }
 
-    pub(super) fn int(
+    pub(crate) fn int(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -92,7 +92,7 @@ impl<'a> Section<'a> {
         self.opt_u32(problems, field, min, max).unwrap_or(default)
     }
 
-    pub(super) fn opt_u32(
+    pub(crate) fn opt_u32(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -103,7 +103,7 @@ impl<'a> Section<'a> {
             .and_then(|n| u32::try_from(n).ok())
     }
 
-    pub(super) fn opt_duration(
+    pub(crate) fn opt_duration(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -133,7 +133,7 @@ impl<'a> Section<'a> {
         Some(span)
     }
 
-    pub(super) fn duration(
+    pub(crate) fn duration(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -146,7 +146,7 @@ impl<'a> Section<'a> {
     }
 
     /// A duration that must be strictly positive (zero would make the setting meaningless).
-    pub(super) fn positive_duration(
+    pub(crate) fn positive_duration(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -160,11 +160,11 @@ impl<'a> Section<'a> {
         Some(span)
     }
 
-    pub(super) fn boolean(&self, problems: &mut Problems, field: &str, default: bool) -> bool {
+    pub(crate) fn boolean(&self, problems: &mut Problems, field: &str, default: bool) -> bool {
         self.opt_bool(problems, field).unwrap_or(default)
     }
 
-    pub(super) fn opt_bool(&self, problems: &mut Problems, field: &str) -> Option<bool> {
+    pub(crate) fn opt_bool(&self, problems: &mut Problems, field: &str) -> Option<bool> {
         match self.raw(field)? {
             Value::Bool(b) => Some(*b),
             _ => {
@@ -187,7 +187,7 @@ impl<'a> Section<'a> {
         Some(value.clone())
     }
 
-    pub(super) fn opt_string(&self, problems: &mut Problems, field: &str) -> Option<&'a str> {
+    pub(crate) fn opt_string(&self, problems: &mut Problems, field: &str) -> Option<&'a str> {
         match self.raw(field)? {
             Value::String(s) => Some(s),
             _ => {
@@ -198,7 +198,7 @@ impl<'a> Section<'a> {
     }
 
     /// One of `options`, matched case-insensitively as Azure's configuration binder does.
-    pub(super) fn opt_choice<T: Copy>(
+    pub(crate) fn opt_choice<T: Copy>(
         &self,
         problems: &mut Problems,
         field: &str,
@@ -220,7 +220,7 @@ impl<'a> Section<'a> {
         found.map(|(_, v)| *v)
     }
 
-    pub(super) fn choice<T: Copy>(
+    pub(crate) fn choice<T: Copy>(
         &self,
         problems: &mut Problems,
         field: &str,

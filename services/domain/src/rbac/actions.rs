@@ -26,6 +26,13 @@ pub const APP_DIAGNOSTICS_READ: &str = "Shoal/apps/diagnostics/read";
 pub const FUNCTIONS_READ: &str = "Shoal/apps/functions/read";
 pub const FUNCTIONS_WRITE: &str = "Shoal/apps/functions/write";
 pub const FUNCTIONS_DELETE: &str = "Shoal/apps/functions/delete";
+/// Open a function's circuit breaker by hand (its listeners pause) and close it again.
+pub const FUNCTIONS_PAUSE: &str = "Shoal/apps/functions/pause/action";
+pub const FUNCTIONS_RESUME: &str = "Shoal/apps/functions/resume/action";
+/// The depth and oldest messages of a function's poison queue (bodies only with
+/// [`APP_SETTINGS_LIST`]), and moving them back to the trigger queue.
+pub const FUNCTIONS_POISON_READ: &str = "Shoal/apps/functions/poison/read";
+pub const FUNCTIONS_POISON_REPLAY: &str = "Shoal/apps/functions/poison/replay/action";
 
 pub const IDENTITIES_READ: &str = "Shoal/identities/read";
 pub const IDENTITIES_WRITE: &str = "Shoal/identities/write";
@@ -73,6 +80,10 @@ pub const ALL: &[&str] = &[
     FUNCTIONS_READ,
     FUNCTIONS_WRITE,
     FUNCTIONS_DELETE,
+    FUNCTIONS_PAUSE,
+    FUNCTIONS_RESUME,
+    FUNCTIONS_POISON_READ,
+    FUNCTIONS_POISON_REPLAY,
     IDENTITIES_READ,
     IDENTITIES_WRITE,
     IDENTITIES_DELETE,
