@@ -12,6 +12,7 @@
 pub mod apps;
 pub mod assignments;
 pub mod audit;
+pub mod breakers;
 mod conditional;
 pub mod crypto;
 mod error;

@@ -22,8 +22,12 @@ pub const RBAC: &str = "shoal_rbac";
 /// A webhook invocation was queued (migration 0006); no payload.
 pub const WEBHOOK_INVOCATIONS: &str = "shoal_webhook_invocations";
 
+/// A function's circuit breaker changed state (migration 0009); the payload is
+/// `tenant/app/function`.
+pub const BREAKERS: &str = "shoal_breakers";
+
 /// Every channel above.
-pub const ALL: [&str; 4] = [CONFIG, ASSIGNMENTS, RBAC, WEBHOOK_INVOCATIONS];
+pub const ALL: [&str; 5] = [CONFIG, ASSIGNMENTS, RBAC, WEBHOOK_INVOCATIONS, BREAKERS];
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);

@@ -38,6 +38,14 @@ pub enum Operation {
     // audit
     AuditRecord,
     AuditList,
+    // breakers
+    BreakersRecordFailures,
+    BreakersOpenOfTenant,
+    BreakersGet,
+    BreakersTransitions,
+    BreakersClaimProbe,
+    BreakersProbeResult,
+    BreakersSet,
     // functions
     FunctionsGet,
     FunctionsList,
@@ -134,6 +142,13 @@ impl Operation {
             Operation::AssignmentsReleaseAll => "assignments_release_all",
             Operation::AuditRecord => "audit_record",
             Operation::AuditList => "audit_list",
+            Operation::BreakersRecordFailures => "breakers_record_failures",
+            Operation::BreakersOpenOfTenant => "breakers_open_of_tenant",
+            Operation::BreakersGet => "breakers_get",
+            Operation::BreakersTransitions => "breakers_transitions",
+            Operation::BreakersClaimProbe => "breakers_claim_probe",
+            Operation::BreakersProbeResult => "breakers_probe_result",
+            Operation::BreakersSet => "breakers_set",
             Operation::FunctionsGet => "functions_get",
             Operation::FunctionsList => "functions_list",
             Operation::FunctionsAllOfApp => "functions_all_of_app",
