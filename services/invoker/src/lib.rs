@@ -100,6 +100,10 @@ pub enum InvocationError {
     Read(String),
 }
 
+/// How often an operator event is tried, and how long each try may take.
+pub const EVENT_ATTEMPTS: u32 = 5;
+const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How much of an error response body goes into the log line.
 const ERROR_BODY_LIMIT: usize = 512;
 
@@ -199,6 +203,69 @@ impl Invoker {
             headers,
             body: body.to_vec(),
         })
+    }
+
+    /// Posts an operator event (a circuit breaker's transition) to `url`, signed like every
+    /// delivery with the app's secret; any 2xx is success. The caller retries.
+    pub async fn post_event(
+        &self,
+        url: &Url,
+        secret: &WebhookSecret,
+        webhook_id: &str,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<(), InvocationError> {
+        let timestamp = chrono::Utc::now().timestamp();
+        let signature = secret.sign(webhook_id, timestamp, &body);
+        let response = self
+            .client
+            .post(url.clone())
+            .timeout(timeout)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(HEADER_ID, webhook_id)
+            .header(HEADER_TIMESTAMP, timestamp.to_string())
+            .header(HEADER_SIGNATURE, signature)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| classify(e, timeout))?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            return Err(InvocationError::Status {
+                status: status.as_u16(),
+                body: truncate(&body, ERROR_BODY_LIMIT),
+            });
+        }
+        Ok(())
+    }
+
+    /// [`Invoker::post_event`] until it succeeds, at most [`EVENT_ATTEMPTS`] times, 1 s, 2 s,
+    /// 4 s … apart; false when every attempt failed (each failure is logged).
+    pub async fn deliver_event(
+        &self,
+        url: &Url,
+        secret: &WebhookSecret,
+        webhook_id: &str,
+        body: Vec<u8>,
+    ) -> bool {
+        let mut delay = Duration::from_secs(1);
+        for attempt in 1..=EVENT_ATTEMPTS {
+            match self
+                .post_event(url, secret, webhook_id, body.clone(), EVENT_TIMEOUT)
+                .await
+            {
+                Ok(()) => return true,
+                Err(e) => {
+                    tracing::warn!(%url, webhook_id, attempt, error = %e, "posting an operator event failed");
+                }
+            }
+            if attempt < EVENT_ATTEMPTS {
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+            }
+        }
+        false
     }
 
     async fn post(
