@@ -200,6 +200,11 @@ pub struct WorkerArgs {
     /// e.g. `30s`, `2m`.
     #[arg(long, env = "SHOAL_DRAIN_DEADLINE", default_value = "30s", value_parser = parse_ttl)]
     pub drain_deadline: Duration,
+    /// How often the worker adds its functions' final failures to their circuit breakers and
+    /// re-reads the breakers without a notification, e.g. `1s`, `500ms` (10 ms to 60 s). A
+    /// breaker opens within about one tick of the failure that crosses its threshold.
+    #[arg(long, env = "SHOAL_BREAKER_TICK", default_value = "1s", value_parser = parse_breaker_tick)]
+    pub breaker_tick: Duration,
     /// A PEM file of extra CA certificates to trust for storage endpoints and token requests
     /// (private endpoints, emulators with their own CA).
     #[arg(long, env = "SHOAL_EXTRA_CA_FILE")]
@@ -293,6 +298,14 @@ fn parse_worker_name(text: &str) -> Result<String, String> {
     } else {
         Err("must be 1-128 letters, digits, '.', '_' or '-'".into())
     }
+}
+
+fn parse_breaker_tick(text: &str) -> Result<Duration, String> {
+    let tick = parse_duration(text)?;
+    if tick < Duration::from_millis(10) || tick > Duration::from_secs(60) {
+        return Err(format!("{text}: must be between 10ms and 60s"));
+    }
+    Ok(tick)
 }
 
 fn parse_millis(text: &str) -> Result<Duration, String> {

@@ -46,6 +46,7 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
     config.public_url = args.public_url.clone();
     config.lease_ttl = args.lease_ttl;
     config.drain_deadline = args.drain_deadline;
+    config.breaker_tick = args.breaker_tick;
     if args.local_development {
         config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
     }

@@ -11,6 +11,7 @@ use shoal_invoker::Invoker;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::breaker::{Breakers, FunctionKey};
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
@@ -19,15 +20,23 @@ use crate::stats::{ListenerKey, ListenerStats, StatsRegistry};
 use crate::triggers::{self, kind::TriggerKind, kind::TriggerListener};
 use crate::watcher::WriteWatcher;
 
+/// What every hosted instance of the worker shares.
+#[derive(Clone)]
+pub struct Services {
+    pub stats: Arc<StatsRegistry>,
+    pub watcher: Arc<WriteWatcher>,
+    pub breakers: Arc<Breakers>,
+    pub invoker: Invoker,
+}
+
 pub async fn run_app(
     app: HostedApp,
     config: WorkerConfig,
-    stats: Arc<StatsRegistry>,
-    watcher: Arc<WriteWatcher>,
-    invoker: Invoker,
+    services: Services,
     stop: CancellationToken,
     abandon: CancellationToken,
 ) {
+    let stats = &services.stats;
     let mut listeners = JoinSet::new();
     let mut lines = Vec::new();
     for function in app.functions.iter().filter(|f| f.spec.runs()) {
@@ -57,15 +66,7 @@ pub async fn run_app(
         );
         let line = stats.register(key, "starting");
         let bound = bind(kind, trigger, &app, function, &config).map(|(listener, outputs)| {
-            let host = host(
-                &app,
-                function,
-                &config,
-                &invoker,
-                outputs,
-                line.clone(),
-                &watcher,
-            );
+            let host = host(&app, function, &config, &services, outputs, line.clone());
             (listener, host)
         });
         match bound {
@@ -119,11 +120,19 @@ fn host(
     app: &HostedApp,
     function: &HostedFunction,
     config: &WorkerConfig,
-    invoker: &Invoker,
+    services: &Services,
     outputs: Vec<outputs::Output>,
     stats: Arc<ListenerStats>,
-    watcher: &Arc<WriteWatcher>,
 ) -> FunctionHost {
+    let breaker = services.breakers.register(
+        FunctionKey {
+            tenant: app.instance.tenant.clone(),
+            app: app.instance.app.clone(),
+            function: function.name.clone(),
+        },
+        function.spec.breaker(),
+        app.secret.clone(),
+    );
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());
     FunctionHost {
@@ -142,8 +151,9 @@ fn host(
             .clone()
             .or_else(|| app.host.retry.clone()),
         secret: app.secret.clone(),
-        invoker: invoker.clone(),
+        invoker: services.invoker.clone(),
         stats,
-        watcher: watcher.clone(),
+        watcher: services.watcher.clone(),
+        breaker,
     }
 }

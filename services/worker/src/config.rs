@@ -57,6 +57,10 @@ pub struct WorkerConfig {
     /// How long one read of the hosted apps may take before it counts as failed (the current
     /// instances keep running and the read is retried): 30 s.
     pub load_timeout: Duration,
+    /// How often the worker adds its functions' final failures to their circuit breakers in
+    /// Postgres and re-reads the breakers' states when no notification arrives: 1 s. A breaker
+    /// opens within about a tick of the failure that crosses its threshold.
+    pub breaker_tick: Duration,
 }
 
 /// The default of [`WorkerConfig::database_step_timeout`].
@@ -84,6 +88,7 @@ impl WorkerConfig {
             database_step_timeout: DEFAULT_DATABASE_STEP_TIMEOUT,
             claim_retry: Duration::from_millis(250),
             load_timeout: Duration::from_secs(30),
+            breaker_tick: Duration::from_secs(1),
         }
     }
 
@@ -108,6 +113,14 @@ impl WorkerConfig {
                  than every {:?})",
                 self.lease_ttl,
                 self.lease_valid_for()
+            ));
+        }
+        if self.breaker_tick < Duration::from_millis(10)
+            || self.breaker_tick > Duration::from_secs(60)
+        {
+            return Err(format!(
+                "the circuit breakers' tick must be between 10ms and 60s, not {:?}",
+                self.breaker_tick
             ));
         }
         Ok(())

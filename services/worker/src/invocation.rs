@@ -13,6 +13,7 @@ use shoal_invoker::{Invocation, Invoker};
 use url::Url;
 use uuid::Uuid;
 
+use crate::breaker::FunctionBreaker;
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
 use crate::watcher::WriteWatcher;
@@ -37,6 +38,9 @@ pub struct FunctionHost {
     /// The listener's statistics line.
     pub stats: Arc<ListenerStats>,
     pub watcher: Arc<WriteWatcher>,
+    /// The function's circuit breaker: listeners ask it before receiving, invocations tell it
+    /// how they ended.
+    pub breaker: Arc<FunctionBreaker>,
 }
 
 /// How a delivery ended, for the trigger to settle by.
@@ -77,7 +81,25 @@ impl FunctionHost {
     /// `Metadata.RetryContext` when a policy applies; each is an invocation of its own
     /// (`invocation_id` for the first, a fresh one for every retry). The caller keeps the
     /// message locked or invisible meanwhile, and cancels this future to give up at once.
+    ///
+    /// The outcome is told to the function's circuit breaker. No retry starts while the
+    /// breaker is open: the message goes back to its source instead (see `holds_back`).
     pub async fn invoke_with<T>(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let result = self
+            .attempts(webhook_id, invocation_id, payload, accept)
+            .await;
+        self.breaker
+            .finished(result.as_ref().err().map(String::as_str));
+        result
+    }
+
+    async fn attempts<T>(
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
@@ -107,6 +129,13 @@ impl FunctionHost {
             let Some(policy) = self.retry.as_ref().filter(|p| p.retries_after(retries)) else {
                 return Err(reason);
             };
+            if self.breaker.holds_back() {
+                tracing::warn!(
+                    reason,
+                    "invocation failed; no retry while the function's circuit breaker is open"
+                );
+                return Err(reason);
+            }
             retries += 1;
             // Azure's back-off never shrinks once it has grown (see the domain's schedule).
             delay = delay.max(policy.delay_before(retries, rand::random::<f64>()));

@@ -5,7 +5,9 @@
 //! * `shoal_assignments` with an empty payload: some worker gave a claim back → retry the
 //!   claims still pending (no reload);
 //! * `shoal_config` naming `tenant/app` of an app the worker hosts or should host (any app in
-//!   all-apps mode) → reload.
+//!   all-apps mode) → reload;
+//! * `shoal_breakers`: a function's circuit breaker changed state → read the breakers now (the
+//!   listeners of a function that just opened pause within the round trip).
 //!
 //! The store's supervisor re-establishes the listening connection with back-off whenever it
 //! drops (a Postgres restart needs no worker restart), and every (re)connection triggers a
@@ -21,6 +23,8 @@ use shoal_store::listen::{self, Subscriber, Supervisor};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+
+use crate::breaker::Breakers;
 
 /// What the runtime should do next; wake-ups coalesce.
 #[derive(Debug, Default)]
@@ -85,9 +89,10 @@ pub fn listen(
     step_timeout: Duration,
     interest: Arc<Interest>,
     wake: Arc<Wake>,
+    breakers: Arc<Breakers>,
 ) -> JoinHandle<()> {
     let supervisor = Supervisor {
-        channels: vec![listen::ASSIGNMENTS, listen::CONFIG],
+        channels: vec![listen::ASSIGNMENTS, listen::CONFIG, listen::BREAKERS],
         ping_every: None,
         step_timeout,
         meanwhile: "periodic refresh",
@@ -96,6 +101,7 @@ pub fn listen(
         worker,
         interest,
         wake,
+        breakers,
     };
     tokio::spawn(async move {
         // Aborted rather than stopped: the token never fires.
@@ -109,11 +115,13 @@ struct Route {
     worker: String,
     interest: Arc<Interest>,
     wake: Arc<Wake>,
+    breakers: Arc<Breakers>,
 }
 
 impl Subscriber for Route {
     fn connected(&mut self) {
         self.wake.reload();
+        self.breakers.wake();
     }
 
     fn notified(&mut self, channel: &str, payload: &str) {
@@ -121,6 +129,7 @@ impl Subscriber for Route {
             (listen::ASSIGNMENTS, "") => self.wake.retry(),
             (listen::ASSIGNMENTS, name) if name == self.worker => self.wake.reload(),
             (listen::CONFIG, app) if self.interest.covers(app) => self.wake.reload(),
+            (listen::BREAKERS, _) => self.breakers.wake(),
             _ => {}
         }
     }

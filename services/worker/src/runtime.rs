@@ -19,6 +19,8 @@ use shoal_store::crypto::Cipher;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::app_instance::Services;
+use crate::breaker::{self, Breakers};
 use crate::config::{Hosting, WorkerConfig};
 use crate::error::{DatabaseError, WorkerError};
 use crate::heartbeat::Heartbeats;
@@ -103,21 +105,38 @@ impl Worker {
             Hosting::Assigned => Interest::apps(HashSet::new()),
             Hosting::AllApps => Interest::every_app(),
         });
+        let breakers = Arc::new(Breakers::default());
         let listening = notifications::listen(
             self.pool.clone(),
             config.name.clone(),
             config.database_step_timeout,
             interest.clone(),
             wake.clone(),
+            breakers.clone(),
+        );
+        // Stopped after the drain: the breakers' last failures and probe outcomes still count.
+        let breaker_sync_stop = CancellationToken::new();
+        let breaker_sync = tokio::spawn(
+            breaker::sync::Sync {
+                breakers: breakers.clone(),
+                pool: self.pool.clone(),
+                worker: config.name.clone(),
+                tick: config.breaker_tick,
+                invoker: invoker.clone(),
+            }
+            .run(breaker_sync_stop.clone()),
         );
         tracing::info!(worker = config.name, hosting = ?config.hosting, "worker started");
 
         let mut instances = Supervisor::new(
             config.clone(),
             self.pool.clone(),
-            self.stats.clone(),
-            self.watcher.clone(),
-            invoker,
+            Services {
+                stats: self.stats.clone(),
+                watcher: self.watcher.clone(),
+                breakers,
+                invoker,
+            },
         );
         let mut lease_changes = lease.subscribe();
         let mut refresh = tokio::time::interval(config.refresh_interval);
@@ -194,6 +213,8 @@ impl Worker {
         heartbeats.set_state(WorkerState::Draining).await;
         instances.drain_all(config.drain_deadline, &abandon).await;
         instances.release_everything().await;
+        breaker_sync_stop.cancel();
+        let _ = breaker_sync.await;
         heartbeats.stop(WorkerState::Stopped).await;
         if let Some(guard) = guard {
             guard.abort();

@@ -13,25 +13,23 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use shoal_invoker::Invoker;
 use shoal_store::{StoreError, Tx, assignments};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_util::sync::CancellationToken;
 
+use crate::app_instance::Services;
 use crate::config::WorkerConfig;
 use crate::error::{DatabaseError, WorkerError};
 use crate::hosted_apps::{AppInstance, HostedApp, Wanted};
 use crate::lease::Held;
 use crate::plan::{self, Intent, Observed};
 use crate::stats::StatsRegistry;
-use crate::watcher::WriteWatcher;
 
 pub struct Supervisor {
     config: WorkerConfig,
     pool: sqlx::PgPool,
     stats: Arc<StatsRegistry>,
-    watcher: Arc<WriteWatcher>,
-    invoker: Invoker,
+    services: Services,
     /// Assigned mode: instances are claimed before they start.
     claims: bool,
     /// Claims a previous run under this name left behind have been given back (nothing is
@@ -57,20 +55,13 @@ struct Hosted {
 }
 
 impl Supervisor {
-    pub fn new(
-        config: WorkerConfig,
-        pool: sqlx::PgPool,
-        stats: Arc<StatsRegistry>,
-        watcher: Arc<WriteWatcher>,
-        invoker: Invoker,
-    ) -> Supervisor {
+    pub fn new(config: WorkerConfig, pool: sqlx::PgPool, services: Services) -> Supervisor {
         let claims = config.hosting == crate::config::Hosting::Assigned;
         Supervisor {
             config,
             pool,
-            stats,
-            watcher,
-            invoker,
+            stats: services.stats.clone(),
+            services,
             claims,
             cleaned_up: !claims,
             hosted: HashMap::new(),
@@ -165,9 +156,7 @@ impl Supervisor {
         let task = tokio::spawn(crate::app_instance::run_app(
             app,
             self.config.clone(),
-            self.stats.clone(),
-            self.watcher.clone(),
-            self.invoker.clone(),
+            self.services.clone(),
             stop.clone(),
             held.abandon.clone(),
         ));

@@ -32,6 +32,8 @@ enum Ended {
     Succeeded(Vec<Option<Settlement>>),
     Failed(String),
     Abandoned,
+    /// Received as the function's circuit breaker opened: given back, not invoked.
+    HeldBack,
 }
 
 pub async fn deliver(
@@ -78,6 +80,10 @@ pub async fn deliver(
             })
         };
         let limit = ctx.options.max_auto_lock_renewal_duration.as_duration();
+        if !function.breaker.invokes() {
+            settle_all(&ctx, &receiver, &messages, Ended::HeldBack).await;
+            return;
+        }
         let ended = tokio::select! {
             result = function.invoke_with(&webhook_id, invocation_id, payload, |response| {
                 let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
@@ -136,8 +142,14 @@ async fn settle_all(
             );
         }
         Ended::Abandoned => {
+            ctx.function.breaker.probe_abandoned();
             tracing::warn!(
                 "drain deadline passed or lease lapsed mid-invocation; abandoning the message(s) for another worker"
+            );
+        }
+        Ended::HeldBack => {
+            tracing::info!(
+                "the function's circuit breaker is open; abandoning the message(s) without invoking (the broker counts the delivery)"
             );
         }
     }
@@ -151,7 +163,7 @@ async fn settle_all(
                 stats.failed();
                 after_invocation(false, None, ctx.auto_complete)
             }
-            Ended::Abandoned => AfterInvocation::Settle(Settlement::abandon()),
+            Ended::Abandoned | Ended::HeldBack => AfterInvocation::Settle(Settlement::abandon()),
         };
         match after {
             AfterInvocation::Settle(settlement) => {

@@ -12,6 +12,7 @@ use tokio::sync::{Mutex, Semaphore};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::breaker::Admit;
 use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector, Retry};
 use crate::triggers::service_bus::delivery::{self, SharedReceiver};
@@ -62,12 +63,20 @@ pub async fn run(
                 Err(_) => break,
             },
         };
+        // An open circuit breaker stops the receives; the messages stay in the entity.
+        let Some(admit) = ctx.function.breaker.admit(&stop).await else {
+            break;
+        };
         let mut permits = vec![first];
-        while let Ok(permit) = room.clone().try_acquire_owned() {
+        while admit == Admit::Any
+            && let Ok(permit) = room.clone().try_acquire_owned()
+        {
             permits.push(permit);
         }
         while deliveries.try_join_next().is_some() {}
-        let want = if ctx.batched {
+        let want = if admit == Admit::One {
+            1
+        } else if ctx.batched {
             ctx.options.max_message_batch_size.max(1)
         } else {
             permits.len() as u32
@@ -76,6 +85,9 @@ pub async fn run(
             _ = abandon.cancelled() => break,
             received = receive(&ctx, &receiver, want, &stop) => received,
         };
+        if admit == Admit::One && !received.as_ref().is_ok_and(|m| !m.is_empty()) {
+            ctx.function.breaker.unused_probe();
+        }
         let messages = match received {
             Ok(messages) => {
                 retry.reset();

@@ -17,6 +17,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::breaker::Admit;
 use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector, Retry};
 use crate::triggers::service_bus::delivery::{self, SharedReceiver};
@@ -69,17 +70,27 @@ async fn slot(
     let stats = ctx.function.stats.clone();
     let mut retry = Retry::default();
     while !stop.is_cancelled() {
+        // An open circuit breaker stops accepting sessions; their messages stay put. (A
+        // half-open probe accepts one session and receives one message from it.)
+        let Some(admit) = ctx.function.breaker.admit(&stop).await else {
+            break;
+        };
         stats.polled(Utc::now());
         let accepted = tokio::select! {
             _ = stop.cancelled() => break,
             accepted = namespace.accept_next_session(&ctx.entity, ctx.options.prefetch_count) => accepted,
         };
         match accepted {
-            Ok(None) => retry.reset(),
+            Ok(None) => {
+                retry.reset();
+                if admit == Admit::One {
+                    ctx.function.breaker.unused_probe();
+                }
+            }
             Ok(Some(receiver)) => {
                 retry.reset();
                 stats.set_status("listening");
-                session(&ctx, receiver, &stop, &abandon).await;
+                session(&ctx, receiver, admit, &stop, &abandon).await;
             }
             Err(e) => {
                 connect::report(&stats, "accepting a session", e);
@@ -94,6 +105,7 @@ async fn slot(
 async fn session(
     ctx: &Arc<ServiceBusFunction>,
     receiver: MessageReceiver,
+    admit: Admit,
     stop: &CancellationToken,
     abandon: &CancellationToken,
 ) {
@@ -115,13 +127,21 @@ async fn session(
         .session_idle_timeout
         .as_ref()
         .map_or(DEFAULT_SESSION_IDLE_TIMEOUT, |t| t.as_duration());
-    let want = if ctx.batched {
+    let want = if ctx.batched && admit == Admit::Any {
         ctx.options.max_message_batch_size.max(1)
     } else {
         1
     };
     let mut idle_since = Instant::now();
-    while !stop.is_cancelled() && idle_since.elapsed() < idle_timeout {
+    let mut probed = false;
+    // The session goes back when the breaker opens (or after its one probe message).
+    while !stop.is_cancelled()
+        && idle_since.elapsed() < idle_timeout
+        && match admit {
+            Admit::Any => !ctx.function.breaker.holds_back(),
+            Admit::One => !probed,
+        }
+    {
         let wait = RECEIVE_WAIT
             .min(idle_timeout.saturating_sub(idle_since.elapsed()))
             .max(Duration::from_millis(10));
@@ -144,6 +164,7 @@ async fn session(
                 )
                 .await;
                 idle_since = Instant::now();
+                probed = true;
             }
             Err(e) => {
                 // Most likely the session lock was lost; another slot (or worker) takes it over.
@@ -151,6 +172,9 @@ async fn session(
                 break;
             }
         }
+    }
+    if admit == Admit::One && !probed {
+        ctx.function.breaker.unused_probe();
     }
     held.cancel();
     let _ = renewal.await;

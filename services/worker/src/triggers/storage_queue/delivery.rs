@@ -2,6 +2,8 @@
 //! already past `maxDequeueCount` → poison without invoking; otherwise decode, invoke the
 //! handler while renewing the invisibility at half its period, then on success write the
 //! outputs and delete; on failure poison (last attempt) or release after `visibilityTimeout`.
+//! While the function's circuit breaker is open a message is neither invoked nor poisoned: it
+//! goes back to the queue (`hold_back`).
 //! If the worker's drain deadline passes first, or its lease lapses (see `lease.rs`), the
 //! message is released at once (it was not the handler's failure, and another worker can take
 //! it now).
@@ -54,6 +56,11 @@ pub async fn deliver(
         instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
+        if !function.breaker.invokes() {
+            // Received as the breaker opened: back to the queue, not invoked.
+            hold_back(&ctx, &message, &receipt).await;
+            return;
+        }
         if on_arrival(message.dequeue_count, &ctx.options) == Arrival::Poison {
             tracing::warn!("message arrived past maxDequeueCount; moving it to the poison queue");
             poison(&ctx, &message, &receipt).await;
@@ -75,6 +82,11 @@ pub async fn deliver(
                 .await;
                 ctx.function.stats.succeeded();
             }
+            Outcome::Failed(reason) if ctx.function.breaker.holds_back() => {
+                ctx.function.stats.failed();
+                tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the message goes back to the queue, not to the poison queue");
+                hold_back(&ctx, &message, &receipt).await;
+            }
             Outcome::Failed(reason) => {
                 ctx.function.stats.failed();
                 match after_failure(message.dequeue_count, &ctx.options) {
@@ -89,6 +101,7 @@ pub async fn deliver(
                 }
             }
             Outcome::Abandoned => {
+                ctx.function.breaker.probe_abandoned();
                 tracing::warn!("drain deadline passed or lease lapsed mid-invocation; releasing the message for another worker");
                 release(&ctx, &message.message_id, &receipt, Duration::ZERO).await;
             }
@@ -158,6 +171,28 @@ async fn release(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>, delay: 
         async move { q.update_visibility(&id, &r, delay).await.map(|_| ()) }
     })
     .await;
+}
+
+/// Gives a message back while the function's circuit breaker is open, so that the pause
+/// poisons nothing: visible again at once (no listener of the function receives while open),
+/// or, when this was its last attempt by `maxDequeueCount`, as a fresh copy of the body with a
+/// new dequeue count (then the original is deleted; if that fails it may be delivered twice,
+/// never lost).
+async fn hold_back(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>) {
+    if after_failure(message.dequeue_count, &ctx.options) == AfterFailure::Poison {
+        let copied = settle(ctx, "requeue", || ctx.queue.enqueue(&message.text)).await;
+        if copied {
+            settle(ctx, "delete", || {
+                let r = current(receipt);
+                let q = ctx.queue.clone();
+                let id = message.message_id.clone();
+                async move { q.delete(&id, &r).await }
+            })
+            .await;
+            return;
+        }
+    }
+    release(ctx, &message.message_id, receipt, Duration::ZERO).await;
 }
 
 /// Copies the message, body untouched, to `<queue>-poison` (created on first use), then

@@ -4,7 +4,8 @@
 //! delivery for each; poll again as soon as in-flight work has dropped to `newBatchThreshold`
 //! (so at most `batchSize + newBatchThreshold` are in flight); after an empty poll wait by the
 //! randomized exponential back-off. On stop: no more polls (one under way finishes and its
-//! messages are delivered), then wait for in-flight deliveries.
+//! messages are delivered), then wait for in-flight deliveries. While the function's circuit
+//! breaker is open there are no polls at all; half-open, the probe polls for one message.
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use shoal_domain::queue_trigger::{PollingBackoff, may_fetch};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::breaker::Admit;
 use crate::error::WorkerError;
 use crate::triggers::storage_queue::delivery::{self, QueueFunction};
 use crate::triggers::storage_queue::in_flight::InFlight;
@@ -35,6 +37,7 @@ impl QueueListener {
         let mut deliveries = JoinSet::new();
         let mut backoff = PollingBackoff::new(self.options.max_polling_interval.as_duration());
         let mut missing_queue_logged = false;
+        let mut paused_shown = false;
         let written_to = ctx.function.watcher.watch(ctx.queue.address());
         stats.set_status("listening");
         loop {
@@ -43,6 +46,19 @@ impl QueueListener {
                 _ = in_flight.wait_until_at_most(self.options.new_batch_threshold as usize) => {}
             }
             debug_assert!(may_fetch(in_flight.len(), &self.options));
+            // An open circuit breaker stops the polls; the messages stay in the queue.
+            let breaker = &ctx.function.breaker;
+            if breaker.holds_back() {
+                stats.set_status("paused: the function's circuit breaker is open");
+                paused_shown = true;
+            }
+            let Some(admit) = breaker.admit(&self.stop).await else {
+                break;
+            };
+            let batch_size = match admit {
+                Admit::Any => self.options.batch_size as u8,
+                Admit::One => 1,
+            };
             // Reap finished deliveries so the set does not grow without bound.
             while deliveries.try_join_next().is_some() {}
             stats.polled(chrono::Utc::now());
@@ -51,12 +67,16 @@ impl QueueListener {
             // ends. Only the drain deadline (or a lapsed lease) abandons the poll.
             let batch = tokio::select! {
                 _ = self.abandon.cancelled() => break,
-                batch = ctx.queue.receive(self.options.batch_size as u8, ctx.invisibility) => batch,
+                batch = ctx.queue.receive(batch_size, ctx.invisibility) => batch,
             };
+            if admit == Admit::One && !batch.as_ref().is_ok_and(|m| !m.is_empty()) {
+                breaker.unused_probe();
+            }
             stats.set_token_error(ctx.queue.last_token_error());
-            if batch.is_ok() && missing_queue_logged {
+            if batch.is_ok() && (missing_queue_logged || paused_shown) {
                 stats.set_status("listening");
                 missing_queue_logged = false;
+                paused_shown = false;
             }
             let found = match batch {
                 Ok(messages) if !messages.is_empty() => {

@@ -1,0 +1,374 @@
+//! The worker's side of the functions' circuit breakers (the shared state lives in Postgres,
+//! `shoal_store::breakers`).
+//!
+//! Each listening function has a [`FunctionBreaker`]: its listener asks it before every
+//! receive ([`FunctionBreaker::admit`]) and its invocations tell it how each ended
+//! ([`FunctionBreaker::finished`]). Final failures are only counted in memory there; one task
+//! per worker ([`sync`]) adds them to Postgres once per tick, in one transaction per tenant,
+//! which opens the breaker for every worker when the window holds more than the threshold. The
+//! same task reads the breakers that are not closed (at once when `shoal_breakers` announces a
+//! change, else every tick) and sets each function's gate: listeners of an open breaker
+//! receive nothing until it closes; the worker whose probe claim wins receives one message.
+
+pub mod sync;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+
+use chrono::Utc;
+use shoal_domain::circuit_breaker::CircuitBreaker;
+use shoal_domain::webhooks::WebhookSecret;
+use shoal_store::breakers::{FAILURE_SAMPLES, FailureSample};
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Which function a breaker belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunctionKey {
+    pub tenant: String,
+    pub app: String,
+    pub function: String,
+}
+
+/// What a function's listeners may do now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    Closed,
+    /// Open, or half-open with the probe held elsewhere: receive nothing.
+    Open,
+    /// Half-open, and this worker holds the probe: receive one message.
+    Probe,
+}
+
+/// How much a listener may receive once admitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// As much as its settings allow.
+    Any,
+    /// One message: the half-open probe.
+    One,
+}
+
+/// One function's breaker on this worker; shared by its listener's deliveries.
+pub struct FunctionBreaker {
+    pub key: FunctionKey,
+    gate: watch::Sender<Gate>,
+    inner: Mutex<Inner>,
+    /// Wakes the sync task (a probe's outcome should not wait for the tick).
+    sync: Arc<Notify>,
+}
+
+struct Inner {
+    settings: CircuitBreaker,
+    secret: WebhookSecret,
+    /// Final failures not yet added to Postgres, and the latest of them (newest first).
+    pending: u32,
+    recent: VecDeque<FailureSample>,
+    /// A probe message was admitted and has not ended yet.
+    probing: bool,
+    /// The probe's outcome, not yet reported.
+    probe_outcome: Option<bool>,
+}
+
+impl FunctionBreaker {
+    pub fn gate(&self) -> Gate {
+        *self.gate.borrow()
+    }
+
+    /// Whether a failed message must be held back rather than retried or poisoned: the
+    /// breaker is not closed (on this worker's last reading).
+    pub fn holds_back(&self) -> bool {
+        self.gate() != Gate::Closed
+    }
+
+    /// Whether a message just received may be invoked: not while the breaker is open (it was
+    /// received as the breaker opened), but while this worker probes.
+    pub fn invokes(&self) -> bool {
+        self.gate() != Gate::Open
+    }
+
+    pub fn settings(&self) -> CircuitBreaker {
+        self.lock().settings.clone()
+    }
+
+    pub fn secret(&self) -> WebhookSecret {
+        self.lock().secret.clone()
+    }
+
+    /// Waits until the listener may receive; None once `stop` is cancelled first.
+    pub async fn admit(&self, stop: &CancellationToken) -> Option<Admit> {
+        let mut gate = self.gate.subscribe();
+        loop {
+            let current = *gate.borrow_and_update();
+            match current {
+                Gate::Closed => return Some(Admit::Any),
+                Gate::Probe => {
+                    let mut inner = self.lock();
+                    if !inner.probing && inner.probe_outcome.is_none() {
+                        inner.probing = true;
+                        return Some(Admit::One);
+                    }
+                }
+                Gate::Open => {}
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return None,
+                changed = gate.changed() => if changed.is_err() { return None },
+                // A probe that received nothing gives its turn back (see `unused_probe`).
+                _ = tokio::time::sleep(std::time::Duration::from_millis(200)), if current == Gate::Probe => {}
+            }
+        }
+    }
+
+    /// The listener was admitted for a probe but received nothing: it may try again.
+    pub fn unused_probe(&self) {
+        self.lock().probing = false;
+    }
+
+    /// How an invocation ended, after its retries. While closed, a failure is counted; while
+    /// this worker probes, the outcome closes or reopens the breaker; while open, nothing
+    /// counts (the handler's failures have already stopped the function).
+    pub fn finished(&self, failure: Option<&str>) {
+        let gate = self.gate();
+        let mut inner = self.lock();
+        match gate {
+            Gate::Closed => {
+                if let Some(reason) = failure
+                    && inner.settings.enabled
+                {
+                    inner.pending = inner.pending.saturating_add(1);
+                    inner.recent.push_front(FailureSample {
+                        at: Utc::now(),
+                        reason: reason.chars().take(1024).collect(),
+                    });
+                    inner.recent.truncate(FAILURE_SAMPLES);
+                }
+            }
+            Gate::Probe if inner.probing => {
+                inner.probing = false;
+                inner.probe_outcome = Some(failure.is_none());
+                drop(inner);
+                self.sync.notify_one();
+            }
+            Gate::Probe | Gate::Open => {}
+        }
+    }
+
+    /// The probe's message was given back without an outcome (drain, lease lapse).
+    pub fn probe_abandoned(&self) {
+        if self.gate() == Gate::Probe {
+            self.lock().probing = false;
+        }
+    }
+
+    /// Takes the failures to add to Postgres.
+    fn take_pending(&self) -> Option<(u32, Vec<FailureSample>)> {
+        let mut inner = self.lock();
+        if inner.pending == 0 {
+            return None;
+        }
+        let count = std::mem::take(&mut inner.pending);
+        let recent = inner.recent.drain(..).collect();
+        Some((count, recent))
+    }
+
+    fn take_probe_outcome(&self) -> Option<bool> {
+        self.lock().probe_outcome.take()
+    }
+
+    fn set_gate(&self, gate: Gate) {
+        self.gate.send_if_modified(|current| {
+            if *current == gate {
+                return false;
+            }
+            *current = gate;
+            true
+        });
+        if gate != Gate::Probe {
+            let mut inner = self.lock();
+            inner.probing = false;
+            inner.probe_outcome = None;
+        }
+        if gate != Gate::Closed {
+            // Failures counted before the breaker opened elsewhere count for nothing now.
+            let mut inner = self.lock();
+            inner.pending = 0;
+            inner.recent.clear();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Every function breaker of this worker, by function. A function hosted again (a restarted
+/// instance) gets the same breaker back, with its settings updated.
+pub struct Breakers {
+    functions: Mutex<HashMap<FunctionKey, Weak<FunctionBreaker>>>,
+    sync: Arc<Notify>,
+}
+
+impl Default for Breakers {
+    fn default() -> Self {
+        Breakers {
+            functions: Mutex::new(HashMap::new()),
+            sync: Arc::new(Notify::new()),
+        }
+    }
+}
+
+impl Breakers {
+    pub fn register(
+        &self,
+        key: FunctionKey,
+        settings: CircuitBreaker,
+        secret: WebhookSecret,
+    ) -> Arc<FunctionBreaker> {
+        let mut functions = self.lock();
+        functions.retain(|_, weak| weak.strong_count() > 0);
+        if let Some(existing) = functions.get(&key).and_then(Weak::upgrade) {
+            let mut inner = existing.lock();
+            inner.settings = settings;
+            inner.secret = secret;
+            drop(inner);
+            return existing;
+        }
+        let breaker = Arc::new(FunctionBreaker {
+            key: key.clone(),
+            // Closed until the first reading says otherwise: the sync task reads at once when
+            // a function registers (see `wake`).
+            gate: watch::Sender::new(Gate::Closed),
+            inner: Mutex::new(Inner {
+                settings,
+                secret,
+                pending: 0,
+                recent: VecDeque::new(),
+                probing: false,
+                probe_outcome: None,
+            }),
+            sync: self.sync.clone(),
+        });
+        functions.insert(key, Arc::downgrade(&breaker));
+        drop(functions);
+        self.wake();
+        breaker
+    }
+
+    /// Asks the sync task to read the breakers now (a notification, a new function).
+    pub fn wake(&self) {
+        self.sync.notify_one();
+    }
+
+    fn live(&self) -> Vec<Arc<FunctionBreaker>> {
+        let mut functions = self.lock();
+        functions.retain(|_, weak| weak.strong_count() > 0);
+        functions.values().filter_map(Weak::upgrade).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<FunctionKey, Weak<FunctionBreaker>>> {
+        self.functions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn breaker(settings: CircuitBreaker) -> (Breakers, Arc<FunctionBreaker>) {
+        let breakers = Breakers::default();
+        let key = FunctionKey {
+            tenant: "t".into(),
+            app: "a".into(),
+            function: "f".into(),
+        };
+        let secret = WebhookSecret::from_bytes(vec![7; 32]).unwrap();
+        let b = breakers.register(key, settings, secret);
+        (breakers, b)
+    }
+
+    #[tokio::test]
+    async fn a_closed_breaker_counts_failures_and_admits_everything() {
+        let (_all, b) = breaker(CircuitBreaker::default());
+        let stop = CancellationToken::new();
+        assert_eq!(b.admit(&stop).await, Some(Admit::Any));
+        b.finished(Some("boom"));
+        b.finished(None);
+        b.finished(Some("bang"));
+        let (count, recent) = b.take_pending().unwrap();
+        assert_eq!(count, 2);
+        assert_eq!(recent[0].reason, "bang", "newest first");
+        assert!(b.take_pending().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_disabled_breaker_counts_nothing() {
+        let (_all, b) = breaker(CircuitBreaker {
+            enabled: false,
+            ..CircuitBreaker::default()
+        });
+        b.finished(Some("boom"));
+        assert!(b.take_pending().is_none());
+    }
+
+    #[tokio::test]
+    async fn an_open_breaker_admits_nothing_until_it_closes_or_the_listener_stops() {
+        let (_all, b) = breaker(CircuitBreaker::default());
+        b.finished(Some("counted before"));
+        b.set_gate(Gate::Open);
+        assert!(b.take_pending().is_none(), "pending failures are dropped");
+        assert!(b.holds_back() && !b.invokes());
+        let stop = CancellationToken::new();
+        let waiting = tokio::time::timeout(std::time::Duration::from_millis(100), b.admit(&stop));
+        assert!(waiting.await.is_err(), "still waiting while open");
+        let admitted = {
+            let b = b.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move { b.admit(&stop).await })
+        };
+        b.set_gate(Gate::Closed);
+        assert_eq!(admitted.await.unwrap(), Some(Admit::Any));
+        b.set_gate(Gate::Open);
+        stop.cancel();
+        assert_eq!(b.admit(&stop).await, None);
+    }
+
+    #[tokio::test]
+    async fn a_probe_admits_one_message_and_reports_its_outcome() {
+        let (_all, b) = breaker(CircuitBreaker::default());
+        b.set_gate(Gate::Probe);
+        assert!(b.invokes(), "the probe's message is invoked");
+        assert!(b.holds_back(), "and not retried or poisoned when it fails");
+        let stop = CancellationToken::new();
+        assert_eq!(b.admit(&stop).await, Some(Admit::One));
+        let second = tokio::time::timeout(std::time::Duration::from_millis(300), b.admit(&stop));
+        assert!(second.await.is_err(), "one probe at a time");
+        b.finished(Some("still failing"));
+        assert_eq!(b.take_probe_outcome(), Some(false));
+        assert!(
+            b.take_pending().is_none(),
+            "a probe's failure is not counted"
+        );
+        b.unused_probe();
+        assert_eq!(b.admit(&stop).await, Some(Admit::One));
+        b.finished(None);
+        assert_eq!(b.take_probe_outcome(), Some(true));
+    }
+
+    #[tokio::test]
+    async fn a_function_hosted_again_gets_its_breaker_back() {
+        let (all, b) = breaker(CircuitBreaker::default());
+        let again = all.register(
+            b.key.clone(),
+            CircuitBreaker {
+                failure_threshold: 3,
+                ..CircuitBreaker::default()
+            },
+            WebhookSecret::from_bytes(vec![8; 32]).unwrap(),
+        );
+        assert!(Arc::ptr_eq(&b, &again));
+        assert_eq!(b.settings().failure_threshold, 3);
+        drop((b, again));
+        assert!(all.live().is_empty());
+    }
+}

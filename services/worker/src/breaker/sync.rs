@@ -1,0 +1,201 @@
+//! The task that keeps this worker's breakers and Postgres in step, once per tick or at once
+//! when woken: per tenant, in one transaction, it adds the failures counted since the last
+//! tick (opening a breaker that crossed its threshold), reports a probe's outcome, claims or
+//! renews a due probe, and reads which breakers are not closed; then it sets every gate and
+//! posts each transition it made to the function's operator webhook.
+//!
+//! Counting is batched so that it never limits dispatch: an invocation only adds to a counter
+//! in memory (see `FunctionBreaker::finished`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use shoal_domain::circuit_breaker::{BreakerCause, BreakerState};
+use shoal_domain::names::TenantName;
+use shoal_invoker::Invoker;
+use shoal_store::breakers::{self, BreakerRecord, FunctionRef, Transition};
+use shoal_store::{StoreError, TenantId, begin_tenant};
+use tokio_util::sync::CancellationToken;
+
+use super::{Breakers, FunctionBreaker, Gate};
+
+pub struct Sync {
+    pub breakers: Arc<Breakers>,
+    pub pool: sqlx::PgPool,
+    pub worker: String,
+    pub tick: Duration,
+    pub invoker: Invoker,
+}
+
+impl Sync {
+    /// Runs until `stop`; a failed round is logged and the next one tries again (counts taken
+    /// for a failed round are lost, which only delays an opening).
+    pub async fn run(self, stop: CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(self.tick) => {}
+                _ = self.breakers.sync.notified() => {}
+            }
+            if let Err(e) = self.round().await {
+                tracing::warn!(error = %e, "syncing the circuit breakers with Postgres failed; retrying next tick");
+            }
+        }
+    }
+
+    /// One round over every live breaker of this worker.
+    pub async fn round(&self) -> Result<(), StoreError> {
+        let mut by_tenant: BTreeMap<String, Vec<Arc<FunctionBreaker>>> = BTreeMap::new();
+        for breaker in self.breakers.live() {
+            by_tenant
+                .entry(breaker.key.tenant.clone())
+                .or_default()
+                .push(breaker);
+        }
+        for (tenant, functions) in by_tenant {
+            let Ok(name) = TenantName::parse(&tenant) else {
+                continue;
+            };
+            let tenant = TenantId::new(name);
+            let (gates, made) = self.tenant_round(&tenant, &functions).await?;
+            for (breaker, gate) in functions.iter().zip(gates) {
+                breaker.set_gate(gate);
+            }
+            for (breaker, transition) in made {
+                self.notify(&breaker, &transition);
+            }
+        }
+        Ok(())
+    }
+
+    async fn tenant_round(
+        &self,
+        tenant: &TenantId,
+        functions: &[Arc<FunctionBreaker>],
+    ) -> Result<(Vec<Gate>, Vec<(Arc<FunctionBreaker>, Transition)>), StoreError> {
+        let mut made = Vec::new();
+        let mut tx = begin_tenant(&self.pool, tenant).await?;
+        for breaker in functions {
+            let f = function_ref(tenant, breaker);
+            if let Some((count, recent)) = breaker.take_pending() {
+                let settings = breaker.settings();
+                if let Some(t) =
+                    breakers::record_failures(&mut tx, f, &settings, count, &recent, &self.worker)
+                        .await?
+                {
+                    tracing::warn!(function = f.function, app = f.app, threshold = settings.failure_threshold,
+                        window = %settings.window, "circuit breaker opened: too many final failures; the function's listeners pause");
+                    made.push((breaker.clone(), t));
+                }
+            }
+            if let Some(succeeded) = breaker.take_probe_outcome()
+                && let Some(t) = breakers::probe_result(&mut tx, f, &self.worker, succeeded).await?
+            {
+                tracing::info!(
+                    function = f.function,
+                    app = f.app,
+                    succeeded,
+                    "circuit breaker probe ended"
+                );
+                made.push((breaker.clone(), t));
+            }
+        }
+        let open: BTreeMap<(String, String), BreakerRecord> =
+            breakers::open_of_tenant(&mut tx, tenant)
+                .await?
+                .into_iter()
+                .map(|r| ((r.app.clone(), r.function.clone()), r))
+                .collect();
+        let mut gates = Vec::with_capacity(functions.len());
+        for breaker in functions {
+            let f = function_ref(tenant, breaker);
+            let Some(record) = open.get(&(breaker.key.app.clone(), breaker.key.function.clone()))
+            else {
+                gates.push(Gate::Closed);
+                continue;
+            };
+            let (holds, transition) = if self.may_probe(breaker, record) {
+                let settings = breaker.settings();
+                breakers::claim_probe(
+                    &mut tx,
+                    f,
+                    &self.worker,
+                    settings.cooldown.as_duration(),
+                    self.probe_lease(),
+                )
+                .await?
+            } else {
+                (false, None)
+            };
+            if let Some(t) = transition {
+                tracing::info!(
+                    function = f.function,
+                    app = f.app,
+                    "circuit breaker half-open: this worker probes with one message"
+                );
+                made.push((breaker.clone(), t));
+            }
+            gates.push(if holds { Gate::Probe } else { Gate::Open });
+        }
+        shoal_store::commit(tx).await?;
+        Ok((gates, made))
+    }
+
+    /// Whether to try for the probe: the breaker half-opens by itself, and either it has been
+    /// open for its cooldown (by this worker's clock, give or take a tick; Postgres decides),
+    /// or it is half-open and the probe is this worker's or its holder's claim lapsed.
+    fn may_probe(&self, breaker: &FunctionBreaker, record: &BreakerRecord) -> bool {
+        let settings = breaker.settings();
+        if !settings.half_open {
+            return false;
+        }
+        let now = Utc::now();
+        match record.state {
+            BreakerState::Open => {
+                matches!(
+                    record.cause,
+                    Some(BreakerCause::Failures | BreakerCause::ProbeFailed)
+                ) && record
+                    .changed_at
+                    .is_some_and(|at| at + settings.cooldown.as_duration() <= now + self.tick)
+            }
+            BreakerState::HalfOpen => {
+                record.probe_by.as_deref() == Some(self.worker.as_str())
+                    || record.probe_until.is_none_or(|until| until < now)
+            }
+            BreakerState::Closed => false,
+        }
+    }
+
+    /// How long a probe claim holds without renewal: a few ticks, at least 5 s.
+    fn probe_lease(&self) -> Duration {
+        (self.tick * 5).max(Duration::from_secs(5))
+    }
+
+    /// Posts the transition to the function's operator webhook, if it has one, in the
+    /// background (with retries; see `Invoker::deliver_event`).
+    fn notify(&self, breaker: &FunctionBreaker, t: &Transition) {
+        let Some(url) = breaker.settings().notify_url else {
+            return;
+        };
+        let event = t.event(&breaker.key.tenant);
+        let webhook_id = event.webhook_id();
+        let body = serde_json::to_vec(&event.body()).unwrap_or_default();
+        let (invoker, secret) = (self.invoker.clone(), breaker.secret());
+        tokio::spawn(async move {
+            invoker
+                .deliver_event(&url, &secret, &webhook_id, body)
+                .await;
+        });
+    }
+}
+
+fn function_ref<'a>(tenant: &'a TenantId, breaker: &'a FunctionBreaker) -> FunctionRef<'a> {
+    FunctionRef {
+        tenant,
+        app: &breaker.key.app,
+        function: &breaker.key.function,
+    }
+}
