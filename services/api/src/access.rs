@@ -209,6 +209,16 @@ pub async fn authorize(
     }
 }
 
+/// Whether the caller's grants allow `action` at `at`, without refusing or auditing: for a
+/// response that shows more to callers allowed more (a poison message's body only to those
+/// who may read the app's settings).
+pub fn permits(caller: &Caller, action: &str, at: &Scope) -> bool {
+    matches!(
+        caller.grants.evaluate(Operation::Action(action), at),
+        Decision::Allowed { .. }
+    )
+}
+
 /// [`authorize`] for a management action.
 pub async fn allow(
     pool: &PgPool,

@@ -36,6 +36,9 @@ pub enum ApiError {
     Validation(Vec<FieldError>),
     #[error("the database is unavailable")]
     Unavailable,
+    /// A storage service the request needs (an app's queue) failed or could not be reached.
+    #[error("{0}")]
+    Storage(String),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -79,6 +82,8 @@ pub enum ProblemKind {
     /// The function's handler failed or answered something that is not a response.
     HandlerFailed,
     Unavailable,
+    /// An app's storage (its trigger's queues) failed or could not be reached.
+    StorageFailed,
     /// A webhook for an app whose `state` is `Stopped`.
     AppStopped,
     /// `?mode=async` for a function whose request is forwarded as is.
@@ -107,6 +112,7 @@ impl ProblemKind {
             ProblemKind::Internal => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             ProblemKind::HandlerFailed => (StatusCode::BAD_GATEWAY, "handler-failed"),
             ProblemKind::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ProblemKind::StorageFailed => (StatusCode::BAD_GATEWAY, "storage-failed"),
             ProblemKind::AppStopped => (StatusCode::SERVICE_UNAVAILABLE, "app-stopped"),
             ProblemKind::AsyncNotForwarded => (StatusCode::BAD_REQUEST, "async-not-forwarded"),
         }
@@ -172,6 +178,7 @@ impl ApiError {
             ApiError::PayloadTooLarge => ProblemKind::PayloadTooLarge,
             ApiError::Validation(_) => ProblemKind::Validation,
             ApiError::Unavailable => ProblemKind::Unavailable,
+            ApiError::Storage(_) => ProblemKind::StorageFailed,
             ApiError::Internal(_) => ProblemKind::Internal,
         }
     }
@@ -273,6 +280,7 @@ mod tests {
             (ProblemKind::Internal, 500, "internal"),
             (ProblemKind::HandlerFailed, 502, "handler-failed"),
             (ProblemKind::Unavailable, 503, "unavailable"),
+            (ProblemKind::StorageFailed, 502, "storage-failed"),
             (ProblemKind::AppStopped, 503, "app-stopped"),
             (ProblemKind::AsyncNotForwarded, 400, "async-not-forwarded"),
         ];

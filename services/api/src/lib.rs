@@ -82,6 +82,8 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::diagnostics::router())
         .merge(routes::scale::router())
         .merge(routes::functions::router())
+        .merge(routes::breakers::router())
+        .merge(routes::poison::router())
         .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())

@@ -21,7 +21,7 @@ mod transport;
 
 pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
-pub use queues::{Queue, QueueMessage, Receipt, StorageQueues};
+pub use queues::{PeekedMessage, Queue, QueueMessage, Receipt, StorageQueues};
 pub use service_bus::{
     MessageReceiver, MessageSender, Received, SERVICE_BUS_SCOPE, ServiceBusError,
     ServiceBusNamespace,

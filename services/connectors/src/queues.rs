@@ -17,7 +17,7 @@ use crate::{ConnectorOptions, QueueError, STORAGE_API_VERSION, transport};
 
 mod queue;
 
-pub use queue::{Queue, QueueMessage, Receipt};
+pub use queue::{PeekedMessage, Queue, QueueMessage, Receipt};
 
 /// An account-level handle built from a resolved connection; cheap to clone.
 #[derive(Clone)]

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use shoal_domain::bindings::Binding;
+use shoal_domain::circuit_breaker::CircuitBreaker;
 use shoal_domain::functions::{FunctionSpec, WrittenFunction};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::merge_patch::merge_patch;
@@ -41,6 +42,9 @@ pub struct Function {
     pub excluded: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryPolicy>,
+    /// The function's circuit breaker settings (a Shoal extension of `function.json`), every
+    /// default filled in; its state is at `…/breaker`.
+    pub circuit_breaker: CircuitBreaker,
     /// Stored as written; no effect (Shoal calls the app's handler, it loads no code).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_file: Option<String>,
@@ -67,11 +71,34 @@ pub struct FunctionWriteDoc {
     disabled: Option<bool>,
     excluded: Option<bool>,
     retry: Option<RetryPolicy>,
+    circuit_breaker: Option<CircuitBreakerWrite>,
     script_file: Option<String>,
     entry_point: Option<String>,
     #[schema(pattern = "^(attributes|config)$")]
     configuration_source: Option<String>,
     generated_by: Option<String>,
+}
+
+/// `circuitBreaker` as written; every field is optional (defaults: enabled, more than 100
+/// final failures within `00:00:30`, half-open after `00:01:00`, no operator webhook).
+#[derive(Debug, ToSchema)]
+#[schema(as = CircuitBreakerWrite)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CircuitBreakerWrite {
+    enabled: Option<bool>,
+    #[schema(minimum = 1, maximum = 1000000)]
+    failure_threshold: Option<u32>,
+    /// `hh:mm:ss`, 1 s to 1 h.
+    #[schema(example = "00:00:30")]
+    window: Option<String>,
+    half_open: Option<bool>,
+    /// `hh:mm:ss`, 1 s to 7 days.
+    #[schema(example = "00:01:00")]
+    cooldown: Option<String>,
+    /// Absolute http(s) URL.
+    #[schema(example = "https://ops.example/hooks/shoal")]
+    notify_url: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -104,6 +131,7 @@ pub(crate) fn parse_stored(record: &FunctionRecord) -> Result<WrittenFunction, A
 
 fn view(record: FunctionRecord) -> Result<Function, ApiError> {
     let spec = parse_stored(&record)?.spec;
+    let breaker = spec.breaker();
     let trigger_type = spec
         .trigger()
         .map(|t| t.type_name().to_string())
@@ -115,6 +143,7 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
         trigger_type,
         disabled: spec.disabled,
         excluded: spec.excluded,
+        circuit_breaker: breaker,
         retry: spec.retry,
         script_file: spec.script_file,
         entry_point: spec.entry_point,

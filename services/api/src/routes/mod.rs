@@ -3,6 +3,7 @@
 pub mod app_identity;
 pub mod apps;
 pub mod audit;
+pub mod breakers;
 pub mod diagnostics;
 pub mod functions;
 pub mod health;
@@ -11,6 +12,7 @@ pub mod identity_endpoint;
 pub mod msi;
 pub mod oauth2;
 pub mod oidc;
+pub mod poison;
 pub mod principals;
 pub mod roles;
 pub mod scale;

@@ -3,6 +3,7 @@
 
 mod apps;
 mod bad_input;
+mod breakers;
 mod conditional;
 mod external_issuer;
 mod functions;
@@ -15,6 +16,7 @@ mod openapi;
 mod outage;
 mod outbound_identity;
 mod pasted_config;
+mod poison;
 mod rbac;
 mod scale;
 mod service_bus_entity;

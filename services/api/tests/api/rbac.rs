@@ -169,6 +169,24 @@ fn endpoints() -> Vec<Endpoint> {
             None,
             MANAGE,
         ),
+        e(
+            Method::GET,
+            "/v1/tenants/contoso/apps/orders/functions/process/breaker",
+            None,
+            ALL,
+        ),
+        e(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/functions/process/pause",
+            None,
+            MANAGE,
+        ),
+        e(
+            Method::POST,
+            "/v1/tenants/contoso/apps/orders/functions/process/resume",
+            None,
+            MANAGE,
+        ),
         e(Method::GET, "/v1/tenants/contoso/identities", None, ALL),
         e(
             Method::GET,

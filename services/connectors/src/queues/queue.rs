@@ -41,6 +41,17 @@ pub struct QueueMessage {
     pub text: String,
 }
 
+/// A message seen without receiving it (peeked): it stays visible and its dequeue count is
+/// unchanged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeekedMessage {
+    pub message_id: String,
+    pub dequeue_count: u32,
+    pub insertion_time: DateTime<Utc>,
+    pub expiration_time: DateTime<Utc>,
+    pub text: String,
+}
+
 /// What a visibility update returns: the receipt to use from now on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Receipt {
@@ -241,8 +252,18 @@ impl Queue {
     /// When the oldest visible message was inserted (None when none is visible): the scaler's
     /// "queue time", as Azure's queue scale monitor reads it. Peeking changes nothing.
     pub async fn oldest_visible_inserted_at(&self) -> Result<Option<DateTime<Utc>>, QueueError> {
+        Ok(self.peek(1).await?.first().map(|m| m.insertion_time))
+    }
+
+    /// Up to `max_messages` (1..=32) visible messages from the front, without receiving them.
+    pub async fn peek(&self, max_messages: u8) -> Result<Vec<PeekedMessage>, QueueError> {
+        if !(1..=32).contains(&max_messages) {
+            return Err(QueueError::Other(format!(
+                "max_messages must be between 1 and 32, not {max_messages}"
+            )));
+        }
         let options = QueueClientPeekMessagesOptions {
-            number_of_messages: Some(1),
+            number_of_messages: Some(i32::from(max_messages)),
             ..Default::default()
         };
         let peeked = self
@@ -252,13 +273,28 @@ impl Queue {
             .await
             .and_then(|r| r.into_model())
             .map_err(|e| self.error(&e, Op::Peek))?;
-        Ok(peeked
+        let missing = |field: &str| QueueError::Other(format!("peeked message without {field}"));
+        peeked
             .items
             .unwrap_or_default()
             .into_iter()
-            .next()
-            .and_then(|m| m.insertion_time)
-            .map(to_chrono))
+            .map(|m| {
+                Ok(PeekedMessage {
+                    message_id: m.message_id.ok_or_else(|| missing("MessageId"))?,
+                    dequeue_count: m
+                        .dequeue_count
+                        .and_then(|c| u32::try_from(c).ok())
+                        .unwrap_or(0),
+                    insertion_time: to_chrono(
+                        m.insertion_time.ok_or_else(|| missing("InsertionTime"))?,
+                    ),
+                    expiration_time: to_chrono(
+                        m.expiration_time.ok_or_else(|| missing("ExpirationTime"))?,
+                    ),
+                    text: m.message_text.unwrap_or_default(),
+                })
+            })
+            .collect()
     }
 }
 

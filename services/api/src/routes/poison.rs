@@ -1,0 +1,398 @@
+//! `…/functions/{function}/poison` and `…/poison/replay`: a queue-triggered function's poison
+//! queue (`<queue>-poison`, where messages go after `maxDequeueCount` failed deliveries) — its
+//! depth and oldest messages, and moving messages back to the trigger queue with their body
+//! intact and a fresh dequeue count once the handler works again.
+//!
+//! The API reaches the queue with the app's connection as this process can sign in (like the
+//! Service Bus probe of diagnostics): connection strings everywhere, identity-based
+//! connections where the API's host may sign in as the app's identity.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use shoal_connectors::{ConnectorOptions, Queue, QueueError, StorageQueues};
+use shoal_domain::bindings::Binding;
+use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::queue_trigger::{poison_queue_name, trigger_queue_name};
+use shoal_store::{TenantId, apps, begin_tenant, functions as stored_functions, principals};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::functions::parse_stored;
+use super::{TAG_FUNCTIONS, authorize};
+use crate::access::{Caller, allow, permits};
+use crate::error::{ApiError, Problem};
+use crate::extract::{FunctionPath, JsonBody, Query};
+use crate::state::AppState;
+use shoal_domain::rbac::{Scope, actions};
+
+/// Most messages one replay moves, and the default.
+const MAX_REPLAY: u32 = 1000;
+const DEFAULT_REPLAY: u32 = 32;
+/// How long a message taken for replay stays invisible: enough for its copy and delete.
+const REPLAY_VISIBILITY: Duration = Duration::from_secs(30);
+/// Longest one request waits on the storage service.
+const STORAGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoisonQueue {
+    pub trigger_queue: String,
+    pub poison_queue: String,
+    /// The service's approximate count (0 when the poison queue does not exist yet).
+    pub approximate_count: u64,
+    /// The oldest visible messages, oldest first (peeked: nothing changes).
+    pub messages: Vec<PoisonMessage>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoisonMessage {
+    pub message_id: String,
+    pub inserted_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    /// Times it was received from the poison queue (replays and peeks do not count).
+    pub dequeue_count: u32,
+    /// The message text as stored; only for callers allowed to read the app's settings
+    /// (`Shoal/apps/settings/list/action`), since bodies often carry what settings protect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct PoisonQuery {
+    /// How many of the oldest messages to show, 1 to 32 (default 10).
+    pub top: Option<u8>,
+}
+
+/// What to replay: up to `count` messages from the front of the poison queue, or exactly the
+/// messages named (at most `count` of them).
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplayRequest {
+    /// 1 to 1000; default 32.
+    pub count: Option<u32>,
+    /// Only these messages (ids as the read endpoint shows them).
+    pub message_ids: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayResult {
+    /// Moved back to the trigger queue (each is a new message there, body unchanged).
+    pub replayed: u32,
+    /// The poison-queue ids of the messages moved.
+    pub message_ids: Vec<String>,
+    /// Named in `messageIds` but not found in the poison queue.
+    pub not_found: Vec<String>,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_poison))
+        .routes(routes!(replay_poison))
+}
+
+/// Read a queue-triggered function's poison queue: its depth and oldest messages (bodies only
+/// for callers who may read the app's settings).
+#[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison", tag = TAG_FUNCTIONS,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), PoisonQuery),
+    responses((status = 200, body = PoisonQueue), (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem, description = "the function has no queue trigger"),
+        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service failed")))]
+pub async fn get_poison(
+    State(state): State<AppState>,
+    caller: Caller,
+    FunctionPath(tenant, app, function): FunctionPath,
+    Query(query): Query<PoisonQuery>,
+) -> Result<Json<PoisonQueue>, ApiError> {
+    let scope = Scope::function(&tenant, &app, &function);
+    allow(&state.pool, &caller, actions::FUNCTIONS_POISON_READ, &scope).await?;
+    let top = query.top.unwrap_or(10);
+    if !(1..=32).contains(&top) {
+        return Err(ApiError::validation("top", "must be between 1 and 32"));
+    }
+    let with_bodies = permits(
+        &caller,
+        actions::APP_SETTINGS_LIST,
+        &Scope::app(&tenant, &app),
+    );
+    let id = TenantId::new(tenant);
+    let queues = TriggerQueues::open(&state, &id, app.as_str(), function.as_str()).await?;
+    let (approximate_count, peeked) = bounded(async {
+        match queues.poison.approximate_length().await {
+            Err(QueueError::QueueNotFound { .. }) => Ok((0, Vec::new())),
+            Err(e) => Err(e),
+            Ok(count) => Ok((count, queues.poison.peek(top).await?)),
+        }
+    })
+    .await?;
+    Ok(Json(PoisonQueue {
+        trigger_queue: queues.trigger.name().to_owned(),
+        poison_queue: queues.poison.name().to_owned(),
+        approximate_count,
+        messages: peeked
+            .into_iter()
+            .map(|m| PoisonMessage {
+                message_id: m.message_id,
+                inserted_at: m.insertion_time,
+                expires_at: m.expiration_time,
+                dequeue_count: m.dequeue_count,
+                body: with_bodies.then_some(m.text),
+            })
+            .collect(),
+    }))
+}
+
+/// Move poison messages back to the function's trigger queue: each is copied with its body
+/// intact (a new message, dequeue count 0), then deleted from the poison queue; if the delete
+/// fails the message may be replayed twice, never lost. Audited.
+#[utoipa::path(post, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison/replay", tag = TAG_FUNCTIONS,
+    params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
+    request_body = ReplayRequest,
+    responses((status = 200, body = ReplayResult), (status = 403, body = Problem), (status = 404, body = Problem),
+        (status = 409, body = Problem, description = "the function has no queue trigger"),
+        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service failed")))]
+pub async fn replay_poison(
+    State(state): State<AppState>,
+    caller: Caller,
+    FunctionPath(tenant, app, function): FunctionPath,
+    JsonBody(body): JsonBody,
+) -> Result<Json<ReplayResult>, ApiError> {
+    let authorized = authorize(
+        &state,
+        &caller,
+        actions::FUNCTIONS_POISON_REPLAY,
+        &Scope::function(&tenant, &app, &function),
+    )
+    .await?;
+    let request = parse_replay(&body)?;
+    let id = TenantId::new(tenant);
+    let queues = TriggerQueues::open(&state, &id, app.as_str(), function.as_str()).await?;
+    let result = bounded(replay(&queues, &request)).await?;
+    // Audited after the move: the entry records what was done, even if only part of it.
+    let write = authorized.begin(&id).await?;
+    write
+        .commit(&format!(
+            "/v1/tenants/{id}/apps/{app}/functions/{function}/poison/replay"
+        ))
+        .await?;
+    Ok(Json(result))
+}
+
+fn parse_replay(body: &serde_json::Value) -> Result<ReplayRequest, ApiError> {
+    use serde_json::Value;
+    let Value::Object(fields) = body else {
+        return Err(ApiError::validation(
+            "",
+            "expected an object {count?, messageIds?}",
+        ));
+    };
+    let mut problems = Vec::new();
+    let mut problem = |path: String, message: String| {
+        problems.push(shoal_domain::validation::FieldError { path, message })
+    };
+    for key in fields.keys() {
+        if !matches!(key.as_str(), "count" | "messageIds") {
+            problem(
+                key.clone(),
+                "is not a field of a replay request (count, messageIds)".into(),
+            );
+        }
+    }
+    let count = match fields.get("count") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=u64::from(MAX_REPLAY)).contains(&n) => Some(n as u32),
+            _ => {
+                problem(
+                    "count".into(),
+                    format!("must be an integer between 1 and {MAX_REPLAY}"),
+                );
+                None
+            }
+        },
+    };
+    let message_ids = match fields.get("messageIds") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_REPLAY as usize => {
+            let mut ids = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                match item.as_str().map(str::trim) {
+                    Some(id) if !id.is_empty() => ids.push(id.to_owned()),
+                    _ => problem(
+                        format!("messageIds[{i}]"),
+                        "must be a non-empty string".into(),
+                    ),
+                }
+            }
+            Some(ids)
+        }
+        Some(_) => {
+            problem(
+                "messageIds".into(),
+                format!("must be an array of 1 to {MAX_REPLAY} message ids"),
+            );
+            None
+        }
+    };
+    if !problems.is_empty() {
+        return Err(ApiError::Validation(problems));
+    }
+    Ok(ReplayRequest { count, message_ids })
+}
+
+/// Receives from the poison queue until `count` messages (or every named one) moved back or
+/// the queue has no more visible messages; messages received but not named are made visible
+/// again at once.
+async fn replay(
+    queues: &TriggerQueues,
+    request: &ReplayRequest,
+) -> Result<ReplayResult, QueueError> {
+    let wanted: Option<BTreeMap<&str, bool>> = request
+        .message_ids
+        .as_ref()
+        .map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
+    let mut wanted = wanted;
+    let limit = request
+        .count
+        .unwrap_or(match &wanted {
+            Some(ids) => ids.len() as u32,
+            None => DEFAULT_REPLAY,
+        })
+        .min(MAX_REPLAY);
+    let mut moved = Vec::new();
+    let mut skipped = Vec::new();
+    let result = async {
+        while (moved.len() as u32) < limit {
+            let take = (limit - moved.len() as u32).clamp(1, 32) as u8;
+            let batch = match queues.poison.receive(take, REPLAY_VISIBILITY).await {
+                Err(QueueError::QueueNotFound { .. }) => break,
+                other => other?,
+            };
+            if batch.is_empty() {
+                break;
+            }
+            for message in batch {
+                let named = match wanted.as_mut() {
+                    None => true,
+                    Some(ids) => match ids.get_mut(message.message_id.as_str()) {
+                        Some(found) => {
+                            *found = true;
+                            true
+                        }
+                        None => false,
+                    },
+                };
+                if !named || moved.len() as u32 >= limit {
+                    skipped.push(message);
+                    continue;
+                }
+                queues.trigger.enqueue(&message.text).await?;
+                queues
+                    .poison
+                    .delete(&message.message_id, &message.pop_receipt)
+                    .await?;
+                moved.push(message.message_id);
+            }
+            if wanted
+                .as_ref()
+                .is_some_and(|ids| ids.values().all(|found| *found))
+            {
+                break;
+            }
+        }
+        Ok::<(), QueueError>(())
+    }
+    .await;
+    // Whatever happened, what was taken but not moved becomes visible again.
+    for message in &skipped {
+        let _ = queues
+            .poison
+            .update_visibility(&message.message_id, &message.pop_receipt, Duration::ZERO)
+            .await;
+    }
+    result?;
+    let not_found = wanted
+        .map(|ids| {
+            ids.into_iter()
+                .filter(|(_, found)| !found)
+                .map(|(id, _)| id.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(ReplayResult {
+        replayed: moved.len() as u32,
+        message_ids: moved,
+        not_found,
+    })
+}
+
+/// A queue-triggered function's trigger queue and poison queue, connected as the app.
+struct TriggerQueues {
+    trigger: Queue,
+    poison: Queue,
+}
+
+impl TriggerQueues {
+    async fn open(
+        state: &AppState,
+        id: &TenantId,
+        app: &str,
+        function: &str,
+    ) -> Result<TriggerQueues, ApiError> {
+        let mut tx = begin_tenant(&state.pool, id).await?;
+        let record = stored_functions::get(&mut tx, id, app, function).await?;
+        let app_record = apps::get(&mut tx, id, &state.cipher, app).await?;
+        let app_spec = super::apps::parse_stored(&app_record)?.spec;
+        let identities = principals::app_identities(&mut tx, id, app, &app_spec.identity).await?;
+        shoal_store::commit(tx).await?;
+        let spec = parse_stored(&record)?.spec;
+        let Some(Binding::QueueTrigger(trigger)) = spec.trigger() else {
+            return Err(ApiError::Conflict(format!(
+                "function {function} has no queueTrigger, so it has no poison queue"
+            )));
+        };
+        let settings: BTreeMap<String, String> = app_record
+            .settings
+            .into_iter()
+            .map(|s| (s.name, s.value))
+            .collect();
+        let unusable =
+            |e: String| ApiError::Conflict(format!("the trigger's queue cannot be used: {e}"));
+        let connection = resolve(
+            ConnectionKind::StorageQueue,
+            trigger.connection.as_deref(),
+            &settings,
+        )
+        .map_err(|e| unusable(e.to_string()))?;
+        let queue_name = trigger_queue_name(&trigger.queue_name, &settings).map_err(unusable)?;
+        let queues =
+            StorageQueues::connect_for_app(&connection, &ConnectorOptions::default(), &identities)
+                .map_err(|e| unusable(e.to_string()))?;
+        let open = |name: &str| queues.queue(name).map_err(|e| unusable(e.to_string()));
+        Ok(TriggerQueues {
+            trigger: open(queue_name.as_str())?,
+            poison: open(&poison_queue_name(queue_name.as_str()))?,
+        })
+    }
+}
+
+/// Runs a storage call with the request's time bound, mapping its failure to a 502.
+async fn bounded<T>(work: impl Future<Output = Result<T, QueueError>>) -> Result<T, ApiError> {
+    match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(ApiError::Storage(format!("the queue service failed: {e}"))),
+        Err(_) => Err(ApiError::Storage(format!(
+            "the queue service did not answer within {} s",
+            STORAGE_TIMEOUT.as_secs()
+        ))),
+    }
+}
