@@ -33,7 +33,8 @@ IMPORT_CHECK = python3 deploy/local/check-imports.py --self-test && \
 
 # The Helm chart, the Dockerfile and the Compose file, checked offline, and the binary started
 # with exactly what they give each container (deploy/local/check-deploy.py). Needs DATABASE_URL.
-DEPLOY_CHECK = $(CARGO) build -q -p shoal && \
+# `;`, not `&&`: under `set -e` a failed build must stop the recipe, which `&&` would not.
+DEPLOY_CHECK = $(CARGO) build -q -p shoal; \
 	.shoal/python/bin/python deploy/local/check-deploy.py --shoal $(TARGET_DIR)/debug/shoal
 
 dev: tools

@@ -37,7 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from deploy_check import autoscaling, chart, compose, image, launch, manifests, processes, schema  # noqa: E402
+from deploy_check import (  # noqa: E402
+    autoscaling, chart, compose, image, launch, manifests, processes, schema, self_test)
 from deploy_check.fail import CheckFailed  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -234,10 +235,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
     parser.add_argument("--shoal", type=Path, default=target / "debug" / "shoal")
+    parser.add_argument("--self-test", action="store_true",
+                        help="only the table tests of the checks' own parsing")
     parser.add_argument("--static-only", action="store_true",
                         help="skip the parts that start processes (no Postgres needed)")
     args = parser.parse_args()
     try:
+        say(f"self-test: {self_test.run()} parsing cases")
+        if args.self_test:
+            return 0
         static_checks()
         if args.static_only:
             return 0
