@@ -31,6 +31,8 @@ BAD_VALUES: list[tuple[str, dict[str, Any], str]] = [
     ("a public URL with a query", {"config": {"publicUrl": "https://x.example.com/?a=1"}},
      "publicUrl"),
     ("an unknown log format", {"config": {"logFormat": "xml"}}, "logFormat"),
+    ("a scheduler lease shorter than two ticks",
+     {"scheduler": {"tick": "2s", "leaseTtl": "3000ms"}}, "leaseTtl"),
     ("more minimum than maximum workers",
      {"worker": {"autoscaling": {"minReplicas": 5, "maxReplicas": 2}}}, "minReplicas"),
     ("more instances per worker than a worker takes",

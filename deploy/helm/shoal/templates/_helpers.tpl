@@ -140,6 +140,11 @@ shoal_scheduler_desired_instances
 
 {{/* What values.schema.json cannot say: relations between values. */}}
 {{- define "shoal.checkValues" -}}
+{{- $tick := include "shoal.milliseconds" .Values.scheduler.tick | int64 -}}
+{{- $leaseTtl := include "shoal.milliseconds" .Values.scheduler.leaseTtl | int64 -}}
+{{- if lt $leaseTtl (mul 2 $tick) -}}
+{{- fail (printf "scheduler.leaseTtl (%s) must be at least twice scheduler.tick (%s): the leader renews its lease once a tick" .Values.scheduler.leaseTtl .Values.scheduler.tick) -}}
+{{- end -}}
 {{- $autoscaling := .Values.worker.autoscaling -}}
 {{- if ne $autoscaling.mode "none" -}}
 {{- if gt (int $autoscaling.minReplicas) (int $autoscaling.maxReplicas) -}}
@@ -149,4 +154,13 @@ shoal_scheduler_desired_instances
 {{- fail (printf "worker.autoscaling.instancesPerWorker (%v) must not exceed worker.capacity (%v): the scheduler places at most capacity instances on a worker" $autoscaling.instancesPerWorker .Values.worker.capacity) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/* A duration as values.schema.json admits it (500ms, 10s, 5m, 1h, 1d, or plain seconds), in
+milliseconds. */}}
+{{- define "shoal.milliseconds" -}}
+{{- $number := regexFind "^[0-9]+" . | int64 -}}
+{{- $unit := trimPrefix (toString $number) . -}}
+{{- $factor := get (dict "ms" 1 "" 1000 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000) $unit | int64 -}}
+{{- mul $number $factor -}}
 {{- end -}}
