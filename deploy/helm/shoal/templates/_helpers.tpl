@@ -85,7 +85,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "shoal.publicUrlEnv" -}}
-{{- with .Values.config.publicUrl }}
+{{- with .Values.config.publicUrl -}}
 - name: SHOAL_PUBLIC_URL
   value: {{ . | quote }}
 {{- end }}
@@ -101,14 +101,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "shoal.podSecurity" -}}
-{{- with .Values.imagePullSecrets }}
-imagePullSecrets:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
 serviceAccountName: {{ include "shoal.serviceAccountName" . }}
 automountServiceAccountToken: {{ .Values.serviceAccount.automountToken }}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* Pod annotations: the component's own plus Prometheus scrape hints. {root, component, port, extra} */}}
@@ -120,7 +120,7 @@ securityContext:
 {{- $_ := set $annotations "prometheus.io/path" "/metrics" -}}
 {{- end -}}
 {{- $annotations = merge (deepCopy .extra) $annotations -}}
-{{- with $annotations }}
+{{- with $annotations -}}
 annotations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
