@@ -1,8 +1,11 @@
 # Developer entry points. Each installs what is missing first (deploy/local/ensure-tools.sh);
 # the logic lives in the scripts under deploy/, the recipes stay short.
 #   make dev      build and run Shoal with embedded defaults (`shoal dev`)
-#   make test     formatting, clippy, every test of the workspace against a real Postgres, then
-#                 schemathesis against the API (deploy/local/fuzz.sh)
+#   make test     formatting, clippy, every test of the workspace against a real Postgres, the
+#                 deploy files' checks (make deploy-check), then schemathesis against the API
+#                 (deploy/local/fuzz.sh)
+#   make deploy-check  the Helm chart, Dockerfile and Compose file: lint, render, validate, and
+#                 the binary started with what they set (deploy/local/check-deploy.py)
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
 #                 scheduler against references of the same run, as ratios; then `terraform apply`
 #                 through the provider against plain PUTs of the same resources
@@ -18,7 +21,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Queries live in one module per aggregate (services/store), checked by the tests against a
 # real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
-.PHONY: dev test bench fuzz lint fmt openapi tools live-servicebus
+.PHONY: dev test bench fuzz lint fmt openapi tools live-servicebus deploy-check
 
 tools:
 	@deploy/local/ensure-tools.sh
@@ -27,6 +30,12 @@ tools:
 # counts as an edge).
 IMPORT_CHECK = python3 deploy/local/check-imports.py --self-test && \
 	python3 deploy/local/check-imports.py --enforce all
+
+# The Helm chart, the Dockerfile and the Compose file, checked offline, and the binary started
+# with exactly what they give each container (deploy/local/check-deploy.py). Needs DATABASE_URL.
+# `;`, not `&&`: under `set -e` a failed build must stop the recipe, which `&&` would not.
+DEPLOY_CHECK = $(CARGO) build -q -p shoal; \
+	.shoal/python/bin/python deploy/local/check-deploy.py --shoal $(TARGET_DIR)/debug/shoal
 
 dev: tools
 	$(CARGO) build -p shoal
@@ -43,6 +52,7 @@ test: tools
 	else \
 		$(CARGO) test --workspace; \
 	fi; \
+	$(DEPLOY_CHECK); \
 	if [ -n "$${SHOAL_LIVE_SERVICEBUS_CONNECTION:-}" ]; then \
 		$(MAKE) --no-print-directory live-servicebus; \
 	else \
@@ -67,6 +77,10 @@ live-servicebus: tools
 	fi
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	$(CARGO) nextest run -p shoal-worker --run-ignored only -E 'test(/^service_bus_live::/)'
+
+deploy-check: tools
+	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
+	$(DEPLOY_CHECK)
 
 # Also the last step of `test`: see deploy/local/fuzz.sh.
 fuzz: tools

@@ -16,37 +16,49 @@ use crate::runtime::SchedulerStatus;
 
 /// The OpenMetrics text exposition of `status` and the store's operations.
 pub fn render(status: &SchedulerStatus) -> String {
-    let gauges: [(&str, &str, f64); 5] = [
+    let leading = status.leading.load(Ordering::Relaxed);
+    let gauges: [(&str, &str, &str, f64); 5] = [
         (
             "shoal_scheduler_leader",
             "1 while this scheduler leads",
-            f64::from(u8::from(status.leading.load(Ordering::Relaxed))),
+            "",
+            f64::from(u8::from(leading)),
         ),
         (
             "shoal_scheduler_epoch",
             "The lease epoch last seen",
+            "",
             status.epoch.load(Ordering::Relaxed) as f64,
         ),
+        // Labelled with whether this scheduler leads: a standby keeps the value of its last tick
+        // as leader, stale once another leads, so the worker autoscaler selects leader="true".
         (
             "shoal_scheduler_desired_instances",
-            "Desired app instances over all apps",
+            "Desired app instances over all apps, as of this scheduler's last tick",
+            if leading {
+                "{leader=\"true\"}"
+            } else {
+                "{leader=\"false\"}"
+            },
             status.total_desired.load(Ordering::Relaxed) as f64,
         ),
         (
             "shoal_scheduler_unplaced_instances",
             "Desired instances no live worker could take",
+            "",
             status.unplaced.load(Ordering::Relaxed) as f64,
         ),
         (
             "shoal_scheduler_last_tick_seconds",
             "Duration of the last tick",
+            "",
             status.last_tick_micros.load(Ordering::Relaxed) as f64 / 1e6,
         ),
     ];
     let mut text = String::new();
-    for (name, help, value) in gauges {
+    for (name, help, labels, value) in gauges {
         text.push_str(&format!(
-            "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n"
+            "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{labels} {value}\n"
         ));
     }
     let mut registry = Registry::with_prefix("shoal");
@@ -104,5 +116,27 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    /// The total desired instances carry `leader`: the worker autoscaler reads the leader's
+    /// series only, never a standby's stale one.
+    #[test]
+    fn desired_instances_say_whether_this_scheduler_leads() {
+        let status = SchedulerStatus::default();
+        status.total_desired.store(7, Ordering::Relaxed);
+
+        let standby = render(&status);
+        status.leading.store(true, Ordering::Relaxed);
+        let leader = render(&status);
+
+        assert!(
+            standby.contains("\nshoal_scheduler_desired_instances{leader=\"false\"} 7\n"),
+            "{standby}"
+        );
+        assert!(
+            leader.contains("\nshoal_scheduler_desired_instances{leader=\"true\"} 7\n"),
+            "{leader}"
+        );
+        assert!(!leader.contains("leader=\"false\""), "{leader}");
     }
 }

@@ -1,0 +1,5 @@
+"""The one error a check raises: what failed, in a sentence."""
+
+
+class CheckFailed(Exception):
+    pass

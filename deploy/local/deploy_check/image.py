@@ -1,0 +1,26 @@
+"""deploy/docker/Dockerfile, checked without a Docker engine: what the final stage runs, as
+whom, and how the binary is built."""
+
+from __future__ import annotations
+
+import re
+
+from .fail import CheckFailed
+from .launch import Image
+from .processes import IMAGE_BINARY
+
+
+def check(img: Image) -> None:
+    if img.entrypoint != [IMAGE_BINARY]:
+        raise CheckFailed(f"Dockerfile: ENTRYPOINT is {img.entrypoint}, expected [{IMAGE_BINARY!r}]")
+    user = img.user.split(":")[0]
+    if user in ("", "0", "root"):
+        raise CheckFailed(f"Dockerfile: the final stage runs as `{img.user or 'root'}`; it must "
+                          "name a non-root user")
+    code = "\n".join(ln for ln in img.text.splitlines() if not ln.lstrip().startswith("#"))
+    if re.search(r"^\s*HEALTHCHECK\b", code, re.MULTILINE | re.IGNORECASE):
+        raise CheckFailed("Dockerfile: HEALTHCHECK present; Kubernetes probes do that")
+    if not re.search(r"cargo build[^\n]*--locked[^\n]*--release", code):
+        raise CheckFailed("Dockerfile: the binary must be built with `cargo build --locked --release`")
+    if len(re.findall(r"^\s*FROM\s", code, re.MULTILINE | re.IGNORECASE)) < 2:
+        raise CheckFailed("Dockerfile: expected a build stage and a runtime stage")
