@@ -2,6 +2,7 @@
 //! database, Azurite and handler per test.
 
 mod assignments;
+mod breakers;
 mod delivery;
 mod failures;
 mod identity;

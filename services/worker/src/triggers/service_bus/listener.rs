@@ -64,6 +64,9 @@ pub async fn run(
             },
         };
         // An open circuit breaker stops the receives; the messages stay in the entity.
+        if ctx.function.breaker.holds_back() {
+            stats.set_status("paused: the function's circuit breaker is open");
+        }
         let Some(admit) = ctx.function.breaker.admit(&stop).await else {
             break;
         };

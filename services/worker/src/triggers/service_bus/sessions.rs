@@ -72,6 +72,9 @@ async fn slot(
     while !stop.is_cancelled() {
         // An open circuit breaker stops accepting sessions; their messages stay put. (A
         // half-open probe accepts one session and receives one message from it.)
+        if ctx.function.breaker.holds_back() {
+            stats.set_status("paused: the function's circuit breaker is open");
+        }
         let Some(admit) = ctx.function.breaker.admit(&stop).await else {
             break;
         };
