@@ -18,10 +18,15 @@
 //! * `webhooks`: the webhook ingress against calling the same handler directly with the same
 //!   signed request: the latency it adds to one call and the throughput it keeps (see
 //!   [`webhooks`]).
+//! * `breaker`: how soon every listener of a function stops after the failure that crosses its
+//!   circuit breaker's threshold (next to a pause by hand and the counting tick), and the
+//!   dispatch rate on the failure path with the breaker's counting on against off (see
+//!   [`breaker`]).
 //!
 //! A part that fails is reported and the next one runs; the exit code is non-zero only when a
 //! part could not measure Shoal's own figures (see [`parts`]).
 
+mod breaker;
 mod database;
 mod http;
 mod load;
@@ -122,6 +127,12 @@ struct Args {
     /// Messages preloaded for each Service Bus figure and round.
     #[arg(long, default_value_t = 2_000)]
     sb_messages: u64,
+    /// Messages preloaded for each circuit breaker figure.
+    #[arg(long, default_value_t = 1_000)]
+    breaker_messages: u64,
+    /// Measured seconds of each breaker counting figure (after a 2 s warm-up).
+    #[arg(long, default_value_t = 10)]
+    breaker_measure_secs: u64,
     /// The Service Bus app's `maxConcurrentCalls`, and the raw loop's messages per receive.
     #[arg(long, default_value_t = 16)]
     sb_max_concurrent_calls: u32,
@@ -200,6 +211,7 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::ServiceBus => service_bus(args, &shoal).await,
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
+            Part::Breaker => breaker(args, &shoal).await,
         };
         if let Err(error) = &result {
             eprintln!("shoal-bench: {} part: {error:#}", part.title());
@@ -330,6 +342,30 @@ async fn service_bus(args: &Args, shoal: &ShoalBin) -> Result<()> {
         println!("{line}");
     }
     match &figures.shoal {
+        Err(why) => bail!("{why}"),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The circuit breaker part; its Azurite, workers and scratch database go away with it, also
+/// on Ctrl-C. It fails only when the reaction was not measured.
+async fn breaker(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = breaker::BreakerPlan {
+        shoal,
+        admin_url: &args.database_url,
+        rounds: args.rounds,
+        messages: args.breaker_messages,
+        measure: Duration::from_secs(args.breaker_measure_secs),
+    };
+    let figures = tokio::select! {
+        figures = breaker::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::breaker::lines(&figures) {
+        println!("{line}");
+    }
+    match &figures.reaction {
         Err(why) => bail!("{why}"),
         Ok(_) => Ok(()),
     }

@@ -24,15 +24,18 @@ pub enum Part {
     Scheduler,
     /// The webhook ingress against calling the handler directly.
     Webhooks,
+    /// The circuit breaker's reaction and the cost of its counting.
+    Breaker,
 }
 
 impl Part {
-    pub const ALL: [Part; 5] = [
+    pub const ALL: [Part; 6] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
         Part::Scheduler,
         Part::Webhooks,
+        Part::Breaker,
     ];
 
     /// As the part is named in docs/benchmarks.md and in `--only`.
@@ -43,6 +46,7 @@ impl Part {
             Part::ServiceBus => "Service Bus",
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
+            Part::Breaker => "Breaker",
         }
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::load::LoadResult;
 
+pub mod breaker;
 pub mod queue;
 pub mod scheduler;
 pub mod service_bus;

@@ -14,9 +14,9 @@ use super::handler::Handler;
 use crate::http::Connection;
 use crate::server::{Server, ShoalBin};
 
-const TENANT: &str = "bench";
-const APP: &str = "dispatch";
-const FUNCTION: &str = "bench";
+pub(crate) const TENANT: &str = "bench";
+pub(crate) const APP: &str = "dispatch";
+pub(crate) const FUNCTION: &str = "bench";
 
 /// The app's and its one function's bodies, as PUT through the API.
 pub struct AppBodies {

@@ -23,15 +23,18 @@ use tokio::task::JoinHandle;
 /// What the handler has seen since it started or was last reset.
 pub struct Tally {
     requests: AtomicU64,
+    /// When each request arrived, kept only by a handler started with [`Handler::failing`].
+    arrivals: Option<std::sync::Mutex<Vec<Instant>>>,
     /// Nanoseconds from `base` to the first request, plus one; 0 before the first request.
     first: AtomicU64,
     base: Instant,
 }
 
 impl Tally {
-    fn new() -> Tally {
+    fn new(keep_arrivals: bool) -> Tally {
         Tally {
             requests: AtomicU64::new(0),
+            arrivals: keep_arrivals.then(|| std::sync::Mutex::new(Vec::new())),
             first: AtomicU64::new(0),
             base: Instant::now(),
         }
@@ -49,10 +52,21 @@ impl Tally {
         }
     }
 
+    /// When the `n`th request (from 1) arrived, if the handler keeps arrivals and had that many.
+    pub fn arrival(&self, n: usize) -> Option<Instant> {
+        let arrivals = self.arrivals.as_ref()?;
+        let mut arrivals = arrivals.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        arrivals.sort();
+        arrivals.get(n.checked_sub(1)?).copied()
+    }
+
     /// Back to no requests, for the next round.
     pub fn reset(&self) {
         self.first.store(0, Ordering::Release);
         self.requests.store(0, Ordering::Release);
+        if let Some(arrivals) = &self.arrivals {
+            arrivals.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
     }
 
     fn count(&self) {
@@ -63,6 +77,12 @@ impl Tally {
                 .compare_exchange(0, nanos + 1, Ordering::AcqRel, Ordering::Acquire);
         }
         self.requests.fetch_add(1, Ordering::AcqRel);
+        if let Some(arrivals) = &self.arrivals {
+            arrivals
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Instant::now());
+        }
     }
 }
 
@@ -81,11 +101,35 @@ impl Handler {
     /// A handler answering every request with `200` and this JSON body (the webhook bench's
     /// handler sets an HTTP response).
     pub async fn start_answering(answer: Bytes) -> Result<Handler> {
+        Self::start_with(
+            Answer {
+                status: http::StatusCode::OK,
+                body: answer,
+            },
+            false,
+        )
+        .await
+    }
+
+    /// A handler failing every request with `500` (a final failure for Shoal), keeping when
+    /// each arrived: the circuit breaker figures.
+    pub async fn failing() -> Result<Handler> {
+        Self::start_with(
+            Answer {
+                status: http::StatusCode::INTERNAL_SERVER_ERROR,
+                body: Bytes::new(),
+            },
+            true,
+        )
+        .await
+    }
+
+    async fn start_with(answer: Answer, keep_arrivals: bool) -> Result<Handler> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .context("the bench handler cannot bind a port")?;
         let addr = listener.local_addr()?;
-        let tally = Arc::new(Tally::new());
+        let tally = Arc::new(Tally::new(keep_arrivals));
         let task = tokio::spawn(accept(listener, tally.clone(), answer));
         Ok(Handler { addr, tally, task })
     }
@@ -111,7 +155,14 @@ impl Drop for Handler {
     }
 }
 
-async fn accept(listener: TcpListener, tally: Arc<Tally>, body: Bytes) {
+/// What the handler answers every request with.
+#[derive(Clone)]
+struct Answer {
+    status: http::StatusCode,
+    body: Bytes,
+}
+
+async fn accept(listener: TcpListener, tally: Arc<Tally>, body: Answer) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
@@ -132,12 +183,13 @@ async fn accept(listener: TcpListener, tally: Arc<Tally>, body: Bytes) {
 async fn answer(
     request: Request<Incoming>,
     tally: Arc<Tally>,
-    body: Bytes,
+    answer: Answer,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     // Read the whole body, as a real handler would, before answering.
     let _ = request.into_body().collect().await;
     tally.count();
-    let mut response = Response::new(Full::new(body));
+    let mut response = Response::new(Full::new(answer.body));
+    *response.status_mut() = answer.status;
     response.headers_mut().insert(
         CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
