@@ -26,9 +26,11 @@ pub mod sign_in;
 
 use sign_in::ConnectionSignIn;
 
+mod breaker;
 mod listeners;
 mod service_bus;
 
+pub use breaker::check_breaker;
 pub use listeners::check_undeclared_outputs;
 pub use service_bus::{EntityProbe, check_service_bus_entity};
 

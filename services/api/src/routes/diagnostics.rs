@@ -16,7 +16,8 @@ use axum::extract::State;
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
 use shoal_domain::diagnostics::{
-    CheckStatus, Diagnostics, check_function, check_host_config, check_undeclared_outputs,
+    CheckStatus, Diagnostics, check_breaker, check_function, check_host_config,
+    check_undeclared_outputs,
 };
 use shoal_store::{TenantId, apps, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
@@ -60,6 +61,11 @@ pub async fn get_diagnostics(
     let spec = super::apps::parse_stored(&record)?.spec;
     let identities = principals::app_identities(&mut tx, &id, app.as_str(), &spec.identity).await?;
     let listeners = workers::live_listeners_of_app(&mut tx, &id, app.as_str()).await?;
+    let breakers: Vec<_> = shoal_store::breakers::open_of_tenant(&mut tx, &id)
+        .await?
+        .into_iter()
+        .filter(|b| b.app == app.as_str())
+        .collect();
     shoal_store::commit(tx).await?;
     let token_errors: Vec<(String, String)> = listeners
         .iter()
@@ -97,6 +103,15 @@ pub async fn get_diagnostics(
         checks.extend(
             service_bus::entity_checks(&function.name, &spec, &settings, &identities).await,
         );
+        if let Some(breaker) = breakers.iter().find(|b| b.function == function.name) {
+            checks.extend(check_breaker(
+                &function.name,
+                breaker.state,
+                breaker.cause,
+                breaker.changed_at,
+                breaker.failures.first().map(|f| f.reason.as_str()),
+            ));
+        }
     }
     checks.extend(check_host_config(&host_config));
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);

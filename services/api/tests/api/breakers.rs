@@ -112,6 +112,18 @@ async fn pause_and_resume_are_audited_idempotent_and_posted_signed() {
         .await;
     assert_eq!(paused["state"], "open");
     assert_eq!(paused["cause"], "paused");
+    let diagnostics: Value = app
+        .admin(Method::GET, "/v1/tenants/contoso/apps/orders/diagnostics")
+        .fetch_json()
+        .await;
+    let breaker_check = diagnostics["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["subject"] == "breaker")
+        .unwrap_or_else(|| panic!("diagnostics name the paused function: {diagnostics}"));
+    assert_eq!(breaker_check["function"], "process");
+    assert_eq!(breaker_check["status"], "warning");
     let again: Value = app
         .admin(Method::POST, &format!("{FUNCTION}/pause"))
         .fetch_json()
