@@ -154,6 +154,12 @@ pub enum BreakerState {
 }
 
 impl BreakerState {
+    pub const ALL: [BreakerState; 3] = [
+        BreakerState::Closed,
+        BreakerState::Open,
+        BreakerState::HalfOpen,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             BreakerState::Closed => "closed",
@@ -163,13 +169,7 @@ impl BreakerState {
     }
 
     pub fn parse(s: &str) -> Option<BreakerState> {
-        [
-            BreakerState::Closed,
-            BreakerState::Open,
-            BreakerState::HalfOpen,
-        ]
-        .into_iter()
-        .find(|state| state.as_str() == s)
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
     }
 }
 
@@ -192,6 +192,15 @@ pub enum BreakerCause {
 }
 
 impl BreakerCause {
+    pub const ALL: [BreakerCause; 6] = [
+        BreakerCause::Failures,
+        BreakerCause::Paused,
+        BreakerCause::Resumed,
+        BreakerCause::Cooldown,
+        BreakerCause::ProbeSucceeded,
+        BreakerCause::ProbeFailed,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             BreakerCause::Failures => "failures",
@@ -204,16 +213,7 @@ impl BreakerCause {
     }
 
     pub fn parse(s: &str) -> Option<BreakerCause> {
-        [
-            BreakerCause::Failures,
-            BreakerCause::Paused,
-            BreakerCause::Resumed,
-            BreakerCause::Cooldown,
-            BreakerCause::ProbeSucceeded,
-            BreakerCause::ProbeFailed,
-        ]
-        .into_iter()
-        .find(|cause| cause.as_str() == s)
+        Self::ALL.into_iter().find(|cause| cause.as_str() == s)
     }
 
     /// The state a transition for this cause leads to.
@@ -390,22 +390,11 @@ mod tests {
 
     #[test]
     fn states_and_causes_round_trip_their_names() {
-        for state in [
-            BreakerState::Closed,
-            BreakerState::Open,
-            BreakerState::HalfOpen,
-        ] {
+        for state in BreakerState::ALL {
             assert_eq!(BreakerState::parse(state.as_str()), Some(state));
             assert_eq!(serde_json::to_value(state).unwrap(), json!(state.as_str()));
         }
-        for cause in [
-            BreakerCause::Failures,
-            BreakerCause::Paused,
-            BreakerCause::Resumed,
-            BreakerCause::Cooldown,
-            BreakerCause::ProbeSucceeded,
-            BreakerCause::ProbeFailed,
-        ] {
+        for cause in BreakerCause::ALL {
             assert_eq!(BreakerCause::parse(cause.as_str()), Some(cause));
             assert_eq!(serde_json::to_value(cause).unwrap(), json!(cause.as_str()));
         }

@@ -73,13 +73,7 @@ pub async fn deliver(
         };
         match outcome {
             Outcome::Succeeded => {
-                settle(&ctx, "delete", || {
-                    let r = current(&receipt);
-                    let q = ctx.queue.clone();
-                    let id = message.message_id.clone();
-                    async move { q.delete(&id, &r).await }
-                })
-                .await;
+                delete(&ctx, &message.message_id, &receipt).await;
                 ctx.function.stats.succeeded();
             }
             Outcome::Failed(reason) if ctx.function.breaker.holds_back() => {
@@ -182,13 +176,7 @@ async fn hold_back(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<
     if after_failure(message.dequeue_count, &ctx.options) == AfterFailure::Poison {
         let copied = settle(ctx, "requeue", || ctx.queue.enqueue(&message.text)).await;
         if copied {
-            settle(ctx, "delete", || {
-                let r = current(receipt);
-                let q = ctx.queue.clone();
-                let id = message.message_id.clone();
-                async move { q.delete(&id, &r).await }
-            })
-            .await;
+            delete(ctx, &message.message_id, receipt).await;
             return;
         }
     }
@@ -210,13 +198,18 @@ async fn poison(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<Str
         return;
     }
     ctx.function.stats.poisoned();
+    delete(ctx, &message.message_id, receipt).await;
+}
+
+/// Deletes the message with its current receipt (see [`settle`] for the retries).
+async fn delete(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>) -> bool {
     settle(ctx, "delete", || {
         let r = current(receipt);
         let q = ctx.queue.clone();
-        let id = message.message_id.clone();
+        let id = id.to_owned();
         async move { q.delete(&id, &r).await }
     })
-    .await;
+    .await
 }
 
 fn current(receipt: &Mutex<String>) -> String {
