@@ -23,8 +23,8 @@ pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
 pub use queues::{PeekedMessage, Queue, QueueMessage, Receipt, StorageQueues};
 pub use service_bus::{
-    MessageReceiver, MessageSender, Received, SERVICE_BUS_SCOPE, ServiceBusError,
-    ServiceBusNamespace,
+    MessageReceiver, MessageSender, PeekedServiceBusMessage, Received, SERVICE_BUS_SCOPE,
+    ServiceBusError, ServiceBusNamespace,
 };
 pub use service_bus_admin::{
     EntityDescription, MessageCounts, SERVICE_BUS_MANAGEMENT_API_VERSION, ServiceBusAdmin,

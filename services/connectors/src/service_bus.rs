@@ -30,7 +30,7 @@ use shoal_domain::service_bus_trigger::EntityPath;
 use tokio::sync::Mutex;
 
 pub use error::ServiceBusError;
-pub use message::Received;
+pub use message::{PeekedServiceBusMessage, Received};
 pub use receiver::MessageReceiver;
 pub use sender::MessageSender;
 

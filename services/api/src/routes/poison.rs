@@ -1,11 +1,15 @@
-//! `…/functions/{function}/poison` and `…/poison/replay`: a queue-triggered function's poison
-//! queue (`<queue>-poison`, where messages go after `maxDequeueCount` failed deliveries) — its
-//! depth and oldest messages, and moving messages back to the trigger queue with their body
-//! intact and a fresh dequeue count once the handler works again.
+//! `…/functions/{function}/poison` and `…/poison/replay`: where a function's messages go after
+//! their last failed delivery — a queue trigger's poison queue (`<queue>-poison`, after
+//! `maxDequeueCount`), a Service Bus queue trigger's dead-letter queue (after the entity's
+//! `MaxDeliveryCount`) — its depth and oldest messages, and moving messages back to the
+//! trigger's queue with their body intact and a fresh dequeue or delivery count once the
+//! handler works again.
 //!
-//! The API reaches the queue with the app's connection as this process can sign in (like the
+//! The API reaches the queues with the app's connection as this process can sign in (like the
 //! Service Bus probe of diagnostics): connection strings everywhere, identity-based
 //! connections where the API's host may sign in as the app's identity.
+
+mod dead_letters;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,6 +22,7 @@ use shoal_connectors::{ConnectorOptions, Queue, QueueError, StorageQueues};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::queue_trigger::{poison_queue_name, trigger_queue_name};
+use shoal_domain::service_bus_entity::path::resolve_trigger_entity;
 use shoal_store::{TenantId, apps, begin_tenant, functions as stored_functions, principals};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -56,10 +61,15 @@ pub struct PoisonMessage {
     pub message_id: String,
     pub inserted_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
-    /// Times it was received from the poison queue (replays and peeks do not count).
+    /// Times it was received from the poison queue (replays and peeks do not count); for a
+    /// dead-lettered Service Bus message, its delivery count.
     pub dequeue_count: u32,
-    /// The message text as stored; only for callers allowed to read the app's settings
-    /// (`Shoal/apps/settings/list/action`), since bodies often carry what settings protect.
+    /// Why the broker dead-lettered it (Service Bus only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_letter_reason: Option<String>,
+    /// The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
+    /// for callers allowed to read the app's settings (`Shoal/apps/settings/list/action`),
+    /// since bodies often carry what settings protect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
 }
@@ -94,6 +104,24 @@ pub struct ReplayResult {
     pub not_found: Vec<String>,
 }
 
+impl ReplayResult {
+    fn new(moved: Vec<String>, wanted: Option<BTreeMap<&str, bool>>) -> ReplayResult {
+        let not_found = wanted
+            .map(|ids| {
+                ids.into_iter()
+                    .filter(|(_, found)| !found)
+                    .map(|(id, _)| id.to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        ReplayResult {
+            replayed: moved.len() as u32,
+            message_ids: moved,
+            not_found,
+        }
+    }
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_poison))
@@ -125,30 +153,48 @@ pub async fn get_poison(
         &Scope::app(&tenant, &app),
     );
     let id = TenantId::new(tenant);
-    let queues = TriggerQueues::open(&state, &id, app.as_str(), function.as_str()).await?;
-    let (approximate_count, peeked) = bounded(async {
-        match queues.poison.approximate_length().await {
-            Err(QueueError::QueueNotFound { .. }) => Ok((0, Vec::new())),
-            Err(e) => Err(e),
-            Ok(count) => Ok((count, queues.poison.peek(top).await?)),
-        }
-    })
-    .await?;
-    Ok(Json(PoisonQueue {
-        trigger_queue: queues.trigger.name().to_owned(),
-        poison_queue: queues.poison.name().to_owned(),
-        approximate_count,
-        messages: peeked
-            .into_iter()
-            .map(|m| PoisonMessage {
-                message_id: m.message_id,
-                inserted_at: m.insertion_time,
-                expires_at: m.expiration_time,
-                dequeue_count: m.dequeue_count,
-                body: with_bodies.then_some(m.text),
+    let view = match Source::open(&state, &id, app.as_str(), function.as_str()).await? {
+        Source::Queue(queues) => {
+            let (approximate_count, peeked) = bounded(async {
+                match queues.poison.approximate_length().await {
+                    Err(QueueError::QueueNotFound { .. }) => Ok((0, Vec::new())),
+                    Err(e) => Err(e),
+                    Ok(count) => Ok((count, queues.poison.peek(top).await?)),
+                }
             })
-            .collect(),
-    }))
+            .await?;
+            PoisonQueue {
+                trigger_queue: queues.trigger.name().to_owned(),
+                poison_queue: queues.poison.name().to_owned(),
+                approximate_count,
+                messages: peeked
+                    .into_iter()
+                    .map(|m| PoisonMessage {
+                        message_id: m.message_id,
+                        inserted_at: m.insertion_time,
+                        expires_at: m.expiration_time,
+                        dequeue_count: m.dequeue_count,
+                        dead_letter_reason: None,
+                        body: with_bodies.then_some(m.text),
+                    })
+                    .collect(),
+            }
+        }
+        Source::ServiceBus(dead) => {
+            let (approximate_count, messages) = bounded(async {
+                let depth = dead.depth().await?;
+                Ok::<_, String>((depth, dead.peek(top, with_bodies).await?))
+            })
+            .await?;
+            PoisonQueue {
+                trigger_queue: dead.entity.management_path(),
+                poison_queue: format!("{}/$DeadLetterQueue", dead.entity.management_path()),
+                approximate_count,
+                messages,
+            }
+        }
+    };
+    Ok(Json(view))
 }
 
 /// Move poison messages back to the function's trigger queue: each is copied with its body
@@ -174,9 +220,12 @@ pub async fn replay_poison(
     )
     .await?;
     let request = parse_replay(&body)?;
+    let limit = request.limit();
     let id = TenantId::new(tenant);
-    let queues = TriggerQueues::open(&state, &id, app.as_str(), function.as_str()).await?;
-    let result = bounded(replay(&queues, &request)).await?;
+    let result = match Source::open(&state, &id, app.as_str(), function.as_str()).await? {
+        Source::Queue(queues) => bounded(replay(&queues, &request, limit)).await?,
+        Source::ServiceBus(dead) => bounded(dead.replay(&request, limit)).await?,
+    };
     // Audited after the move: the entry records what was done, even if only part of it.
     let write = authorized.begin(&id).await?;
     write
@@ -185,6 +234,18 @@ pub async fn replay_poison(
         ))
         .await?;
     Ok(Json(result))
+}
+
+impl ReplayRequest {
+    /// How many messages to move at most: `count`, else as many as named, else 32.
+    fn limit(&self) -> u32 {
+        self.count
+            .unwrap_or(match &self.message_ids {
+                Some(ids) => ids.len() as u32,
+                None => DEFAULT_REPLAY,
+            })
+            .min(MAX_REPLAY)
+    }
 }
 
 fn parse_replay(body: &serde_json::Value) -> Result<ReplayRequest, ApiError> {
@@ -255,19 +316,12 @@ fn parse_replay(body: &serde_json::Value) -> Result<ReplayRequest, ApiError> {
 async fn replay(
     queues: &TriggerQueues,
     request: &ReplayRequest,
+    limit: u32,
 ) -> Result<ReplayResult, QueueError> {
-    let wanted: Option<BTreeMap<&str, bool>> = request
+    let mut wanted: Option<BTreeMap<&str, bool>> = request
         .message_ids
         .as_ref()
         .map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
-    let mut wanted = wanted;
-    let limit = request
-        .count
-        .unwrap_or(match &wanted {
-            Some(ids) => ids.len() as u32,
-            None => DEFAULT_REPLAY,
-        })
-        .min(MAX_REPLAY);
     let mut moved = Vec::new();
     let mut skipped = Vec::new();
     let result = async {
@@ -320,19 +374,7 @@ async fn replay(
             .await;
     }
     result?;
-    let not_found = wanted
-        .map(|ids| {
-            ids.into_iter()
-                .filter(|(_, found)| !found)
-                .map(|(id, _)| id.to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(ReplayResult {
-        replayed: moved.len() as u32,
-        message_ids: moved,
-        not_found,
-    })
+    Ok(ReplayResult::new(moved, wanted))
 }
 
 /// A queue-triggered function's trigger queue and poison queue, connected as the app.
@@ -341,13 +383,19 @@ struct TriggerQueues {
     poison: Queue,
 }
 
-impl TriggerQueues {
+/// Where the function's finally failed messages are.
+enum Source {
+    Queue(TriggerQueues),
+    ServiceBus(dead_letters::DeadLetters),
+}
+
+impl Source {
     async fn open(
         state: &AppState,
         id: &TenantId,
         app: &str,
         function: &str,
-    ) -> Result<TriggerQueues, ApiError> {
+    ) -> Result<Source, ApiError> {
         let mut tx = begin_tenant(&state.pool, id).await?;
         let record = stored_functions::get(&mut tx, id, app, function).await?;
         let app_record = apps::get(&mut tx, id, &state.cipher, app).await?;
@@ -355,11 +403,6 @@ impl TriggerQueues {
         let identities = principals::app_identities(&mut tx, id, app, &app_spec.identity).await?;
         shoal_store::commit(tx).await?;
         let spec = parse_stored(&record)?.spec;
-        let Some(Binding::QueueTrigger(trigger)) = spec.trigger() else {
-            return Err(ApiError::Conflict(format!(
-                "function {function} has no queueTrigger, so it has no poison queue"
-            )));
-        };
         let settings: BTreeMap<String, String> = app_record
             .settings
             .into_iter()
@@ -367,26 +410,56 @@ impl TriggerQueues {
             .collect();
         let unusable =
             |e: String| ApiError::Conflict(format!("the trigger's queue cannot be used: {e}"));
-        let connection = resolve(
-            ConnectionKind::StorageQueue,
-            trigger.connection.as_deref(),
-            &settings,
-        )
-        .map_err(|e| unusable(e.to_string()))?;
-        let queue_name = trigger_queue_name(&trigger.queue_name, &settings).map_err(unusable)?;
-        let queues =
-            StorageQueues::connect_for_app(&connection, &ConnectorOptions::default(), &identities)
+        match spec.trigger() {
+            Some(Binding::QueueTrigger(trigger)) => {
+                let connection = resolve(
+                    ConnectionKind::StorageQueue,
+                    trigger.connection.as_deref(),
+                    &settings,
+                )
                 .map_err(|e| unusable(e.to_string()))?;
-        let open = |name: &str| queues.queue(name).map_err(|e| unusable(e.to_string()));
-        Ok(TriggerQueues {
-            trigger: open(queue_name.as_str())?,
-            poison: open(&poison_queue_name(queue_name.as_str()))?,
-        })
+                let queue_name =
+                    trigger_queue_name(&trigger.queue_name, &settings).map_err(unusable)?;
+                let queues = StorageQueues::connect_for_app(
+                    &connection,
+                    &ConnectorOptions::default(),
+                    &identities,
+                )
+                .map_err(|e| unusable(e.to_string()))?;
+                let open = |name: &str| queues.queue(name).map_err(|e| unusable(e.to_string()));
+                Ok(Source::Queue(TriggerQueues {
+                    trigger: open(queue_name.as_str())?,
+                    poison: open(&poison_queue_name(queue_name.as_str()))?,
+                }))
+            }
+            Some(Binding::ServiceBusTrigger(trigger)) => {
+                let connection = resolve(
+                    ConnectionKind::ServiceBus,
+                    trigger.connection.as_deref(),
+                    &settings,
+                )
+                .map_err(|e| unusable(e.to_string()))?;
+                let entity = resolve_trigger_entity(
+                    trigger.queue_name.as_deref(),
+                    trigger.topic_name.as_deref(),
+                    trigger.subscription_name.as_deref(),
+                    &settings,
+                )
+                .map_err(|e| unusable(e.to_string()))?;
+                let dead = dead_letters::DeadLetters::open(&connection, entity, &identities);
+                Ok(Source::ServiceBus(dead.await?))
+            }
+            _ => Err(ApiError::Conflict(format!(
+                "function {function} has neither a queueTrigger nor a serviceBusTrigger, so it has no poison or dead-letter queue"
+            ))),
+        }
     }
 }
 
 /// Runs a storage call with the request's time bound, mapping its failure to a 502.
-async fn bounded<T>(work: impl Future<Output = Result<T, QueueError>>) -> Result<T, ApiError> {
+async fn bounded<T, E: std::fmt::Display>(
+    work: impl Future<Output = Result<T, E>>,
+) -> Result<T, ApiError> {
     match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(ApiError::Storage(format!("the queue service failed: {e}"))),

@@ -239,3 +239,146 @@ async fn poisoned_messages_are_shown_replayed_and_processed() {
     stop.cancel();
     worker.stopped().await.unwrap();
 }
+
+#[tokio::test]
+async fn dead_lettered_service_bus_messages_are_shown_replayed_and_processed() {
+    use shoal_connectors::ServiceBusNamespace;
+    use shoal_domain::service_bus_trigger::output::OutgoingMessage;
+    use shoal_local_bus::{LocalBus, LocalBusConfig};
+
+    let api = TestApp::spawn().await;
+    let bus = LocalBus::start(
+        LocalBusConfig::from_json(
+            r#"{"UserConfig": {"Namespaces": [{"Name": "localbus", "Queues": [
+                {"Name": "orders", "Properties": {"MaxDeliveryCount": 1}}]}]}}"#,
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let handler = RecordingHandler::start(Behaviour::Status(500))
+        .await
+        .unwrap();
+    api.put_tenant("contoso").await;
+    let put = api
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({
+                "handler": {"url": handler.url().as_str()},
+                "appSettings": {"OrdersBus": bus.connection_string()},
+            }),
+        )
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let put = api
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/process",
+        )
+        .json(&json!({
+            "bindings": [{"type": "serviceBusTrigger", "direction": "in", "name": "msg",
+                          "queueName": "orders", "connection": "OrdersBus"}],
+            "circuitBreaker": {"enabled": false},
+        }))
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let namespace =
+        ServiceBusNamespace::from_connection_string(&bus.connection_string(), &Default::default())
+            .await
+            .unwrap();
+    let mut sender = namespace.sender("orders").await.unwrap();
+    let sent: Vec<OutgoingMessage> = ["first", "second"]
+        .iter()
+        .map(|text| OutgoingMessage {
+            body: text.as_bytes().to_vec(),
+            message_id: Some(format!("order-{text}")),
+            ..OutgoingMessage::default()
+        })
+        .collect();
+    sender.send(&sent).await.unwrap();
+    let mut config = WorkerConfig::new("w1");
+    config.hosting = Hosting::AllApps;
+    config.refresh_interval = Duration::from_millis(200);
+    let pool = connect_lazy(&api.database_url, &PoolConfig::default()).unwrap();
+    let stop = CancellationToken::new();
+    let worker = Worker::new(config, pool, Cipher::new(&api.secret_key))
+        .start(stop.clone())
+        .unwrap();
+
+    // MaxDeliveryCount 1: one failure each, then the broker dead-letters them.
+    let contributor = api.token_for("contoso", Role::Contributor);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let shown = loop {
+        let shown: Value = api
+            .request(Method::GET, POISON, Some(&contributor))
+            .fetch_json()
+            .await;
+        if shown["approximateCount"] == 2 && shown["messages"].as_array().unwrap().len() == 2 {
+            break shown;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{shown}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(shown["triggerQueue"], "orders");
+    let messages = shown["messages"].as_array().unwrap();
+    let ids: BTreeSet<&str> = messages
+        .iter()
+        .map(|m| m["messageId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, BTreeSet::from(["order-first", "order-second"]));
+    assert!(
+        messages.iter().all(|m| m["deadLetterReason"].is_string()),
+        "the broker's reason is shown: {shown}"
+    );
+    let bodies: BTreeSet<&str> = messages
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies, BTreeSet::from(["first", "second"]));
+
+    handler.set_behaviour(Behaviour::Respond(json!({})));
+    let failed = handler.count();
+    let replayed: Value = api
+        .request(
+            Method::POST,
+            &format!("{POISON}/replay"),
+            Some(&contributor),
+        )
+        .json(&json!({"messageIds": ["order-second"]}))
+        .fetch_json()
+        .await;
+    assert_eq!(replayed["replayed"], 1, "{replayed}");
+    let replayed: Value = api
+        .request(
+            Method::POST,
+            &format!("{POISON}/replay"),
+            Some(&contributor),
+        )
+        .json(&json!({}))
+        .fetch_json()
+        .await;
+    assert_eq!(replayed["messageIds"], json!(["order-first"]));
+    let processed = handler
+        .wait_for(failed + 2, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let bodies: BTreeSet<String> = processed[failed..]
+        .iter()
+        .filter_map(|r| r.body["Data"]["msg"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        bodies,
+        BTreeSet::from(["first".to_owned(), "second".to_owned()])
+    );
+    let after: Value = api
+        .request(Method::GET, POISON, Some(&contributor))
+        .fetch_json()
+        .await;
+    assert_eq!(after["approximateCount"], 0, "{after}");
+
+    sender.close().await.unwrap();
+    stop.cancel();
+    worker.stopped().await.unwrap();
+}

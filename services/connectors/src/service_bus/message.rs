@@ -2,7 +2,9 @@
 //! message becomes a `ReceivedMessage` (what the handler sees); an `OutgoingMessage` becomes a
 //! `ServiceBusMessage`; JSON property values become AMQP values and back.
 
-use azservicebus::prelude::{ServiceBusMessage, ServiceBusReceivedMessage};
+use azservicebus::prelude::{
+    ServiceBusMessage, ServiceBusPeekedMessage, ServiceBusReceivedMessage,
+};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use fe2o3_amqp_types::messaging::{AmqpValue, ApplicationProperties, Body};
@@ -78,6 +80,30 @@ fn received(raw: &ServiceBusReceivedMessage) -> ReceivedMessage {
         transaction_partition_key: raw.transaction_partition_key().map(str::to_owned),
         dead_letter_source: raw.dead_letter_source().map(str::to_owned),
         application_properties,
+    }
+}
+
+/// A message seen without locking it (peeked), as a dead-letter queue's reader shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeekedServiceBusMessage {
+    pub message_id: Option<String>,
+    pub sequence_number: i64,
+    pub enqueued_time: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub delivery_count: u32,
+    pub dead_letter_reason: Option<String>,
+    pub body: Vec<u8>,
+}
+
+pub(crate) fn peeked(raw: &ServiceBusPeekedMessage) -> PeekedServiceBusMessage {
+    PeekedServiceBusMessage {
+        message_id: raw.message_id().map(|m| m.into_owned()),
+        sequence_number: raw.sequence_number(),
+        enqueued_time: chrono_time(raw.enqueued_time()),
+        expires_at: chrono_time(raw.expires_at()),
+        delivery_count: raw.delivery_count().unwrap_or(0),
+        dead_letter_reason: raw.dead_letter_reason().map(str::to_owned),
+        body: raw.body().map(<[u8]>::to_vec).unwrap_or_default(),
     }
 }
 

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use shoal_domain::service_bus_trigger::Settlement;
 
 use super::error::ServiceBusError;
-use super::message::{Received, properties_to_modify};
+use super::message::{PeekedServiceBusMessage, Received, peeked, properties_to_modify};
 use crate::error::Redactor;
 
 /// How long closing a receiver may take (see [`MessageReceiver::close`]).
@@ -86,6 +86,16 @@ impl MessageReceiver {
         let messages = on_link!(self, r => r.receive_messages_with_max_wait_time(max, wait).await)
             .map_err(|e| self.error("receive messages", &e))?;
         Ok(messages.into_iter().map(Received::new).collect())
+    }
+
+    /// Up to `max` messages from the front, without locking them or counting a delivery.
+    pub async fn peek(
+        &mut self,
+        max: u32,
+    ) -> Result<Vec<PeekedServiceBusMessage>, ServiceBusError> {
+        let messages = on_link!(self, r => r.peek_messages(max, None).await)
+            .map_err(|e| self.error("peek messages", &e))?;
+        Ok(messages.iter().map(peeked).collect())
     }
 
     /// Settles `message` as asked.
