@@ -25,6 +25,7 @@ pub mod principals;
 pub mod revalidate;
 pub mod roles;
 pub mod scale;
+pub mod scale_samples;
 pub mod signing_keys;
 pub mod signing_secrets;
 mod tenant;

@@ -78,6 +78,10 @@ pub enum Operation {
     ScaleRecord,
     ScalePruneDecisions,
     ScaleStatus,
+    // scale_samples
+    ScaleSamplesRecord,
+    ScaleSamplesPrune,
+    ScaleSamplesOfApp,
     // signing_keys
     SigningKeysActive,
     SigningKeysInsert,
@@ -169,6 +173,9 @@ impl Operation {
             Operation::ScaleRecord => "scale_record",
             Operation::ScalePruneDecisions => "scale_prune_decisions",
             Operation::ScaleStatus => "scale_status",
+            Operation::ScaleSamplesRecord => "scale_samples_record",
+            Operation::ScaleSamplesPrune => "scale_samples_prune",
+            Operation::ScaleSamplesOfApp => "scale_samples_of_app",
             Operation::SigningKeysActive => "signing_keys_active",
             Operation::SigningKeysInsert => "signing_keys_insert",
             Operation::SigningKeysRotate => "signing_keys_rotate",

@@ -3,6 +3,7 @@
 pub mod app_identity;
 pub mod apps;
 pub mod audit;
+pub mod caller;
 pub mod diagnostics;
 pub mod functions;
 pub mod health;
@@ -14,6 +15,7 @@ pub mod oidc;
 pub mod principals;
 pub mod roles;
 pub mod scale;
+pub mod scale_history;
 pub mod service_principals;
 pub mod settings;
 pub mod signing_keys;

@@ -4,6 +4,7 @@
 mod apps;
 mod bad_input;
 mod conditional;
+mod dashboard;
 mod external_issuer;
 mod functions;
 mod helpers;
@@ -17,6 +18,7 @@ mod outbound_identity;
 mod pasted_config;
 mod rbac;
 mod scale;
+mod scale_history;
 mod service_bus_entity;
 mod service_bus_scaling;
 mod signing_keys;
