@@ -1,0 +1,209 @@
+// The dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core; no browser is downloaded) against a real `shoal serve` and Postgres.
+// Every request the page makes is recorded: none may leave the page's origin.
+// Screenshots of each step: web/e2e/artifacts/.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { chromium } from "playwright-core";
+import { call, startShoal } from "./stack.mjs";
+
+const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
+// The flags this machine's notes give for Chromium as root with no network beyond localhost.
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const TIMEOUT = 10_000;
+
+let shoal, browser, context, admin;
+const requests = [];
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  shoal = await startShoal({
+    bin: process.env.SHOAL_BIN,
+    databaseUrl: process.env.E2E_DATABASE_URL,
+    webDir: new URL("../dist", import.meta.url).pathname,
+    environment: "e2e",
+  });
+  admin = await shoal.token("--platform-admin", "--subject", "e2e-admin");
+  const put = (path, body) => call(shoal.base, admin, "PUT", path, body);
+  await put("/v1/tenants/contoso", { displayName: "Contoso" });
+  await put("/v1/tenants/fabrikam", { displayName: "Fabrikam" });
+  const handler = { handler: { url: "http://127.0.0.1:9/api" } };
+  await put("/v1/tenants/contoso/apps/orders", {
+    ...handler,
+    appSettings: { OrdersStorage: "UseDevelopmentStorage=true", PaymentsApiKey: "hunter2-e2e" },
+  });
+  await put("/v1/tenants/contoso/apps/billing", handler);
+  await put("/v1/tenants/fabrikam/apps/secret-plans", handler);
+  await put("/v1/tenants/contoso/apps/orders/functions/ship", {
+    bindings: [{ type: "queueTrigger", direction: "in", name: "order", queueName: "orders", connection: "OrdersStorage" }],
+  });
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  context.setDefaultTimeout(TIMEOUT);
+  context.on("request", (request) => requests.push(request.url()));
+});
+
+after(async () => {
+  await browser?.close();
+  await shoal?.stop();
+});
+
+async function signIn(page, token) {
+  await page.goto(`${shoal.base}/`);
+  await page.waitForURL(/\/signin/);
+  await page.getByLabel("Bearer token").fill(token);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+const shot = (page, name) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+
+test("a platform admin signs in, switches tenant and sees the apps list", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.waitForURL(/\/tenants$/);
+  assert.equal((await page.locator("#environment").textContent()).trim(), "Environment: e2e");
+  await page.getByRole("link", { name: "contoso" }).click();
+  await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  const rows = page.locator("#apps tbody tr");
+  await rows.first().waitFor();
+  assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing", "orders"]);
+  // Instances now/desired arrive from each app's scale status (0 here: no scheduler runs).
+  await page.locator("#apps tbody tr td.num", { hasText: "0" }).first().waitFor();
+  await page.getByLabel("Filter").fill("ord");
+  assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["orders"]);
+  assert.equal(await page.locator("#apps-count").innerText(), "1 of 2 apps");
+  await shot(page, "01-apps-list");
+  await page.getByLabel("Tenant", { exact: true }).selectOption("fabrikam");
+  await page.waitForURL(/\/tenants\/fabrikam\/apps$/);
+  await page.locator("#apps tbody th", { hasText: "secret-plans" }).waitFor();
+  await page.close();
+});
+
+test("opening an app shows its handler, masked settings revealed on request, and the scale toggle", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.getByRole("heading", { name: "orders", level: 1 }).waitFor();
+  await page.getByText("http://127.0.0.1:9/api").waitFor();
+  // Secret values arrive masked and are revealed only through settings/list.
+  assert.equal(await page.getByText("hunter2-e2e").count(), 0);
+  await page.getByRole("button", { name: "Reveal values" }).click();
+  await page.getByText("hunter2-e2e").waitFor();
+  const mode = page.locator("#scale-mode");
+  assert.equal(await mode.innerText(), "target");
+  await page.getByLabel(/Target-based scaling/).uncheck();
+  await page.locator("#scale-mode", { hasText: "incremental" }).waitFor();
+  await page.getByLabel(/Target-based scaling/).check();
+  await page.locator("#scale-mode", { hasText: "target" }).waitFor();
+  await shot(page, "02-app");
+  await page.close();
+});
+
+test("a function edit the API refuses shows the 422 at the field it names", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const queueName = page.locator('[data-path="bindings[0].queueName"]');
+  await queueName.fill("Not A Queue!");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.locator('[data-path="bindings[0].queueName"][aria-invalid="true"]').waitFor();
+  const describedBy = await queueName.getAttribute("aria-describedby");
+  const message = await page.locator(`#${describedBy}`).innerText();
+  assert.match(message, /\S/, "an error message sits at bindings[0].queueName");
+  await shot(page, "03-function-422");
+  // Nothing was written.
+  const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship");
+  assert.equal(fn.bindings[0].queueName, "orders");
+  await page.close();
+});
+
+test("a tenant Reader sees no other tenant, no write actions, and a refused write says 403 plainly", async () => {
+  // A service principal that is Contributor when the page loads, then only Reader: the page
+  // still offers Save, and the API's 403 is what the person sees.
+  const sp = await call(shoal.base, admin, "PUT", "/v1/tenants/contoso/servicePrincipals/deployer");
+  const contributor = randomUUID();
+  const assign = (id, role) =>
+    call(shoal.base, admin, "PUT", `/v1/tenants/contoso/roleAssignments/${id}`, {
+      principalId: sp.principalId,
+      roleDefinitionId: role,
+      scope: "/tenants/contoso",
+    });
+  await assign(contributor, "Contributor");
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: sp.clientId,
+    client_secret: sp.clientSecret,
+    scope: "api://shoal/.default",
+  });
+  const issued = await (await fetch(`${shoal.base}/oauth2/token`, { method: "POST", body: form })).json();
+  assert.ok(issued.access_token, JSON.stringify(issued));
+
+  const page = await context.newPage();
+  await signIn(page, issued.access_token);
+  await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  assert.deepEqual(await page.locator("#tenant-switcher option").allInnerTexts(), ["contoso"]);
+  await page.goto(`${shoal.base}/tenants/fabrikam/apps`);
+  await page.getByRole("alert").waitFor();
+  assert.match(await page.getByRole("alert").innerText(), /Not found/);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  await page.getByRole("button", { name: "Save" }).waitFor();
+
+  await call(shoal.base, admin, "DELETE", `/v1/tenants/contoso/roleAssignments/${contributor}`);
+  await assign(randomUUID(), "Reader");
+  // The API drops cached grants on the change's notification: wait until it sees the Reader.
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const me = await call(shoal.base, issued.access_token, "GET", "/v1/me?tenant=contoso");
+    if (!me.actions.includes("Shoal/apps/functions/write")) break;
+    assert.ok(Date.now() < deadline, "the API still saw the Contributor assignment");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.locator('[data-path="bindings[0].queueName"]').fill("orders-v2");
+  await page.getByRole("button", { name: "Save" }).click();
+  const alert = page.locator("#fn-errors [role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /^Not allowed: /);
+  await shot(page, "04-reader-403");
+
+  // Reloaded, the page no longer offers what the Reader cannot do.
+  await page.reload();
+  await page.locator('[data-path="bindings[0].queueName"]').waitFor();
+  assert.equal(await page.getByRole("button", { name: "Save" }).count(), 0);
+  assert.equal(await page.locator('[data-path="bindings[0].queueName"]').getAttribute("readonly"), "");
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.locator("#scale-mode").waitFor();
+  assert.equal(await page.getByLabel(/Target-based scaling/).isDisabled(), true);
+  assert.equal(await page.getByRole("button", { name: "Reveal values" }).count(), 0);
+  await page.goto(`${shoal.base}/tenants/contoso/apps`);
+  await page.locator("#apps tbody tr").first().waitFor();
+  assert.equal(await page.getByText("New app").count(), 0);
+  await shot(page, "05-reader-apps");
+  await page.close();
+});
+
+test("an expired or refused token returns to sign-in", async () => {
+  const page = await context.newPage();
+  await signIn(page, "not-a-token");
+  await page.getByText("Sign in to continue").waitFor();
+  await page.waitForFunction(() => sessionStorage.getItem("shoal.token") === null);
+  await page.getByLabel("Bearer token").waitFor();
+  await page.close();
+});
+
+test("no request left the page's origin", () => {
+  const origin = new URL(shoal.base).origin;
+  assert.ok(requests.length > 10, `recorded ${requests.length} requests`);
+  const foreign = requests.filter((url) => !url.startsWith("data:") && new URL(url).origin !== origin);
+  assert.deepEqual(foreign, []);
+});
