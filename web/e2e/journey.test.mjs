@@ -5,7 +5,8 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
 import { call, startShoal } from "./stack.mjs";
@@ -66,7 +67,21 @@ async function signIn(page, token) {
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
-const shot = (page, name) => page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/// Keeps a screenshot of the step, and checks the view with axe-core (injected inline, so it
+/// makes no request): no serious or critical accessibility violation.
+async function shot(page, name) {
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  assert.deepEqual(violations, [], `accessibility violations on ${name}`);
+}
 
 test("a platform admin signs in, switches tenant and sees the apps list", async () => {
   const page = await context.newPage();
@@ -189,6 +204,18 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.locator("#apps tbody tr").first().waitFor();
   assert.equal(await page.getByText("New app").count(), 0);
   await shot(page, "05-reader-apps");
+  await page.close();
+});
+
+test("the app view fits a phone's width", async () => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 375, height: 740 });
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.locator("#scale-mode").waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+  await shot(page, "06-app-phone");
   await page.close();
 });
 

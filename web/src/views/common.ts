@@ -23,7 +23,8 @@ export function table<T>(caption: string, columns: Column<T>[], items: T[]): HTM
   if (items.length === 0) return h("p", { class: "empty" }, `${caption}: none.`);
   return h(
     "div",
-    { class: "table-wrap" },
+    // Focusable, so a keyboard can scroll a table wider than the screen.
+    { class: "table-wrap", tabindex: 0, role: "region", "aria-label": caption },
     h(
       "table",
       {},
@@ -47,7 +48,7 @@ export function loading(what: string): HTMLElement {
 }
 
 export function json(value: unknown): HTMLElement {
-  return h("pre", { class: "json" }, JSON.stringify(value, null, 2));
+  return h("pre", { class: "json", tabindex: 0 }, JSON.stringify(value, null, 2));
 }
 
 export function when(at: string | null | undefined): string {

@@ -110,7 +110,7 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
       ? h("p", { class: "empty" }, "No apps in this tenant yet.")
       : h(
           "div",
-          { class: "table-wrap" },
+          { class: "table-wrap", tabindex: 0, role: "region", "aria-label": `Apps of ${tenant}` },
           h(
             "table",
             { id: "apps" },
