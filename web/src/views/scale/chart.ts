@@ -7,6 +7,8 @@ export interface Series {
   name: string;
   colour: string;
   points: { at: number; value: number }[];
+  /// Dashed, so a series drawn over another (placed over desired) leaves it visible.
+  dashed?: boolean;
 }
 
 export interface Scaled {
@@ -42,10 +44,12 @@ export function lineChart(title: string, series: Series[]): HTMLElement {
   const nonEmpty = series.filter((s) => s.points.length > 0);
   if (nonEmpty.length === 0) return h("p", { class: "empty" }, `${title}: no samples yet.`);
   const { width, height, max, paths } = scale(nonEmpty, 600, 160);
-  const root = svg("svg", { viewBox: `0 0 ${width} ${height + 4}`, role: "img", "aria-label": title, class: "chart" });
-  root.append(svg("line", { x1: 0, y1: height, x2: width, y2: height, stroke: "#767676" }));
+  const root = svg("svg", { viewBox: `0 0 ${width} ${height + 4}`, role: "img", "aria-label": title, class: "chart", preserveAspectRatio: "none" });
+  root.append(svg("line", { x1: 0, y1: height, x2: width, y2: height, stroke: "#767676", "vector-effect": "non-scaling-stroke" }));
   nonEmpty.forEach((s, i) => {
-    root.append(svg("path", { d: paths[i], fill: "none", stroke: s.colour, "stroke-width": 2 }));
+    const line = svg("path", { d: paths[i], fill: "none", stroke: s.colour, "stroke-width": 2, "vector-effect": "non-scaling-stroke" });
+    if (s.dashed) line.setAttribute("stroke-dasharray", "6 4");
+    root.append(line);
   });
   const latest = nonEmpty.map((s) => `${s.name} ${s.points[s.points.length - 1].value}`).join(", ");
   return h(

@@ -15,6 +15,6 @@ export function historySeries(history: Schemas["ScaleHistory"]): Series[] {
         .map((s) => ({ at: at(s), value: s.metric as number })),
     },
     { name: "desired instances", colour: "#b3261e", points: history.samples.map((s) => ({ at: at(s), value: s.desiredInstances })) },
-    { name: "placed instances", colour: "#1f4fa8", points: history.samples.map((s) => ({ at: at(s), value: s.placedInstances })) },
+    { name: "placed instances", colour: "#1f4fa8", dashed: true, points: history.samples.map((s) => ({ at: at(s), value: s.placedInstances })) },
   ];
 }
