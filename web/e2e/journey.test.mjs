@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
-import { call, startShoal } from "./stack.mjs";
+import { call, sql, startShoal } from "./stack.mjs";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
 // The flags this machine's notes give for Chromium as root with no network beyond localhost.
@@ -216,6 +216,36 @@ test("the app view fits a phone's width", async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
   await shot(page, "06-app-phone");
+  await page.close();
+});
+
+test("the scale view charts the last hour's samples beside the decision log and placement", async () => {
+  // What a scheduler would have recorded for a backlog of 1000 messages: samples, the decision
+  // with its reason and inputs, and two placed instances.
+  await sql(
+    process.env.E2E_DATABASE_URL,
+    `insert into scale_samples (tenant_id, app_name, at, metric, desired, placed) values
+       ('contoso', 'orders', now() - interval '20 seconds', 0, 0, 0),
+       ('contoso', 'orders', now() - interval '10 seconds', 1000, 4, 2),
+       ('contoso', 'orders', now(), 600, 4, 4);
+     insert into scale_decisions (tenant_id, app_name, from_count, to_count, mode, reason, metrics, epoch)
+       values ('contoso', 'orders', 0, 4, 'target',
+               'scale out: ship queueLength 1000 / 16 per instance = 63; +4 per decision',
+               '[{"function": "ship", "mode": "target", "metric": 1000, "target": 63, "perInstance": 16}]', 1);
+     insert into app_scale (tenant_id, app_name, desired, mode, decided_at) values ('contoso', 'orders', 4, 'target', now());
+     insert into assignments (tenant_id, app_name, instance, worker, epoch) values
+       ('contoso', 'orders', 0, 'worker-a', 1), ('contoso', 'orders', 1, 'worker-b', 1);`,
+  );
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/scale`);
+  await page.getByText(/^Queue length \(0–1000\), .* Latest: queue length 600\./).waitFor();
+  await page.getByText(/Latest: desired instances 4, placed instances 4\./).waitFor();
+  await page.getByRole("cell", { name: /scale out: ship queueLength 1000/ }).waitFor();
+  assert.equal(await page.locator("#desired-instances").innerText(), "4");
+  assert.equal(await page.locator("#current-instances").innerText(), "2");
+  await page.getByRole("cell", { name: "worker-b" }).waitFor();
+  await shot(page, "07-scale");
   await page.close();
 });
 

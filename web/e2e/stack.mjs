@@ -58,6 +58,12 @@ export async function startShoal({ bin, databaseUrl, webDir, environment }) {
   };
 }
 
+/// Runs SQL on the test database, as the scheduler would have written it (the end-to-end stack
+/// runs `shoal serve` alone, so scale state is seeded).
+export async function sql(databaseUrl, statement) {
+  await run("psql", ["-q", "-v", "ON_ERROR_STOP=1", databaseUrl, "-c", statement]);
+}
+
 /// A JSON call to the API that must succeed.
 export async function call(base, token, method, path, body) {
   const response = await fetch(`${base}${path}`, {

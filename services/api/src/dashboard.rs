@@ -132,7 +132,34 @@ async fn serve_file(files: ServeDir<ServeFile>, request: Request) -> Response {
     }
 }
 
-async fn dev_sign_in(State(state): State<AppState>) -> Result<Json<DevToken>, ApiError> {
+/// Whether a `Host` header names this machine's loopback interface (any port).
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+async fn dev_sign_in(
+    State(state): State<AppState>,
+    headers: header::HeaderMap,
+) -> Result<Json<DevToken>, ApiError> {
+    // A page on another site that a DNS name rebound to 127.0.0.1 would reach this with its own
+    // host name: only requests addressed to loopback get a token.
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !is_loopback_host(host) {
+        return Err(ApiError::Forbidden(
+            "one-click sign-in answers only requests addressed to localhost or a loopback address"
+                .into(),
+        ));
+    }
     let principal = Principal::PlatformAdmin {
         subject: DEV_SUBJECT.into(),
     };
@@ -149,6 +176,29 @@ async fn dev_sign_in(State(state): State<AppState>) -> Result<Json<DevToken>, Ap
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_hosts_get_a_dev_token() {
+        for host in [
+            "127.0.0.1:8080",
+            "127.0.0.1",
+            "localhost:8080",
+            "LOCALHOST",
+            "[::1]:8080",
+            "127.10.0.1:1",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "",
+            "evil.example:8080",
+            "10.0.0.1:8080",
+            "localhost.evil.example",
+            "[::2]:8080",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 
     #[test]
     fn api_prefixes_are_never_the_dashboard() {

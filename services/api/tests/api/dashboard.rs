@@ -160,6 +160,14 @@ async fn the_config_names_the_environment_and_one_click_sign_in_exists_only_when
         .await
         .unwrap();
     let token = signed_in["token"].as_str().unwrap();
+    // Addressed to another host name (a rebound DNS name), it hands out nothing.
+    let rebound = dev
+        .request(Method::POST, "/dashboard/devSignIn", None)
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
     let me: Value = dev
         .request(Method::GET, "/v1/me", Some(token))
         .send()

@@ -112,6 +112,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
         ListenerMetrics(workers.iter().map(Worker::stats).collect()),
     )];
+    let serves_dashboard = (config.dashboard.dir.is_some(), config.dashboard.dev_sign_in);
     let app = Application::build_with_collectors(config, collectors).await?;
     let admin = Principal::PlatformAdmin {
         subject: "dev-admin".into(),
@@ -139,13 +140,21 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     )
     .await?;
     let base = format!("http://{}:{}", args.listen.ip(), app.port());
+    let dashboard = match serves_dashboard {
+        (false, _) => format!(
+            "not built (make dev builds {}; --web-dir names another)",
+            crate::cli::DEFAULT_WEB_DIR
+        ),
+        (true, true) => format!("{base}/ (one-click sign-in)"),
+        (true, false) => format!("{base}/ (paste the token below)"),
+    };
     let sas = shoal_connectors::account_sas(
         shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
         shoal_domain::connection::DEVELOPMENT_ACCOUNT_KEY,
         chrono::Utc::now() + chrono::TimeDelta::days(7),
     )?;
     println!(
-        "\nShoal is running.\n\n  Dashboard      {base}/ (one-click sign-in)\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
+        "\nShoal is running.\n\n  Dashboard      {dashboard}\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
          Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n{}\n\

@@ -12,6 +12,7 @@ describe("scale", () => {
       40,
     );
     expect(out.max).toBe(4);
+    expect([out.from, out.to]).toEqual([0, 10]);
     expect(out.paths[0]).toBe("M0.0,40.0 L100.0,0.0");
     expect(out.paths[1]).toBe("M50.0,20.0");
   });

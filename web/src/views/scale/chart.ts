@@ -15,6 +15,9 @@ export interface Scaled {
   width: number;
   height: number;
   max: number;
+  /// The time range shown, in milliseconds since the epoch.
+  from: number;
+  to: number;
   paths: string[];
 }
 
@@ -29,7 +32,7 @@ export function scale(series: Series[], width: number, height: number): Scaled {
   const paths = series.map((s) =>
     s.points.map((p, i) => `${i === 0 ? "M" : "L"}${x(p.at).toFixed(1)},${y(p.value).toFixed(1)}`).join(" "),
   );
-  return { width, height, max, paths };
+  return { width, height, max, from: t0, to: t1, paths };
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -43,7 +46,8 @@ function svg(tag: string, attrs: Record<string, string | number>): SVGElement {
 export function lineChart(title: string, series: Series[]): HTMLElement {
   const nonEmpty = series.filter((s) => s.points.length > 0);
   if (nonEmpty.length === 0) return h("p", { class: "empty" }, `${title}: no samples yet.`);
-  const { width, height, max, paths } = scale(nonEmpty, 600, 160);
+  const { width, height, max, from, to, paths } = scale(nonEmpty, 600, 160);
+  const time = (ms: number) => new Date(ms).toLocaleTimeString();
   const root = svg("svg", { viewBox: `0 0 ${width} ${height + 4}`, role: "img", "aria-label": title, class: "chart", preserveAspectRatio: "none" });
   root.append(svg("line", { x1: 0, y1: height, x2: width, y2: height, stroke: "#767676", "vector-effect": "non-scaling-stroke" }));
   nonEmpty.forEach((s, i) => {
@@ -59,7 +63,7 @@ export function lineChart(title: string, series: Series[]): HTMLElement {
     h(
       "figcaption",
       {},
-      `${title} (0–${max}). Latest: ${latest}. `,
+      `${title} (0–${max}), ${time(from)} to ${time(to)}. Latest: ${latest}. `,
       nonEmpty.map((s) => h("span", { class: "legend" }, h("span", { class: "swatch", style: `background:${s.colour}` }), s.name)),
     ),
   );
