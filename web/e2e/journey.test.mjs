@@ -207,6 +207,33 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.close();
 });
 
+test("an app and a queue function are created through the UI", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps`);
+  await page.getByText("New app", { exact: true }).first().click();
+  await page.getByLabel("Name").fill("Bad Name");
+  await page.getByLabel("Handler URL").fill("http://127.0.0.1:9/api");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.locator('#new-app-name[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#new-app-name-error").innerText(), /\S/);
+  await page.getByLabel("Name").fill("shipping");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.waitForURL(/\/tenants\/contoso\/apps\/shipping$/);
+  await page.getByRole("link", { name: "Functions" }).click();
+  await page.waitForURL(/\/functions$/);
+  await page.getByLabel("Name", { exact: true }).fill("dispatch");
+  await page.locator('[data-path="bindings[0].queueName"]').fill("dispatch-in");
+  await page.getByRole("button", { name: "Create function" }).click();
+  await page.waitForURL(/\/functions\/dispatch$/);
+  await page.getByRole("heading", { name: "function.json of dispatch" }).waitFor();
+  const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch");
+  assert.equal(fn.triggerType, "queueTrigger");
+  assert.equal(fn.bindings[0].queueName, "dispatch-in");
+  await shot(page, "08-created-function");
+  await page.close();
+});
+
 test("the app view fits a phone's width", async () => {
   const page = await context.newPage();
   await page.setViewportSize({ width: 375, height: 740 });
