@@ -276,6 +276,24 @@ test("the scale view charts the last hour's samples beside the decision log and 
   await page.close();
 });
 
+test("the tenants, workers and access views load and pass the accessibility check", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.waitForURL(/\/tenants$/);
+  await page.getByRole("cell", { name: "Fabrikam", exact: true }).waitFor();
+  await shot(page, "09-tenants");
+  await page.getByRole("link", { name: "Workers" }).click();
+  await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
+  await page.getByText("Workers: none.").waitFor();
+  await shot(page, "10-workers");
+  await page.goto(`${shoal.base}/tenants/contoso/access`);
+  await page.getByRole("cell", { name: "deployer" }).first().waitFor();
+  await page.getByRole("cell", { name: "Function Invoker" }).waitFor();
+  await page.getByRole("cell", { name: "Shoal/apps/functions/write" }).first().waitFor();
+  await shot(page, "11-access");
+  await page.close();
+});
+
 test("an expired or refused token returns to sign-in", async () => {
   const page = await context.newPage();
   await signIn(page, "not-a-token");

@@ -45,8 +45,9 @@ export async function renderAccess(_ctx: Context, main: HTMLElement, tenant: str
     section("Role definitions", "roles", or(roles, (d) => table("Role definitions", [
       { label: "Name", cell: (r: Schemas["RoleDefinitionView"]) => r.name },
       { label: "Built in", cell: (r) => (r.builtIn ? "yes" : "no") },
-      { label: "Actions", cell: (r) => [...(r.permissions.actions ?? []), ...(r.permissions.dataActions ?? [])].join(", ") },
-      { label: "Not actions", cell: (r) => [...(r.permissions.notActions ?? []), ...(r.permissions.notDataActions ?? [])].join(", ") || "—" },
+      { label: "Actions", cell: (r) => (r.permissions.actions ?? []).join(", ") || "—" },
+      { label: "Not actions", cell: (r) => (r.permissions.notActions ?? []).join(", ") || "—" },
+      { label: "Data actions", cell: (r) => (r.permissions.dataActions ?? []).join(", ") || "—" },
     ], d.items))),
     section("Role assignments", "assignments", or(assignments, (d) => table("Role assignments", [
       { label: "Principal", cell: (a: Schemas["RoleAssignmentView"]) => names.get(a.principalId) ?? a.principalId },
