@@ -294,6 +294,30 @@ test("the tenants, workers and access views load and pass the accessibility chec
   await page.close();
 });
 
+test("the monitor shows a function's invocations and a failure's error and handler logs", async () => {
+  // What workers would have flushed: two minutes of attempts and one failure with its logs.
+  const buckets = (i) => `array[${Array.from({ length: 25 }, (_, b) => (b === i ? 3 : 0)).join(",")}]::bigint[]`;
+  await sql(
+    process.env.E2E_DATABASE_URL,
+    `insert into invocation_minutes (tenant_id, app_name, function_name, minute, worker, invocations, failures, duration_buckets) values
+       ('contoso', 'orders', 'ship', date_trunc('minute', now()) - interval '1 minute', 'worker-a', 3, 0, ${buckets(5)}),
+       ('contoso', 'orders', 'ship', date_trunc('minute', now()), 'worker-a', 3, 1, ${buckets(12)});
+     insert into invocation_failures (tenant_id, app_name, function_name, at, invocation_id, worker, duration_ms, error, logs)
+       values ('contoso', 'orders', 'ship', now(), gen_random_uuid(), 'worker-a', 212, 'handler answered 500',
+               '["charging order 42", "card declined"]');`,
+  );
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  await page.getByText("Last hour: 6 invocations, 1 failed.").waitFor();
+  await page.getByRole("cell", { name: "handler answered 500" }).waitFor();
+  await page.getByText(/charging order 42\s+card declined/).waitFor();
+  await page.getByText(/Duration percentiles per minute \(ms\) \(0–250\)/).waitFor();
+  await page.locator("#monitor-section").screenshot({ path: `${ARTIFACTS}12-monitor-section.png` });
+  await shot(page, "12-monitor");
+  await page.close();
+});
+
 test("an expired or refused token returns to sign-in", async () => {
   const page = await context.newPage();
   await signIn(page, "not-a-token");

@@ -85,6 +85,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::scale::router())
         .merge(routes::scale_history::router())
         .merge(routes::functions::router())
+        .merge(routes::invocations::router())
         .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())

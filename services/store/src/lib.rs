@@ -16,6 +16,7 @@ mod conditional;
 pub mod crypto;
 mod error;
 pub mod functions;
+pub mod invocation_telemetry;
 pub mod leadership;
 pub mod listen;
 pub mod metrics;

@@ -78,6 +78,11 @@ pub enum Operation {
     ScaleRecord,
     ScalePruneDecisions,
     ScaleStatus,
+    // invocation_telemetry
+    InvocationsRecord,
+    InvocationsPrune,
+    InvocationsMinutes,
+    InvocationsFailures,
     // scale_samples
     ScaleSamplesRecord,
     ScaleSamplesPrune,
@@ -174,6 +179,10 @@ impl Operation {
             Operation::ScalePruneDecisions => "scale_prune_decisions",
             Operation::ScaleStatus => "scale_status",
             Operation::ScaleSamplesRecord => "scale_samples_record",
+            Operation::InvocationsRecord => "invocation_telemetry_record",
+            Operation::InvocationsPrune => "invocation_telemetry_prune",
+            Operation::InvocationsMinutes => "invocation_telemetry_minutes",
+            Operation::InvocationsFailures => "invocation_telemetry_failures",
             Operation::ScaleSamplesPrune => "scale_samples_prune",
             Operation::ScaleSamplesOfApp => "scale_samples_of_app",
             Operation::SigningKeysActive => "signing_keys_active",

@@ -32,6 +32,7 @@ mod runtime;
 pub mod server;
 mod stats;
 mod supervisor;
+mod telemetry;
 mod triggers;
 mod watcher;
 

@@ -27,6 +27,7 @@ use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::supervisor::Supervisor;
+use crate::telemetry::Flusher;
 use crate::watcher::WriteWatcher;
 
 pub struct Worker {
@@ -97,6 +98,11 @@ impl Worker {
             Utc::now(),
             self.stats.clone(),
             lease.clone(),
+        );
+        let telemetry = Flusher::start(
+            self.pool.clone(),
+            config.name.clone(),
+            self.stats.telemetry(),
         );
         let wake = Arc::new(Wake::default());
         let interest = Arc::new(match config.hosting {
@@ -194,6 +200,7 @@ impl Worker {
         heartbeats.set_state(WorkerState::Draining).await;
         instances.drain_all(config.drain_deadline, &abandon).await;
         instances.release_everything().await;
+        telemetry.stop().await;
         heartbeats.stop(WorkerState::Stopped).await;
         if let Some(guard) = guard {
             guard.abort();

@@ -172,6 +172,26 @@ export interface paths {
         patch: operations["patch_function"];
         trace?: never;
     };
+    "/v1/tenants/{tenant}/apps/{app}/functions/{function}/invocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a function's invocations per minute (attempts, failures, duration percentiles) and its
+         *     latest failed attempts with their error and the handler's logs.
+         */
+        get: operations["get_invocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants/{tenant}/apps/{app}/identityEndpoint/list": {
         parameters: {
             query?: never;
@@ -957,6 +977,20 @@ export interface components {
             sendGrid?: Record<string, never> | null;
             serviceBus?: components["schemas"]["ServiceBusOptionsWrite"];
         };
+        /** @description A failed handler attempt. */
+        FailedInvocation: {
+            /** Format: date-time */
+            at: string;
+            /** Format: uuid */
+            invocationId: string;
+            worker: string;
+            /** Format: int64 */
+            durationMs: number;
+            /** @description Why it failed: the handler's status, a timeout, a connection error, a failed output. */
+            error: string;
+            /** @description The handler's `Logs`, when it answered. */
+            logs: string[];
+        };
         /**
          * @description The federated credential an Entra identity needs (`az identity federated-credential create
          *     --issuer … --subject … --audiences …`).
@@ -1198,8 +1232,33 @@ export interface components {
             /** @example worker-7d9f */
             worker: string;
         };
+        /**
+         * @description One minute of a function's handler attempts, all workers added up. Each retry is an attempt
+         *     of its own. Percentiles are the upper bound of the duration bucket they fall in.
+         */
+        InvocationMinute: {
+            /** Format: date-time */
+            minute: string;
+            /** Format: int64 */
+            invocations: number;
+            /** Format: int64 */
+            failures: number;
+            /** Format: int64 */
+            p50Ms?: number | null;
+            /** Format: int64 */
+            p95Ms?: number | null;
+            /** Format: int64 */
+            p99Ms?: number | null;
+        };
         /** @enum {string} */
         InvocationStatus: "queued" | "running" | "succeeded" | "failed";
+        /** @description A function's invocation telemetry. */
+        Invocations: {
+            /** @description Minutes with at least one attempt, oldest first. */
+            minutes: components["schemas"]["InvocationMinute"][];
+            /** @description The latest failed attempts, newest first. */
+            failures: components["schemas"]["FailedInvocation"][];
+        };
         KeyRotation: {
             /** @description The key that signs from now on. */
             kid: string;
@@ -3697,6 +3756,115 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Postgres is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    get_invocations: {
+        parameters: {
+            query?: {
+                /** @description How far back, in minutes, 1–1440 (default 60). Read as text so a bad value gets our 422. */
+                minutes?: number;
+                /** @description How many of the latest failures, 0–50 (default 20). */
+                failures?: number;
+            };
+            header?: never;
+            path: {
+                tenant: components["schemas"]["TenantName"];
+                app: components["schemas"]["AppName"];
+                function: components["schemas"]["FunctionName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "failures": [
+                     *         {
+                     *           "at": "2026-11-24T10:00:41Z",
+                     *           "durationMs": 212,
+                     *           "error": "handler answered 500",
+                     *           "invocationId": "0193a5c0-7f1e-7c2a-9a41-2f5d8e1c0b7a",
+                     *           "logs": [
+                     *             "charging order 42",
+                     *             "card declined"
+                     *           ],
+                     *           "worker": "worker-a"
+                     *         }
+                     *       ],
+                     *       "minutes": [
+                     *         {
+                     *           "failures": 3,
+                     *           "invocations": 120,
+                     *           "minute": "2026-11-24T10:00:00Z",
+                     *           "p50Ms": 25,
+                     *           "p95Ms": 250,
+                     *           "p99Ms": 400
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invocations"];
+                };
+            };
+            /** @description Malformed request: a query string, header or body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant, app or function, or one the caller may not know exists */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `minutes` or `failures` out of range, or a path parameter is not a valid name */
             422: {
                 headers: {
                     [name: string]: unknown;

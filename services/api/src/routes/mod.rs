@@ -9,6 +9,7 @@ pub mod functions;
 pub mod health;
 pub mod identities;
 pub mod identity_endpoint;
+pub mod invocations;
 pub mod msi;
 pub mod oauth2;
 pub mod oidc;

@@ -9,6 +9,7 @@ mod external_issuer;
 mod functions;
 mod helpers;
 mod identity_helpers;
+mod invocations;
 mod isolation;
 mod managed_identity;
 mod oauth2;

@@ -7,6 +7,7 @@ import { h, link, replace } from "../../dom";
 import { placeErrors, type FieldError } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
+import { monitorSection } from "../monitor/monitor";
 import { fieldPath, fromRows, QUEUE_TRIGGER_TEMPLATE, toRows, type Binding, type FieldRow } from "./document";
 
 export async function renderFunctions(
@@ -43,6 +44,7 @@ export async function renderFunctions(
       : writable
         ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], false, null, true)
         : null,
+    current ? await monitorSection(tenant, app, current.name) : null,
   );
 }
 
