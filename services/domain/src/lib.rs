@@ -14,6 +14,7 @@ pub mod diagnostics;
 pub mod functions;
 pub mod host_config;
 pub mod invocation;
+pub mod invocation_stats;
 pub mod merge_patch;
 pub mod names;
 pub mod placement;

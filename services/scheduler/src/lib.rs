@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod planner;
 pub mod runtime;
+pub mod samples;
 pub mod server;
 pub mod tick;
 pub mod trigger_metrics;

@@ -11,11 +11,13 @@ use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
 use shoal_store::audit::{self, AuditEntry};
 use shoal_store::crypto::Cipher;
 use shoal_store::scale::{self, DecisionRecord};
+use shoal_store::scale_samples;
 use shoal_store::{StoreError, TenantId, begin_platform, begin_tenant, leadership, workers};
 
 use crate::catalog::{AppKey, Catalog, MetricSource};
 use crate::config::SchedulerConfig;
 use crate::planner::{InFlight, Inputs, ListenerCounts, Planner};
+use crate::samples;
 use crate::trigger_metrics::{MetricReader, Reading, Reconciliation};
 
 /// What the leader keeps between ticks.
@@ -31,6 +33,8 @@ pub struct Leader {
     /// whose write failed is recorded by the next one.
     recorded: HashMap<AppKey, u32>,
     ticks: u64,
+    /// When the last scale samples were recorded (`samples`).
+    last_sample: Option<Instant>,
 }
 
 /// What a tick did and how long each part took.
@@ -95,6 +99,7 @@ impl Leader {
             confirmed: false,
             recorded,
             ticks: 0,
+            last_sample: None,
         })
     }
 
@@ -203,6 +208,13 @@ impl Leader {
                 epoch: self.epoch,
             })
             .collect();
+        let sampled = samples::due(self.last_sample, Instant::now()).then(|| {
+            samples::samples(
+                plan.decisions.iter().map(|(key, d)| (key, d.to)),
+                &readings,
+                &wanted,
+            )
+        });
         report.plan = started.elapsed();
 
         let started = Instant::now();
@@ -218,6 +230,9 @@ impl Leader {
         }
         assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
         scale::record(&mut tx, &changed).await?;
+        if let Some(sampled) = &sampled {
+            scale_samples::record(&mut tx, sampled).await?;
+        }
         self.ticks += 1;
         if self.ticks.is_multiple_of(60) {
             let forgotten = workers::prune(&mut tx, cx.config.forget_workers_after).await?;
@@ -225,8 +240,12 @@ impl Leader {
                 tracing::info!(forgotten, "forgot workers long gone");
             }
             scale::prune_decisions(&mut tx).await?;
+            scale_samples::prune(&mut tx).await?;
         }
         shoal_store::commit(tx).await?;
+        if sampled.is_some() {
+            self.last_sample = Some(Instant::now());
+        }
         report.write = started.elapsed();
 
         for d in &changed {

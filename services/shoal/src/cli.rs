@@ -121,8 +121,52 @@ pub struct ServeArgs {
     /// Apply pending migrations before serving.
     #[arg(long, env = "SHOAL_MIGRATE", default_value_t = false)]
     pub migrate: bool,
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// The dashboard served at `/`.
+#[derive(Debug, Args)]
+pub struct DashboardArgs {
+    /// The built dashboard (`web/dist`, made by `make dev` or `npm run build` in web/). Without
+    /// it, `web/dist` under the working directory is used when it exists; otherwise `/` serves
+    /// no dashboard (the API is unaffected).
+    #[arg(long, env = "SHOAL_WEB_DIR", value_name = "DIR")]
+    pub web_dir: Option<PathBuf>,
+    /// The environment's name, shown on every view of the dashboard (e.g. `production`).
+    #[arg(long, env = "SHOAL_ENVIRONMENT", value_parser = parse_environment)]
+    pub environment: Option<String>,
+}
+
+impl DashboardArgs {
+    /// The dashboard's directory: the one given (which must hold an index.html), else
+    /// `web/dist` if it was built here.
+    pub fn web_dir(&self) -> anyhow::Result<Option<PathBuf>> {
+        match &self.web_dir {
+            Some(dir) if dir.join("index.html").is_file() => Ok(Some(dir.clone())),
+            Some(dir) => anyhow::bail!(
+                "--web-dir {}: no index.html there (build the dashboard with `npm run build` in web/)",
+                dir.display()
+            ),
+            None => {
+                let default = PathBuf::from(DEFAULT_WEB_DIR);
+                Ok(default.join("index.html").is_file().then_some(default))
+            }
+        }
+    }
+}
+
+/// Where `make dev` builds the dashboard, relative to the repository.
+pub const DEFAULT_WEB_DIR: &str = "web/dist";
+
+fn parse_environment(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > 64 || text.chars().any(char::is_control) {
+        return Err("must be 1-64 printable characters".into());
+    }
+    Ok(text.to_owned())
 }
 
 #[derive(Debug, Args)]
@@ -283,6 +327,8 @@ pub struct DevArgs {
     /// Use this Postgres instead of a private cluster.
     #[arg(long = "database-url", env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<DatabaseUrl>,
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -1,6 +1,7 @@
 //! `shoal serve`: the API.
 
 use anyhow::Context;
+use shoal_api::dashboard::DashboardConfig;
 use shoal_api::external_issuers::ExternalIssuersConfig;
 use shoal_api::issuance::TokenConfig;
 use shoal_api::{ApiConfig, Application, IdentityConfig};
@@ -16,6 +17,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         migrate(args.database.url.expose())
             .await
             .context("migrating the database")?;
+    }
+    let web_dir = args.dashboard.web_dir()?;
+    match &web_dir {
+        Some(dir) => tracing::info!(dir = %dir.display(), "serving the dashboard at /"),
+        None => tracing::info!(
+            "no dashboard at {} (--web-dir); / serves none",
+            crate::cli::DEFAULT_WEB_DIR
+        ),
     }
     let config = ApiConfig {
         listen: args.listen,
@@ -34,6 +43,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 issuers: args.external_issuers,
                 ..ExternalIssuersConfig::default()
             },
+        },
+        dashboard: DashboardConfig {
+            dir: web_dir,
+            environment: args.dashboard.environment,
+            dev_sign_in: false,
         },
         pool: PoolConfig {
             max_connections: args

@@ -295,7 +295,7 @@ fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 22] = [
+    let cases: [Case; 25] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
@@ -440,6 +440,17 @@ fn missing_or_malformed_settings_name_the_flag() {
             vec![db, ("SHOAL_SECRET_KEY", &key)],
             "--scale-in-window",
         ),
+        (
+            &["serve", "--web-dir", "/nonexistent/shoal-dashboard"],
+            vec![db, ("SHOAL_SECRET_KEY", &key)],
+            "--web-dir",
+        ),
+        (
+            &["serve"],
+            vec![db, ("SHOAL_SECRET_KEY", &key), ("SHOAL_ENVIRONMENT", " ")],
+            "--environment",
+        ),
+        (&["dev", "--environment", "a\tb"], vec![], "--environment"),
     ];
     for (args, env, flag) in cases {
         let mut command = shoal(args);

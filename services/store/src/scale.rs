@@ -203,10 +203,10 @@ fn decision_from_row(row: &sqlx::postgres::PgRow) -> Result<DecisionRecord, Stor
     })
 }
 
-fn count_i32(count: u32) -> i32 {
+pub(crate) fn count_i32(count: u32) -> i32 {
     i32::try_from(count).unwrap_or(i32::MAX)
 }
 
-fn count_u32(count: i32) -> Result<u32, StoreError> {
+pub(crate) fn count_u32(count: i32) -> Result<u32, StoreError> {
     u32::try_from(count).map_err(|_| StoreError::Corrupt(format!("instance count {count}")))
 }

@@ -122,7 +122,8 @@ impl FunctionHost {
             }
             let body =
                 serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
-            let reason = match self.attempt(webhook_id, invocation_id, body, &accept).await {
+            let attempt = self.attempt(webhook_id, invocation_id, body, &accept);
+            let reason = match self.stats.observe(invocation_id, attempt).await {
                 Ok(accepted) => return Ok(accepted),
                 Err(reason) => reason,
             };
@@ -175,6 +176,7 @@ impl FunctionHost {
         match response {
             Ok(response) => {
                 log_handler_lines(&response);
+                self.stats.handler_logs(invocation_id, &response.logs);
                 self.note_undeclared_outputs(&response);
                 let accepted = accept(&response)?;
                 match outputs::write(&self.outputs, &response, &self.watcher).await {

@@ -33,6 +33,7 @@ mod runtime;
 pub mod server;
 mod stats;
 mod supervisor;
+mod telemetry;
 mod triggers;
 mod watcher;
 

@@ -29,6 +29,7 @@ use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::supervisor::Supervisor;
+use crate::telemetry::Flusher;
 use crate::watcher::WriteWatcher;
 
 pub struct Worker {
@@ -99,6 +100,11 @@ impl Worker {
             Utc::now(),
             self.stats.clone(),
             lease.clone(),
+        );
+        let telemetry = Flusher::start(
+            self.pool.clone(),
+            config.name.clone(),
+            self.stats.telemetry(),
         );
         let wake = Arc::new(Wake::default());
         let interest = Arc::new(match config.hosting {
@@ -215,6 +221,7 @@ impl Worker {
         instances.release_everything().await;
         breaker_sync_stop.cancel();
         let _ = breaker_sync.await;
+        telemetry.stop().await;
         heartbeats.stop(WorkerState::Stopped).await;
         if let Some(guard) = guard {
             guard.abort();

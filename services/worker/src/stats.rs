@@ -11,6 +11,7 @@ use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
 use crate::error::{ErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
+use crate::telemetry::{InvocationTelemetry, Target};
 
 /// Identifies a listener: the function of an app instance and what it listens to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,13 +42,21 @@ pub struct ListenerStats {
     undeclared_names: Mutex<Vec<String>>,
     /// The worker's error counts, which the listener's failures add to.
     errors: Arc<ErrorCounts>,
+    /// The worker's invocation telemetry, which the listener's handler attempts add to.
+    telemetry: Arc<InvocationTelemetry>,
 }
 
 impl ListenerStats {
-    fn new(key: ListenerKey, status: String, errors: Arc<ErrorCounts>) -> ListenerStats {
+    fn new(
+        key: ListenerKey,
+        status: String,
+        errors: Arc<ErrorCounts>,
+        telemetry: Arc<InvocationTelemetry>,
+    ) -> ListenerStats {
         ListenerStats {
             key,
             errors,
+            telemetry,
             status: Mutex::new(status),
             received: AtomicU64::new(0),
             succeeded: AtomicU64::new(0),
@@ -162,12 +171,42 @@ impl ListenerStats {
     }
 }
 
+impl ListenerStats {
+    /// Keeps an attempt's handler `Logs` for its telemetry, until [`ListenerStats::observe`]
+    /// records the outcome.
+    pub fn handler_logs(&self, invocation_id: uuid::Uuid, logs: &[String]) {
+        self.telemetry.handler_logs(invocation_id, logs);
+    }
+
+    /// Runs one handler attempt of this listener's function and records its duration and
+    /// outcome in the invocation telemetry.
+    pub async fn observe<T>(
+        &self,
+        invocation_id: uuid::Uuid,
+        attempt: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
+        let at = Utc::now();
+        let started = std::time::Instant::now();
+        let result = attempt.await;
+        let target = Target {
+            tenant: &self.key.instance.tenant,
+            app: &self.key.instance.app,
+            function: &self.key.function,
+        };
+        let failure = result.as_ref().err().map(String::as_str);
+        self.telemetry
+            .record(target, invocation_id, at, started.elapsed(), failure);
+        result
+    }
+}
+
 /// The worker's live listeners. A listener is registered while it exists, so reports and
 /// metrics show exactly the listeners running now.
 #[derive(Debug, Default)]
 pub struct StatsRegistry {
     listeners: Mutex<BTreeMap<ListenerKey, Arc<ListenerStats>>>,
     errors: Arc<ErrorCounts>,
+    telemetry: Arc<InvocationTelemetry>,
 }
 
 impl StatsRegistry {
@@ -176,6 +215,7 @@ impl StatsRegistry {
             key.clone(),
             status.into(),
             self.errors.clone(),
+            self.telemetry.clone(),
         ));
         self.lock().insert(key, stats.clone());
         stats
@@ -191,6 +231,11 @@ impl StatsRegistry {
         {
             listeners.remove(&stats.key);
         }
+    }
+
+    /// The worker's invocation telemetry, for its flusher.
+    pub fn telemetry(&self) -> Arc<InvocationTelemetry> {
+        self.telemetry.clone()
     }
 
     /// The worker's error counts by label (see [`WorkerError::metric_label`]).
@@ -223,7 +268,7 @@ mod tests {
             trigger: "queueTrigger",
             source: "q".into(),
         };
-        ListenerStats::new(key, "listening".into(), Arc::default())
+        ListenerStats::new(key, "listening".into(), Arc::default(), Arc::default())
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Options {
     pub tokens: shoal_api::issuance::TokenConfig,
     /// OIDC issuers whose tokens identify registered users.
     pub external_issuers: shoal_api::external_issuers::ExternalIssuersConfig,
+    /// The dashboard's files, environment name and one-click sign-in.
+    pub dashboard: shoal_api::dashboard::DashboardConfig,
 }
 
 impl Default for Options {
@@ -48,6 +50,7 @@ impl Default for Options {
             max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
             tokens: Default::default(),
             external_issuers: Default::default(),
+            dashboard: Default::default(),
         }
     }
 }
@@ -95,6 +98,7 @@ impl TestApp {
                 max_connections: 4,
                 acquire_timeout: Duration::from_secs(2),
             },
+            dashboard: options.dashboard.clone(),
         };
         let app = Application::build(config.clone())
             .await
@@ -272,7 +276,7 @@ pub fn etag_of(response: &reqwest::Response) -> String {
 
 /// Scheduler state written as the leader writes it, for tests of the views that read it.
 impl TestApp {
-    async fn platform_tx(&self) -> (sqlx::PgPool, shoal_store::Tx) {
+    pub async fn platform_tx(&self) -> (sqlx::PgPool, shoal_store::Tx) {
         let pool = connect_lazy(&self.database_url, &PoolConfig::default()).unwrap();
         let tx = shoal_store::begin_platform(&pool).await.unwrap();
         (pool, tx)

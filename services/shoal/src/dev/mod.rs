@@ -60,6 +60,19 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
         identity: Default::default(),
         pool: PoolConfig::default(),
+        dashboard: shoal_api::dashboard::DashboardConfig {
+            dir: args.dashboard.web_dir()?,
+            environment: Some(
+                args.dashboard
+                    .environment
+                    .clone()
+                    .unwrap_or_else(|| "dev".into()),
+            ),
+            // On loopback the operator running `shoal dev` is its only user: the dashboard
+            // signs in with one click. Listening wider, anyone reaching it would get an admin
+            // token, so the token must be pasted like anywhere else.
+            dev_sign_in: args.listen.ip().is_loopback(),
+        },
     };
     let azurite = shoal_devstack::azurite::Azurite::start_silent()
         .await
@@ -99,6 +112,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
         ListenerMetrics(workers.iter().map(Worker::stats).collect()),
     )];
+    let serves_dashboard = (config.dashboard.dir.is_some(), config.dashboard.dev_sign_in);
     let app = Application::build_with_collectors(config, collectors).await?;
     let admin = Principal::PlatformAdmin {
         subject: "dev-admin".into(),
@@ -126,13 +140,21 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     )
     .await?;
     let base = format!("http://{}:{}", args.listen.ip(), app.port());
+    let dashboard = match serves_dashboard {
+        (false, _) => format!(
+            "not built (make dev builds {}; --web-dir names another)",
+            crate::cli::DEFAULT_WEB_DIR
+        ),
+        (true, true) => format!("{base}/ (one-click sign-in)"),
+        (true, false) => format!("{base}/ (paste the token below)"),
+    };
     let sas = shoal_connectors::account_sas(
         shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
         shoal_domain::connection::DEVELOPMENT_ACCOUNT_KEY,
         chrono::Utc::now() + chrono::TimeDelta::days(7),
     )?;
     println!(
-        "\nShoal is running.\n\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
+        "\nShoal is running.\n\n  Dashboard      {dashboard}\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
          Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n{}\n\

@@ -174,3 +174,44 @@ async fn drain_deadline_releases_unfinished_messages_at_once() -> anyhow::Result
     assert_eq!(again[0].dequeue_count, 2);
     Ok(())
 }
+
+#[tokio::test]
+async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Result<()> {
+    use shoal_store::invocation_telemetry;
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("ship", queue_trigger("refused")).await?;
+    h.enqueue("refused", &base64("m")).await?;
+    let _worker = h.start_worker(h.worker_config("w-telemetry"))?;
+    h.handler.wait_for(1, Duration::from_secs(20)).await?;
+
+    // Written by the worker's next flush (every 5 s), not on the dispatch path.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
+        let window = Duration::from_secs(600);
+        let minutes =
+            invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", window).await?;
+        let failures = invocation_telemetry::failures(&mut tx, &tenant(), APP, "ship", 10).await?;
+        shoal_store::commit(tx).await?;
+        let invocations: i64 = minutes.iter().map(|m| m.invocations).sum();
+        let failed: i64 = minutes.iter().map(|m| m.failures).sum();
+        if failed >= 1 && !failures.is_empty() {
+            assert_eq!(invocations, failed, "every attempt failed");
+            let buckets: i64 = minutes.iter().flat_map(|m| &m.duration_buckets).sum();
+            assert_eq!(
+                buckets, invocations,
+                "each attempt's duration is in the histogram"
+            );
+            assert_eq!(failures[0].worker, "w-telemetry");
+            assert!(failures[0].error.contains("500"), "{}", failures[0].error);
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no invocation telemetry: {minutes:?} {failures:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! `GET …/functions/{function}/invocations`: workers' per-minute counts added up with their
+//! duration percentiles, and the latest failures with the handler's logs; per tenant.
+
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use shoal_api::identity::Role;
+use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
+use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
+use uuid::Uuid;
+
+use crate::helpers::{TestApp, problem};
+
+const PATH: &str = "/v1/tenants/contoso/apps/orders/functions/ship/invocations";
+
+async fn with_function(app: &TestApp) {
+    app.with_app("contoso", "orders").await;
+    let put = app
+        .admin(Method::PUT, "/v1/tenants/contoso/apps/orders/functions/ship")
+        .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), StatusCode::CREATED);
+}
+
+fn minute(
+    worker: &str,
+    at: DateTime<Utc>,
+    durations: &[(u64, i64)],
+    failures: i64,
+) -> MinuteRecord {
+    let mut buckets = vec![0; BUCKETS];
+    for (ms, n) in durations {
+        buckets[bucket_of(*ms)] += n;
+    }
+    MinuteRecord {
+        tenant: "contoso".into(),
+        app: "orders".into(),
+        function: "ship".into(),
+        minute: at,
+        worker: worker.into(),
+        invocations: durations.iter().map(|(_, n)| n).sum(),
+        failures,
+        duration_buckets: buckets,
+    }
+}
+
+fn failure(error: &str, logs: &[&str]) -> FailureRecord {
+    FailureRecord {
+        tenant: "contoso".into(),
+        app: "orders".into(),
+        function: "ship".into(),
+        at: Utc::now(),
+        invocation_id: Uuid::now_v7(),
+        worker: "w1".into(),
+        duration_ms: 212,
+        error: error.into(),
+        logs: logs.iter().map(|l| (*l).to_owned()).collect(),
+    }
+}
+
+impl TestApp {
+    async fn record_telemetry(&self, minutes: &[MinuteRecord], failures: &[FailureRecord]) {
+        let (pool, mut tx) = self.platform_tx().await;
+        invocation_telemetry::record(&mut tx, minutes, failures)
+            .await
+            .unwrap();
+        shoal_store::commit(tx).await.unwrap();
+        pool.close().await;
+    }
+}
+
+#[tokio::test]
+async fn workers_minutes_add_up_with_percentiles_and_failures_keep_their_logs() {
+    let app = TestApp::spawn().await;
+    with_function(&app).await;
+    let now = Utc::now().duration_trunc(TimeDelta::minutes(1)).unwrap();
+    let earlier = now - TimeDelta::minutes(2);
+    // Two workers in the same minute, one of them flushing twice; another minute before.
+    app.record_telemetry(
+        &[
+            minute("w1", now, &[(10, 40)], 0),
+            minute("w2", now, &[(10, 50), (250, 9)], 2),
+            minute("w1", earlier, &[(5, 3)], 1),
+        ],
+        &[failure(
+            "handler answered 500",
+            &["charging order 42", "card declined"],
+        )],
+    )
+    .await;
+    app.record_telemetry(
+        &[minute("w1", now, &[(6_000, 1)], 1)],
+        &[failure("timed out after 30 s", &[])],
+    )
+    .await;
+
+    let reader = app.token_for("contoso", Role::Reader);
+    let body: Value = app
+        .request(Method::GET, PATH, Some(&reader))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let minutes = body["minutes"].as_array().unwrap();
+    assert_eq!(minutes.len(), 2, "{body}");
+    assert_eq!(minutes[0]["invocations"], 3);
+    assert_eq!(minutes[0]["failures"], 1);
+    assert_eq!(minutes[0]["p50Ms"], 5);
+    assert_eq!(minutes[1]["invocations"], 100);
+    assert_eq!(minutes[1]["failures"], 3);
+    assert_eq!(minutes[1]["p50Ms"], 10);
+    assert_eq!(minutes[1]["p95Ms"], 250);
+    assert_eq!(minutes[1]["p99Ms"], 250);
+    let failures = body["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 2);
+    assert_eq!(failures[0]["error"], "timed out after 30 s");
+    assert_eq!(failures[1]["error"], "handler answered 500");
+    assert_eq!(
+        failures[1]["logs"],
+        json!(["charging order 42", "card declined"])
+    );
+
+    let last_minute: Value = app
+        .get(&format!("{PATH}?minutes=1&failures=0"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(last_minute["minutes"].as_array().unwrap().len(), 1);
+    assert_eq!(last_minute["failures"], json!([]));
+}
+
+#[tokio::test]
+async fn failures_beyond_the_bound_are_pruned_and_a_deleted_apps_rows_are_skipped() {
+    let app = TestApp::spawn().await;
+    with_function(&app).await;
+    let many: Vec<FailureRecord> = (0..55)
+        .map(|i| failure(&format!("failure {i}"), &[]))
+        .collect();
+    app.record_telemetry(&[], &many).await;
+    let (pool, mut tx) = app.platform_tx().await;
+    assert_eq!(invocation_telemetry::prune(&mut tx).await.unwrap(), 5);
+    // Rows of an app that no longer exists are skipped, not an error.
+    let mut gone = failure("x", &[]);
+    gone.app = "deleted".into();
+    invocation_telemetry::record(&mut tx, &[], &[gone])
+        .await
+        .unwrap();
+    shoal_store::commit(tx).await.unwrap();
+    pool.close().await;
+    let body: Value = app
+        .get(&format!("{PATH}?failures=50"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let failures = body["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 50);
+    assert_eq!(failures[0]["error"], "failure 54");
+    assert_eq!(failures[49]["error"], "failure 5");
+}
+
+#[tokio::test]
+async fn invocations_are_per_tenant_and_check_their_query() {
+    let app = TestApp::spawn().await;
+    with_function(&app).await;
+    app.put_tenant("fabrikam").await;
+    let outsider = app.token_for("fabrikam", Role::Owner);
+    let hidden = app
+        .request(Method::GET, PATH, Some(&outsider))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
+    let missing = app
+        .get("/v1/tenants/contoso/apps/orders/functions/nope/invocations")
+        .await;
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    for (query, path) in [
+        ("minutes=0", "minutes"),
+        ("minutes=1441", "minutes"),
+        ("failures=51", "failures"),
+    ] {
+        let response = app.get(&format!("{PATH}?{query}")).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{query}"
+        );
+        assert_eq!(problem(response).await["errors"][0]["path"], path);
+    }
+}

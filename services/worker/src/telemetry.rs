@@ -1,0 +1,323 @@
+//! Invocation telemetry: every handler attempt adds to per-function, per-minute counts and a
+//! duration histogram, and a failed one is kept with its error and the handler's `Logs`. The
+//! dispatch path only takes a short lock and updates memory ([`InvocationTelemetry::record`]);
+//! a task writes what gathered every [`FLUSH_EVERY`] in one transaction ([`Flusher`]).
+//!
+//! Bounded: at most [`MAX_FAILURES_PER_FLUSH`] failures and [`MAX_MINUTE_KEYS`] function-minutes
+//! wait for a flush, log lines are cut to [`MAX_LOG_LINES`] of [`MAX_LOG_LINE_CHARS`]; what
+//! does not fit is counted and dropped, never queued. A flush that fails is logged and
+//! dropped too: telemetry never holds back dispatch or grows without bound.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
+use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+pub const FLUSH_EVERY: Duration = Duration::from_secs(5);
+pub const MAX_FAILURES_PER_FLUSH: usize = 100;
+pub const MAX_MINUTE_KEYS: usize = 10_000;
+pub const MAX_LOG_LINES: usize = 50;
+pub const MAX_LOG_LINE_CHARS: usize = 2_000;
+/// Handler logs waiting for their attempt's outcome; more means attempts were cancelled.
+const MAX_PENDING_LOGS: usize = 1_024;
+/// Prune old rows every this many flushes (about every five minutes).
+const PRUNE_EVERY_FLUSHES: u64 = 60;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MinuteKey {
+    tenant: String,
+    app: String,
+    function: String,
+    minute: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    invocations: i64,
+    failures: i64,
+    buckets: Vec<i64>,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    minutes: HashMap<MinuteKey, Counts>,
+    failures: Vec<FailureRecord>,
+    /// Logs of attempts under way, by invocation id, until their outcome is recorded.
+    logs: HashMap<Uuid, Vec<String>>,
+    dropped: u64,
+}
+
+/// The function an attempt belongs to.
+#[derive(Clone, Copy, Debug)]
+pub struct Target<'a> {
+    pub tenant: &'a str,
+    pub app: &'a str,
+    pub function: &'a str,
+}
+
+/// The worker's telemetry, shared by all its listeners.
+#[derive(Debug, Default)]
+pub struct InvocationTelemetry {
+    pending: Mutex<Pending>,
+}
+
+impl InvocationTelemetry {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps a handler's `Logs` until its attempt's outcome is recorded (kept only if it
+    /// failed).
+    pub fn handler_logs(&self, invocation_id: Uuid, logs: &[String]) {
+        let mut pending = self.lock();
+        if pending.logs.len() >= MAX_PENDING_LOGS {
+            pending.logs.clear();
+        }
+        let cut = logs
+            .iter()
+            .take(MAX_LOG_LINES)
+            .map(|l| l.chars().take(MAX_LOG_LINE_CHARS).collect())
+            .collect();
+        pending.logs.insert(invocation_id, cut);
+    }
+
+    /// Adds one attempt of `target`.
+    pub fn record(
+        &self,
+        target: Target<'_>,
+        invocation_id: Uuid,
+        at: DateTime<Utc>,
+        duration: Duration,
+        failure: Option<&str>,
+    ) {
+        let minute = at.duration_trunc(TimeDelta::minutes(1)).unwrap_or(at);
+        let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+        let mut pending = self.lock();
+        let logs = pending.logs.remove(&invocation_id).unwrap_or_default();
+        let minute_key = MinuteKey {
+            tenant: target.tenant.to_owned(),
+            app: target.app.to_owned(),
+            function: target.function.to_owned(),
+            minute,
+        };
+        if pending.minutes.len() >= MAX_MINUTE_KEYS && !pending.minutes.contains_key(&minute_key) {
+            pending.dropped += 1;
+            return;
+        }
+        let counts = pending.minutes.entry(minute_key).or_default();
+        if counts.buckets.is_empty() {
+            counts.buckets = vec![0; BUCKETS];
+        }
+        counts.invocations += 1;
+        counts.buckets[bucket_of(duration_ms)] += 1;
+        let Some(error) = failure else { return };
+        counts.failures += 1;
+        if pending.failures.len() >= MAX_FAILURES_PER_FLUSH {
+            pending.dropped += 1;
+            return;
+        }
+        pending.failures.push(FailureRecord {
+            tenant: target.tenant.to_owned(),
+            app: target.app.to_owned(),
+            function: target.function.to_owned(),
+            at,
+            invocation_id,
+            worker: String::new(),
+            duration_ms: i64::try_from(duration_ms).unwrap_or(i64::MAX),
+            error: error.chars().take(MAX_LOG_LINE_CHARS).collect(),
+            logs,
+        });
+    }
+
+    /// Takes what gathered since the last flush, as `worker`'s rows; and how many records
+    /// were dropped for lack of room.
+    fn take(&self, worker: &str) -> (Vec<MinuteRecord>, Vec<FailureRecord>, u64) {
+        let mut pending = self.lock();
+        let minutes = std::mem::take(&mut pending.minutes)
+            .into_iter()
+            .map(|(k, c)| MinuteRecord {
+                tenant: k.tenant,
+                app: k.app,
+                function: k.function,
+                minute: k.minute,
+                worker: worker.to_owned(),
+                invocations: c.invocations,
+                failures: c.failures,
+                duration_buckets: c.buckets,
+            })
+            .collect();
+        let failures = std::mem::take(&mut pending.failures)
+            .into_iter()
+            .map(|f| FailureRecord {
+                worker: worker.to_owned(),
+                ..f
+            })
+            .collect();
+        (minutes, failures, std::mem::take(&mut pending.dropped))
+    }
+}
+
+/// Writes the worker's telemetry every [`FLUSH_EVERY`], and once more when stopped.
+pub struct Flusher {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Flusher {
+    pub fn start(
+        pool: sqlx::PgPool,
+        worker: String,
+        telemetry: Arc<InvocationTelemetry>,
+    ) -> Flusher {
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        let task = tokio::spawn(async move {
+            let mut every = tokio::time::interval(FLUSH_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut flushes = 0u64;
+            loop {
+                tokio::select! {
+                    _ = stopped.cancelled() => break,
+                    _ = every.tick() => {}
+                }
+                flushes += 1;
+                flush(
+                    &pool,
+                    &worker,
+                    &telemetry,
+                    flushes.is_multiple_of(PRUNE_EVERY_FLUSHES),
+                )
+                .await;
+            }
+            flush(&pool, &worker, &telemetry, false).await;
+        });
+        Flusher { stop, task }
+    }
+
+    /// Stops the periodic flushes after a last one.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = self.task.await;
+    }
+}
+
+async fn flush(pool: &sqlx::PgPool, worker: &str, telemetry: &InvocationTelemetry, prune: bool) {
+    let (minutes, failures, dropped) = telemetry.take(worker);
+    if dropped > 0 {
+        tracing::warn!(dropped, "invocation telemetry was full; records dropped");
+    }
+    if minutes.is_empty() && failures.is_empty() && !prune {
+        return;
+    }
+    let result = async {
+        let mut tx = shoal_store::begin_platform(pool).await?;
+        invocation_telemetry::record(&mut tx, &minutes, &failures).await?;
+        if prune {
+            invocation_telemetry::prune(&mut tx).await?;
+        }
+        shoal_store::commit(tx).await
+    };
+    match tokio::time::timeout(FLUSH_EVERY, result).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::warn!(%error, minutes = minutes.len(), failures = failures.len(), "could not write invocation telemetry; dropped");
+        }
+        Err(_) => tracing::warn!("writing invocation telemetry timed out; dropped"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(function: &str) -> Target<'_> {
+        Target {
+            tenant: "contoso",
+            app: "orders",
+            function,
+        }
+    }
+
+    #[test]
+    fn attempts_add_up_per_function_and_minute_and_failures_keep_their_logs() {
+        let telemetry = InvocationTelemetry::default();
+        let at = "2026-11-24T10:00:30Z".parse::<DateTime<Utc>>().unwrap();
+        let (ok, failed) = (Uuid::now_v7(), Uuid::now_v7());
+        telemetry.record(key("ship"), ok, at, Duration::from_millis(8), None);
+        telemetry.handler_logs(failed, &["boom".into()]);
+        telemetry.record(
+            key("ship"),
+            failed,
+            at,
+            Duration::from_millis(250),
+            Some("500"),
+        );
+        telemetry.record(
+            key("bill"),
+            Uuid::now_v7(),
+            at,
+            Duration::from_millis(1),
+            None,
+        );
+
+        let (mut minutes, failures, dropped) = telemetry.take("w1");
+        minutes.sort_by(|a, b| a.function.cmp(&b.function));
+        assert_eq!(dropped, 0);
+        assert_eq!(minutes.len(), 2);
+        let ship = &minutes[1];
+        assert_eq!(
+            (
+                ship.function.as_str(),
+                ship.invocations,
+                ship.failures,
+                ship.worker.as_str()
+            ),
+            ("ship", 2, 1, "w1")
+        );
+        assert_eq!(
+            ship.minute,
+            "2026-11-24T10:00:00Z".parse::<DateTime<Utc>>().unwrap()
+        );
+        assert_eq!(ship.duration_buckets[bucket_of(8)], 1);
+        assert_eq!(ship.duration_buckets[bucket_of(250)], 1);
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].invocation_id, failed);
+        assert_eq!(failures[0].error, "500");
+        assert_eq!(failures[0].logs, ["boom"]);
+        assert_eq!(failures[0].worker, "w1");
+        // Taken means gone.
+        let (minutes, failures, _) = telemetry.take("w1");
+        assert!(minutes.is_empty() && failures.is_empty());
+    }
+
+    #[test]
+    fn what_does_not_fit_is_counted_and_dropped() {
+        let telemetry = InvocationTelemetry::default();
+        let at = Utc::now();
+        for _ in 0..MAX_FAILURES_PER_FLUSH + 5 {
+            telemetry.record(key("ship"), Uuid::now_v7(), at, Duration::ZERO, Some("no"));
+        }
+        let long: Vec<String> = (0..MAX_LOG_LINES + 10)
+            .map(|_| "x".repeat(MAX_LOG_LINE_CHARS + 10))
+            .collect();
+        let id = Uuid::now_v7();
+        telemetry.handler_logs(id, &long);
+        let (minutes, failures, dropped) = telemetry.take("w1");
+        assert_eq!(failures.len(), MAX_FAILURES_PER_FLUSH);
+        assert_eq!(dropped, 5);
+        // Every attempt still counts in its minute.
+        assert_eq!(
+            minutes[0].failures,
+            i64::try_from(MAX_FAILURES_PER_FLUSH + 5).unwrap()
+        );
+        let kept = telemetry.lock().logs.remove(&id).unwrap();
+        assert_eq!(kept.len(), MAX_LOG_LINES);
+        assert!(kept.iter().all(|l| l.chars().count() == MAX_LOG_LINE_CHARS));
+    }
+}

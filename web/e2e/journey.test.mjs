@@ -1,0 +1,335 @@
+// The dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by
+// playwright-core; no browser is downloaded) against a real `shoal serve` and Postgres.
+// Every request the page makes is recorded: none may leave the page's origin.
+// Screenshots of each step: web/e2e/artifacts/.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { randomUUID } from "node:crypto";
+import { chromium } from "playwright-core";
+import { call, sql, startShoal } from "./stack.mjs";
+
+const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
+// The flags this machine's notes give for Chromium as root with no network beyond localhost.
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const TIMEOUT = 10_000;
+
+let shoal, browser, context, admin;
+const requests = [];
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  shoal = await startShoal({
+    bin: process.env.SHOAL_BIN,
+    databaseUrl: process.env.E2E_DATABASE_URL,
+    webDir: new URL("../dist", import.meta.url).pathname,
+    environment: "e2e",
+  });
+  admin = await shoal.token("--platform-admin", "--subject", "e2e-admin");
+  const put = (path, body) => call(shoal.base, admin, "PUT", path, body);
+  await put("/v1/tenants/contoso", { displayName: "Contoso" });
+  await put("/v1/tenants/fabrikam", { displayName: "Fabrikam" });
+  const handler = { handler: { url: "http://127.0.0.1:9/api" } };
+  await put("/v1/tenants/contoso/apps/orders", {
+    ...handler,
+    appSettings: { OrdersStorage: "UseDevelopmentStorage=true", PaymentsApiKey: "hunter2-e2e" },
+  });
+  await put("/v1/tenants/contoso/apps/billing", handler);
+  await put("/v1/tenants/fabrikam/apps/secret-plans", handler);
+  await put("/v1/tenants/contoso/apps/orders/functions/ship", {
+    bindings: [{ type: "queueTrigger", direction: "in", name: "order", queueName: "orders", connection: "OrdersStorage" }],
+  });
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
+  context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  context.setDefaultTimeout(TIMEOUT);
+  context.on("request", (request) => requests.push(request.url()));
+});
+
+after(async () => {
+  await browser?.close();
+  await shoal?.stop();
+});
+
+async function signIn(page, token) {
+  await page.goto(`${shoal.base}/`);
+  await page.waitForURL(/\/signin/);
+  await page.getByLabel("Bearer token").fill(token);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/// Keeps a screenshot of the step, and checks the view with axe-core (injected inline, so it
+/// makes no request): no serious or critical accessibility violation.
+async function shot(page, name) {
+  await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  assert.deepEqual(violations, [], `accessibility violations on ${name}`);
+}
+
+test("a platform admin signs in, switches tenant and sees the apps list", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.waitForURL(/\/tenants$/);
+  assert.equal((await page.locator("#environment").textContent()).trim(), "Environment: e2e");
+  await page.getByRole("link", { name: "contoso" }).click();
+  await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  const rows = page.locator("#apps tbody tr");
+  await rows.first().waitFor();
+  assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing", "orders"]);
+  // Instances now/desired arrive from each app's scale status (0 here: no scheduler runs).
+  await page.locator("#apps tbody tr td.num", { hasText: "0" }).first().waitFor();
+  await page.getByLabel("Filter").fill("ord");
+  assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["orders"]);
+  assert.equal(await page.locator("#apps-count").innerText(), "1 of 2 apps");
+  await shot(page, "01-apps-list");
+  await page.getByLabel("Tenant", { exact: true }).selectOption("fabrikam");
+  await page.waitForURL(/\/tenants\/fabrikam\/apps$/);
+  await page.locator("#apps tbody th", { hasText: "secret-plans" }).waitFor();
+  await page.close();
+});
+
+test("opening an app shows its handler, masked settings revealed on request, and the scale toggle", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.getByRole("heading", { name: "orders", level: 1 }).waitFor();
+  await page.getByText("http://127.0.0.1:9/api").waitFor();
+  // Secret values arrive masked and are revealed only through settings/list.
+  assert.equal(await page.getByText("hunter2-e2e").count(), 0);
+  await page.getByRole("button", { name: "Reveal values" }).click();
+  await page.getByText("hunter2-e2e").waitFor();
+  const mode = page.locator("#scale-mode");
+  assert.equal(await mode.innerText(), "target");
+  await page.getByLabel(/Target-based scaling/).uncheck();
+  await page.locator("#scale-mode", { hasText: "incremental" }).waitFor();
+  await page.getByLabel(/Target-based scaling/).check();
+  await page.locator("#scale-mode", { hasText: "target" }).waitFor();
+  await shot(page, "02-app");
+  await page.close();
+});
+
+test("a function edit the API refuses shows the 422 at the field it names", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const queueName = page.locator('[data-path="bindings[0].queueName"]');
+  await queueName.fill("Not A Queue!");
+  await page.getByRole("button", { name: "Save" }).click();
+  await page.locator('[data-path="bindings[0].queueName"][aria-invalid="true"]').waitFor();
+  const describedBy = await queueName.getAttribute("aria-describedby");
+  const message = await page.locator(`#${describedBy}`).innerText();
+  assert.match(message, /\S/, "an error message sits at bindings[0].queueName");
+  await shot(page, "03-function-422");
+  // Nothing was written.
+  const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship");
+  assert.equal(fn.bindings[0].queueName, "orders");
+  await page.close();
+});
+
+test("a tenant Reader sees no other tenant, no write actions, and a refused write says 403 plainly", async () => {
+  // A service principal that is Contributor when the page loads, then only Reader: the page
+  // still offers Save, and the API's 403 is what the person sees.
+  const sp = await call(shoal.base, admin, "PUT", "/v1/tenants/contoso/servicePrincipals/deployer");
+  const contributor = randomUUID();
+  const assign = (id, role) =>
+    call(shoal.base, admin, "PUT", `/v1/tenants/contoso/roleAssignments/${id}`, {
+      principalId: sp.principalId,
+      roleDefinitionId: role,
+      scope: "/tenants/contoso",
+    });
+  await assign(contributor, "Contributor");
+  const form = new URLSearchParams({
+    grant_type: "client_credentials",
+    client_id: sp.clientId,
+    client_secret: sp.clientSecret,
+    scope: "api://shoal/.default",
+  });
+  const issued = await (await fetch(`${shoal.base}/oauth2/token`, { method: "POST", body: form })).json();
+  assert.ok(issued.access_token, JSON.stringify(issued));
+
+  const page = await context.newPage();
+  await signIn(page, issued.access_token);
+  await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  assert.deepEqual(await page.locator("#tenant-switcher option").allInnerTexts(), ["contoso"]);
+  await page.goto(`${shoal.base}/tenants/fabrikam/apps`);
+  await page.getByRole("alert").waitFor();
+  assert.match(await page.getByRole("alert").innerText(), /Not found/);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  await page.getByRole("button", { name: "Save" }).waitFor();
+
+  await call(shoal.base, admin, "DELETE", `/v1/tenants/contoso/roleAssignments/${contributor}`);
+  await assign(randomUUID(), "Reader");
+  // The API drops cached grants on the change's notification: wait until it sees the Reader.
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const me = await call(shoal.base, issued.access_token, "GET", "/v1/me?tenant=contoso");
+    if (!me.actions.includes("Shoal/apps/functions/write")) break;
+    assert.ok(Date.now() < deadline, "the API still saw the Contributor assignment");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.locator('[data-path="bindings[0].queueName"]').fill("orders-v2");
+  await page.getByRole("button", { name: "Save" }).click();
+  const alert = page.locator("#fn-errors [role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /^Not allowed: /);
+  await shot(page, "04-reader-403");
+
+  // Reloaded, the page no longer offers what the Reader cannot do.
+  await page.reload();
+  await page.locator('[data-path="bindings[0].queueName"]').waitFor();
+  assert.equal(await page.getByRole("button", { name: "Save" }).count(), 0);
+  assert.equal(await page.locator('[data-path="bindings[0].queueName"]').getAttribute("readonly"), "");
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.locator("#scale-mode").waitFor();
+  assert.equal(await page.getByLabel(/Target-based scaling/).isDisabled(), true);
+  assert.equal(await page.getByRole("button", { name: "Reveal values" }).count(), 0);
+  await page.goto(`${shoal.base}/tenants/contoso/apps`);
+  await page.locator("#apps tbody tr").first().waitFor();
+  assert.equal(await page.getByText("New app").count(), 0);
+  await shot(page, "05-reader-apps");
+  await page.close();
+});
+
+test("an app and a queue function are created through the UI", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps`);
+  await page.getByText("New app", { exact: true }).first().click();
+  await page.getByLabel("Name").fill("Bad Name");
+  await page.getByLabel("Handler URL").fill("http://127.0.0.1:9/api");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.locator('#new-app-name[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#new-app-name-error").innerText(), /\S/);
+  await page.getByLabel("Name").fill("shipping");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.waitForURL(/\/tenants\/contoso\/apps\/shipping$/);
+  await page.getByRole("link", { name: "Functions" }).click();
+  await page.waitForURL(/\/functions$/);
+  await page.getByLabel("Name", { exact: true }).fill("dispatch");
+  await page.locator('[data-path="bindings[0].queueName"]').fill("dispatch-in");
+  await page.getByRole("button", { name: "Create function" }).click();
+  await page.waitForURL(/\/functions\/dispatch$/);
+  await page.getByRole("heading", { name: "function.json of dispatch" }).waitFor();
+  const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch");
+  assert.equal(fn.triggerType, "queueTrigger");
+  assert.equal(fn.bindings[0].queueName, "dispatch-in");
+  await shot(page, "08-created-function");
+  await page.close();
+});
+
+test("the app view fits a phone's width", async () => {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 375, height: 740 });
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
+  await page.locator("#scale-mode").waitFor();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+  await shot(page, "06-app-phone");
+  await page.close();
+});
+
+test("the scale view charts the last hour's samples beside the decision log and placement", async () => {
+  // What a scheduler would have recorded for a backlog of 1000 messages: samples, the decision
+  // with its reason and inputs, and two placed instances.
+  await sql(
+    process.env.E2E_DATABASE_URL,
+    `insert into scale_samples (tenant_id, app_name, at, metric, desired, placed) values
+       ('contoso', 'orders', now() - interval '20 seconds', 0, 0, 0),
+       ('contoso', 'orders', now() - interval '10 seconds', 1000, 4, 2),
+       ('contoso', 'orders', now(), 600, 4, 4);
+     insert into scale_decisions (tenant_id, app_name, from_count, to_count, mode, reason, metrics, epoch)
+       values ('contoso', 'orders', 0, 4, 'target',
+               'scale out: ship queueLength 1000 / 16 per instance = 63; +4 per decision',
+               '[{"function": "ship", "mode": "target", "metric": 1000, "target": 63, "perInstance": 16}]', 1);
+     insert into app_scale (tenant_id, app_name, desired, mode, decided_at) values ('contoso', 'orders', 4, 'target', now());
+     insert into assignments (tenant_id, app_name, instance, worker, epoch) values
+       ('contoso', 'orders', 0, 'worker-a', 1), ('contoso', 'orders', 1, 'worker-b', 1);`,
+  );
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/scale`);
+  await page.getByText(/^Queue length \(0–1000\), .* Latest: queue length 600\./).waitFor();
+  await page.getByText(/Latest: desired instances 4, placed instances 4\./).waitFor();
+  await page.getByRole("cell", { name: /scale out: ship queueLength 1000/ }).waitFor();
+  assert.equal(await page.locator("#desired-instances").innerText(), "4");
+  assert.equal(await page.locator("#current-instances").innerText(), "2");
+  await page.getByRole("cell", { name: "worker-b" }).waitFor();
+  await shot(page, "07-scale");
+  await page.close();
+});
+
+test("the tenants, workers and access views load and pass the accessibility check", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.waitForURL(/\/tenants$/);
+  await page.getByRole("cell", { name: "Fabrikam", exact: true }).waitFor();
+  await shot(page, "09-tenants");
+  await page.getByRole("link", { name: "Workers" }).click();
+  await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
+  await page.getByText("Workers: none.").waitFor();
+  await shot(page, "10-workers");
+  await page.goto(`${shoal.base}/tenants/contoso/access`);
+  await page.getByRole("cell", { name: "deployer" }).first().waitFor();
+  await page.getByRole("cell", { name: "Function Invoker" }).waitFor();
+  await page.getByRole("cell", { name: "Shoal/apps/functions/write" }).first().waitFor();
+  await shot(page, "11-access");
+  await page.close();
+});
+
+test("the monitor shows a function's invocations and a failure's error and handler logs", async () => {
+  // What workers would have flushed: two minutes of attempts and one failure with its logs.
+  const buckets = (i) => `array[${Array.from({ length: 25 }, (_, b) => (b === i ? 3 : 0)).join(",")}]::bigint[]`;
+  await sql(
+    process.env.E2E_DATABASE_URL,
+    `insert into invocation_minutes (tenant_id, app_name, function_name, minute, worker, invocations, failures, duration_buckets) values
+       ('contoso', 'orders', 'ship', date_trunc('minute', now()) - interval '1 minute', 'worker-a', 3, 0, ${buckets(5)}),
+       ('contoso', 'orders', 'ship', date_trunc('minute', now()), 'worker-a', 3, 1, ${buckets(12)});
+     insert into invocation_failures (tenant_id, app_name, function_name, at, invocation_id, worker, duration_ms, error, logs)
+       values ('contoso', 'orders', 'ship', now(), gen_random_uuid(), 'worker-a', 212, 'handler answered 500',
+               '["charging order 42", "card declined"]');`,
+  );
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  await page.getByText("Last hour: 6 invocations, 1 failed.").waitFor();
+  await page.getByRole("cell", { name: "handler answered 500" }).waitFor();
+  await page.getByText(/charging order 42\s+card declined/).waitFor();
+  await page.getByText(/Duration percentiles per minute \(ms\) \(0–250\)/).waitFor();
+  await page.locator("#monitor-section").screenshot({ path: `${ARTIFACTS}12-monitor-section.png` });
+  await shot(page, "12-monitor");
+  await page.close();
+});
+
+test("an expired or refused token returns to sign-in", async () => {
+  const page = await context.newPage();
+  await signIn(page, "not-a-token");
+  await page.getByText("Sign in to continue").waitFor();
+  await page.waitForFunction(() => sessionStorage.getItem("shoal.token") === null);
+  await page.getByLabel("Bearer token").waitFor();
+  await page.close();
+});
+
+test("no request left the page's origin", () => {
+  const origin = new URL(shoal.base).origin;
+  assert.ok(requests.length > 10, `recorded ${requests.length} requests`);
+  const foreign = requests.filter((url) => !url.startsWith("data:") && new URL(url).origin !== origin);
+  assert.deepEqual(foreign, []);
+});

@@ -1,0 +1,42 @@
+// A few lines instead of a framework: views build DOM nodes with h() and replace their
+// container's children when data arrives.
+
+type Child = Node | string | number | null | undefined | false;
+type Attrs = Record<string, string | number | boolean | EventListener | null | undefined>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2).toLowerCase(), value);
+    } else if (value === true) {
+      el.setAttribute(key, "");
+    } else {
+      el.setAttribute(key, String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el: Element, children: (Child | Child[])[]): void {
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+export function replace(el: Element, ...children: (Child | Child[])[]): void {
+  el.replaceChildren();
+  append(el, children);
+}
+
+/// A link handled by the router (no page load).
+export function link(href: string, ...children: Child[]): HTMLAnchorElement {
+  return h("a", { href, "data-route": true }, ...children);
+}

@@ -1,0 +1,49 @@
+// The apps list's filter and sort: pure, so they are tested without a browser.
+
+export interface AppRow {
+  name: string;
+  state: string;
+  mode: string;
+  current: number | null;
+  desired: number | null;
+}
+
+export type SortKey = "name" | "state" | "current" | "desired";
+
+export interface ListOptions {
+  text: string;
+  state: string; // "" = any
+  sort: SortKey;
+  descending: boolean;
+}
+
+export function filterAndSort(rows: AppRow[], options: ListOptions): AppRow[] {
+  const text = options.text.trim().toLowerCase();
+  const kept = rows.filter(
+    (row) =>
+      (text === "" || row.name.toLowerCase().includes(text)) &&
+      (options.state === "" || row.state === options.state),
+  );
+  const direction = options.descending ? -1 : 1;
+  return kept.sort((a, b) => {
+    // Unknown counts (not loaded, or not readable) come last in either direction.
+    const key = options.sort;
+    if ((key === "current" || key === "desired") && (a[key] === null) !== (b[key] === null)) {
+      return a[key] === null ? 1 : -1;
+    }
+    const primary = compare(a, b, key);
+    return primary !== 0 ? primary * direction : a.name.localeCompare(b.name);
+  });
+}
+
+function compare(a: AppRow, b: AppRow, key: SortKey): number {
+  switch (key) {
+    case "name":
+      return a.name.localeCompare(b.name);
+    case "state":
+      return a.state.localeCompare(b.state);
+    case "current":
+    case "desired":
+      return (a[key] ?? 0) - (b[key] ?? 0);
+  }
+}

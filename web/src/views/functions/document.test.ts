@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { fieldPath, fromRows, parseValue, toRows } from "./document";
+
+describe("rows", () => {
+  it("round-trip a binding with its value types", () => {
+    const binding = { type: "serviceBusTrigger", name: "m", isSessionsEnabled: true, maxCount: 3, entity: { a: 1 } };
+    expect(fromRows(toRows(binding))).toEqual(binding);
+  });
+  it("keep a string that looks like a number a string", () => {
+    expect(fromRows([{ key: "queueName", text: "123", kind: "string" }])).toEqual({ queueName: "123" });
+  });
+  it("read a new property's value as JSON scalar or text", () => {
+    expect(parseValue("true")).toBe(true);
+    expect(parseValue("16")).toBe(16);
+    expect(parseValue("orders")).toBe("orders");
+    expect(parseValue('"quoted"')).toBe('"quoted"');
+    expect(parseValue("")).toBe("");
+  });
+  it("drop rows without a property name", () => {
+    expect(fromRows([{ key: " ", text: "x", kind: "string" }])).toEqual({});
+  });
+});
+
+describe("fieldPath", () => {
+  it("names a property as the API's errors do", () => {
+    expect(fieldPath(2, "queueName")).toBe("bindings[2].queueName");
+  });
+});

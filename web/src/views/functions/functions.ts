@@ -1,0 +1,213 @@
+// Functions: the app's functions with their triggers, and the function.json editor. A 422 is
+// shown at each field its error path names (`bindings[0].queueName`), the rest above the form.
+
+import { api, ifMatch, type Schemas } from "../../api/client";
+import { actions, can, type Context } from "../../context";
+import { h, link, replace } from "../../dom";
+import { placeErrors, type FieldError } from "../../problem";
+import { paths } from "../../router";
+import { loading, problemBanner, table } from "../common";
+import { monitorSection } from "../monitor/monitor";
+import { fieldPath, fromRows, QUEUE_TRIGGER_TEMPLATE, toRows, type Binding, type FieldRow } from "./document";
+
+export async function renderFunctions(
+  ctx: Context,
+  main: HTMLElement,
+  tenant: string,
+  app: string,
+  selected: string | undefined,
+): Promise<void> {
+  const title = h("h1", {}, `${app} · functions`);
+  replace(main, title, loading("functions"));
+  const { data, error, response } = await api.GET("/v1/tenants/{tenant}/apps/{app}/functions", {
+    params: { path: { tenant, app }, query: { limit: 1000 } },
+  });
+  if (!data) {
+    replace(main, title, problemBanner(error, response.status));
+    return;
+  }
+  const writable = can(ctx, actions.functionsWrite);
+  const current = data.items.find((f) => f.name === selected);
+  replace(
+    main,
+    title,
+    h("p", {}, link(paths.app(tenant, app), `← ${app}`)),
+    table("Functions", [
+      { label: "Name", cell: (f: Schemas["Function"]) => link(paths.fn(tenant, app, f.name), f.name) },
+      { label: "Trigger", cell: (f) => f.triggerType },
+      { label: "Disabled", cell: (f) => (f.disabled ? "yes" : "no") },
+      { label: "Bindings", cell: (f) => f.bindings.length },
+    ], data.items),
+    selected && !current ? h("p", { role: "alert", class: "problem" }, `No function named ${selected}.`) : null,
+    current
+      ? editor(ctx, tenant, app, current.name, current.bindings as Binding[], current.disabled, current.etag, writable)
+      : writable
+        ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], false, null, true)
+        : null,
+    current ? await monitorSection(tenant, app, current.name) : null,
+  );
+}
+
+interface BindingRows {
+  rows: FieldRow[];
+}
+
+function editor(
+  ctx: Context,
+  tenant: string,
+  app: string,
+  name: string | null,
+  initial: Binding[],
+  disabled: boolean,
+  etag: string | null,
+  writable: boolean,
+): HTMLElement {
+  const bindings: BindingRows[] = initial.map((b) => ({ rows: toRows(b) }));
+  let disabledValue = disabled;
+  const nameInput = name === null ? h("input", { id: "fn-name", required: true, "aria-describedby": "err-name" }) : null;
+  const errorsTop = h("div", { id: "fn-errors" });
+  const fieldsBox = h("div");
+  // Error slots by field path, filled after a 422.
+  const slots = new Map<string, { input: HTMLElement; error: HTMLElement }>();
+
+  const draw = () => {
+    slots.clear();
+    replace(
+      fieldsBox,
+      bindings.map((binding, index) => {
+        const group = `binding-${index}`;
+        const bindingError = h("p", { class: "field-error", id: `err-${group}` });
+        const box = h(
+          "fieldset",
+          { class: "binding", "aria-describedby": `err-${group}` },
+          h("legend", {}, `Binding ${index + 1}`),
+          bindingError,
+          binding.rows.map((row, r) => {
+            const id = `${group}-${r}`;
+            const path = fieldPath(index, row.key);
+            const err = h("p", { class: "field-error", id: `err-${id}` });
+            const input = h("input", {
+              id,
+              value: row.text,
+              readonly: !writable,
+              "data-path": path,
+              "aria-describedby": `err-${id}`,
+              oninput: (e: Event) => {
+                row.text = (e.target as HTMLInputElement).value;
+              },
+            });
+            slots.set(path, { input, error: err });
+            return h("div", { class: "field" }, h("label", { for: id }, row.key), input, err);
+          }),
+          writable ? addProperty(binding, draw) : null,
+          writable && bindings.length > 1
+            ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.splice(index, 1); draw(); } }, "Remove binding")
+            : null,
+        );
+        slots.set(`bindings[${index}]`, { input: box, error: bindingError });
+        return box;
+      }),
+    );
+  };
+  draw();
+
+  const disabledBox = h("input", {
+    type: "checkbox",
+    id: "fn-disabled",
+    checked: disabled,
+    disabled: !writable,
+    onchange: (e: Event) => {
+      disabledValue = (e.target as HTMLInputElement).checked;
+    },
+  });
+  const bindingsError = h("p", { class: "field-error", id: "err-bindings" });
+  const nameError = h("p", { class: "field-error", id: "err-name" });
+
+  const showErrors = (errors: FieldError[], status: number, problem: unknown) => {
+    for (const { input, error } of slots.values()) {
+      error.textContent = "";
+      input.removeAttribute("aria-invalid");
+    }
+    bindingsError.textContent = "";
+    nameError.textContent = "";
+    replace(errorsTop);
+    const all = new Map(slots);
+    all.set("bindings", { input: fieldsBox, error: bindingsError });
+    if (nameInput) all.set("function", { input: nameInput, error: nameError });
+    const { byField, unplaced } = placeErrors(errors, [...all.keys()]);
+    for (const [path, messages] of byField) {
+      const slot = all.get(path);
+      if (!slot) continue;
+      slot.error.textContent = messages.join("; ");
+      slot.input.setAttribute("aria-invalid", "true");
+    }
+    if (byField.size === 0 || unplaced.length > 0) {
+      replace(
+        errorsTop,
+        problemBanner(problem, status),
+        unplaced.length ? h("ul", {}, unplaced.map((e) => h("li", {}, `${e.path}: ${e.message}`))) : null,
+      );
+    }
+    const first = fieldsBox.querySelector("[aria-invalid=true]") ?? nameInput;
+    if (first instanceof HTMLElement && byField.size > 0) first.focus();
+  };
+
+  const form = h(
+    "form",
+    {
+      class: "fn-editor",
+      "aria-label": name ? `Edit ${name}` : "New function",
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        const fn = name ?? nameInput?.value.trim() ?? "";
+        const body = { bindings: bindings.map((b) => fromRows(b.rows)), disabled: disabledValue };
+        const { error, response } = await api.PUT("/v1/tenants/{tenant}/apps/{app}/functions/{function}", {
+          params: { path: { tenant, app, function: fn } },
+          body: body as Schemas["FunctionWrite"],
+          headers: etag ? { "If-Match": ifMatch(etag) } : { "If-None-Match": "*" },
+        });
+        if (response.ok) {
+          if (name) ctx.refresh();
+          else ctx.navigate(paths.fn(tenant, app, fn));
+          return;
+        }
+        const problem = error as { errors?: FieldError[] } | undefined;
+        showErrors(problem?.errors ?? [], response.status, error);
+      },
+    },
+    h("h2", {}, name ? `function.json of ${name}` : "New function"),
+    errorsTop,
+    nameInput ? [h("label", { for: "fn-name" }, "Name"), nameInput, nameError] : null,
+    bindingsError,
+    fieldsBox,
+    writable
+      ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: toRows({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }) }); draw(); } }, "Add binding")
+      : null,
+    h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Disabled")),
+    writable ? h("button", { type: "submit" }, name ? "Save" : "Create function") : h("p", { class: "hint" }, "Your role can read functions, not change them."),
+  );
+  return form;
+}
+
+function addProperty(binding: BindingRows, redraw: () => void): HTMLElement {
+  const key = h("input", { "aria-label": "New property name", placeholder: "property" });
+  return h(
+    "div",
+    { class: "add-property" },
+    key,
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary",
+        onclick: () => {
+          const k = key.value.trim();
+          if (!k || binding.rows.some((r) => r.key === k)) return;
+          binding.rows.push({ key: k, text: "", kind: "json" });
+          redraw();
+        },
+      },
+      "Add property",
+    ),
+  );
+}

@@ -1,0 +1,29 @@
+// Tenants (platform administrators): every tenant with its quota, and the way into its apps.
+
+import { api, type Schemas } from "../../api/client";
+import type { Context } from "../../context";
+import { h, link, replace } from "../../dom";
+import { paths } from "../../router";
+import { loading, problemBanner, table, when } from "../common";
+
+export async function renderTenants(_ctx: Context, main: HTMLElement): Promise<void> {
+  const title = h("h1", {}, "Tenants");
+  replace(main, title, loading("tenants"));
+  const { data, error, response } = await api.GET("/v1/tenants", { params: { query: { limit: 1000 } } });
+  if (!data) {
+    replace(main, title, problemBanner(error, response.status));
+    return;
+  }
+  type T = Schemas["Tenant"];
+  replace(
+    main,
+    title,
+    table("Tenants", [
+      { label: "Name", cell: (t: T) => link(paths.apps(t.name), t.name) },
+      { label: "Display name", cell: (t) => t.displayName },
+      { label: "Max apps", cell: (t) => t.limits.maxApps ?? "unlimited" },
+      { label: "Max instances", cell: (t) => t.limits.maxInstances ?? "unlimited" },
+      { label: "Created", cell: (t) => when(t.createdAt) },
+    ], data.items),
+  );
+}
