@@ -214,7 +214,7 @@ pub fn body(planned: &FunctionState) -> Json {
 }
 
 pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
-    let document: Map<String, Json> = DOCUMENT_KEYS
+    let mut document: Map<String, Json> = DOCUMENT_KEYS
         .iter()
         .filter_map(|k| {
             function
@@ -223,6 +223,14 @@ pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> Func
                 .map(|v| ((*k).to_owned(), v.clone()))
         })
         .collect();
+    // With no text of the user's to keep (an import), the read becomes the text: the API's
+    // `excluded: false` is its default, which a function.json rarely spells out, so leaving
+    // it out lets an imported function plan no change.
+    if prior.config_json.as_ref_option().is_none()
+        && document.get("excluded") == Some(&Json::Bool(false))
+    {
+        document.remove("excluded");
+    }
     let config_json = json_doc::reconcile(
         prior.config_json.as_ref_option().map(String::as_str),
         &Json::Object(document),
@@ -300,6 +308,16 @@ mod tests {
             Value::Value("/tenants/t/apps/a".into())
         );
         assert_eq!(state.retry, Value::Null);
+        let imported = from_api(&read, &id, &FunctionState::default());
+        assert_eq!(
+            json_doc::parse_object(&imported.config_json.unwrap()).unwrap(),
+            json_doc::parse_object(mine).unwrap(),
+            "an import leaves the default `excluded: false` out"
+        );
+        let mut excluded = read.clone();
+        excluded["excluded"] = json!(true);
+        let imported = from_api(&excluded, &id, &FunctionState::default());
+        assert!(imported.config_json.unwrap().contains(r#""excluded":true"#));
         let mut changed = read.clone();
         changed["bindings"][0]["queueName"] = json!("other");
         let drifted = from_api(&changed, &id, &prior);
