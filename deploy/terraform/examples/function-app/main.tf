@@ -75,6 +75,13 @@ resource "shoal_function" "process_order" {
     minimum_interval = "00:00:02"
     maximum_interval = "00:01:00"
   }
+
+  # Stop triggering after more than 20 final failures within a minute; the other settings
+  # (half-open probe after a one-minute cooldown) are the server's defaults.
+  circuit_breaker = {
+    failure_threshold = 20
+    window            = "00:01:00"
+  }
 }
 
 resource "shoal_service_principal" "pipeline" {

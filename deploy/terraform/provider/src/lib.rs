@@ -12,5 +12,6 @@ pub mod json_doc;
 pub mod problem;
 pub mod provider;
 pub mod resources;
+pub mod spelling;
 
 pub use provider::ShoalProvider;

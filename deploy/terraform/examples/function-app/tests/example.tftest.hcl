@@ -25,6 +25,10 @@ run "creates_the_tenant_app_function_and_assignment" {
     error_message = "the function's trigger is the queue trigger"
   }
   assert {
+    condition     = shoal_function.process_order.circuit_breaker.failure_threshold == 20 && shoal_function.process_order.circuit_breaker.cooldown == "00:01:00"
+    error_message = "the breaker has the example's threshold and the server's default cooldown"
+  }
+  assert {
     condition     = shoal_role_assignment.pipeline_invokes_orders.role_definition_name == "Function Invoker"
     error_message = "the pipeline may invoke the app's functions"
   }

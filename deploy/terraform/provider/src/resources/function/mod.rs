@@ -1,8 +1,9 @@
 //! `shoal_function`, after azurerm's `azurerm_function_app_function`: a function is `name` +
 //! `function_app_id` (both force replacement) and `config_json`, its `function.json` (the
-//! `bindings` and the file's other keys), with `disabled` and the `retry` policy as
-//! attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
+//! `bindings` and the file's other keys), with `disabled`, the `retry` policy and the
+//! `circuit_breaker` as attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
 
+pub mod breaker;
 pub mod model;
 
 use async_trait::async_trait;
@@ -126,6 +127,7 @@ impl Resource for FunctionResource {
         planned.id = Value::Unknown;
         unknown_if_null(&mut planned.disabled);
         planned.trigger_type = Value::Unknown;
+        breaker::plan_create(&mut planned.circuit_breaker);
         Some((planned, None))
     }
 
@@ -148,6 +150,7 @@ impl Resource for FunctionResource {
         if planned.config_json != prior.config_json {
             planned.trigger_type = Value::Unknown;
         }
+        breaker::plan_update(&prior.circuit_breaker, &mut planned.circuit_breaker);
         Some((planned, private, replace))
     }
 

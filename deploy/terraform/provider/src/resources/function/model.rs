@@ -8,12 +8,14 @@ use tf_provider::schema::{
 };
 use tf_provider::value::Value;
 
+use super::breaker::{self, CircuitBreaker};
 use crate::ids::FunctionId;
 use crate::json_doc;
 use crate::problem::FieldMap;
 use crate::resources::{attribute, attributes, json_bool, json_i64, json_string, put_known};
 
-/// The `function.json` keys `config_json` carries; `disabled` and `retry` have attributes.
+/// The `function.json` keys `config_json` carries; `disabled`, `retry` and `circuitBreaker` have
+/// attributes.
 pub const DOCUMENT_KEYS: [&str; 6] = [
     "bindings",
     "excluded",
@@ -43,6 +45,7 @@ pub struct FunctionState {
     pub config_json: Value<String>,
     pub disabled: Value<bool>,
     pub retry: Value<Retry>,
+    pub circuit_breaker: Value<CircuitBreaker>,
     pub trigger_type: Value<String>,
 }
 
@@ -150,6 +153,7 @@ pub fn schema() -> Schema {
                         "The retry policy of the function's invocations.",
                     ),
                 ),
+                ("circuit_breaker", breaker::schema_attribute()),
                 (
                     "trigger_type",
                     attribute(T::String, Computed, "The trigger binding's type."),
@@ -162,10 +166,15 @@ pub fn schema() -> Schema {
 
 pub fn check_document(text: &str) -> Result<(), String> {
     let document = json_doc::parse_object(text).map_err(|m| format!("config_json {m}"))?;
-    for key in ["disabled", "retry"] {
+    for (key, attribute) in [
+        ("disabled", "disabled"),
+        ("retry", "retry"),
+        (breaker::API_KEY, "circuit_breaker"),
+    ] {
         if document.contains_key(key) {
             return Err(format!(
-                "config_json holds `{key}`: set it with the resource's `{key}` attribute instead"
+                "config_json holds `{key}`: set it with the resource's `{attribute}` attribute \
+                 instead"
             ));
         }
     }
@@ -200,11 +209,12 @@ pub fn body(planned: &FunctionState) -> Json {
         put_known(&mut r, "maximumInterval", &retry.maximum_interval);
         function.insert("retry".into(), Json::Object(r));
     }
+    breaker::put(&mut function, &planned.circuit_breaker);
     Json::Object(function)
 }
 
 pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> FunctionState {
-    let document: Map<String, Json> = DOCUMENT_KEYS
+    let mut document: Map<String, Json> = DOCUMENT_KEYS
         .iter()
         .filter_map(|k| {
             function
@@ -213,6 +223,14 @@ pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> Func
                 .map(|v| ((*k).to_owned(), v.clone()))
         })
         .collect();
+    // With no text of the user's to keep (an import), the read becomes the text: the API's
+    // `excluded: false` is its default, which a function.json rarely spells out, so leaving
+    // it out lets an imported function plan no change.
+    if prior.config_json.as_ref_option().is_none()
+        && document.get("excluded") == Some(&Json::Bool(false))
+    {
+        document.remove("excluded");
+    }
     let config_json = json_doc::reconcile(
         prior.config_json.as_ref_option().map(String::as_str),
         &Json::Object(document),
@@ -234,6 +252,7 @@ pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> Func
         config_json: Value::Value(config_json),
         disabled: json_bool(function, "disabled"),
         retry,
+        circuit_breaker: breaker::from_api(function, &prior.circuit_breaker),
         trigger_type: json_string(function, "triggerType"),
     }
 }
@@ -254,6 +273,10 @@ mod tests {
                 "`disabled` attribute",
             ),
             (r#"{"bindings": [], "retry": {}}"#, "`retry` attribute"),
+            (
+                r#"{"bindings": [], "circuitBreaker": {"enabled": false}}"#,
+                "`circuitBreaker`: set it with the resource's `circuit_breaker` attribute",
+            ),
             (r#"{"bindings": [], "bindngs": []}"#, "`bindngs`"),
             (r#"{"scriptFile": "x"}"#, "needs `bindings`"),
         ];
@@ -285,6 +308,16 @@ mod tests {
             Value::Value("/tenants/t/apps/a".into())
         );
         assert_eq!(state.retry, Value::Null);
+        let imported = from_api(&read, &id, &FunctionState::default());
+        assert_eq!(
+            json_doc::parse_object(&imported.config_json.unwrap()).unwrap(),
+            json_doc::parse_object(mine).unwrap(),
+            "an import leaves the default `excluded: false` out"
+        );
+        let mut excluded = read.clone();
+        excluded["excluded"] = json!(true);
+        let imported = from_api(&excluded, &id, &FunctionState::default());
+        assert!(imported.config_json.unwrap().contains(r#""excluded":true"#));
         let mut changed = read.clone();
         changed["bindings"][0]["queueName"] = json!("other");
         let drifted = from_api(&changed, &id, &prior);
