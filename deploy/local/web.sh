@@ -38,6 +38,9 @@ check_drift() {
 e2e() {
     local bin="${SHOAL_BIN:-$repo/target/debug/shoal}"
     [ -x "$bin" ] || { say "no shoal binary at $bin (cargo build -p shoal)"; exit 1; }
+    # The tests run from web/: a path relative to where this was called (make's
+    # `target/debug/shoal`) must not be resolved from there.
+    bin="$(realpath "$bin")"
     [ -n "${DATABASE_URL:-}" ] || { say "set DATABASE_URL to an administrator's Postgres URL"; exit 1; }
     # Global: the EXIT trap runs after this function has returned.
     e2e_database="shoal_e2e_$$"
