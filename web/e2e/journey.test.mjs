@@ -318,6 +318,26 @@ test("the monitor shows a function's invocations and a failure's error and handl
   await page.close();
 });
 
+test("a function is paused and resumed by hand from its page", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const state = page.locator("#breaker-state");
+  await state.getByText("closed", { exact: true }).waitFor();
+  await page.locator("#breaker-pause").click();
+  await state.getByText("open", { exact: true }).waitFor();
+  await page.getByRole("cell", { name: "paused" }).first().waitFor();
+  await page.locator("#reliability-section").screenshot({ path: `${ARTIFACTS}13-breaker-paused.png` });
+  await page.locator("#breaker-resume").click();
+  await state.getByText("closed", { exact: true }).waitFor();
+  await page.getByRole("cell", { name: "resumed" }).first().waitFor();
+  const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
+  const audited = log.items.map((e) => e.action);
+  assert.ok(audited.includes("Shoal/apps/functions/pause/action"), audited.join(", "));
+  assert.ok(audited.includes("Shoal/apps/functions/resume/action"), audited.join(", "));
+  await page.close();
+});
+
 test("an expired or refused token returns to sign-in", async () => {
   const page = await context.newPage();
   await signIn(page, "not-a-token");

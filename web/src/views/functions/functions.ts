@@ -8,6 +8,7 @@ import { placeErrors, type FieldError } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
 import { monitorSection } from "../monitor/monitor";
+import { reliabilitySection } from "../monitor/reliability";
 import { fieldPath, fromRows, QUEUE_TRIGGER_TEMPLATE, toRows, type Binding, type FieldRow } from "./document";
 
 export async function renderFunctions(
@@ -45,6 +46,7 @@ export async function renderFunctions(
         ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], false, null, true)
         : null,
     current ? await monitorSection(tenant, app, current.name) : null,
+    current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
 }
 
