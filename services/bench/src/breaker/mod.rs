@@ -9,7 +9,9 @@
 //!   does not count, paused by hand — the notification path alone, without the counting tick;
 //! * counting cost: one worker failing through a queue whose messages are visible again at
 //!   once, with the breaker's counting off (`enabled: false`) and on (a threshold it never
-//!   reaches): invocations per second of each, alternating within every round.
+//!   reaches): invocations per second of each, each on an Azurite of its own (Azurite slows
+//!   down with the messages it holds, so a shared one would favour whichever ran first), in
+//!   alternating order from round to round.
 
 mod rounds;
 
