@@ -226,20 +226,34 @@ pub struct ListQuery {
     pub continuation_token: Option<String>,
 }
 
+/// An integer query parameter (`field`, as written) within `range`, `default` when absent;
+/// otherwise a 422 naming the field and the range.
+pub fn query_integer(
+    field: &str,
+    text: Option<&str>,
+    default: u64,
+    range: (u64, u64),
+) -> Result<u64, ApiError> {
+    match text {
+        None => Ok(default),
+        Some(text) => match text.parse::<u64>() {
+            Ok(n) if (range.0..=range.1).contains(&n) => Ok(n),
+            _ => Err(ApiError::validation(
+                field,
+                format!("must be an integer between {} and {}", range.0, range.1),
+            )),
+        },
+    }
+}
+
 impl ListQuery {
     pub fn page(&self) -> Result<PageRequest, ApiError> {
-        let limit = match self.limit.as_deref() {
-            None => DEFAULT_LIMIT,
-            Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=MAX_LIMIT).contains(&n) => n,
-                _ => {
-                    return Err(ApiError::validation(
-                        "limit",
-                        format!("must be an integer between 1 and {MAX_LIMIT}"),
-                    ));
-                }
-            },
-        };
+        let limit = query_integer(
+            "limit",
+            self.limit.as_deref(),
+            u64::from(DEFAULT_LIMIT),
+            (1, u64::from(MAX_LIMIT)),
+        )? as u32;
         let after = match self.continuation_token.as_deref() {
             None => None,
             Some(token) => Some(decode_token(token).ok_or_else(|| {

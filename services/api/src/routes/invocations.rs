@@ -18,7 +18,7 @@ use utoipa_axum::routes;
 use super::TAG_FUNCTIONS;
 use crate::access::{Caller, allow};
 use crate::error::{ApiError, Problem};
-use crate::extract::{FunctionPath, Query};
+use crate::extract::{FunctionPath, Query, query_integer};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -70,27 +70,9 @@ pub struct InvocationsQuery {
     pub failures: Option<String>,
 }
 
-fn bounded(
-    field: &str,
-    text: Option<&str>,
-    default: u64,
-    range: (u64, u64),
-) -> Result<u64, ApiError> {
-    match text {
-        None => Ok(default),
-        Some(text) => match text.parse::<u64>() {
-            Ok(n) if (range.0..=range.1).contains(&n) => Ok(n),
-            _ => Err(ApiError::validation(
-                field,
-                format!("must be an integer between {} and {}", range.0, range.1),
-            )),
-        },
-    }
-}
-
 impl InvocationsQuery {
     fn minutes(&self) -> Result<u64, ApiError> {
-        bounded(
+        query_integer(
             "minutes",
             self.minutes.as_deref(),
             60,
@@ -100,7 +82,7 @@ impl InvocationsQuery {
 
     fn failures(&self) -> Result<i64, ApiError> {
         let max = u64::try_from(KEPT_FAILURES).unwrap_or(0);
-        let n = bounded("failures", self.failures.as_deref(), 20, (0, max))?;
+        let n = query_integer("failures", self.failures.as_deref(), 20, (0, max))?;
         Ok(i64::try_from(n).unwrap_or(0))
     }
 }

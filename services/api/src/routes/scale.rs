@@ -20,7 +20,7 @@ use super::TAG_APPS;
 use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
-use crate::extract::{AppPath, Query};
+use crate::extract::{AppPath, Query, query_integer};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -83,17 +83,14 @@ pub struct ScaleQuery {
 
 impl ScaleQuery {
     fn decisions(&self) -> Result<u32, ApiError> {
-        let max = u32::try_from(KEPT_DECISIONS).unwrap_or(u32::MAX);
-        match self.decisions.as_deref() {
-            None => Ok(DEFAULT_DECISIONS),
-            Some(text) => match text.parse::<u32>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(ApiError::validation(
-                    "decisions",
-                    format!("must be an integer between 1 and {max}"),
-                )),
-            },
-        }
+        let max = u64::try_from(KEPT_DECISIONS).unwrap_or(u64::MAX);
+        let decisions = query_integer(
+            "decisions",
+            self.decisions.as_deref(),
+            u64::from(DEFAULT_DECISIONS),
+            (1, max),
+        )?;
+        Ok(u32::try_from(decisions).unwrap_or(u32::MAX))
     }
 }
 

@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 use super::TAG_APPS;
 use crate::access::{Caller, allow};
 use crate::error::{ApiError, Problem};
-use crate::extract::{AppPath, Query};
+use crate::extract::{AppPath, Query, query_integer};
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -57,16 +57,7 @@ pub struct HistoryQuery {
 impl HistoryQuery {
     fn minutes(&self) -> Result<u64, ApiError> {
         let max = KEPT_FOR.as_secs() / 60;
-        match self.minutes.as_deref() {
-            None => Ok(max),
-            Some(text) => match text.parse::<u64>() {
-                Ok(n) if (1..=max).contains(&n) => Ok(n),
-                _ => Err(ApiError::validation(
-                    "minutes",
-                    format!("must be an integer between 1 and {max}"),
-                )),
-            },
-        }
+        query_integer("minutes", self.minutes.as_deref(), max, (1, max))
     }
 }
 
