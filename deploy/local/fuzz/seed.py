@@ -29,6 +29,8 @@ SCRATCH = {
 }
 # `shoal dev`'s demo app: an httpTrigger function with a handler that answers.
 WEBHOOK = ("demo", "hello", "welcome")
+# And its queue function on `shoal dev`'s Azurite: a poison queue the API can reach.
+QUEUE_FUNCTION = ("demo", "hello", "greet")
 ISSUER = "https://login.example.com/contoso/v2.0"
 
 
@@ -163,6 +165,9 @@ def config(principals, invocation):
         operation(["delete_user"], {"path.name": SCRATCH["user"]}),
         operation(["delete_role_definition"], {"path.role": SCRATCH["role"]}),
         operation(["delete_role_assignment"], {"path.id": SCRATCH["assignment"]}),
+        operation(["get_poison", "replay_poison"],
+                  {"path.tenant": QUEUE_FUNCTION[0], "path.app": QUEUE_FUNCTION[1],
+                   "path.function": QUEUE_FUNCTION[2]}),
         operation(["invoke", "invocation_status"],
                   {"path.tenant": hook_tenant, "path.app": hook_app,
                    "path.function": hook_function, "path.id": invocation}),
