@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::bindings::{Binding, parse_bindings};
 use crate::circuit_breaker::CircuitBreaker;
 use crate::host_config::RetryPolicy;
+use crate::stream_trigger::DeadLetter;
 use crate::validation::{Problems, ValidationError, named_body};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,9 @@ pub struct FunctionSpec {
     /// `circuitBreaker` as written (a Shoal extension); [`FunctionSpec::breaker`] fills in
     /// the defaults when it is absent.
     pub circuit_breaker: Option<CircuitBreaker>,
+    /// `deadLetter` (a Shoal extension, stream triggers only): where events whose final
+    /// attempt failed go; absent means `<topic>-poison` (see [`crate::stream_trigger::dead_letter`]).
+    pub dead_letter: Option<DeadLetter>,
     /// Stored as written; no effect (see [`STORED_ONLY`]).
     pub script_file: Option<String>,
     pub entry_point: Option<String>,
@@ -85,6 +89,7 @@ struct Body {
     excluded: Option<Value>,
     retry: Option<Value>,
     circuit_breaker: Option<Value>,
+    dead_letter: Option<Value>,
     script_file: Option<Value>,
     entry_point: Option<Value>,
     configuration_source: Option<Value>,
@@ -134,6 +139,24 @@ impl FunctionSpec {
                 .map_err(|e| problems.absorb(e))
                 .ok(),
         };
+        let dead_letter = match &body.dead_letter {
+            None | Some(Value::Null) => None,
+            Some(value) => DeadLetter::parse(value, "deadLetter")
+                .map_err(|e| problems.absorb(e))
+                .ok(),
+        };
+        if dead_letter.is_some()
+            && let Some(trigger) = bindings.iter().find(|b| b.is_trigger())
+            && !matches!(
+                trigger,
+                Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_)
+            )
+        {
+            problems.push(
+                "deadLetter",
+                format!("applies to stream triggers (kafkaTrigger, eventHubTrigger); a {} has its own: {}", trigger.type_name(), own_dead_letter(trigger)),
+            );
+        }
         problems.finish()?;
 
         let mut stored = serde_json::Map::new();
@@ -143,6 +166,7 @@ impl FunctionSpec {
             ("excluded", &body.excluded),
             ("retry", &body.retry),
             ("circuitBreaker", &body.circuit_breaker),
+            ("deadLetter", &body.dead_letter),
             ("scriptFile", &body.script_file),
             ("entryPoint", &body.entry_point),
             ("configurationSource", &body.configuration_source),
@@ -161,6 +185,7 @@ impl FunctionSpec {
                 excluded,
                 retry,
                 circuit_breaker,
+                dead_letter,
                 script_file,
                 entry_point,
                 configuration_source,
@@ -206,6 +231,15 @@ impl FunctionSpec {
     /// The function's trigger binding (validation guarantees exactly one).
     pub fn trigger(&self) -> Option<&Binding> {
         self.bindings.iter().find(|b| b.is_trigger())
+    }
+}
+
+/// Where a non-stream trigger's failed messages go, for the error that refuses `deadLetter`.
+fn own_dead_letter(trigger: &Binding) -> &'static str {
+    match trigger {
+        Binding::QueueTrigger(_) => "the poison queue <queue>-poison",
+        Binding::ServiceBusTrigger(_) => "the entity's dead-letter queue",
+        _ => "its caller gets the handler's answer",
     }
 }
 
@@ -314,6 +348,40 @@ mod tests {
             let err = FunctionSpec::parse("f", &body).unwrap_err();
             assert_eq!(err.errors.len(), 1, "{body}: {err}");
             assert_eq!(err.errors[0].path, path, "{body}");
+            assert!(err.errors[0].message.starts_with(message), "{err}");
+        }
+    }
+
+    #[test]
+    fn dead_letter_is_for_stream_triggers_and_names_its_field() {
+        let kafka = json!([{"type": "kafkaTrigger", "direction": "in", "name": "e",
+            "brokerList": "b:9092", "topic": "orders"}]);
+        let body = json!({"bindings": kafka, "deadLetter": {"topic": "orders-failed"}});
+        let f = FunctionSpec::parse("f", &body).unwrap();
+        assert_eq!(
+            f.spec.dead_letter.map(|d| d.0),
+            Some(crate::stream_trigger::DeadLetterTarget::Topic(
+                "orders-failed".into()
+            ))
+        );
+        assert_eq!(f.stored, body);
+
+        let queue = json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]);
+        let cases = [
+            (
+                json!({"bindings": queue, "deadLetter": {"topic": "x"}}),
+                "deadLetter",
+                "applies to stream triggers",
+            ),
+            (
+                json!({"bindings": kafka, "deadLetter": {"topic": "bad topic"}}),
+                "deadLetter.topic",
+                "must be",
+            ),
+        ];
+        for (body, path, message) in cases {
+            let err = FunctionSpec::parse("f", &body).unwrap_err();
+            assert_eq!(err.errors[0].path, path, "{err}");
             assert!(err.errors[0].message.starts_with(message), "{err}");
         }
     }

@@ -25,6 +25,7 @@ pub mod scale;
 pub mod service_bus_entity;
 pub mod service_bus_trigger;
 pub mod settings;
+pub mod stream_trigger;
 pub mod tenants;
 pub mod timespan;
 pub mod validation;

@@ -12,6 +12,7 @@ use shoal_domain::circuit_breaker::CircuitBreaker;
 use shoal_domain::functions::{FunctionSpec, WrittenFunction};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::merge_patch::merge_patch;
+use shoal_domain::stream_trigger::DeadLetterTarget;
 use shoal_store::functions::{self, FunctionRecord};
 use shoal_store::{Precondition, StoreError, TenantId, Written, begin_tenant};
 use utoipa::ToSchema;
@@ -45,6 +46,10 @@ pub struct Function {
     /// The function's circuit breaker settings (a Shoal extension of `function.json`), every
     /// default filled in; its state is at `…/breaker`.
     pub circuit_breaker: CircuitBreaker,
+    /// Where a stream trigger's events whose final attempt failed go (a Shoal extension of
+    /// `function.json`); absent: the topic `<topic>-poison` on the trigger's brokers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dead_letter: Option<DeadLetterDoc>,
     /// Stored as written; no effect (Shoal calls the app's handler, it loads no code).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_file: Option<String>,
@@ -72,6 +77,7 @@ pub struct FunctionWriteDoc {
     excluded: Option<bool>,
     retry: Option<RetryPolicy>,
     circuit_breaker: Option<CircuitBreakerWrite>,
+    dead_letter: Option<DeadLetterDoc>,
     script_file: Option<String>,
     entry_point: Option<String>,
     #[schema(pattern = "^(attributes|config)$")]
@@ -99,6 +105,41 @@ pub struct CircuitBreakerWrite {
     /// Absolute http(s) URL.
     #[schema(example = "https://ops.example/hooks/shoal")]
     notify_url: Option<String>,
+}
+
+/// `deadLetter`, for `kafkaTrigger` and `eventHubTrigger` functions only: either `topic` (on
+/// the trigger's own brokers; a `%Setting%` reference is resolved) or `queueName` with an
+/// optional `connection` (a Storage queue; absent means `AzureWebJobsStorage`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeadLetterDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "orders-failed")]
+    pub topic: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<String>,
+}
+
+impl From<DeadLetterTarget> for DeadLetterDoc {
+    fn from(target: DeadLetterTarget) -> DeadLetterDoc {
+        match target {
+            DeadLetterTarget::Topic(topic) => DeadLetterDoc {
+                topic: Some(topic),
+                queue_name: None,
+                connection: None,
+            },
+            DeadLetterTarget::StorageQueue {
+                queue_name,
+                connection,
+            } => DeadLetterDoc {
+                topic: None,
+                queue_name: Some(queue_name.as_str().to_owned()),
+                connection,
+            },
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -144,6 +185,7 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
         disabled: spec.disabled,
         excluded: spec.excluded,
         circuit_breaker: breaker,
+        dead_letter: spec.dead_letter.map(|d| d.0.into()),
         retry: spec.retry,
         script_file: spec.script_file,
         entry_point: spec.entry_point,

@@ -124,6 +124,9 @@ pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
 
 /// `ceil(metric / per_instance)`, saturating at `u32::MAX`.
 ///
+/// For [`MetricKind::ConsumerLag`] with a known partition count, the result is capped at the
+/// partition count, as Azure's Kafka target scaler does.
+///
 /// For [`MetricKind::UnprocessedEvents`] with a known partition count, the result is capped at
 /// the partition count (an event hub partition is read by one instance at a time) and rounded
 /// up to the next count that spreads partitions evenly, as Azure's `EventHubsTargetScaler`
@@ -136,6 +139,10 @@ pub fn target_instances(metric: u64, rule: &TargetRule, partitions: Option<u32>)
     let wanted = u32::try_from(metric.div_ceil(per_instance)).unwrap_or(u32::MAX);
     match (rule.metric, partitions) {
         (MetricKind::UnprocessedEvents, Some(p)) if p > 0 => even_partition_count(wanted, p),
+        // A partition is read by one member of the group: more members than partitions idle
+        // (Azure/azure-functions-kafka-extension, `Listeners/Scaler/KafkaGenericTargetScaler.cs`,
+        // `ValidateWithPartitionCount`).
+        (MetricKind::ConsumerLag, Some(p)) if p > 0 => wanted.min(p),
         _ => wanted,
     }
 }
@@ -368,6 +375,29 @@ mod tests {
                 target_instances(metric, &eh, partitions),
                 want,
                 "{metric} events, {partitions:?} partitions"
+            );
+        }
+    }
+
+    #[test]
+    fn kafka_targets_cap_at_the_partition_count() {
+        let kafka = TargetRule {
+            metric: MetricKind::ConsumerLag,
+            per_instance: 1000,
+        };
+        let cases = [
+            (0, Some(4), 0),
+            (1, Some(4), 1),
+            (2_500, Some(4), 3),
+            (9_000, Some(4), 4),
+            (9_000, None, 9),
+            (9_000, Some(0), 9),
+        ];
+        for (lag, partitions, want) in cases {
+            assert_eq!(
+                target_instances(lag, &kafka, partitions),
+                want,
+                "lag {lag}, {partitions:?} partitions"
             );
         }
     }

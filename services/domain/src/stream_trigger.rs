@@ -1,0 +1,32 @@
+//! What the stream triggers — `kafkaTrigger`, and `eventHubTrigger` read through Event Hubs'
+//! Kafka endpoint — need without I/O:
+//!
+//! * [`source`]: the topic, consumer group and client properties a trigger reads with, its
+//!   `%Setting%` references and connection resolved from the app's settings, and how it
+//!   batches (`cardinality`, batch size, where a partition without a checkpoint starts);
+//! * [`payload`]: the request body — the event (or, with `cardinality: many`, the events) in
+//!   `Data` and the binding data Azure Functions passes in `Metadata`;
+//! * [`checkpoint`]: which offsets a finished batch commits, per partition, and how often
+//!   (Event Hubs' `batchCheckpointFrequency`);
+//! * [`dead_letter`]: where events whose final attempt failed go before the checkpoint moves
+//!   past them (`deadLetter`, a Shoal extension of `function.json`), and the record written
+//!   there.
+//!
+//! The checkpoint rule is the reference document's (`004`, reliable event processing): the
+//! pointer of a partition moves forward after each batch, whether the function succeeded or
+//! failed; it does not move when the host dies mid-batch, so the batch is read again; a retry
+//! policy delays it until the policy is exhausted. Shoal adds what the document asks of a
+//! careful consumer: a batch whose final attempt failed is written to a dead-letter target
+//! first, and the pointer moves only once that write succeeded, so nothing is dropped.
+
+pub mod checkpoint;
+pub mod dead_letter;
+pub mod payload;
+pub mod source;
+
+pub use checkpoint::{Checkpoints, next_offsets};
+pub use dead_letter::{
+    DeadLetter, DeadLetterTarget, Failure, dead_letter_headers, dead_letter_message, default_target,
+};
+pub use payload::{StreamEvent, StreamInvocation, batch_payload, single_payload};
+pub use source::{StartFrom, StreamKind, StreamSource, stream_source};
