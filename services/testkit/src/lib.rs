@@ -1,12 +1,14 @@
 //! Support for tests and benchmarks that need real services: a throwaway Postgres database on
 //! the server `DATABASE_URL` names (an admin connection that may create databases), dropped
 //! afterwards so runs never see each other's data and leave nothing behind; Azurite's queue
-//! service ([`azurite`], from the dev stack), started in memory per test on a free port; and a
-//! recording function-app handler ([`handler`]) that answers as a test tells it to.
+//! service ([`azurite`], from the dev stack), started in memory per test on a free port; a
+//! recording function-app handler ([`handler`]) that answers as a test tells it to; and a
+//! Kafka-protocol broker ([`kafka`], tansu), started per test on a free port.
 
 /// Azurite and the Entra stand-in live in the dev stack `shoal dev` uses too.
 pub use shoal_devstack::azurite;
 pub mod handler;
+pub mod kafka;
 pub mod proxy;
 pub mod python;
 
