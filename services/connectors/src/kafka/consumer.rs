@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use futures::FutureExt;
 use rdkafka::consumer::{
     BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance, StreamConsumer as RdConsumer,
@@ -24,37 +24,18 @@ use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use super::{KafkaError, KafkaProperties, check_name, client_log};
 use crate::error::Redactor;
 
-/// One event read from a partition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StreamEvent {
-    pub topic: String,
-    pub partition: i32,
-    pub offset: i64,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
-    /// The producer's create time, or the broker's append time when the topic says so.
-    pub timestamp: Option<DateTime<Utc>>,
-    /// In the order the producer wrote them; a name may repeat.
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
-    /// Always `None` for now: rdkafka 0.39 does not expose librdkafka's
-    /// `rd_kafka_message_leader_epoch`, and the workspace forbids the `unsafe` a direct call
-    /// would take.
-    pub leader_epoch: Option<i32>,
-}
+/// The events and start positions are the domain's (`shoal_domain::stream_trigger`): what the
+/// trigger hands a handler is built from them without a copy in between. The leader epoch
+/// stays `None` for now: rdkafka 0.39 does not expose librdkafka's
+/// `rd_kafka_message_leader_epoch`, and the workspace forbids the `unsafe` a direct call would
+/// take.
+pub use shoal_domain::stream_trigger::{StartFrom, StreamEvent};
 
-/// Where a partition with no committed offset starts (`auto.offset.reset`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StartFrom {
-    Earliest,
-    Latest,
-}
-
-impl StartFrom {
-    fn auto_offset_reset(self) -> &'static str {
-        match self {
-            StartFrom::Earliest => "earliest",
-            StartFrom::Latest => "latest",
-        }
+/// librdkafka's `auto.offset.reset` for a start position.
+fn auto_offset_reset(start: StartFrom) -> &'static str {
+    match start {
+        StartFrom::Earliest => "earliest",
+        StartFrom::Latest => "latest",
     }
 }
 
@@ -96,7 +77,7 @@ impl StreamConsumer {
             ("client.id", client_id),
             ("enable.auto.commit", "false"),
             ("enable.auto.offset.store", "false"),
-            ("auto.offset.reset", start.auto_offset_reset()),
+            ("auto.offset.reset", auto_offset_reset(start)),
         ]);
         let client: RdConsumer<MemberContext> = config
             .create_with_context(MemberContext {
