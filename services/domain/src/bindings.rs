@@ -22,9 +22,10 @@ use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
 pub use properties::{
-    AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubTriggerBinding,
-    HttpOutputBinding, HttpTriggerBinding, KafkaTriggerBinding, QueueOutputBinding,
-    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
+    EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaOutputBinding,
+    KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding, ServiceBusOutputBinding,
+    ServiceBusTriggerBinding,
 };
 
 /// One element of `bindings`, by `type`.
@@ -37,12 +38,14 @@ pub enum Binding {
     HttpTrigger(HttpTriggerBinding),
     Http(HttpOutputBinding),
     EventHubTrigger(EventHubTriggerBinding),
+    EventHub(EventHubOutputBinding),
     KafkaTrigger(KafkaTriggerBinding),
+    Kafka(KafkaOutputBinding),
     CosmosDbTrigger(CosmosDbTriggerBinding),
 }
 
 /// `(type, is trigger)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, bool); 9] = [
+const KNOWN_TYPES: [(&str, bool); 11] = [
     ("queueTrigger", true),
     ("queue", false),
     ("serviceBusTrigger", true),
@@ -50,7 +53,9 @@ const KNOWN_TYPES: [(&str, bool); 9] = [
     ("httpTrigger", true),
     ("http", false),
     ("eventHubTrigger", true),
+    ("eventHub", false),
     ("kafkaTrigger", true),
+    ("kafka", false),
     ("cosmosDBTrigger", true),
 ];
 
@@ -64,7 +69,9 @@ impl Binding {
             Binding::HttpTrigger(_) => "httpTrigger",
             Binding::Http(_) => "http",
             Binding::EventHubTrigger(_) => "eventHubTrigger",
+            Binding::EventHub(_) => "eventHub",
             Binding::KafkaTrigger(_) => "kafkaTrigger",
+            Binding::Kafka(_) => "kafka",
             Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
         }
     }
@@ -78,7 +85,9 @@ impl Binding {
             Binding::HttpTrigger(b) => &b.name,
             Binding::Http(b) => &b.name,
             Binding::EventHubTrigger(b) => &b.name,
+            Binding::EventHub(b) => &b.name,
             Binding::KafkaTrigger(b) => &b.name,
+            Binding::Kafka(b) => &b.name,
             Binding::CosmosDbTrigger(b) => &b.name,
         }
     }
@@ -104,8 +113,12 @@ impl Binding {
             Binding::ServiceBusTrigger(b) => b.connection.as_deref(),
             Binding::ServiceBus(b) => b.connection.as_deref(),
             Binding::EventHubTrigger(b) => b.connection.as_deref(),
+            Binding::EventHub(b) => b.connection.as_deref(),
             Binding::CosmosDbTrigger(b) => Some(b.connection.as_str()),
-            Binding::HttpTrigger(_) | Binding::Http(_) | Binding::KafkaTrigger(_) => None,
+            Binding::HttpTrigger(_)
+            | Binding::Http(_)
+            | Binding::KafkaTrigger(_)
+            | Binding::Kafka(_) => None,
         };
         connection.filter(|c| !c.is_empty())
     }
@@ -257,7 +270,9 @@ impl Serialize for Binding {
             Binding::HttpTrigger(b) => tagged!(b),
             Binding::Http(b) => tagged!(b),
             Binding::EventHubTrigger(b) => tagged!(b),
+            Binding::EventHub(b) => tagged!(b),
             Binding::KafkaTrigger(b) => tagged!(b),
+            Binding::Kafka(b) => tagged!(b),
             Binding::CosmosDbTrigger(b) => tagged!(b),
         }
     }

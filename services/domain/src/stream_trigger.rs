@@ -10,7 +10,9 @@
 //!   (Event Hubs' `batchCheckpointFrequency`);
 //! * [`dead_letter`]: where events whose final attempt failed go before the checkpoint moves
 //!   past them (`deadLetter`, a Shoal extension of `function.json`), and the record written
-//!   there.
+//!   there;
+//! * [`output`]: the records a `kafka` or `eventHub` output binding's value stands for (the
+//!   target itself is resolved by [`source::stream_output`]).
 //!
 //! The checkpoint rule is the reference document's (`004`, reliable event processing): the
 //! pointer of a partition moves forward after each batch, whether the function succeeded or
@@ -21,6 +23,7 @@
 
 pub mod checkpoint;
 pub mod dead_letter;
+pub mod output;
 pub mod payload;
 pub mod source;
 
@@ -28,5 +31,6 @@ pub use checkpoint::{Checkpoints, next_offsets};
 pub use dead_letter::{
     DeadLetter, DeadLetterTarget, Failure, dead_letter_headers, dead_letter_message, default_target,
 };
+pub use output::{StreamRecord, stream_output_records};
 pub use payload::{StreamEvent, StreamInvocation, batch_payload, single_payload};
-pub use source::{StartFrom, StreamKind, StreamSource, stream_source};
+pub use source::{StartFrom, StreamKind, StreamSource, StreamTarget, stream_output, stream_source};

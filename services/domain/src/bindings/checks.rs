@@ -4,9 +4,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::{
-    Binding, Cardinality, CosmosDbTriggerBinding, EventHubTriggerBinding, HttpTriggerBinding,
-    KNOWN_TYPES, KafkaTriggerBinding, QueueTriggerBinding, ServiceBusOutputBinding,
-    ServiceBusTriggerBinding,
+    Binding, Cardinality, CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding,
+    HttpTriggerBinding, KNOWN_TYPES, KafkaOutputBinding, KafkaTriggerBinding, QueueTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use crate::names::{MAX_TRIGGER_QUEUE_NAME, QueueName, SettingName};
 use crate::service_bus_entity::path::check_binding_entity;
@@ -93,10 +93,48 @@ pub(super) fn read_properties(
             }
             Binding::EventHubTrigger(b)
         }
+        "eventHub" => {
+            let b: EventHubOutputBinding = props(properties, prefix, problems)?;
+            if let Some(name) = &b.event_hub_name {
+                check_entity_name(problems, &path("eventHubName"), name, 256, false);
+            }
+            Binding::EventHub(b)
+        }
         "kafkaTrigger" => {
             let b: KafkaTriggerBinding = props(properties, prefix, problems)?;
-            check_kafka(problems, prefix, &b);
+            check_kafka(
+                problems,
+                prefix,
+                &KafkaClient {
+                    broker_list: &b.broker_list,
+                    topic: &b.topic,
+                    protocol: &b.protocol,
+                    authentication_mode: &b.authentication_mode,
+                    password: &b.password,
+                },
+            );
+            if let Some(group) = &b.consumer_group {
+                check_consumer_group(problems, &path("consumerGroup"), group);
+            }
+            if b.lag_threshold == Some(0) {
+                problems.push(path("lagThreshold"), "must be at least 1");
+            }
             Binding::KafkaTrigger(b)
+        }
+        "kafka" => {
+            let b: KafkaOutputBinding = props(properties, prefix, problems)?;
+            check_kafka(
+                problems,
+                prefix,
+                &KafkaClient {
+                    broker_list: &b.broker_list,
+                    topic: &b.topic,
+                    protocol: &b.protocol,
+                    authentication_mode: &b.authentication_mode,
+                    password: &b.password,
+                },
+            );
+            Binding::Kafka(b)
         }
         "cosmosDBTrigger" => {
             let b: CosmosDbTriggerBinding = props(properties, prefix, problems)?;
@@ -259,12 +297,21 @@ fn check_http(problems: &mut Problems, prefix: &str, binding: &HttpTriggerBindin
     }
 }
 
-fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaTriggerBinding) {
+/// What a Kafka trigger and a Kafka output binding both say about the client.
+struct KafkaClient<'a> {
+    broker_list: &'a str,
+    topic: &'a str,
+    protocol: &'a Option<String>,
+    authentication_mode: &'a Option<String>,
+    password: &'a Option<String>,
+}
+
+fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClient<'_>) {
     let path = |field: &str| join_path(prefix, field);
     if binding.broker_list.trim().is_empty() {
         problems.push(path("brokerList"), "must not be empty");
     }
-    let topic_ok = is_setting_reference(&binding.topic)
+    let topic_ok = is_setting_reference(binding.topic)
         || (!binding.topic.is_empty()
             && binding.topic.len() <= 249
             && binding
@@ -274,21 +321,15 @@ fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaTriggerBind
     if !topic_ok {
         problems.push(path("topic"), "must be 1 to 249 letters, digits, '.', '_' and '-' (or an app setting reference like %Topic%)");
     }
-    if let Some(group) = &binding.consumer_group {
-        check_consumer_group(problems, &path("consumerGroup"), group);
-    }
-    if binding.lag_threshold == Some(0) {
-        problems.push(path("lagThreshold"), "must be at least 1");
-    }
     let choices: [(&str, &Option<String>, &[&str]); 2] = [
         (
             "protocol",
-            &binding.protocol,
+            binding.protocol,
             &["plaintext", "ssl", "saslPlaintext", "saslSsl"],
         ),
         (
             "authenticationMode",
-            &binding.authentication_mode,
+            binding.authentication_mode,
             &[
                 "gssapi",
                 "plain",
@@ -309,7 +350,7 @@ fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaTriggerBind
             }
         }
     }
-    if let Some(password) = &binding.password
+    if let Some(password) = binding.password
         && !is_setting_reference(password)
     {
         problems.push(

@@ -176,6 +176,34 @@ binding_struct!(
 );
 
 binding_struct!(
+    /// `kafka` (out): produces the handler's output to a Kafka topic after a successful
+    /// invocation; the client settings are the trigger's.
+    KafkaOutputBinding {
+        broker_list: String,
+        topic: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        protocol: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        authentication_mode: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// Must be an app setting reference (`%KafkaPassword%`), as the trigger's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        password: Option<String>,
+    }
+);
+
+binding_struct!(
+    /// `eventHub` (out): sends the handler's output to an event hub through its Kafka endpoint.
+    EventHubOutputBinding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        event_hub_name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connection: Option<String>,
+    }
+);
+
+binding_struct!(
     /// `cosmosDBTrigger`: the change feed of a Cosmos DB container.
     CosmosDbTriggerBinding {
         database_name: String,

@@ -59,6 +59,8 @@ fn every_known_type_parses() {
         let written = json!([
             trigger,
             {"type": "serviceBus", "direction": "out", "name": "sb", "queueName": "out"},
+            {"type": "kafka", "direction": "out", "name": "shipped", "brokerList": "%Brokers%", "topic": "shipped", "authenticationMode": "plain", "username": "u", "password": "%KafkaPassword%"},
+            {"type": "eventHub", "direction": "out", "name": "hub", "eventHubName": "audit", "connection": "Hub"},
             {"type": "http", "direction": "out", "name": "res", "dataType": "string"}
         ]);
         let bindings =
@@ -145,7 +147,7 @@ fn unknown_and_missing_type_are_reported_with_known_types() {
         [
             e(
                 "bindings[1].type",
-                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, kafkaTrigger, cosmosDBTrigger"
+                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger"
             ),
             e("bindings[2].type", "is required"),
             e(
@@ -253,6 +255,24 @@ fn properties_are_validated_with_their_paths() {
         (
             json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "lagThreshold": 0}),
             e("bindings[0].lagThreshold", "must be at least 1"),
+        ),
+        (
+            json!({"type": "kafka", "direction": "out", "name": "o", "brokerList": "b:9092", "topic": "t", "password": "hunter2"}),
+            e(
+                "bindings[0].password",
+                "must be an app setting reference like %KafkaPassword% so the secret stays in app settings",
+            ),
+        ),
+        (
+            json!({"type": "kafka", "direction": "out", "name": "o", "brokerList": " ", "topic": "bad topic"}),
+            e("bindings[0].brokerList", "must not be empty"),
+        ),
+        (
+            json!({"type": "eventHub", "direction": "out", "name": "o", "eventHubName": "bad name"}),
+            e(
+                "bindings[0].eventHubName",
+                "must be 1 to 256 letters, digits, '.', '-' and '_', starting and ending with a letter or digit (or an app setting reference like %Name%)",
+            ),
         ),
         (
             json!({"type": "cosmosDBTrigger", "direction": "in", "name": "d", "databaseName": "db", "containerName": "c"}),
@@ -367,7 +387,8 @@ fn non_array_is_rejected() {
 #[test]
 fn schema_is_a_loose_object_with_known_types() {
     let schema = serde_json::to_value(<Binding as PartialSchema>::schema()).unwrap();
-    assert_eq!(schema["properties"]["type"]["enum"][8], "cosmosDBTrigger");
+    assert_eq!(schema["properties"]["type"]["enum"][9], "kafka");
+    assert_eq!(schema["properties"]["type"]["enum"][10], "cosmosDBTrigger");
     assert_eq!(schema["additionalProperties"], true);
 }
 

@@ -111,7 +111,12 @@ pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
             b.max_items_per_invocation
                 .unwrap_or(DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION),
         ),
-        Binding::HttpTrigger(_) | Binding::Queue(_) | Binding::ServiceBus(_) | Binding::Http(_) => {
+        Binding::HttpTrigger(_)
+        | Binding::Queue(_)
+        | Binding::ServiceBus(_)
+        | Binding::Http(_)
+        | Binding::EventHub(_)
+        | Binding::Kafka(_) => {
             return None;
         }
     };

@@ -95,7 +95,8 @@ mod tests {
 
     #[test]
     fn next_offsets_are_the_highest_offset_plus_one_per_partition() {
-        let cases: [(&[(i32, i64)], &[(i32, i64)]); 4] = [
+        type Offsets = &'static [(i32, i64)];
+        let cases: [(Offsets, Offsets); 4] = [
             (&[], &[]),
             (&[(0, 5)], &[(0, 6)]),
             (&[(1, 3), (0, 7), (1, 4), (0, 8)], &[(0, 9), (1, 5)]),

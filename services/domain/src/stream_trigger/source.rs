@@ -98,14 +98,7 @@ impl StreamSource {
 
 impl fmt::Debug for StreamSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let properties: Vec<(&str, &str)> = self
-            .properties
-            .iter()
-            .map(|(k, v)| {
-                let shown = if is_secret_property(k) { "***" } else { v };
-                (k.as_str(), shown)
-            })
-            .collect();
+        let properties = masked(&self.properties);
         f.debug_struct("StreamSource")
             .field("kind", &self.kind)
             .field("topic", &self.topic)
@@ -147,32 +140,16 @@ fn kafka(
     b: &KafkaTriggerBinding,
     settings: &BTreeMap<String, String>,
 ) -> Result<StreamSource, String> {
-    let brokers =
-        resolve_secure(&b.broker_list, settings).map_err(|e| format!("brokerList: {e}"))?;
-    if brokers.trim().is_empty() {
-        return Err("brokerList resolves to an empty value".into());
-    }
-    let topic = resolve_secure(&b.topic, settings).map_err(|e| format!("topic: {e}"))?;
-    check_topic(&topic).map_err(|e| format!("topic: {e}"))?;
+    let client = KafkaClient {
+        broker_list: &b.broker_list,
+        topic: &b.topic,
+        protocol: b.protocol.as_deref(),
+        authentication_mode: b.authentication_mode.as_deref(),
+        username: b.username.as_deref(),
+        password: b.password.as_deref(),
+    };
+    let (topic, properties) = client.resolve(settings)?;
     let consumer_group = consumer_group(b.consumer_group.as_deref(), settings)?;
-    let mut properties = vec![("bootstrap.servers".to_owned(), brokers.trim().to_owned())];
-    if let Some(protocol) = &b.protocol {
-        properties.push((
-            "security.protocol".into(),
-            security_protocol(protocol)?.into(),
-        ));
-    }
-    if let Some(mode) = &b.authentication_mode {
-        properties.push(("sasl.mechanisms".into(), sasl_mechanism(mode)?.into()));
-    }
-    if let Some(username) = &b.username {
-        let username = resolve_secure(username, settings).map_err(|e| format!("username: {e}"))?;
-        properties.push(("sasl.username".into(), username));
-    }
-    if let Some(password) = &b.password {
-        let password = resolve_secure(password, settings).map_err(|e| format!("password: {e}"))?;
-        properties.push(("sasl.password".into(), password));
-    }
     Ok(StreamSource {
         kind: StreamKind::Kafka,
         topic,
@@ -188,14 +165,100 @@ fn kafka(
     })
 }
 
+/// What a Kafka trigger and a Kafka output binding both say about the client.
+struct KafkaClient<'a> {
+    broker_list: &'a str,
+    topic: &'a str,
+    protocol: Option<&'a str>,
+    authentication_mode: Option<&'a str>,
+    username: Option<&'a str>,
+    password: Option<&'a str>,
+}
+
+impl KafkaClient<'_> {
+    /// The topic and the client properties, settings resolved.
+    fn resolve(
+        &self,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<(String, Vec<(String, String)>), String> {
+        let brokers =
+            resolve_secure(self.broker_list, settings).map_err(|e| format!("brokerList: {e}"))?;
+        if brokers.trim().is_empty() {
+            return Err("brokerList resolves to an empty value".into());
+        }
+        let topic = resolve_secure(self.topic, settings).map_err(|e| format!("topic: {e}"))?;
+        check_topic(&topic).map_err(|e| format!("topic: {e}"))?;
+        let mut properties = vec![("bootstrap.servers".to_owned(), brokers.trim().to_owned())];
+        if let Some(protocol) = self.protocol {
+            properties.push((
+                "security.protocol".into(),
+                security_protocol(protocol)?.into(),
+            ));
+        }
+        if let Some(mode) = self.authentication_mode {
+            properties.push(("sasl.mechanisms".into(), sasl_mechanism(mode)?.into()));
+        }
+        if let Some(username) = self.username {
+            let username =
+                resolve_secure(username, settings).map_err(|e| format!("username: {e}"))?;
+            properties.push(("sasl.username".into(), username));
+        }
+        if let Some(password) = self.password {
+            let password =
+                resolve_secure(password, settings).map_err(|e| format!("password: {e}"))?;
+            properties.push(("sasl.password".into(), password));
+        }
+        Ok((topic, properties))
+    }
+}
+
 fn event_hubs(
     b: &EventHubTriggerBinding,
     settings: &BTreeMap<String, String>,
     host: &HostConfig,
 ) -> Result<StreamSource, String> {
-    let name = b
-        .connection
-        .as_deref()
+    let (topic, mut properties) = event_hub_client(
+        b.connection.as_deref(),
+        b.event_hub_name.as_deref(),
+        settings,
+    )?;
+    let consumer_group = consumer_group(b.consumer_group.as_deref(), settings)?;
+    let options = &host.extensions.event_hubs;
+    let start_from = match options.initial_offset_options.offset_type {
+        InitialOffsetType::FromStart => StartFrom::Earliest,
+        InitialOffsetType::FromEnd => StartFrom::Latest,
+        InitialOffsetType::FromEnqueuedTime => {
+            return Err("hostConfig.extensions.eventHubs.initialOffsetOptions.type fromEnqueuedTime is not supported through the Kafka endpoint yet; use fromStart or fromEnd".into());
+        }
+    };
+    properties.push((
+        "queued.min.messages".into(),
+        options.prefetch_count.max(1).to_string(),
+    ));
+    Ok(StreamSource {
+        kind: StreamKind::EventHubs,
+        topic,
+        consumer_group,
+        properties,
+        cardinality: b.cardinality.unwrap_or(Cardinality::One),
+        max_batch_size: options.max_event_batch_size.max(1),
+        min_batch_size: options
+            .min_event_batch_size
+            .clamp(1, options.max_event_batch_size.max(1)),
+        max_wait: options.max_wait_time.as_duration(),
+        start_from,
+        checkpoint_every: options.batch_checkpoint_frequency.max(1),
+    })
+}
+
+/// The event hub (as a topic) and the client properties for a binding's `connection` and
+/// `eventHubName`.
+fn event_hub_client(
+    connection: Option<&str>,
+    event_hub_name: Option<&str>,
+    settings: &BTreeMap<String, String>,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let name = connection
         .filter(|c| !c.trim().is_empty())
         .unwrap_or(DEFAULT_EVENT_HUBS_CONNECTION);
     let connection = match connection::resolve(ConnectionKind::ServiceBus, Some(name), settings)
@@ -214,9 +277,7 @@ fn event_hubs(
         }
     };
     let raw = setting_value(settings, &connection.setting)?.to_owned();
-    let written = b
-        .event_hub_name
-        .as_deref()
+    let written = event_hub_name
         .map(|n| resolve_secure(n, settings).map_err(|e| format!("eventHubName: {e}")))
         .transpose()?;
     let topic = match (written, &connection.entity_path) {
@@ -236,7 +297,6 @@ fn event_hubs(
         }
     };
     check_topic(&topic).map_err(|e| format!("eventHubName: {e}"))?;
-    let consumer_group = consumer_group(b.consumer_group.as_deref(), settings)?;
     let (protocol, port) = if connection.development_emulator {
         ("SASL_PLAINTEXT", EMULATOR_KAFKA_PORT)
     } else {
@@ -248,38 +308,68 @@ fn event_hubs(
     } else {
         format!("{host_name}:{port}")
     };
-    let options = &host.extensions.event_hubs;
-    let start_from = match options.initial_offset_options.offset_type {
-        InitialOffsetType::FromStart => StartFrom::Earliest,
-        InitialOffsetType::FromEnd => StartFrom::Latest,
-        InitialOffsetType::FromEnqueuedTime => {
-            return Err("hostConfig.extensions.eventHubs.initialOffsetOptions.type fromEnqueuedTime is not supported through the Kafka endpoint yet; use fromStart or fromEnd".into());
-        }
-    };
-    Ok(StreamSource {
-        kind: StreamKind::EventHubs,
+    Ok((
         topic,
-        consumer_group,
-        properties: vec![
+        vec![
             ("bootstrap.servers".into(), servers),
             ("security.protocol".into(), protocol.into()),
             ("sasl.mechanisms".into(), "PLAIN".into()),
             ("sasl.username".into(), EVENT_HUBS_SASL_USERNAME.into()),
             ("sasl.password".into(), raw),
-            (
-                "queued.min.messages".into(),
-                options.prefetch_count.max(1).to_string(),
-            ),
         ],
-        cardinality: b.cardinality.unwrap_or(Cardinality::One),
-        max_batch_size: options.max_event_batch_size.max(1),
-        min_batch_size: options
-            .min_event_batch_size
-            .clamp(1, options.max_event_batch_size.max(1)),
-        max_wait: options.max_wait_time.as_duration(),
-        start_from,
-        checkpoint_every: options.batch_checkpoint_frequency.max(1),
-    })
+    ))
+}
+
+/// Where a `kafka` or `eventHub` output binding writes.
+#[derive(Clone, PartialEq)]
+pub struct StreamTarget {
+    pub topic: String,
+    /// The producer's client properties; `Debug` masks secrets.
+    pub properties: Vec<(String, String)>,
+}
+
+impl fmt::Debug for StreamTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamTarget")
+            .field("topic", &self.topic)
+            .field("properties", &masked(&self.properties))
+            .finish()
+    }
+}
+
+/// The topic and client of a `kafka` or `eventHub` output binding.
+pub fn stream_output(
+    binding: &Binding,
+    settings: &BTreeMap<String, String>,
+) -> Result<StreamTarget, String> {
+    let (topic, properties) = match binding {
+        Binding::Kafka(b) => KafkaClient {
+            broker_list: &b.broker_list,
+            topic: &b.topic,
+            protocol: b.protocol.as_deref(),
+            authentication_mode: b.authentication_mode.as_deref(),
+            username: b.username.as_deref(),
+            password: b.password.as_deref(),
+        }
+        .resolve(settings)?,
+        Binding::EventHub(b) => event_hub_client(
+            b.connection.as_deref(),
+            b.event_hub_name.as_deref(),
+            settings,
+        )?,
+        other => return Err(format!("{} is not a stream output", other.type_name())),
+    };
+    Ok(StreamTarget { topic, properties })
+}
+
+fn masked(properties: &[(String, String)]) -> Vec<(&str, &str)> {
+    properties
+        .iter()
+        .map(|(k, v)| {
+            let shown = if is_secret_property(k) { "***" } else { v };
+            (k.as_str(), shown)
+        })
+        .collect()
 }
 
 fn consumer_group(

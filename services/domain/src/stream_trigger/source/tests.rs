@@ -257,3 +257,43 @@ fn references_resolve_anywhere_in_a_value() {
         );
     }
 }
+
+#[test]
+fn output_bindings_resolve_to_a_topic_and_a_producer() {
+    let output = |v: serde_json::Value| crate::bindings::parse_binding(&v, "b").unwrap();
+    let kafka_out = output(json!({"type": "kafka", "direction": "out", "name": "out",
+        "brokerList": "%Brokers%", "topic": "%Shipped%", "protocol": "saslPlaintext",
+        "authenticationMode": "plain", "username": "u", "password": "%Pw%"}));
+    let s = settings(&[("Brokers", "b:9092"), ("Shipped", "shipped"), ("Pw", "pw")]);
+    let target = stream_output(&kafka_out, &s).unwrap();
+    assert_eq!(target.topic, "shipped");
+    assert_eq!(
+        target.properties[0],
+        ("bootstrap.servers".into(), "b:9092".into())
+    );
+    assert!(
+        target
+            .properties
+            .contains(&("sasl.password".into(), "pw".into()))
+    );
+    assert!(!format!("{target:?}").contains("\"pw\""));
+
+    let hub_out = output(
+        json!({"type": "eventHub", "direction": "out", "name": "out",
+        "connection": "Hub"}),
+    );
+    let target = stream_output(&hub_out, &settings(&[("Hub", EH)])).unwrap();
+    assert_eq!(target.topic, "orders");
+    assert_eq!(
+        target.properties[0],
+        (
+            "bootstrap.servers".into(),
+            "contoso.servicebus.windows.net:9093".into()
+        )
+    );
+    let err = stream_output(&kafka_out, &settings(&[])).unwrap_err();
+    assert!(
+        err.starts_with("brokerList: app setting Brokers is not set"),
+        "{err}"
+    );
+}
