@@ -111,7 +111,7 @@ fn bind(
     function: &HostedFunction,
     config: &WorkerConfig,
 ) -> Result<(Box<dyn TriggerListener>, Vec<outputs::Output>), String> {
-    let listener = kind.bind(trigger, app, config)?;
+    let listener = kind.bind(function, trigger, app, config)?;
     let outputs = outputs::bind(app, function, config)?;
     Ok((listener, outputs))
 }

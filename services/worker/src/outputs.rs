@@ -1,11 +1,16 @@
 //! Output bindings: after a successful invocation, the handler's `Outputs.<name>` (and
 //! `ReturnValue` for a binding named `$return`) are written to each output's target — a Storage
-//! Queue (`queue`, created on first use as Azure's output binding does) or a Service Bus queue
-//! or topic (`serviceBus`, connected on first use; Azure does not create entities either).
+//! Queue (`queue`, created on first use as Azure's output binding does), a Service Bus queue
+//! or topic (`serviceBus`, connected on first use; Azure does not create entities either), or a
+//! Kafka topic or an event hub through its Kafka endpoint (`kafka`, `eventHub`; the producer is
+//! made on first use, every record acknowledged by the brokers before the invocation counts as
+//! done).
 
 use std::sync::Arc;
 
+use futures::future::try_join_all;
 use serde_json::Value;
+use shoal_connectors::kafka::{KafkaProperties, OutgoingRecord, StreamProducer};
 use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::ConnectionSpec;
@@ -14,6 +19,7 @@ use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::service_bus_trigger::{output_entity, service_bus_output_messages};
+use shoal_domain::stream_trigger::{stream_output, stream_output_records};
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::config::WorkerConfig;
@@ -34,6 +40,17 @@ enum Target {
     Queue(OutputQueue),
     /// Boxed: it carries the connection settings, far larger than a queue handle.
     ServiceBus(Box<ServiceBusOutput>),
+    Stream(Box<StreamOutput>),
+}
+
+/// A Kafka topic (or an event hub through its Kafka endpoint); the producer is made on first
+/// use and kept.
+pub struct StreamOutput {
+    topic: String,
+    properties: KafkaProperties,
+    /// `kafka` outputs read the `KafkaEventData` form (key, headers); `eventHub` ones do not.
+    event_data_form: bool,
+    producer: OnceCell<StreamProducer>,
 }
 
 pub struct OutputQueue {
@@ -100,6 +117,23 @@ pub fn bind(
                         entity,
                         sender: Mutex::new(None),
                         namespace: Arc::new(OnceCell::new()),
+                    })),
+                });
+            }
+            Binding::Kafka(_) | Binding::EventHub(_) => {
+                let target = stream_output(binding, &app.settings)
+                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
+                let mut properties = KafkaProperties::new();
+                for (key, value) in &target.properties {
+                    properties.set(key, value);
+                }
+                outputs.push(Output {
+                    binding: binding.name().as_str().to_owned(),
+                    target: Target::Stream(Box::new(StreamOutput {
+                        topic: target.topic,
+                        properties,
+                        event_data_form: matches!(binding, Binding::Kafka(_)),
+                        producer: OnceCell::new(),
                     })),
                 });
             }
@@ -170,9 +204,39 @@ pub async fn write(
                 target.send(&messages).await?;
                 written += messages.len();
             }
+            Target::Stream(target) => written += target.send(value).await?,
         }
     }
     Ok(written)
+}
+
+impl StreamOutput {
+    /// Produces the records `value` stands for and waits for every acknowledgement.
+    async fn send(&self, value: &Value) -> Result<usize, TriggerSourceError> {
+        let records = stream_output_records(value, self.event_data_form);
+        if records.is_empty() {
+            return Ok(0);
+        }
+        let producer = self
+            .producer
+            .get_or_try_init(|| async { StreamProducer::new(&self.properties) })
+            .await?;
+        let count = records.len();
+        try_join_all(records.into_iter().map(|record| {
+            producer.send(
+                &self.topic,
+                OutgoingRecord {
+                    key: record.key,
+                    value: record.value,
+                    headers: record.headers,
+                    partition: None,
+                },
+            )
+        }))
+        .await
+        .map_err(|e| format!("producing to {}: {e}", self.topic))?;
+        Ok(count)
+    }
 }
 
 impl ServiceBusOutput {

@@ -10,8 +10,8 @@
 //! * **listen**: receive messages or events with the concurrency its settings allow, build
 //!   each request body, and call [`FunctionHost::invoke`];
 //! * **settle**: act on the [`Outcome`] by its own rules (a Storage Queue deletes, poisons
-//!   after `maxDequeueCount` or releases; a Service Bus queue would complete, abandon or
-//!   dead-letter and renew locks; an event stream would checkpoint its partitions);
+//!   after `maxDequeueCount` or releases; a Service Bus queue completes, abandons or
+//!   dead-letters and renews locks; an event stream checkpoints its partitions);
 //! * **report statistics**: count on [`FunctionHost::stats`] what it received and how each
 //!   ended, and its back-off; they travel in heartbeats and `/metrics`;
 //! * **the metric for scaling**: keep the line's in-flight count current — the scheduler
@@ -27,7 +27,7 @@ use shoal_domain::bindings::Binding;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
-use crate::hosted_apps::HostedApp;
+use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 #[cfg(doc)]
 use crate::invocation::Outcome;
@@ -42,8 +42,10 @@ pub trait TriggerKind: Send + Sync {
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String;
 
     /// Connects to the trigger's source, or says why it cannot (never naming a secret value).
+    /// `function` is the whole function, for settings beside the binding (`deadLetter`).
     fn bind(
         &self,
+        function: &HostedFunction,
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,

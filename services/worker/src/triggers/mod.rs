@@ -1,18 +1,26 @@
-//! The trigger kinds the worker can listen for, each behind [`TriggerKind`]. Adding one
-//! (an event stream) is a module here and a line in [`KINDS`].
+//! The trigger kinds the worker can listen for, each behind [`TriggerKind`]. Adding one is a
+//! module here and a line in [`KINDS`].
 
+pub mod backoff;
 pub mod kind;
 pub mod service_bus;
 pub mod storage_queue;
+pub mod stream;
 
 use shoal_domain::bindings::Binding;
 
 use crate::triggers::kind::TriggerKind;
 use crate::triggers::service_bus::ServiceBusTrigger;
 use crate::triggers::storage_queue::StorageQueueTrigger;
+use crate::triggers::stream::{EventHubTrigger, KafkaTrigger};
 
 /// Every trigger kind with a listener.
-const KINDS: &[&dyn TriggerKind] = &[&StorageQueueTrigger, &ServiceBusTrigger];
+const KINDS: &[&dyn TriggerKind] = &[
+    &StorageQueueTrigger,
+    &ServiceBusTrigger,
+    &KafkaTrigger,
+    &EventHubTrigger,
+];
 
 /// The kind that listens for `trigger`, if the worker has one.
 pub fn kind_of(trigger: &Binding) -> Option<&'static dyn TriggerKind> {
@@ -34,5 +42,7 @@ mod tests {
         assert_eq!(types.len(), KINDS.len());
         assert!(types.contains(&"queueTrigger"));
         assert!(types.contains(&"serviceBusTrigger"));
+        assert!(types.contains(&"kafkaTrigger"));
+        assert!(types.contains(&"eventHubTrigger"));
     }
 }

@@ -6,29 +6,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use shoal_domain::circuit_breaker::BreakerCause;
-use shoal_store::breakers::{self, FunctionRef};
 use shoal_testkit::handler::Behaviour;
 
 use crate::service_bus_support::wait_for_line;
 use crate::support::*;
-
-async fn set_by_hand(h: &Harness, function: &str, cause: BreakerCause) -> anyhow::Result<()> {
-    let id = tenant();
-    let mut tx = shoal_store::begin_tenant(&h.pool, &id).await?;
-    breakers::set_by_hand(
-        &mut tx,
-        FunctionRef {
-            tenant: &id,
-            app: APP,
-            function,
-        },
-        cause,
-        "test",
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
-    Ok(())
-}
 
 #[tokio::test]
 async fn a_paused_service_bus_function_receives_nothing_until_resumed() -> anyhow::Result<()> {

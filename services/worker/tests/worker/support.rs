@@ -8,11 +8,13 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use shoal_connectors::{ConnectorOptions, Queue, QueueMessage, StorageQueues};
 use shoal_domain::apps::AppSpec;
+use shoal_domain::circuit_breaker::BreakerCause;
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::names::TenantName;
 use shoal_domain::settings::settings_to_store;
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
+use shoal_store::breakers::{self, FunctionRef};
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
 use shoal_store::tenants::TenantWrite;
@@ -500,4 +502,23 @@ pub fn base64(text: &str) -> String {
 
 pub fn queue_trigger(queue: &str) -> Value {
     json!([{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue}])
+}
+
+/// Pauses or resumes a function's circuit breaker by hand, as the API's pause/resume does.
+pub async fn set_by_hand(h: &Harness, function: &str, cause: BreakerCause) -> anyhow::Result<()> {
+    let id = tenant();
+    let mut tx = shoal_store::begin_tenant(&h.pool, &id).await?;
+    breakers::set_by_hand(
+        &mut tx,
+        FunctionRef {
+            tenant: &id,
+            app: APP,
+            function,
+        },
+        cause,
+        "test",
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(())
 }

@@ -4,7 +4,6 @@
 //! it is stopped.
 
 use std::future::Future;
-use std::time::Duration;
 
 use shoal_connectors::{ConnectorOptions, ServiceBusError, ServiceBusNamespace};
 use shoal_domain::connection::ConnectionSpec;
@@ -13,40 +12,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::WorkerError;
 use crate::stats::ListenerStats;
+use crate::triggers::backoff::Retry;
 
 /// A resolved connection, and how its app signs in.
 pub struct Connector {
     pub spec: ConnectionSpec,
     pub identities: AppIdentities,
     pub options: ConnectorOptions,
-}
-
-const FIRST_PAUSE: Duration = Duration::from_secs(1);
-const LONGEST_PAUSE: Duration = Duration::from_secs(30);
-
-/// Grows the pause after each failure (×2 up to 30 s); reset by a success.
-pub struct Retry(Duration);
-
-impl Default for Retry {
-    fn default() -> Retry {
-        Retry(FIRST_PAUSE)
-    }
-}
-
-impl Retry {
-    /// Waits the current pause (false if stopped meanwhile) and doubles it.
-    pub async fn pause(&mut self, stop: &CancellationToken) -> bool {
-        let wait = self.0;
-        self.0 = (self.0 * 2).min(LONGEST_PAUSE);
-        tokio::select! {
-            _ = stop.cancelled() => false,
-            _ = tokio::time::sleep(wait) => true,
-        }
-    }
-
-    pub fn reset(&mut self) {
-        self.0 = FIRST_PAUSE;
-    }
 }
 
 /// Reports a failure of `step` on the listener's line and in the error counts.

@@ -13,8 +13,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
+use crate::triggers::backoff::Retry;
 use crate::triggers::service_bus::ServiceBusFunction;
-use crate::triggers::service_bus::connect::{self, Connector, Retry};
+use crate::triggers::service_bus::connect::{self, Connector};
 use crate::triggers::service_bus::delivery::{self, SharedReceiver};
 
 /// How long one receive waits for messages while none of the listener's are in invocation. An

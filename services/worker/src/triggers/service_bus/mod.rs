@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::connections;
-use crate::hosted_apps::HostedApp;
+use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::service_bus::connect::Connector;
@@ -55,6 +55,7 @@ impl TriggerKind for ServiceBusTrigger {
 
     fn bind(
         &self,
+        _function: &HostedFunction,
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,

@@ -18,8 +18,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
+use crate::triggers::backoff::Retry;
 use crate::triggers::service_bus::ServiceBusFunction;
-use crate::triggers::service_bus::connect::{self, Connector, Retry};
+use crate::triggers::service_bus::connect::{self, Connector};
 use crate::triggers::service_bus::delivery::{self, SharedReceiver};
 use crate::triggers::service_bus::listener::RECEIVE_WAIT;
 

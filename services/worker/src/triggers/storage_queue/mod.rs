@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::connections;
-use crate::hosted_apps::HostedApp;
+use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::storage_queue::delivery::QueueFunction;
@@ -48,6 +48,7 @@ impl TriggerKind for StorageQueueTrigger {
 
     fn bind(
         &self,
+        _function: &HostedFunction,
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
