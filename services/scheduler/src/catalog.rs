@@ -9,11 +9,13 @@ use shoal_domain::apps::{AppState, Identity};
 use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
+use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
 use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
 use shoal_domain::service_bus_entity::settings::EntitySettings;
+use shoal_domain::stream_trigger::{StreamSource, stream_source};
 use shoal_store::crypto::Cipher;
 use shoal_store::{
     StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, revalidate,
@@ -104,6 +106,9 @@ pub enum MetricSource {
         /// connection may manage it.
         declared: Option<Box<EntitySettings>>,
     },
+    /// A stream trigger's consumer group on its topic (Kafka, or an event hub through its
+    /// Kafka endpoint): the lag, read from outside the group.
+    Stream(Box<StreamSource>),
     /// No source (yet): the function falls back to incremental votes, which without readings
     /// keep the app at one instance so the listener runs and reports its state.
     Unreadable(String),
@@ -285,7 +290,7 @@ fn parse_app(
         scalable.push(ScalableFunction {
             name: f.name.clone(),
             rule,
-            source: metric_source(trigger, &spec.app_settings),
+            source: metric_source(trigger, &spec.app_settings, &spec.host_config),
         });
     }
     Some(ScalableApp {
@@ -301,7 +306,11 @@ fn parse_app(
     })
 }
 
-fn metric_source(trigger: &Binding, settings: &BTreeMap<String, String>) -> MetricSource {
+fn metric_source(
+    trigger: &Binding,
+    settings: &BTreeMap<String, String>,
+    host: &HostConfig,
+) -> MetricSource {
     match trigger {
         Binding::QueueTrigger(queue) => {
             let connection = match resolve(
@@ -322,6 +331,12 @@ fn metric_source(trigger: &Binding, settings: &BTreeMap<String, String>) -> Metr
             }
         }
         Binding::ServiceBusTrigger(trigger) => service_bus_source(trigger, settings),
+        Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
+            match stream_source(trigger, settings, host) {
+                Ok(source) => MetricSource::Stream(Box::new(source)),
+                Err(e) => MetricSource::Unreadable(e),
+            }
+        }
         other => MetricSource::Unreadable(format!(
             "{} triggers have no metric source yet",
             other.type_name()

@@ -176,31 +176,37 @@ fn scale_input(
         let in_flight = inputs.in_flight.get(&listener_key).copied().unwrap_or(0);
         let mut latest_unreadable = false;
         let mut listener_load = None;
-        let mut sample = |value: u64, queue_time_ms: Option<u64>, at: Instant| {
-            // A cached reading is sampled once.
-            if *last_read != Some(at) {
-                samples.push_back(MetricSample {
-                    value,
-                    queue_time_ms,
-                    partitions: None,
-                });
-                *last_read = Some(at);
-                while samples.len() > INCREMENTAL_SAMPLES {
-                    samples.pop_front();
+        let mut sample =
+            |value: u64, queue_time_ms: Option<u64>, partitions: Option<u32>, at: Instant| {
+                // A cached reading is sampled once.
+                if *last_read != Some(at) {
+                    samples.push_back(MetricSample {
+                        value,
+                        queue_time_ms,
+                        partitions,
+                    });
+                    *last_read = Some(at);
+                    while samples.len() > INCREMENTAL_SAMPLES {
+                        samples.pop_front();
+                    }
                 }
-            }
-        };
+            };
         if let Some(reading) = reading {
             match &reading.result {
                 Ok(q) => {
                     let held = if app.visible_only { in_flight } else { 0 };
-                    sample(q.length.saturating_sub(held), q.queue_time_ms, reading.at);
+                    sample(
+                        q.length.saturating_sub(held),
+                        q.queue_time_ms,
+                        q.partitions,
+                        reading.at,
+                    );
                 }
                 // Without rights to read the backlog, the listeners' load is the signal: the
                 // samples become their in-flight counts (DESIGN §5, listen-only fallback).
                 Err(why) if reading.listen_only => {
                     latest_unreadable = true;
-                    sample(in_flight, None, reading.at);
+                    sample(in_flight, None, None, reading.at);
                     let listeners = inputs.listeners.get(&listener_key).copied().unwrap_or(0);
                     listener_load = Some(ListenerLoad {
                         in_flight,
@@ -330,6 +336,7 @@ mod tests {
                     result: Ok(QueueReading {
                         length,
                         queue_time_ms: None,
+                        partitions: None,
                     }),
                     at,
                     listen_only: false,

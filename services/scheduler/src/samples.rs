@@ -68,6 +68,7 @@ mod tests {
                 .map(|length| QueueReading {
                     length,
                     queue_time_ms: None,
+                    partitions: None,
                 })
                 .map_err(str::to_owned),
             at: Instant::now(),

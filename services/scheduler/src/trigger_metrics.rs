@@ -7,9 +7,12 @@
 //! takes its turn) with `concurrency_per_account` in flight, and a tick waits only its budget
 //! for them. A read still running then lands in the cache for the next tick instead of
 //! delaying every app's decision. Queues named by several functions or apps are read once.
-//! Service Bus entities take the same path, one namespace counting as one account.
+//! Service Bus entities take the same path, one namespace counting as one account; so do
+//! stream triggers' consumer-group lags (see [`streams`]), one set of brokers and credentials
+//! counting as one account.
 
 mod service_bus;
+mod streams;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -17,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::StreamExt;
+use shoal_connectors::kafka::KafkaProperties;
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin, StorageQueues};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -28,18 +32,28 @@ use crate::catalog::{MetricSource, ScalableApp};
 use crate::config::MetricsConfig;
 
 pub use service_bus::{Declared, Reconciliation};
+pub use streams::Brokers;
 
-/// What is read: a storage queue or a Service Bus entity.
+/// What is read: a storage queue, a Service Bus entity, or a consumer group's lag on a topic.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Target {
     StorageQueue(String),
     ServiceBus(EntityPath),
+    Stream { group: String, topic: String },
+}
+
+/// How a source is reached: an Azure connection, or a stream's brokers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SourceConnection {
+    /// Boxed: the connection settings are far larger than a stream's brokers.
+    Azure(Box<ConnectionSpec>),
+    Brokers(Brokers),
 }
 
 /// A source as metrics know it: the connection it is read with and what it names.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SourceKey {
-    pub connection: ConnectionSpec,
+    pub connection: SourceConnection,
     /// Part of the key: two tenants' identical settings sign in as different identities and
     /// must never share a client.
     pub identities: AppIdentities,
@@ -49,8 +63,9 @@ pub struct SourceKey {
 impl SourceKey {
     fn signer(&self) -> Signer {
         let service = match self.target {
-            Target::StorageQueue(_) => Service::StorageQueues,
-            Target::ServiceBus(_) => Service::ServiceBus,
+            Target::StorageQueue(_) => Backend::StorageQueues,
+            Target::ServiceBus(_) => Backend::ServiceBus,
+            Target::Stream { .. } => Backend::Kafka,
         };
         (service, self.connection.clone(), self.identities.clone())
     }
@@ -63,7 +78,7 @@ impl SourceKey {
                 identities,
                 queue,
             } => Some(SourceKey {
-                connection: connection.as_ref().clone(),
+                connection: SourceConnection::Azure(connection.clone()),
                 identities: identities.clone(),
                 target: Target::StorageQueue(queue.clone()),
             }),
@@ -73,9 +88,17 @@ impl SourceKey {
                 entity,
                 ..
             } => Some(SourceKey {
-                connection: connection.as_ref().clone(),
+                connection: SourceConnection::Azure(connection.clone()),
                 identities: identities.clone(),
                 target: Target::ServiceBus(entity.clone()),
+            }),
+            MetricSource::Stream(stream) => Some(SourceKey {
+                connection: SourceConnection::Brokers(Brokers::of(stream)),
+                identities: AppIdentities::default(),
+                target: Target::Stream {
+                    group: stream.consumer_group.clone(),
+                    topic: stream.topic.clone(),
+                },
             }),
             MetricSource::Unreadable(_) => None,
         }
@@ -83,26 +106,31 @@ impl SourceKey {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Service {
+enum Backend {
     StorageQueues,
     ServiceBus,
+    Kafka,
 }
 
 /// A service, a connection and whose identity it signs in as: what one client serves.
-type Signer = (Service, ConnectionSpec, AppIdentities);
+type Signer = (Backend, SourceConnection, AppIdentities);
 
 #[derive(Clone)]
 enum Client {
     Queues(StorageQueues),
     ServiceBus(ServiceBusAdmin),
+    Kafka(KafkaProperties),
 }
 
 /// What one read found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueReading {
+    /// The backlog: messages, or a consumer group's lag.
     pub length: u64,
     /// Age of the oldest visible message, when asked for (incremental scaling).
     pub queue_time_ms: Option<u64>,
+    /// A topic's partition count (streams), which caps the instances.
+    pub partitions: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -211,19 +239,26 @@ impl MetricReader {
                 .entry(signer.clone())
                 .or_insert_with(|| {
                     let (service, connection, identities) = &signer;
-                    match service {
-                        Service::StorageQueues => {
+                    match (service, connection) {
+                        (Backend::StorageQueues, SourceConnection::Azure(connection)) => {
                             StorageQueues::connect_for_app(connection, &self.connector, identities)
                                 .map(Client::Queues)
+                                .map_err(|e| e.to_string())
                         }
-                        Service::ServiceBus => ServiceBusAdmin::connect_for_app(
-                            connection,
-                            &self.connector,
-                            identities,
-                        )
-                        .map(Client::ServiceBus),
+                        (Backend::ServiceBus, SourceConnection::Azure(connection)) => {
+                            ServiceBusAdmin::connect_for_app(
+                                connection,
+                                &self.connector,
+                                identities,
+                            )
+                            .map(Client::ServiceBus)
+                            .map_err(|e| e.to_string())
+                        }
+                        (Backend::Kafka, SourceConnection::Brokers(brokers)) => {
+                            Ok(Client::Kafka(brokers.properties()))
+                        }
+                        _ => Err("the connection serves another service".to_owned()),
                     }
-                    .map_err(|e| e.to_string())
                 })
                 .clone();
             let shared = self.shared.clone();
@@ -252,6 +287,10 @@ impl MetricReader {
                                     service_bus::read(admin, entity, &key, want.declared, &shared)
                                         .await
                                 }
+                                (
+                                    Ok(Client::Kafka(properties)),
+                                    Target::Stream { group, topic },
+                                ) => (streams::read(properties, group, topic).await, false),
                                 (Ok(_), _) => (
                                     Err("the connection serves another service".to_owned()),
                                     false,
@@ -321,6 +360,7 @@ async fn read(
             return Ok(QueueReading {
                 length: 0,
                 queue_time_ms: queue_time.then_some(0),
+                partitions: None,
             });
         }
         Err(e) => return Err(e.to_string()),
@@ -339,5 +379,6 @@ async fn read(
     Ok(QueueReading {
         length,
         queue_time_ms,
+        partitions: None,
     })
 }

@@ -72,6 +72,7 @@ pub(super) async fn read(
                 Ok(QueueReading {
                     length: 0,
                     queue_time_ms: None,
+                    partitions: None,
                 }),
                 false,
             );
@@ -85,6 +86,7 @@ pub(super) async fn read(
         Ok(QueueReading {
             length: description.counts.active,
             queue_time_ms: None,
+            partitions: None,
         }),
         false,
     )

@@ -1,0 +1,110 @@
+//! A stream trigger's backlog: its consumer group's lag on the topic, read from outside the
+//! group (the latest offset of each partition minus the group's committed offset, as Azure's
+//! Kafka scaler computes `TotalLag` in `Listeners/Scaler/KafkaMetricsProvider.cs`), with the
+//! partition count, which caps the instances. Event Hubs' unprocessed events are the same
+//! figure read through its Kafka endpoint.
+
+use std::fmt;
+
+use shoal_connectors::kafka::{KafkaProperties, consumer_lag};
+use shoal_domain::stream_trigger::StreamSource;
+use shoal_domain::stream_trigger::source::is_secret_property;
+
+use super::QueueReading;
+
+/// Where a stream's brokers are and how to sign in: the client properties a lag read needs.
+/// Part of a source's key, so triggers on the same brokers with the same credentials share one
+/// account's read budget. `Debug` masks secrets.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Brokers(Vec<(String, String)>);
+
+/// The properties a read from outside the group takes from the trigger's.
+fn wanted(key: &str) -> bool {
+    key == "bootstrap.servers" || key == "security.protocol" || key.starts_with("sasl.")
+}
+
+impl Brokers {
+    pub fn of(source: &StreamSource) -> Brokers {
+        let mut properties: Vec<(String, String)> = source
+            .properties
+            .iter()
+            .filter(|(k, _)| wanted(k))
+            .cloned()
+            .collect();
+        properties.sort();
+        Brokers(properties)
+    }
+
+    pub fn properties(&self) -> KafkaProperties {
+        let mut properties = KafkaProperties::new();
+        for (key, value) in &self.0 {
+            properties.set(key, value);
+        }
+        properties
+    }
+}
+
+impl fmt::Debug for Brokers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(k, v)| {
+                let shown = if is_secret_property(k) {
+                    "***"
+                } else {
+                    v.as_str()
+                };
+                format!("{k}={shown}")
+            }))
+            .finish()
+    }
+}
+
+pub async fn read(
+    properties: &KafkaProperties,
+    group: &str,
+    topic: &str,
+) -> Result<QueueReading, String> {
+    let lag = consumer_lag(properties, group, topic)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(QueueReading {
+        length: lag.total,
+        queue_time_ms: None,
+        partitions: u32::try_from(lag.partitions.len()).ok(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+    use shoal_domain::bindings::parse_bindings;
+    use shoal_domain::host_config::HostConfig;
+    use shoal_domain::stream_trigger::stream_source;
+
+    use super::*;
+
+    #[test]
+    fn brokers_keep_what_a_lag_read_needs_and_never_print_the_password() {
+        let binding = parse_bindings(
+            &json!([{"type": "kafkaTrigger", "direction": "in", "name": "e",
+                "brokerList": "b:9092", "topic": "t", "protocol": "saslSsl",
+                "authenticationMode": "plain", "username": "u", "password": "%P%"}]),
+            "bindings",
+        )
+        .unwrap()
+        .remove(0);
+        let settings = BTreeMap::from([("P".to_owned(), "hunter2".to_owned())]);
+        let source = stream_source(&binding, &settings, &HostConfig::default()).unwrap();
+        let brokers = Brokers::of(&source);
+        let properties = brokers.properties();
+        assert_eq!(properties.get("bootstrap.servers"), Some("b:9092"));
+        assert_eq!(properties.get("sasl.password"), Some("hunter2"));
+        let shown = format!("{brokers:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("sasl.password=***"),
+            "{shown}"
+        );
+    }
+}
