@@ -25,6 +25,7 @@ mod scale_history;
 mod service_bus_entity;
 mod service_bus_scaling;
 mod signing_keys;
+mod stream_scaling;
 mod tenants;
 mod token_attacks;
 mod webhook_forwarding;

@@ -6,6 +6,7 @@ mod breakers;
 mod delivery;
 mod failures;
 mod identity;
+mod kafka;
 mod observability;
 mod payloads;
 mod polling;
