@@ -18,9 +18,11 @@ use utoipa::ToSchema;
 use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
+use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
 use crate::names::QueueName;
 use crate::queue_trigger::trigger_queue_name;
+use crate::stream_trigger::{stream_output, stream_source};
 
 pub mod sign_in;
 
@@ -96,6 +98,7 @@ pub fn check_function(
     function: &str,
     spec: &FunctionSpec,
     settings: &BTreeMap<String, String>,
+    host: &HostConfig,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     let check = |binding: &Binding, subject: &str, status: CheckStatus, detail: String| Check {
@@ -135,14 +138,32 @@ pub fn check_function(
                 Err(message) => check(binding, "queueName", CheckStatus::Error, message),
             });
         }
-        if binding.is_trigger()
-            && matches!(
-                binding,
-                Binding::EventHubTrigger(_)
-                    | Binding::KafkaTrigger(_)
-                    | Binding::CosmosDbTrigger(_)
-            )
-        {
+        // A stream binding resolves its brokers, topic and group (or says what is missing),
+        // exactly as its listener or output will.
+        let stream = match binding {
+            Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => Some(
+                stream_source(binding, settings, host)
+                    .map(|source| format!("reads {}", source.describe())),
+            ),
+            Binding::Kafka(_) | Binding::EventHub(_) => {
+                Some(stream_output(binding, settings).map(|target| {
+                    let servers = target
+                        .properties
+                        .iter()
+                        .find(|(k, _)| k == "bootstrap.servers")
+                        .map_or("(no brokers)", |(_, v)| v.as_str());
+                    format!("writes to {} on {servers}", target.topic)
+                }))
+            }
+            _ => None,
+        };
+        if let Some(outcome) = stream {
+            checks.push(match outcome {
+                Ok(detail) => check(binding, "stream", CheckStatus::Ok, detail),
+                Err(message) => check(binding, "stream", CheckStatus::Error, message),
+            });
+        }
+        if binding.is_trigger() && matches!(binding, Binding::CosmosDbTrigger(_)) {
             checks.push(check(
                 binding,
                 "trigger",
@@ -243,7 +264,7 @@ mod tests {
         let spec = function(
             json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders", "connection": "Missing"}]),
         );
-        let checks = check_function("f", &spec, &BTreeMap::new());
+        let checks = check_function("f", &spec, &BTreeMap::new(), &HostConfig::default());
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].status, CheckStatus::Error);
         assert_eq!(checks[0].subject, "connection");
@@ -258,7 +279,7 @@ mod tests {
             "AzureWebJobsStorage".to_string(),
             "UseDevelopmentStorage=true".to_string(),
         )]);
-        let checks = check_function("f", &spec, &settings);
+        let checks = check_function("f", &spec, &settings, &HostConfig::default());
         assert_eq!(checks[0].status, CheckStatus::Ok, "{}", checks[0].detail);
     }
 
@@ -271,7 +292,7 @@ mod tests {
             "AzureWebJobsStorage".to_string(),
             "UseDevelopmentStorage=true".to_string(),
         )]);
-        let checks = check_function("f", &spec, &settings);
+        let checks = check_function("f", &spec, &settings, &HostConfig::default());
         let queue = checks.iter().find(|c| c.subject == "queueName").unwrap();
         assert_eq!(queue.status, CheckStatus::Error);
     }
@@ -335,7 +356,7 @@ mod tests {
         )
         .unwrap()
         .spec;
-        let checks = check_function("f", &spec, &BTreeMap::new());
+        let checks = check_function("f", &spec, &BTreeMap::new(), &HostConfig::default());
         let script = checks
             .iter()
             .find(|c| c.key.as_deref() == Some("scriptFile"))
@@ -353,7 +374,7 @@ mod tests {
             let spec = FunctionSpec::parse("f", &json!({"bindings": [trigger], "retry": retry}))
                 .unwrap()
                 .spec;
-            check_function("f", &spec, &BTreeMap::new())
+            check_function("f", &spec, &BTreeMap::new(), &HostConfig::default())
                 .into_iter()
                 .any(|c| c.key.as_deref() == Some("retry") && c.status == CheckStatus::NoEffect)
         };
@@ -363,5 +384,43 @@ mod tests {
         assert!(!no_effect(
             json!({"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"})
         ));
+    }
+
+    #[test]
+    fn a_stream_binding_says_what_it_reads_or_writes_or_what_is_missing() {
+        let spec = FunctionSpec::parse(
+            "f",
+            &json!({"bindings": [
+                {"type": "kafkaTrigger", "direction": "in", "name": "e",
+                 "brokerList": "%Brokers%", "topic": "orders"},
+                {"type": "kafka", "direction": "out", "name": "o",
+                 "brokerList": "%Missing%", "topic": "shipped"}
+            ]}),
+        )
+        .unwrap()
+        .spec;
+        let settings = BTreeMap::from([("Brokers".to_owned(), "b:9092".to_owned())]);
+        let checks = check_function("f", &spec, &settings, &HostConfig::default());
+        let stream: Vec<(&str, CheckStatus, &str)> = checks
+            .iter()
+            .filter(|c| c.subject == "stream")
+            .map(|c| (c.binding.as_deref().unwrap(), c.status, c.detail.as_str()))
+            .collect();
+        assert_eq!(
+            stream,
+            [
+                (
+                    "e",
+                    CheckStatus::Ok,
+                    "reads orders on b:9092 (consumer group $Default)"
+                ),
+                (
+                    "o",
+                    CheckStatus::Error,
+                    "brokerList: app setting Missing is not set"
+                ),
+            ]
+        );
+        assert!(!checks.iter().any(|c| c.status == CheckStatus::Unsupported));
     }
 }

@@ -19,6 +19,7 @@ use shoal_domain::diagnostics::{
     CheckStatus, Diagnostics, check_breaker, check_function, check_host_config,
     check_undeclared_outputs,
 };
+use shoal_domain::host_config::HostConfig;
 use shoal_store::{TenantId, apps, begin_tenant, functions, principals, workers};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -91,11 +92,13 @@ pub async fn get_diagnostics(
         issuer: Some(&issuer),
         token_errors: &token_errors,
     };
+    // Validated when written; the parsed form gives the stream triggers their batch settings.
+    let host = HostConfig::parse(&host_config, "hostConfig").unwrap_or_default();
     let mut checks = Vec::new();
     let mut connections = Vec::new();
     for function in &functions {
         let spec = super::functions::parse_stored(function)?.spec;
-        checks.extend(check_function(&function.name, &spec, &settings));
+        checks.extend(check_function(&function.name, &spec, &settings, &host));
         let (sign_ins, sign_in_checks) = sign_ins(&function.name, &spec, &context);
         connections.extend(sign_ins);
         checks.extend(sign_in_checks);
