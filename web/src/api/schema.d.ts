@@ -782,7 +782,7 @@ export interface components {
          */
         Binding: {
             /** @enum {string} */
-            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "httpTrigger" | "http" | "eventHubTrigger" | "kafkaTrigger" | "cosmosDBTrigger";
+            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "httpTrigger" | "http" | "eventHubTrigger" | "eventHub" | "kafkaTrigger" | "kafka" | "cosmosDBTrigger";
             /** @enum {string} */
             direction: "in" | "out";
             /** @example myQueueItem */
@@ -1018,6 +1018,17 @@ export interface components {
             /** @description Stored as written; no effect (Shoal does not start the handler process). */
             description?: Record<string, never> | null;
         };
+        /**
+         * @description `deadLetter`, for `kafkaTrigger` and `eventHubTrigger` functions only: either `topic` (on
+         *     the trigger's own brokers; a `%Setting%` reference is resolved) or `queueName` with an
+         *     optional `connection` (a Storage queue; absent means `AzureWebJobsStorage`).
+         */
+        DeadLetterDoc: {
+            /** @example orders-failed */
+            topic?: string | null;
+            queueName?: string | null;
+            connection?: string | null;
+        };
         Diagnostics: {
             app: string;
             /** @description True when no check is in error. */
@@ -1233,6 +1244,7 @@ export interface components {
              *     default filled in; its state is at `…/breaker`.
              */
             circuitBreaker: components["schemas"]["CircuitBreaker"];
+            deadLetter?: components["schemas"]["DeadLetterDoc"] | null;
             /** @description Stored as written; no effect (Shoal calls the app's handler, it loads no code). */
             scriptFile?: string | null;
             /** @description Stored as written; no effect. */
@@ -1289,6 +1301,7 @@ export interface components {
             excluded?: boolean | null;
             retry?: components["schemas"]["RetryPolicy"] | null;
             circuitBreaker?: components["schemas"]["CircuitBreakerWrite"] | null;
+            deadLetter?: components["schemas"]["DeadLetterDoc"] | null;
             scriptFile?: string | null;
             entryPoint?: string | null;
             configurationSource?: string | null;
