@@ -494,3 +494,12 @@ async fn bad_properties_and_an_unreachable_broker_are_clear_errors_without_secre
     assert!(!format!("{err} {err:?}").contains("s3cret"), "{err:?}");
     Ok(())
 }
+
+#[test]
+fn a_consumer_outside_a_tokio_runtime_is_refused_not_a_panic() {
+    let mut props = KafkaProperties::new();
+    props.set("bootstrap.servers", "127.0.0.1:1");
+    let err =
+        StreamConsumer::subscribe(&props, GROUP, "orders", StartFrom::Latest, "m").unwrap_err();
+    assert!(matches!(err, KafkaError::InvalidRequest(_)), "{err:?}");
+}

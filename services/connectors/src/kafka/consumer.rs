@@ -68,6 +68,12 @@ impl StreamConsumer {
         check_name("consumer group", group)?;
         check_name("topic", topic)?;
         check_name("client id", client_id)?;
+        // rdkafka's stream consumer spawns a task for its wake-ups: without a runtime it panics.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(KafkaError::InvalidRequest(
+                "a stream consumer must be created within a tokio runtime".into(),
+            ));
+        }
         let redactor = props.redactor();
         let error = |e: &rdkafka::error::KafkaError| {
             KafkaError::from_rdkafka(&redactor, "subscribe", Some(topic), e)
