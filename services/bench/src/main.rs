@@ -12,6 +12,8 @@
 //!   own ceiling and a Python consumer written with the official SDK (see [`queue`]).
 //! * `service-bus`: Service Bus dispatch by one `shoal worker` against the local Service Bus
 //!   stand-in, next to a raw receive/complete loop with the same client (see [`service_bus`]).
+//! * `stream`: Kafka dispatch by one `shoal worker` against a tansu broker, next to a raw
+//!   consume-and-commit loop with the same client (see [`stream`]).
 //! * `scheduler`: the pure decision and placement for 10,000 apps, full ticks against
 //!   Postgres, and the real scheduler and worker processes reacting to a backlog and to a
 //!   killed worker, each against a reference of the same run (see [`scheduler`]).
@@ -37,6 +39,7 @@ mod report;
 mod scheduler;
 mod server;
 mod service_bus;
+mod stream;
 mod webhooks;
 
 use std::path::PathBuf;
@@ -127,6 +130,12 @@ struct Args {
     /// Messages preloaded for each Service Bus figure and round.
     #[arg(long, default_value_t = 2_000)]
     sb_messages: u64,
+    /// Events preloaded for each stream figure and round.
+    #[arg(long, default_value_t = 20_000)]
+    stream_events: u64,
+    /// Partitions of the stream figures' topics.
+    #[arg(long, default_value_t = 4)]
+    stream_partitions: i32,
     /// Messages preloaded for each circuit breaker figure.
     #[arg(long, default_value_t = 1_000)]
     breaker_messages: u64,
@@ -209,6 +218,17 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::Api => api(args, &shoal).await,
             Part::Queue => queue(args, &shoal).await,
             Part::ServiceBus => service_bus(args, &shoal).await,
+            Part::Stream => {
+                stream::part(stream::StreamPlan {
+                    shoal: &shoal,
+                    admin_url: &args.database_url,
+                    events: args.stream_events,
+                    partitions: args.stream_partitions,
+                    rounds: args.rounds,
+                    timeout: Duration::from_secs(args.queue_timeout_secs),
+                })
+                .await
+            }
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
             Part::Breaker => breaker(args, &shoal).await,

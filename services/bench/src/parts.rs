@@ -20,6 +20,8 @@ pub enum Part {
     Queue,
     /// Service Bus dispatch against a raw receive/complete loop with the same client.
     ServiceBus,
+    /// Kafka dispatch against a raw consume-and-commit loop with the same client.
+    Stream,
     /// Scale decisions, placement, ticks, reaction and failover.
     Scheduler,
     /// The webhook ingress against calling the handler directly.
@@ -29,10 +31,11 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
+        Part::Stream,
         Part::Scheduler,
         Part::Webhooks,
         Part::Breaker,
@@ -44,6 +47,7 @@ impl Part {
             Part::Api => "API",
             Part::Queue => "Queue",
             Part::ServiceBus => "Service Bus",
+            Part::Stream => "Stream",
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
             Part::Breaker => "Breaker",

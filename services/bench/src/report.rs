@@ -9,6 +9,7 @@ pub mod breaker;
 pub mod queue;
 pub mod scheduler;
 pub mod service_bus;
+pub mod stream;
 pub mod webhooks;
 
 /// The goals an issue set for a figure; a figure without goals is reported as measured.
