@@ -30,6 +30,7 @@
 
 mod breaker;
 mod database;
+mod drains;
 mod http;
 mod load;
 mod parts;

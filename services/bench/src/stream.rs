@@ -24,8 +24,9 @@ use shoal_domain::stream_trigger::StartFrom;
 use shoal_testkit::ScratchDatabase;
 use shoal_testkit::kafka::TansuBroker;
 
+use crate::drains::{Drain, DrainFigure};
 use crate::queue::app::{self, AppBodies};
-use crate::queue::figures::{NotMeasured, Rate};
+use crate::queue::figures::Rate;
 use crate::queue::handler::Handler;
 use crate::queue::process::Consumer;
 use crate::queue::queues::wait_for_first_call;
@@ -59,56 +60,6 @@ pub struct StreamFigures {
     /// Events per second through the raw consume-and-commit loop.
     pub raw: Rate,
     pub worker_cpu_per_event: Option<Duration>,
-}
-
-#[derive(Default)]
-struct Figure {
-    events: u64,
-    elapsed: Duration,
-    cpu: Duration,
-    failed: Option<NotMeasured>,
-}
-
-struct Drain {
-    events: u64,
-    elapsed: Duration,
-    cpu: Duration,
-}
-
-impl Figure {
-    fn record(&mut self, name: &str, round: u32, drain: Result<Drain>) {
-        match drain {
-            Ok(d) => {
-                eprintln!(
-                    "shoal-bench: stream:   {name}: {} events in {:.2} s, {:.0} events/s",
-                    d.events,
-                    d.elapsed.as_secs_f64(),
-                    d.events as f64 / d.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
-                );
-                self.events += d.events;
-                self.elapsed += d.elapsed;
-                self.cpu += d.cpu;
-            }
-            Err(error) => {
-                eprintln!("shoal-bench: stream: {name} failed in round {round}: {error:#}");
-                self.failed = Some(NotMeasured::Failed {
-                    round,
-                    why: format!("{error:#}"),
-                });
-            }
-        }
-    }
-
-    fn live(&self) -> bool {
-        self.failed.is_none()
-    }
-
-    fn rate(&self) -> Rate {
-        match &self.failed {
-            Some(failed) => Err(failed.clone()),
-            None => Ok(self.events as f64 / self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)),
-        }
-    }
 }
 
 /// The stream part: prints its lines; its brokers, the worker and the scratch database go away
@@ -148,7 +99,8 @@ async fn run(plan: &StreamPlan<'_>) -> Result<StreamFigures> {
 async fn rounds(plan: &StreamPlan<'_>, database: &ScratchDatabase) -> Result<StreamFigures> {
     plan.shoal.migrate(database.url()).await?;
     let handler = Handler::start().await?;
-    let (mut raw, mut shoal) = (Figure::default(), Figure::default());
+    let mut raw = DrainFigure::new("stream", "events");
+    let mut shoal = DrainFigure::new("stream", "events");
     for round in 1..=plan.rounds {
         eprintln!("shoal-bench: stream: round {round} of {}", plan.rounds);
         let broker = TansuBroker::start().await.context("starting tansu")?;
@@ -172,9 +124,7 @@ async fn rounds(plan: &StreamPlan<'_>, database: &ScratchDatabase) -> Result<Str
         partitions: plan.partitions,
         shoal: shoal.rate(),
         raw: raw.rate(),
-        worker_cpu_per_event: shoal
-            .live()
-            .then(|| shoal.cpu.div_f64(shoal.events.max(1) as f64)),
+        worker_cpu_per_event: shoal.cpu_per_item(),
     })
 }
 
@@ -251,7 +201,7 @@ async fn raw_round(
     let elapsed = first.map_or(Duration::ZERO, |f| f.elapsed());
     consumer.close().await;
     Ok(Drain {
-        events: plan.events,
+        items: plan.events,
         elapsed,
         cpu: Duration::ZERO,
     })
@@ -292,7 +242,7 @@ async fn shoal_round(
         let deadline = Instant::now() + plan.timeout;
         wait_until_no_lag(properties, GROUP_SHOAL, TOPIC_SHOAL, deadline).await?;
         Ok::<_, anyhow::Error>(Drain {
-            events: plan.events,
+            items: plan.events,
             elapsed: first.elapsed(),
             cpu: worker.cpu_time()?.saturating_sub(before),
         })

@@ -23,9 +23,9 @@ use crate::validation::{Problems, ValidationError, join_path};
 
 pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
-    EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaOutputBinding,
-    KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding, ServiceBusOutputBinding,
-    ServiceBusTriggerBinding,
+    EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
+    KafkaOutputBinding, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 
 /// One element of `bindings`, by `type`.

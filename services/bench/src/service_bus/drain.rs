@@ -11,6 +11,7 @@ use shoal_domain::service_bus_trigger::{OutgoingMessage, Settlement};
 use shoal_local_bus::LocalBus;
 
 use super::ServiceBusPlan;
+use crate::drains::Drain;
 use crate::queue::handler::Tally;
 use crate::queue::queues::message_text;
 
@@ -20,15 +21,6 @@ const PRELOAD_BATCH: u64 = 50;
 const POLL: Duration = Duration::from_millis(5);
 /// How long one receive waits for a first message.
 const RECEIVE_WAIT: Duration = Duration::from_millis(500);
-
-/// A measured drain.
-#[derive(Clone, Copy, Debug)]
-pub struct Drain {
-    pub messages: u64,
-    pub elapsed: Duration,
-    /// The consumer process's CPU time (zero for the raw loop, which runs in the bench).
-    pub cpu: Duration,
-}
 
 /// A queue of the stand-in and the management client that counts its messages.
 pub struct Entity {
@@ -106,7 +98,7 @@ pub async fn raw_loop(
     let elapsed = started.map(|s| s.elapsed()).unwrap_or_default();
     receiver.close().await?;
     Ok(Drain {
-        messages: plan.messages,
+        items: plan.messages,
         elapsed,
         cpu: Duration::ZERO,
     })
@@ -132,7 +124,7 @@ pub async fn wait_until_drained(
     wait_until_empty(entity, deadline).await?;
     let first = tally.first().unwrap_or_else(Instant::now);
     Ok(Drain {
-        messages: count,
+        items: count,
         elapsed: first.elapsed(),
         cpu: Duration::ZERO,
     })

@@ -25,8 +25,9 @@ use shoal_connectors::ServiceBusNamespace;
 use shoal_local_bus::{LocalBus, LocalBusConfig};
 use shoal_testkit::ScratchDatabase;
 
+use crate::drains::{Drain, DrainFigure};
 use crate::queue::app::{self, AppBodies};
-use crate::queue::figures::{NotMeasured, Rate};
+use crate::queue::figures::Rate;
 use crate::queue::handler::Handler;
 use crate::queue::process::Consumer;
 use crate::queue::queues::wait_for_first_call;
@@ -89,57 +90,14 @@ pub async fn run(plan: &ServiceBusPlan<'_>) -> Result<ServiceBusFigures> {
     Ok(figures)
 }
 
-#[derive(Default)]
-struct Figure {
-    messages: u64,
-    elapsed: Duration,
-    cpu: Duration,
-    failed: Option<NotMeasured>,
-}
-
-impl Figure {
-    fn record(&mut self, name: &str, round: u32, drain: Result<drain::Drain>) {
-        match drain {
-            Ok(d) => {
-                eprintln!(
-                    "shoal-bench: service bus:   {name}: {} messages in {:.2} s, {:.0} msg/s",
-                    d.messages,
-                    d.elapsed.as_secs_f64(),
-                    d.messages as f64 / d.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)
-                );
-                self.messages += d.messages;
-                self.elapsed += d.elapsed;
-                self.cpu += d.cpu;
-            }
-            Err(error) => {
-                eprintln!("shoal-bench: service bus: {name} failed in round {round}: {error:#}");
-                self.failed = Some(NotMeasured::Failed {
-                    round,
-                    why: format!("{error:#}"),
-                });
-            }
-        }
-    }
-
-    fn live(&self) -> bool {
-        self.failed.is_none()
-    }
-
-    fn rate(&self) -> Rate {
-        match &self.failed {
-            Some(failed) => Err(failed.clone()),
-            None => Ok(self.messages as f64 / self.elapsed.as_secs_f64().max(f64::MIN_POSITIVE)),
-        }
-    }
-}
-
 async fn rounds(
     plan: &ServiceBusPlan<'_>,
     database: &ScratchDatabase,
 ) -> Result<ServiceBusFigures> {
     plan.shoal.migrate(database.url()).await?;
     let handler = Handler::start().await?;
-    let (mut raw, mut shoal) = (Figure::default(), Figure::default());
+    let mut raw = DrainFigure::new("service bus", "messages");
+    let mut shoal = DrainFigure::new("service bus", "messages");
     for round in 1..=plan.rounds {
         eprintln!("shoal-bench: service bus: round {round} of {}", plan.rounds);
         let bus = LocalBus::start(bus_config()?)
@@ -172,9 +130,7 @@ async fn rounds(
         max_concurrent_calls: plan.max_concurrent_calls,
         shoal: shoal.rate(),
         raw: raw.rate(),
-        worker_cpu_per_message: shoal
-            .live()
-            .then(|| shoal.cpu.div_f64(shoal.messages.max(1) as f64)),
+        worker_cpu_per_message: shoal.cpu_per_item(),
     })
 }
 
@@ -191,7 +147,7 @@ async fn shoal_round(
     bus: &LocalBus,
     database: &ScratchDatabase,
     handler: &Handler,
-) -> Result<drain::Drain> {
+) -> Result<Drain> {
     let bodies = AppBodies {
         app: json!({
             "handler": {"url": handler.url()},
@@ -226,7 +182,7 @@ async fn shoal_round(
             || worker.alive(),
         )
         .await?;
-        Ok::<_, anyhow::Error>(drain::Drain {
+        Ok::<_, anyhow::Error>(Drain {
             cpu: worker.cpu_time()?.saturating_sub(before),
             ..drained
         })

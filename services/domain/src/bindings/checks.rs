@@ -5,8 +5,8 @@ use serde_json::{Map, Value};
 
 use super::{
     Binding, Cardinality, CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding,
-    HttpTriggerBinding, KNOWN_TYPES, KafkaOutputBinding, KafkaTriggerBinding, QueueTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    HttpTriggerBinding, KNOWN_TYPES, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
+    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use crate::names::{MAX_TRIGGER_QUEUE_NAME, QueueName, SettingName};
 use crate::service_bus_entity::path::check_binding_entity;
@@ -102,17 +102,7 @@ pub(super) fn read_properties(
         }
         "kafkaTrigger" => {
             let b: KafkaTriggerBinding = props(properties, prefix, problems)?;
-            check_kafka(
-                problems,
-                prefix,
-                &KafkaClient {
-                    broker_list: &b.broker_list,
-                    topic: &b.topic,
-                    protocol: &b.protocol,
-                    authentication_mode: &b.authentication_mode,
-                    password: &b.password,
-                },
-            );
+            check_kafka(problems, prefix, &b.client());
             if let Some(group) = &b.consumer_group {
                 check_consumer_group(problems, &path("consumerGroup"), group);
             }
@@ -123,17 +113,7 @@ pub(super) fn read_properties(
         }
         "kafka" => {
             let b: KafkaOutputBinding = props(properties, prefix, problems)?;
-            check_kafka(
-                problems,
-                prefix,
-                &KafkaClient {
-                    broker_list: &b.broker_list,
-                    topic: &b.topic,
-                    protocol: &b.protocol,
-                    authentication_mode: &b.authentication_mode,
-                    password: &b.password,
-                },
-            );
+            check_kafka(problems, prefix, &b.client());
             Binding::Kafka(b)
         }
         "cosmosDBTrigger" => {
@@ -297,16 +277,7 @@ fn check_http(problems: &mut Problems, prefix: &str, binding: &HttpTriggerBindin
     }
 }
 
-/// What a Kafka trigger and a Kafka output binding both say about the client.
-struct KafkaClient<'a> {
-    broker_list: &'a str,
-    topic: &'a str,
-    protocol: &'a Option<String>,
-    authentication_mode: &'a Option<String>,
-    password: &'a Option<String>,
-}
-
-fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClient<'_>) {
+fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClientSettings<'_>) {
     let path = |field: &str| join_path(prefix, field);
     if binding.broker_list.trim().is_empty() {
         problems.push(path("brokerList"), "must not be empty");
@@ -321,15 +292,15 @@ fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClient<'_>)
     if !topic_ok {
         problems.push(path("topic"), "must be 1 to 249 letters, digits, '.', '_' and '-' (or an app setting reference like %Topic%)");
     }
-    let choices: [(&str, &Option<String>, &[&str]); 2] = [
+    let choices: [(&str, &Option<&str>, &[&str]); 2] = [
         (
             "protocol",
-            binding.protocol,
+            &binding.protocol,
             &["plaintext", "ssl", "saslPlaintext", "saslSsl"],
         ),
         (
             "authenticationMode",
-            binding.authentication_mode,
+            &binding.authentication_mode,
             &[
                 "gssapi",
                 "plain",

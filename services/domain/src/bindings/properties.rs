@@ -193,6 +193,43 @@ binding_struct!(
     }
 );
 
+/// What a Kafka trigger and a Kafka output binding both say about the client, as written.
+#[derive(Clone, Copy, Debug)]
+pub struct KafkaClientSettings<'a> {
+    pub broker_list: &'a str,
+    pub topic: &'a str,
+    pub protocol: Option<&'a str>,
+    pub authentication_mode: Option<&'a str>,
+    pub username: Option<&'a str>,
+    pub password: Option<&'a str>,
+}
+
+impl KafkaTriggerBinding {
+    pub fn client(&self) -> KafkaClientSettings<'_> {
+        KafkaClientSettings {
+            broker_list: &self.broker_list,
+            topic: &self.topic,
+            protocol: self.protocol.as_deref(),
+            authentication_mode: self.authentication_mode.as_deref(),
+            username: self.username.as_deref(),
+            password: self.password.as_deref(),
+        }
+    }
+}
+
+impl KafkaOutputBinding {
+    pub fn client(&self) -> KafkaClientSettings<'_> {
+        KafkaClientSettings {
+            broker_list: &self.broker_list,
+            topic: &self.topic,
+            protocol: self.protocol.as_deref(),
+            authentication_mode: self.authentication_mode.as_deref(),
+            username: self.username.as_deref(),
+            password: self.password.as_deref(),
+        }
+    }
+}
+
 binding_struct!(
     /// `eventHub` (out): sends the handler's output to an event hub through its Kafka endpoint.
     EventHubOutputBinding {

@@ -25,7 +25,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use crate::bindings::{Binding, Cardinality, EventHubTriggerBinding, KafkaTriggerBinding};
+use crate::bindings::{
+    Binding, Cardinality, EventHubTriggerBinding, KafkaClientSettings, KafkaTriggerBinding,
+};
 use crate::connection::{self, ConnectionKind, ConnectionSpec};
 use crate::host_config::HostConfig;
 use crate::host_config::InitialOffsetType;
@@ -140,15 +142,7 @@ fn kafka(
     b: &KafkaTriggerBinding,
     settings: &BTreeMap<String, String>,
 ) -> Result<StreamSource, String> {
-    let client = KafkaClient {
-        broker_list: &b.broker_list,
-        topic: &b.topic,
-        protocol: b.protocol.as_deref(),
-        authentication_mode: b.authentication_mode.as_deref(),
-        username: b.username.as_deref(),
-        password: b.password.as_deref(),
-    };
-    let (topic, properties) = client.resolve(settings)?;
+    let (topic, properties) = kafka_client(&b.client(), settings)?;
     let consumer_group = consumer_group(b.consumer_group.as_deref(), settings)?;
     Ok(StreamSource {
         kind: StreamKind::Kafka,
@@ -165,45 +159,35 @@ fn kafka(
     })
 }
 
-/// What a Kafka trigger and a Kafka output binding both say about the client.
-struct KafkaClient<'a> {
-    broker_list: &'a str,
-    topic: &'a str,
-    protocol: Option<&'a str>,
-    authentication_mode: Option<&'a str>,
-    username: Option<&'a str>,
-    password: Option<&'a str>,
-}
-
-impl KafkaClient<'_> {
-    /// The topic and the client properties, settings resolved.
-    fn resolve(
-        &self,
-        settings: &BTreeMap<String, String>,
-    ) -> Result<(String, Vec<(String, String)>), String> {
+/// The topic and the client properties of a Kafka binding, settings resolved.
+fn kafka_client(
+    client: &KafkaClientSettings<'_>,
+    settings: &BTreeMap<String, String>,
+) -> Result<(String, Vec<(String, String)>), String> {
+    {
         let brokers =
-            resolve_secure(self.broker_list, settings).map_err(|e| format!("brokerList: {e}"))?;
+            resolve_secure(client.broker_list, settings).map_err(|e| format!("brokerList: {e}"))?;
         if brokers.trim().is_empty() {
             return Err("brokerList resolves to an empty value".into());
         }
-        let topic = resolve_secure(self.topic, settings).map_err(|e| format!("topic: {e}"))?;
+        let topic = resolve_secure(client.topic, settings).map_err(|e| format!("topic: {e}"))?;
         check_topic(&topic).map_err(|e| format!("topic: {e}"))?;
         let mut properties = vec![("bootstrap.servers".to_owned(), brokers.trim().to_owned())];
-        if let Some(protocol) = self.protocol {
+        if let Some(protocol) = client.protocol {
             properties.push((
                 "security.protocol".into(),
                 security_protocol(protocol)?.into(),
             ));
         }
-        if let Some(mode) = self.authentication_mode {
+        if let Some(mode) = client.authentication_mode {
             properties.push(("sasl.mechanisms".into(), sasl_mechanism(mode)?.into()));
         }
-        if let Some(username) = self.username {
+        if let Some(username) = client.username {
             let username =
                 resolve_secure(username, settings).map_err(|e| format!("username: {e}"))?;
             properties.push(("sasl.username".into(), username));
         }
-        if let Some(password) = self.password {
+        if let Some(password) = client.password {
             let password =
                 resolve_secure(password, settings).map_err(|e| format!("password: {e}"))?;
             properties.push(("sasl.password".into(), password));
@@ -343,15 +327,7 @@ pub fn stream_output(
     settings: &BTreeMap<String, String>,
 ) -> Result<StreamTarget, String> {
     let (topic, properties) = match binding {
-        Binding::Kafka(b) => KafkaClient {
-            broker_list: &b.broker_list,
-            topic: &b.topic,
-            protocol: b.protocol.as_deref(),
-            authentication_mode: b.authentication_mode.as_deref(),
-            username: b.username.as_deref(),
-            password: b.password.as_deref(),
-        }
-        .resolve(settings)?,
+        Binding::Kafka(b) => kafka_client(&b.client(), settings)?,
         Binding::EventHub(b) => event_hub_client(
             b.connection.as_deref(),
             b.event_hub_name.as_deref(),

@@ -12,14 +12,14 @@ use shoal_domain::bindings::Binding;
 use crate::triggers::kind::TriggerKind;
 use crate::triggers::service_bus::ServiceBusTrigger;
 use crate::triggers::storage_queue::StorageQueueTrigger;
-use crate::triggers::stream::{EventHubTrigger, KafkaTrigger};
+use crate::triggers::stream::StreamTrigger;
 
 /// Every trigger kind with a listener.
 const KINDS: &[&dyn TriggerKind] = &[
     &StorageQueueTrigger,
     &ServiceBusTrigger,
-    &KafkaTrigger,
-    &EventHubTrigger,
+    &StreamTrigger::KAFKA,
+    &StreamTrigger::EVENT_HUBS,
 ];
 
 /// The kind that listens for `trigger`, if the worker has one.

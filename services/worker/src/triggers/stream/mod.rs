@@ -34,34 +34,19 @@ use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::stream::dead_letter::DeadLetterSink;
 
-/// `kafkaTrigger`.
-pub struct KafkaTrigger;
-/// `eventHubTrigger`, through the namespace's Kafka endpoint.
-pub struct EventHubTrigger;
+/// A stream trigger kind: `kafkaTrigger`, or `eventHubTrigger` through the namespace's Kafka
+/// endpoint; the two differ only in how their source is resolved (see the domain's
+/// `stream_source`).
+pub struct StreamTrigger(&'static str);
 
-impl TriggerKind for KafkaTrigger {
-    fn binding_type(&self) -> &'static str {
-        "kafkaTrigger"
-    }
-
-    fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        describe(trigger, app)
-    }
-
-    fn bind(
-        &self,
-        function: &HostedFunction,
-        trigger: &Binding,
-        app: &HostedApp,
-        config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
-        bind(function, trigger, app, config)
-    }
+impl StreamTrigger {
+    pub const KAFKA: StreamTrigger = StreamTrigger("kafkaTrigger");
+    pub const EVENT_HUBS: StreamTrigger = StreamTrigger("eventHubTrigger");
 }
 
-impl TriggerKind for EventHubTrigger {
+impl TriggerKind for StreamTrigger {
     fn binding_type(&self) -> &'static str {
-        "eventHubTrigger"
+        self.0
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
