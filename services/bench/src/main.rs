@@ -219,17 +219,7 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::Api => api(args, &shoal).await,
             Part::Queue => queue(args, &shoal).await,
             Part::ServiceBus => service_bus(args, &shoal).await,
-            Part::Stream => {
-                stream::part(stream::StreamPlan {
-                    shoal: &shoal,
-                    admin_url: &args.database_url,
-                    events: args.stream_events,
-                    partitions: args.stream_partitions,
-                    rounds: args.rounds,
-                    timeout: Duration::from_secs(args.queue_timeout_secs),
-                })
-                .await
-            }
+            Part::Stream => stream(args, &shoal).await,
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
             Part::Breaker => breaker(args, &shoal).await,
@@ -360,6 +350,31 @@ async fn service_bus(args: &Args, shoal: &ShoalBin) -> Result<()> {
     };
     println!();
     for line in report::service_bus::lines(&figures) {
+        println!("{line}");
+    }
+    match &figures.shoal {
+        Err(why) => bail!("{why}"),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The stream part; its brokers, the worker and the scratch database go away with it, also on
+/// Ctrl-C. It fails only when Shoal's own figure was not measured.
+async fn stream(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = stream::StreamPlan {
+        shoal,
+        admin_url: &args.database_url,
+        events: args.stream_events,
+        partitions: args.stream_partitions,
+        rounds: args.rounds,
+        timeout: Duration::from_secs(args.queue_timeout_secs),
+    };
+    let figures = tokio::select! {
+        figures = stream::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::stream::lines(&figures) {
         println!("{line}");
     }
     match &figures.shoal {

@@ -62,24 +62,7 @@ pub struct StreamFigures {
     pub worker_cpu_per_event: Option<Duration>,
 }
 
-/// The stream part: prints its lines; its brokers, the worker and the scratch database go away
-/// with it, also on Ctrl-C. It fails only when Shoal's own figure was not measured.
-pub async fn part(plan: StreamPlan<'_>) -> Result<()> {
-    let figures = tokio::select! {
-        figures = run(&plan) => figures?,
-        _ = tokio::signal::ctrl_c() => return Err(crate::parts::Interrupted.into()),
-    };
-    println!();
-    for line in crate::report::stream::lines(&figures) {
-        println!("{line}");
-    }
-    match &figures.shoal {
-        Err(why) => bail!("{why}"),
-        Ok(_) => Ok(()),
-    }
-}
-
-async fn run(plan: &StreamPlan<'_>) -> Result<StreamFigures> {
+pub async fn run(plan: &StreamPlan<'_>) -> Result<StreamFigures> {
     if plan.events == 0 || plan.rounds == 0 || plan.partitions <= 0 {
         bail!("--stream-events, --rounds and --stream-partitions must be positive");
     }
