@@ -288,3 +288,49 @@ async fn a_paused_stream_leaves_its_group_and_resumes_from_the_last_commit_in_or
     worker.shut_down().await?;
     Ok(())
 }
+
+/// An event hub is read through its Kafka endpoint with SASL PLAIN and the connection string
+/// as the password. tansu, without authentication configured, refuses SASL; what this shows is
+/// that the broker's refusal reaches the listener's status plainly, and the connection string
+/// (the password) appears nowhere in it. Delivery itself is the Kafka path above; the Event
+/// Hubs metadata is checked in the domain's payload tests.
+#[tokio::test]
+async fn an_event_hub_trigger_signs_in_with_its_connection_string_and_reports_a_refusal_without_it()
+-> Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    let broker = TansuBroker::start().await.context("tansu starts")?;
+    broker.create_topic("telemetry", 1).await?;
+    // The Event Hubs emulator's form of connection string, pointed at the test broker.
+    let key = "c2VjcmV0LWtleS1vZi10aGUtaHVi";
+    let connection = format!(
+        "Endpoint=sb://{};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={key};UseDevelopmentEmulator=true;",
+        broker.bootstrap()
+    );
+    h.put_app(
+        json!({}),
+        json!({
+        "handler": {"url": h.handler.url().as_str(), "timeoutSeconds": 5},
+        "appSettings": {
+            "AzureWebJobsStorage": h.azurite.connection_string(),
+            "Hub": connection,
+        }}),
+    )
+    .await?;
+    h.put_function_body(
+        APP,
+        "ingest",
+        json!({"bindings": [{"type": "eventHubTrigger", "direction": "in", "name": "events",
+            "eventHubName": "telemetry", "connection": "Hub", "cardinality": "many"}]}),
+    )
+    .await?;
+    broker.produce("telemetry", 0, None, b"a", &[]).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    let line = wait_for_line(&worker, "ingest", |r| r.status.starts_with("error")).await?;
+    assert!(line.status.contains("Authentication"), "{}", line.status);
+    assert!(!line.status.contains(key), "{}", line.status);
+    assert_eq!(line.source, "telemetry");
+    assert_eq!(h.handler.count(), 0);
+    worker.shut_down().await?;
+    Ok(())
+}
