@@ -334,3 +334,94 @@ async fn an_event_hub_trigger_signs_in_with_its_connection_string_and_reports_a_
     worker.shut_down().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_dead_letter_queue_gets_the_failed_event_as_json_and_the_checkpoint_moves_on()
+-> Result<()> {
+    let s = Stream::start(Behaviour::Status(500), 1).await?;
+    s.put_function(json!({
+        "bindings": trigger(json!({})),
+        "deadLetter": {"queueName": "orders-failed"},
+    }))
+    .await?;
+    s.produce(0, &["broken"]).await?;
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+
+    let messages = s.h.wait_for_messages("orders-failed", 1, WAIT).await?;
+    // The app's messageEncoding (base64 by default) applies, as to any queue output.
+    let text = String::from_utf8(base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        &messages[0].text,
+    )?)?;
+    let dead: Value = serde_json::from_str(&text)?;
+    assert_eq!(dead["topic"], "orders");
+    assert_eq!(dead["partition"], 0);
+    assert_eq!(dead["offset"], 0);
+    assert_eq!(dead["value"], "YnJva2Vu", "the value in base64");
+    assert_eq!(dead["function"], "bill");
+    assert!(
+        dead["reason"].as_str().is_some_and(|r| r.contains("500")),
+        "{dead}"
+    );
+    s.wait_for_lag(0).await?;
+    wait_for_line(&worker, "bill", |r| r.poisoned == 1).await?;
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn kafka_outputs_are_produced_after_a_successful_invocation_with_key_and_headers()
+-> Result<()> {
+    let s = Stream::start(
+        Behaviour::Respond(json!({"Outputs": {"shipped": [
+            "plain",
+            {"Value": "framed", "Key": "k-1", "Headers": [{"Key": "source", "Value": "bill"}]},
+        ]}})),
+        1,
+    )
+    .await?;
+    s.broker.create_topic("shipped", 1).await?;
+    let mut bindings = trigger(json!({}));
+    bindings
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "kafka", "direction": "out",
+        "name": "shipped", "brokerList": "%KafkaBrokers%", "topic": "shipped"}));
+    s.put_function(json!({"bindings": bindings})).await?;
+    s.produce(0, &["order"]).await?;
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+    s.wait_for_lag(0).await?;
+
+    let reader = StreamConsumer::subscribe(
+        &s.properties(),
+        "inspect",
+        "shipped",
+        StartFrom::Earliest,
+        "test",
+    )?;
+    let mut records = Vec::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while records.len() < 2 && tokio::time::Instant::now() < deadline {
+        records.extend(reader.fetch(10, Duration::from_secs(1)).await?);
+    }
+    reader.close().await;
+    let mut seen: Vec<(Option<Vec<u8>>, Option<Vec<u8>>, usize)> = records
+        .iter()
+        .map(|r| (r.key.clone(), r.value.clone(), r.headers.len()))
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            (None, Some(b"plain".to_vec()), 0),
+            (Some(b"k-1".to_vec()), Some(b"framed".to_vec()), 1),
+        ]
+    );
+    let framed = records.iter().find(|r| r.key.is_some()).unwrap();
+    assert_eq!(
+        framed.headers[0],
+        ("source".to_owned(), Some(b"bill".to_vec()))
+    );
+    worker.shut_down().await?;
+    Ok(())
+}
