@@ -405,7 +405,8 @@ async fn kafka_outputs_are_produced_after_a_successful_invocation_with_key_and_h
         records.extend(reader.fetch(10, Duration::from_secs(1)).await?);
     }
     reader.close().await;
-    let mut seen: Vec<(Option<Vec<u8>>, Option<Vec<u8>>, usize)> = records
+    type Seen = (Option<Vec<u8>>, Option<Vec<u8>>, usize);
+    let mut seen: Vec<Seen> = records
         .iter()
         .map(|r| (r.key.clone(), r.value.clone(), r.headers.len()))
         .collect();
