@@ -179,6 +179,21 @@ impl TestApp {
         self.request(method, path, Some(&self.admin_token))
     }
 
+    /// A scheduler on the app's database with test timings (200 ms ticks, a 2 s lease, metrics
+    /// read at most every 100 ms), until `stop`.
+    pub fn start_scheduler(
+        &self,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> shoal_scheduler::SchedulerHandle {
+        let mut config = shoal_scheduler::SchedulerConfig::new("s1");
+        config.tick = std::time::Duration::from_millis(200);
+        config.lease_ttl = std::time::Duration::from_secs(2);
+        config.metrics.min_interval = std::time::Duration::from_millis(100);
+        let pool = connect_lazy(&self.database_url, &PoolConfig::default()).unwrap();
+        shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&self.secret_key))
+            .start(stop.clone())
+    }
+
     pub async fn put_tenant(&self, tenant: &str) -> reqwest::Response {
         self.admin(Method::PUT, &format!("/v1/tenants/{tenant}"))
             .json(&json!({"displayName": tenant}))

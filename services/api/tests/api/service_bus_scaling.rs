@@ -10,8 +10,6 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 use shoal_local_bus::{LocalBus, LocalBusConfig};
-use shoal_store::crypto::Cipher;
-use shoal_store::pool::{PoolConfig, connect_lazy};
 use tokio_util::sync::CancellationToken;
 
 use crate::helpers::*;
@@ -70,15 +68,6 @@ async fn service_bus_app(app: &TestApp, connection_string: &str) {
     assert!(put.status().is_success(), "{}", put.status());
 }
 
-fn start_scheduler(app: &TestApp, stop: &CancellationToken) -> shoal_scheduler::SchedulerHandle {
-    let mut config = shoal_scheduler::SchedulerConfig::new("s1");
-    config.tick = Duration::from_millis(200);
-    config.lease_ttl = Duration::from_secs(2);
-    config.metrics.min_interval = Duration::from_millis(100);
-    let pool = connect_lazy(&app.database_url, &PoolConfig::default()).unwrap();
-    shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&app.secret_key)).start(stop.clone())
-}
-
 /// Polls `GET …/scale` until `done` holds, with a deadline.
 async fn scale_until(app: &TestApp, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -99,7 +88,7 @@ async fn active_messages_scale_out_four_per_decision_to_the_limit() {
     let app = TestApp::spawn().await;
     service_bus_app(&app, &bus.connection_string()).await;
     let stop = CancellationToken::new();
-    let scheduler = start_scheduler(&app, &stop);
+    let scheduler = app.start_scheduler(&stop);
 
     let scale = scale_until(&app, "10 desired instances", |s| {
         s["desiredInstances"] == 10
@@ -138,7 +127,7 @@ async fn listen_only_rights_fall_back_to_incremental_with_the_reason() {
     let app = TestApp::spawn().await;
     service_bus_app(&app, &bus.listen_only_connection_string()).await;
     let stop = CancellationToken::new();
-    let scheduler = start_scheduler(&app, &stop);
+    let scheduler = app.start_scheduler(&stop);
 
     let scale = scale_until(&app, "a decision", |s| {
         s["decisions"].as_array().is_some_and(|d| !d.is_empty())

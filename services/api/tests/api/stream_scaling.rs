@@ -6,23 +6,12 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use shoal_store::crypto::Cipher;
-use shoal_store::pool::{PoolConfig, connect_lazy};
 use shoal_testkit::kafka::TansuBroker;
 use tokio_util::sync::CancellationToken;
 
 use crate::helpers::*;
 
 const SCALE: &str = "/v1/tenants/contoso/apps/orders/scale";
-
-fn start_scheduler(app: &TestApp, stop: &CancellationToken) -> shoal_scheduler::SchedulerHandle {
-    let mut config = shoal_scheduler::SchedulerConfig::new("s1");
-    config.tick = Duration::from_millis(200);
-    config.lease_ttl = Duration::from_secs(2);
-    config.metrics.min_interval = Duration::from_millis(100);
-    let pool = connect_lazy(&app.database_url, &PoolConfig::default()).unwrap();
-    shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&app.secret_key)).start(stop.clone())
-}
 
 #[tokio::test]
 async fn consumer_lag_scales_out_up_to_the_partition_count() {
@@ -62,7 +51,7 @@ async fn consumer_lag_scales_out_up_to_the_partition_count() {
         .await;
     assert!(put.status().is_success(), "{}", put.status());
     let stop = CancellationToken::new();
-    let scheduler = start_scheduler(&app, &stop);
+    let scheduler = app.start_scheduler(&stop);
 
     // 60 events, none committed: lag 60 / 10 per instance = 6, but 3 partitions feed at most
     // 3 members.

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use shoal_connectors::kafka::{KafkaProperties, StreamConsumer, consumer_lag};
 use shoal_domain::circuit_breaker::BreakerCause;
-use shoal_domain::stream_trigger::StartFrom;
+use shoal_domain::stream_trigger::{StartFrom, StreamEvent};
 use shoal_testkit::handler::Behaviour;
 use shoal_testkit::kafka::TansuBroker;
 
@@ -74,6 +74,25 @@ impl Stream {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// The records of `topic`, read from its start by a group of the test's own, once at least
+    /// `n` arrived (or the wait is over).
+    async fn read_topic(&self, topic: &str, n: usize) -> Result<Vec<StreamEvent>> {
+        let reader = StreamConsumer::subscribe(
+            &self.properties(),
+            "inspect",
+            topic,
+            StartFrom::Earliest,
+            "test",
+        )?;
+        let mut records = Vec::new();
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while records.len() < n && tokio::time::Instant::now() < deadline {
+            records.extend(reader.fetch(10, Duration::from_secs(1)).await?);
+        }
+        reader.close().await;
+        Ok(records)
     }
 
     async fn produce(&self, partition: i32, values: &[&str]) -> Result<()> {
@@ -226,16 +245,7 @@ async fn a_failing_event_holds_the_checkpoint_through_its_retries_then_goes_to_t
     assert_eq!(s.h.handler.count(), 3, "three attempts, then no more");
 
     // The event is on orders-poison, with where it came from and why.
-    let mut p = s.properties();
-    p.set("bootstrap.servers", s.broker.bootstrap());
-    let reader =
-        StreamConsumer::subscribe(&p, "inspect", "orders-poison", StartFrom::Earliest, "test")?;
-    let mut dead = Vec::new();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while dead.is_empty() && tokio::time::Instant::now() < deadline {
-        dead = reader.fetch(10, Duration::from_secs(1)).await?;
-    }
-    reader.close().await;
+    let dead = s.read_topic("orders-poison", 1).await?;
     anyhow::ensure!(dead.len() == 1, "one dead letter, found {}", dead.len());
     assert_eq!(dead[0].value.as_deref(), Some(&b"poison"[..]));
     assert_eq!(dead[0].key.as_deref(), Some(&b"customer-7"[..]));
@@ -392,19 +402,7 @@ async fn kafka_outputs_are_produced_after_a_successful_invocation_with_key_and_h
     let worker = s.h.start_worker(s.h.worker_config("w1"))?;
     s.wait_for_lag(0).await?;
 
-    let reader = StreamConsumer::subscribe(
-        &s.properties(),
-        "inspect",
-        "shipped",
-        StartFrom::Earliest,
-        "test",
-    )?;
-    let mut records = Vec::new();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while records.len() < 2 && tokio::time::Instant::now() < deadline {
-        records.extend(reader.fetch(10, Duration::from_secs(1)).await?);
-    }
-    reader.close().await;
+    let records = s.read_topic("shipped", 2).await?;
     type Seen = (Option<Vec<u8>>, Option<Vec<u8>>, usize);
     let mut seen: Vec<Seen> = records
         .iter()
