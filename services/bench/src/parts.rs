@@ -26,16 +26,19 @@ pub enum Part {
     Webhooks,
     /// The circuit breaker's reaction and the cost of its counting.
     Breaker,
+    /// The dashboard's bundle and first render, and invocation telemetry's cost to dispatch.
+    Dashboard,
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
         Part::Scheduler,
         Part::Webhooks,
         Part::Breaker,
+        Part::Dashboard,
     ];
 
     /// As the part is named in docs/benchmarks.md and in `--only`.
@@ -47,6 +50,7 @@ impl Part {
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
             Part::Breaker => "Breaker",
+            Part::Dashboard => "Dashboard",
         }
     }
 }
