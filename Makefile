@@ -7,8 +7,9 @@
 #   make deploy-check  the Helm chart, Dockerfile and Compose file: lint, render, validate, and
 #                 the binary started with what they set (deploy/local/check-deploy.py)
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
-#                 scheduler against references of the same run, as ratios; then `terraform apply`
-#                 through the provider against plain PUTs of the same resources
+#                 scheduler against references of the same run, as ratios, the dashboard's bundle,
+#                 first render and telemetry cost; then `terraform apply` through the provider
+#                 against plain PUTs of the same resources
 #   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
 #   make live-servicebus  the Service Bus trigger against a real namespace
 #                 (SHOAL_LIVE_SERVICEBUS_CONNECTION, SHOAL_LIVE_SERVICEBUS_QUEUE; docs/testing.md)
@@ -75,6 +76,8 @@ web-api: tools
 bench: tools
 	$(CARGO) build --release -p shoal -p shoal-bench -p terraform-provider-shoal --bins
 	$(CARGO) build --release -p terraform-provider-shoal --example bench
+	@# The dashboard part measures and serves the built bundle.
+	deploy/local/web.sh build
 	@DATABASE_URL="$$(deploy/local/postgres.sh)"; export DATABASE_URL; \
 	SHOAL_BIN=$(TARGET_DIR)/release/shoal $(TARGET_DIR)/release/shoal-bench $(BENCH_ARGS)
 	@# The Terraform provider's part (deploy/terraform/provider/examples/bench.rs).

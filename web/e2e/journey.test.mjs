@@ -46,6 +46,10 @@ before(async () => {
   });
   await put("/v1/tenants/contoso/apps/billing", handler);
   await put("/v1/tenants/fabrikam/apps/secret-plans", handler);
+  // A connection setting billing never got: the apps list shows it unhealthy.
+  await put("/v1/tenants/contoso/apps/billing/functions/invoice", {
+    bindings: [{ type: "queueTrigger", direction: "in", name: "bill", queueName: "bills", connection: "BillingStorage" }],
+  });
   await put("/v1/tenants/contoso/apps/orders/functions/ship", {
     bindings: [{ type: "queueTrigger", direction: "in", name: "order", queueName: "orders", connection: "OrdersStorage" }],
   });
@@ -93,8 +97,15 @@ test("a platform admin signs in, switches tenant and sees the apps list", async 
   const rows = page.locator("#apps tbody tr");
   await rows.first().waitFor();
   assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing", "orders"]);
-  // Instances now/desired arrive from each app's scale status (0 here: no scheduler runs).
-  await page.locator("#apps tbody tr td.num", { hasText: "0" }).first().waitFor();
+  // Instances now/desired and health come with the list (0 instances: no scheduler runs).
+  assert.deepEqual(await page.locator("#apps tbody tr td.num").allInnerTexts(), ["0", "0", "0", "0"]);
+  const health = page.locator("#apps tbody tr td:last-child");
+  assert.match(await health.nth(0).innerText(), /^Error\b.*BillingStorage/s);
+  assert.equal((await health.nth(1).innerText()).trim(), "Healthy");
+  await shot(page, "01-apps-health");
+  await page.getByLabel("Health").selectOption("error");
+  assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing"]);
+  await page.getByLabel("Health").selectOption("");
   await page.getByLabel("Filter").fill("ord");
   assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["orders"]);
   assert.equal(await page.locator("#apps-count").innerText(), "1 of 2 apps");
@@ -204,6 +215,11 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.locator("#apps tbody tr").first().waitFor();
   assert.equal(await page.getByText("New app").count(), 0);
   await shot(page, "05-reader-apps");
+  // Nor does the access view offer to assign or remove roles.
+  await page.goto(`${shoal.base}/tenants/contoso/access`);
+  await page.getByRole("cell", { name: "deployer" }).first().waitFor();
+  assert.equal(await page.getByText("Assign a role").count(), 0);
+  assert.equal(await page.getByRole("button", { name: /^Remove / }).count(), 0);
   await page.close();
 });
 
@@ -291,6 +307,40 @@ test("the tenants, workers and access views load and pass the accessibility chec
   await page.getByRole("cell", { name: "Function Invoker" }).waitFor();
   await page.getByRole("cell", { name: "Shoal/apps/functions/write" }).first().waitFor();
   await shot(page, "11-access");
+  await page.close();
+});
+
+test("an owner assigns a role from the access view, sees a bad scope at its field, and removes it", async () => {
+  const sp = await call(shoal.base, admin, "PUT", "/v1/tenants/contoso/servicePrincipals/auditor");
+  const assignmentsOf = async () =>
+    (await call(shoal.base, admin, "GET", "/v1/tenants/contoso/roleAssignments")).items.filter(
+      (a) => a.principalId === sp.principalId,
+    );
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/access`);
+  await page.getByText("Assign a role", { exact: true }).first().click();
+  await page.getByLabel("Principal", { exact: true }).selectOption(sp.principalId);
+  await page.getByLabel("Role", { exact: true }).selectOption("Reader");
+  await page.getByLabel("Scope", { exact: true }).fill("/tenants/fabrikam");
+  await page.getByRole("button", { name: "Assign", exact: true }).click();
+  await page.locator('#assign-scope[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#assign-scope-error").innerText(), /\/tenants\/contoso/);
+  assert.deepEqual(await assignmentsOf(), []);
+  await shot(page, "13-access-assign-422");
+
+  await page.getByLabel("Scope", { exact: true }).fill("/tenants/contoso/apps/orders");
+  await page.getByRole("button", { name: "Assign", exact: true }).click();
+  const row = page.locator("#assignments ~ * tr, section[aria-labelledby=assignments] tr").filter({ hasText: "auditor" });
+  await row.filter({ hasText: "/tenants/contoso/apps/orders" }).waitFor();
+  const [assigned] = await assignmentsOf();
+  assert.equal(assigned.roleDefinitionName, "Reader");
+  assert.equal(assigned.scope, "/tenants/contoso/apps/orders");
+  await shot(page, "14-access-assigned");
+
+  await page.getByRole("button", { name: /^Remove Reader of auditor/ }).click();
+  await row.waitFor({ state: "detached" });
+  assert.deepEqual(await assignmentsOf(), []);
   await page.close();
 });
 

@@ -35,4 +35,6 @@ export const actions = {
   usersRead: "Shoal/users/read",
   roleDefinitionsRead: "Shoal/roleDefinitions/read",
   roleAssignmentsRead: "Shoal/roleAssignments/read",
+  roleAssignmentsWrite: "Shoal/roleAssignments/write",
+  roleAssignmentsDelete: "Shoal/roleAssignments/delete",
 } as const;

@@ -24,11 +24,15 @@
 //!   circuit breaker's threshold (next to a pause by hand and the counting tick), and the
 //!   dispatch rate on the failure path with the breaker's counting on against off (see
 //!   [`breaker`]).
+//! * `dashboard`: the dashboard's bundle gzipped, the apps list's first render with 1,000 apps
+//!   in headless Chromium against the empty list's, and queue dispatch with invocation
+//!   telemetry on against off (see [`dashboard`]).
 //!
 //! A part that fails is reported and the next one runs; the exit code is non-zero only when a
 //! part could not measure Shoal's own figures (see [`parts`]).
 
 mod breaker;
+mod dashboard;
 mod database;
 mod drains;
 mod http;
@@ -176,6 +180,24 @@ struct Args {
     /// Concurrent connections of the webhook throughput figures (latency is measured with one).
     #[arg(long, default_value_t = 32)]
     webhook_connections: usize,
+    /// The built dashboard whose bundle is measured and served (`make web`).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../web/dist"))]
+    web_dist: PathBuf,
+    /// The script that loads the dashboard in Chromium (it needs web/node_modules).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../web/bench/first-render.mjs"))]
+    first_render_script: PathBuf,
+    /// Node.js, which runs the first-render script.
+    #[arg(long, env = "NODE", default_value = "node")]
+    node: PathBuf,
+    /// The Chromium the first-render script drives (headless).
+    #[arg(long, env = "CHROMIUM", default_value = "/usr/bin/chromium")]
+    chromium: PathBuf,
+    /// Apps of the tenant whose list the first-render figure loads.
+    #[arg(long, default_value_t = 1_000)]
+    dashboard_apps: usize,
+    /// Cold loads of each apps view in the first-render figure (median reported).
+    #[arg(long, default_value_t = 7)]
+    dashboard_loads: usize,
 }
 
 fn main() -> ExitCode {
@@ -223,6 +245,7 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
             Part::Breaker => breaker(args, &shoal).await,
+            Part::Dashboard => dashboard(args, &shoal).await,
         };
         if let Err(error) = &result {
             eprintln!("shoal-bench: {} part: {error:#}", part.title());
@@ -404,6 +427,38 @@ async fn breaker(args: &Args, shoal: &ShoalBin) -> Result<()> {
     match &figures.reaction {
         Err(why) => bail!("{why}"),
         Ok(_) => Ok(()),
+    }
+}
+
+/// The dashboard part; its server, Chromium, Azurites, workers and scratch databases go away
+/// with it, also on Ctrl-C. It fails when one of its figures was not measured.
+async fn dashboard(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = dashboard::DashboardPlan {
+        shoal,
+        admin_url: &args.database_url,
+        web_dist: args.web_dist.clone(),
+        first_render_script: args.first_render_script.clone(),
+        node: args.node.clone(),
+        chromium: args.chromium.clone(),
+        apps: args.dashboard_apps,
+        loads: args.dashboard_loads,
+        rounds: args.rounds,
+        messages: args.messages,
+        batch_size: args.batch_size,
+        new_batch_threshold: args.new_batch_threshold,
+        timeout: Duration::from_secs(args.queue_timeout_secs),
+    };
+    let figures = tokio::select! {
+        figures = dashboard::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::dashboard::lines(&figures) {
+        println!("{line}");
+    }
+    match figures.failure() {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
     }
 }
 

@@ -28,10 +28,12 @@ pub enum Part {
     Webhooks,
     /// The circuit breaker's reaction and the cost of its counting.
     Breaker,
+    /// The dashboard's bundle and first render, and invocation telemetry's cost to dispatch.
+    Dashboard,
 }
 
 impl Part {
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 8] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
@@ -39,6 +41,7 @@ impl Part {
         Part::Scheduler,
         Part::Webhooks,
         Part::Breaker,
+        Part::Dashboard,
     ];
 
     /// As the part is named in docs/benchmarks.md and in `--only`.
@@ -51,6 +54,7 @@ impl Part {
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
             Part::Breaker => "Breaker",
+            Part::Dashboard => "Dashboard",
         }
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::load::LoadResult;
 
 pub mod breaker;
+pub mod dashboard;
 pub mod queue;
 pub mod scheduler;
 pub mod service_bus;

@@ -125,6 +125,15 @@ impl Server {
     /// Starts `shoal serve` on a free port, its output in a log file (per-request logging to a
     /// terminal would cost the server CPU), and waits until `/readyz` answers 200.
     pub async fn start(shoal: &ShoalBin, database_url: &str) -> Result<Server> {
+        Server::start_serving(shoal, database_url, None).await
+    }
+
+    /// The same, serving the dashboard built in `web_dir` (`--web-dir`) when given.
+    pub async fn start_serving(
+        shoal: &ShoalBin,
+        database_url: &str,
+        web_dir: Option<&std::path::Path>,
+    ) -> Result<Server> {
         let addr = free_addr()?;
         let log = std::env::temp_dir().join(format!("shoal-bench-{}.log", std::process::id()));
         let file = std::fs::File::create(&log)
@@ -134,6 +143,9 @@ impl Server {
             .args(["serve", "--listen", &addr.to_string()])
             .stdout(file.try_clone()?)
             .stderr(file);
+        if let Some(web_dir) = web_dir {
+            command.arg("--web-dir").arg(web_dir);
+        }
         if std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", "warn");
         }

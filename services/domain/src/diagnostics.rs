@@ -29,6 +29,7 @@ pub mod sign_in;
 use sign_in::ConnectionSignIn;
 
 mod breaker;
+pub mod health;
 mod listeners;
 mod service_bus;
 

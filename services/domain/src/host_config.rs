@@ -233,6 +233,13 @@ impl HostConfig {
     /// rejected), validate every range and shape, and fill documented defaults. Error paths
     /// are prefixed by `prefix`. Every section SchemaStore's `host.json` schema lists is
     /// accepted; a field outside it is an error, never silently ignored.
+    /// An app's `hostConfig` as stored: it was validated when written, so this reads it as
+    /// it parses now, and falls back to the defaults if a later version no longer accepts it
+    /// (for checks and health, which must not fail on one app's old document).
+    pub fn from_stored(written: &Value) -> HostConfig {
+        HostConfig::parse(written, "hostConfig").unwrap_or_default()
+    }
+
     pub fn parse(written: &Value, prefix: &str) -> Result<HostConfig, ValidationError> {
         Self::parse_with_defaults(written, prefix, &HostDefaults::AZURE)
     }

@@ -249,6 +249,17 @@ pub struct WorkerArgs {
     /// breaker opens within about one tick of the failure that crosses its threshold.
     #[arg(long, env = "SHOAL_BREAKER_TICK", default_value = "1s", value_parser = parse_breaker_tick)]
     pub breaker_tick: Duration,
+    /// Record every handler attempt as invocation telemetry (per-minute counts, duration
+    /// percentiles and the latest failures with their logs, which the API's `invocations`
+    /// endpoints and the dashboard's monitor show): `on` (default) or `off`. Off, the worker
+    /// records nothing and writes no telemetry rows; listener counters are kept either way.
+    #[arg(
+        long,
+        env = "SHOAL_INVOCATION_TELEMETRY",
+        value_enum,
+        default_value = "on"
+    )]
+    pub invocation_telemetry: Switch,
     /// A PEM file of extra CA certificates to trust for storage endpoints and token requests
     /// (private endpoints, emulators with their own CA).
     #[arg(long, env = "SHOAL_EXTRA_CA_FILE")]
@@ -331,6 +342,19 @@ pub struct DevArgs {
     pub dashboard: DashboardArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// A setting that is either on or off, spelt as such on the command line and in `SHOAL_*`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Switch {
+    On,
+    Off,
+}
+
+impl Switch {
+    pub fn is_on(self) -> bool {
+        self == Switch::On
+    }
 }
 
 fn parse_worker_name(text: &str) -> Result<String, String> {

@@ -47,6 +47,7 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
     config.lease_ttl = args.lease_ttl;
     config.drain_deadline = args.drain_deadline;
     config.breaker_tick = args.breaker_tick;
+    config.invocation_telemetry = args.invocation_telemetry.is_on();
     if args.local_development {
         config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
     }

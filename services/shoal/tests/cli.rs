@@ -295,7 +295,7 @@ fn missing_or_malformed_settings_name_the_flag() {
     let key = secret_key();
     let db = ("DATABASE_URL", "postgres://x");
     type Case<'a> = (&'a [&'a str], Vec<(&'a str, &'a str)>, &'a str);
-    let cases: [Case; 25] = [
+    let cases: [Case; 26] = [
         (&["serve"], vec![db], "--secret-key"),
         (
             &["serve"],
@@ -419,6 +419,15 @@ fn missing_or_malformed_settings_name_the_flag() {
             ],
             vec![db, ("SHOAL_SECRET_KEY", &key)],
             "--extra-ca-file",
+        ),
+        (
+            &["worker", "--all-apps", "--name", "w1"],
+            vec![
+                db,
+                ("SHOAL_SECRET_KEY", &key),
+                ("SHOAL_INVOCATION_TELEMETRY", "sometimes"),
+            ],
+            "--invocation-telemetry",
         ),
         (
             &["scheduler", "--tick", "0"],

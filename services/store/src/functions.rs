@@ -147,6 +147,28 @@ pub async fn all_of_tenant(
     .await
 }
 
+/// The functions of some apps of a tenant, ordered by app and name (one query for a page of
+/// the apps list).
+pub async fn all_of_apps(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    apps: &[String],
+) -> Result<Vec<FunctionRecord>, StoreError> {
+    measured(Operation::FunctionsAllOfApps, async move {
+        let rows = sqlx::query(concat!(
+            "select ",
+            function_columns!(),
+            " from functions where tenant_id = $1 and app_name = any($2) order by app_name, name"
+        ))
+        .bind(tenant.as_str())
+        .bind(apps)
+        .fetch_all(&mut **tx)
+        .await?;
+        Ok(rows.iter().map(from_row).collect::<Result<Vec<_>, _>>()?)
+    })
+    .await
+}
+
 /// Creates or replaces a function. The app must exist (NotFound otherwise).
 pub async fn put(
     tx: &mut Tx,

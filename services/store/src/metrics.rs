@@ -52,6 +52,7 @@ pub enum Operation {
     FunctionsAllOfApp,
     FunctionsVersionsOfTenant,
     FunctionsAllOfTenant,
+    FunctionsAllOfApps,
     FunctionsPut,
     FunctionsDelete,
     // leadership
@@ -86,6 +87,7 @@ pub enum Operation {
     ScaleRecord,
     ScalePruneDecisions,
     ScaleStatus,
+    ScaleInstancesOfApps,
     // invocation_telemetry
     InvocationsRecord,
     InvocationsPrune,
@@ -163,6 +165,7 @@ impl Operation {
             Operation::FunctionsAllOfApp => "functions_all_of_app",
             Operation::FunctionsVersionsOfTenant => "functions_versions_of_tenant",
             Operation::FunctionsAllOfTenant => "functions_all_of_tenant",
+            Operation::FunctionsAllOfApps => "functions_all_of_apps",
             Operation::FunctionsPut => "functions_put",
             Operation::FunctionsDelete => "functions_delete",
             Operation::LeadershipAcquireOrRenew => "leadership_acquire_or_renew",
@@ -193,6 +196,7 @@ impl Operation {
             Operation::ScaleRecord => "scale_record",
             Operation::ScalePruneDecisions => "scale_prune_decisions",
             Operation::ScaleStatus => "scale_status",
+            Operation::ScaleInstancesOfApps => "scale_instances_of_apps",
             Operation::ScaleSamplesRecord => "scale_samples_record",
             Operation::InvocationsRecord => "invocation_telemetry_record",
             Operation::InvocationsPrune => "invocation_telemetry_prune",

@@ -180,6 +180,53 @@ pub async fn status(
     .await
 }
 
+/// An app's instances as the apps list shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct InstanceCounts {
+    /// The scheduler's latest decision; 0 until it has decided for the app.
+    pub desired: u32,
+    /// Instances placed on workers now.
+    pub placed: u32,
+}
+
+/// The instance counts of some apps of a tenant, by app name (apps the scheduler has neither
+/// decided for nor placed are absent): one query for a page of the apps list, where
+/// [`status`] would be one per app.
+pub async fn instances_of_apps(
+    tx: &mut Tx,
+    tenant: &TenantId,
+    apps: &[String],
+) -> Result<std::collections::HashMap<String, InstanceCounts>, StoreError> {
+    measured(Operation::ScaleInstancesOfApps, async move {
+        let rows = sqlx::query(
+            "select app_name, max(desired) as desired, max(placed) as placed from (
+                 select app_name, desired, 0::bigint as placed from app_scale
+                 where tenant_id = $1 and app_name = any($2)
+                 union all
+                 select app_name, 0, count(*) from assignments
+                 where tenant_id = $1 and app_name = any($2) group by app_name
+             ) counts group by app_name",
+        )
+        .bind(tenant.as_str())
+        .bind(apps)
+        .fetch_all(&mut **tx)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let placed: i64 = row.try_get("placed")?;
+                Ok((
+                    row.try_get("app_name")?,
+                    InstanceCounts {
+                        desired: count_u32(row.try_get("desired")?)?,
+                        placed: u32::try_from(placed).unwrap_or(u32::MAX),
+                    },
+                ))
+            })
+            .collect()
+    })
+    .await
+}
+
 fn desired_from_row(row: &sqlx::postgres::PgRow) -> Result<DesiredRecord, StoreError> {
     Ok(DesiredRecord {
         tenant: row.try_get("tenant_id")?,

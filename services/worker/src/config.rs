@@ -61,6 +61,11 @@ pub struct WorkerConfig {
     /// Postgres and re-reads the breakers' states when no notification arrives: 1 s. A breaker
     /// opens within about a tick of the failure that crosses its threshold.
     pub breaker_tick: Duration,
+    /// Whether handler attempts are recorded as invocation telemetry (per-minute counts,
+    /// duration percentiles and the latest failures the dashboard's monitor shows): on by
+    /// default. Off, the worker neither records attempts nor writes telemetry rows; its
+    /// listener counters (heartbeats, `/metrics`) are kept either way.
+    pub invocation_telemetry: bool,
 }
 
 /// The default of [`WorkerConfig::database_step_timeout`].
@@ -89,6 +94,7 @@ impl WorkerConfig {
             claim_retry: Duration::from_millis(250),
             load_timeout: Duration::from_secs(30),
             breaker_tick: Duration::from_secs(1),
+            invocation_telemetry: true,
         }
     }
 

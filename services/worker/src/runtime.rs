@@ -59,11 +59,12 @@ impl Worker {
             let signer = FederationSigner::new(public_url, pool.clone(), cipher.clone());
             config.connector.assertions = Some(Arc::new(signer));
         }
+        let stats = Arc::new(StatsRegistry::new(config.invocation_telemetry));
         Worker {
             config,
             pool,
             cipher,
-            stats: Arc::new(StatsRegistry::default()),
+            stats,
             watcher: Arc::new(WriteWatcher::default()),
         }
     }
@@ -101,11 +102,10 @@ impl Worker {
             self.stats.clone(),
             lease.clone(),
         );
-        let telemetry = Flusher::start(
-            self.pool.clone(),
-            config.name.clone(),
-            self.stats.telemetry(),
-        );
+        let telemetry = self
+            .stats
+            .telemetry()
+            .map(|telemetry| Flusher::start(self.pool.clone(), config.name.clone(), telemetry));
         let wake = Arc::new(Wake::default());
         let interest = Arc::new(match config.hosting {
             Hosting::Assigned => Interest::apps(HashSet::new()),
@@ -221,7 +221,9 @@ impl Worker {
         instances.release_everything().await;
         breaker_sync_stop.cancel();
         let _ = breaker_sync.await;
-        telemetry.stop().await;
+        if let Some(telemetry) = telemetry {
+            telemetry.stop().await;
+        }
         heartbeats.stop(WorkerState::Stopped).await;
         if let Some(guard) = guard {
             guard.abort();

@@ -42,8 +42,9 @@ pub struct ListenerStats {
     undeclared_names: Mutex<Vec<String>>,
     /// The worker's error counts, which the listener's failures add to.
     errors: Arc<ErrorCounts>,
-    /// The worker's invocation telemetry, which the listener's handler attempts add to.
-    telemetry: Arc<InvocationTelemetry>,
+    /// The worker's invocation telemetry, which the listener's handler attempts add to; none
+    /// when the worker runs with it off.
+    telemetry: Option<Arc<InvocationTelemetry>>,
 }
 
 impl ListenerStats {
@@ -51,7 +52,7 @@ impl ListenerStats {
         key: ListenerKey,
         status: String,
         errors: Arc<ErrorCounts>,
-        telemetry: Arc<InvocationTelemetry>,
+        telemetry: Option<Arc<InvocationTelemetry>>,
     ) -> ListenerStats {
         ListenerStats {
             key,
@@ -175,16 +176,21 @@ impl ListenerStats {
     /// Keeps an attempt's handler `Logs` for its telemetry, until [`ListenerStats::observe`]
     /// records the outcome.
     pub fn handler_logs(&self, invocation_id: uuid::Uuid, logs: &[String]) {
-        self.telemetry.handler_logs(invocation_id, logs);
+        if let Some(telemetry) = &self.telemetry {
+            telemetry.handler_logs(invocation_id, logs);
+        }
     }
 
     /// Runs one handler attempt of this listener's function and records its duration and
-    /// outcome in the invocation telemetry.
+    /// outcome in the invocation telemetry (when the worker records it).
     pub async fn observe<T>(
         &self,
         invocation_id: uuid::Uuid,
         attempt: impl std::future::Future<Output = Result<T, String>>,
     ) -> Result<T, String> {
+        let Some(telemetry) = &self.telemetry else {
+            return attempt.await;
+        };
         let at = Utc::now();
         let started = std::time::Instant::now();
         let result = attempt.await;
@@ -194,22 +200,38 @@ impl ListenerStats {
             function: &self.key.function,
         };
         let failure = result.as_ref().err().map(String::as_str);
-        self.telemetry
-            .record(target, invocation_id, at, started.elapsed(), failure);
+        telemetry.record(target, invocation_id, at, started.elapsed(), failure);
         result
     }
 }
 
 /// The worker's live listeners. A listener is registered while it exists, so reports and
 /// metrics show exactly the listeners running now.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StatsRegistry {
     listeners: Mutex<BTreeMap<ListenerKey, Arc<ListenerStats>>>,
     errors: Arc<ErrorCounts>,
-    telemetry: Arc<InvocationTelemetry>,
+    telemetry: Option<Arc<InvocationTelemetry>>,
+}
+
+/// Telemetry on, as a worker records it by default.
+impl Default for StatsRegistry {
+    fn default() -> StatsRegistry {
+        StatsRegistry::new(true)
+    }
 }
 
 impl StatsRegistry {
+    /// A registry whose listeners record invocation telemetry, or do not
+    /// ([`crate::WorkerConfig::invocation_telemetry`]).
+    pub fn new(invocation_telemetry: bool) -> StatsRegistry {
+        StatsRegistry {
+            listeners: Mutex::default(),
+            errors: Arc::default(),
+            telemetry: invocation_telemetry.then(Arc::default),
+        }
+    }
+
     pub fn register(&self, key: ListenerKey, status: impl Into<String>) -> Arc<ListenerStats> {
         let stats = Arc::new(ListenerStats::new(
             key.clone(),
@@ -233,8 +255,8 @@ impl StatsRegistry {
         }
     }
 
-    /// The worker's invocation telemetry, for its flusher.
-    pub fn telemetry(&self) -> Arc<InvocationTelemetry> {
+    /// The worker's invocation telemetry, for its flusher; none when it is off.
+    pub fn telemetry(&self) -> Option<Arc<InvocationTelemetry>> {
         self.telemetry.clone()
     }
 
@@ -268,7 +290,12 @@ mod tests {
             trigger: "queueTrigger",
             source: "q".into(),
         };
-        ListenerStats::new(key, "listening".into(), Arc::default(), Arc::default())
+        ListenerStats::new(
+            key,
+            "listening".into(),
+            Arc::default(),
+            Some(Arc::default()),
+        )
     }
 
     #[test]

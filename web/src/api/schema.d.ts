@@ -727,6 +727,7 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
+            status?: components["schemas"]["AppStatus"] | null;
         };
         AppList: {
             items: components["schemas"]["App"][];
@@ -734,6 +735,20 @@ export interface components {
         };
         /** @example orders-app */
         AppName: string;
+        /** @description An app's live state, as the apps list shows it. */
+        AppStatus: {
+            /**
+             * Format: int32
+             * @description Instances placed on workers now.
+             */
+            currentInstances: number;
+            /**
+             * Format: int32
+             * @description The scheduler's latest decision; 0 until it has decided for the app.
+             */
+            desiredInstances: number;
+            health: components["schemas"]["HealthSummary"];
+        };
         /** @description What a client sends to create or replace an app (every field but `handler` optional). */
         AppWrite: {
             /** @description App settings (strings). Secret values may be sent back as `********` to keep them. */
@@ -1325,6 +1340,20 @@ export interface components {
             url: string;
             /** Format: int32 */
             timeoutSeconds?: number | null;
+        };
+        /** @enum {string} */
+        HealthState: "healthy" | "warning" | "error";
+        HealthSummary: {
+            state: components["schemas"]["HealthState"];
+            /** Format: int32 */
+            errors: number;
+            /** Format: int32 */
+            warnings: number;
+            /**
+             * @description The first errors, then warnings, as `function: detail` (at most three); the app's
+             *     diagnostics have them all.
+             */
+            reasons: string[];
         };
         /**
          * @description The whole `hostConfig`: a `host.json` as SchemaStore's schema describes it. Absent or
@@ -2952,10 +2981,16 @@ export interface operations {
     list_apps: {
         parameters: {
             query?: {
-                /** @description Items per page, 1–1000 (default 100). Read as text so a bad value gets our 422. */
+                /** @description Items per page, 1–1000 (default 100). */
                 limit?: number;
                 /** @description Token from the previous page's `continuationToken`. */
                 continuationToken?: string;
+                /**
+                 * @description `status`: each app also carries `status` (instances now and desired, and a health
+                 *     summary from its checks and live listeners), computed for the whole page at once.
+                 * @example status
+                 */
+                expand?: string;
             };
             header?: never;
             path: {

@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use shoal_domain::apps::{AppSpec, AppState as RunState, Handler, Identity, Scale, WrittenApp};
 use shoal_domain::host_config::HostConfig;
@@ -18,11 +18,12 @@ use shoal_domain::settings::{MASK, settings_to_store};
 use shoal_domain::webhook_limits::WebhookLimits;
 use shoal_store::apps::{self, AppRecord};
 use shoal_store::{Precondition, TenantId, Written, begin_tenant};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::app_identity;
+use super::app_status::{self, AppStatus};
 use super::{Authorized, TAG_APPS, authorize, conditional_read, resource_headers};
 use crate::access::Caller;
 use crate::access::allow;
@@ -55,6 +56,26 @@ pub struct App {
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// Instances now and desired, and a health summary: only in a list read with
+    /// `expand=status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<AppStatus>,
+}
+
+/// The apps list's query: a page, and what to add to each app.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct AppListQuery {
+    /// Items per page, 1–1000 (default 100).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    pub limit: Option<String>,
+    /// Token from the previous page's `continuationToken`.
+    pub continuation_token: Option<String>,
+    /// `status`: each app also carries `status` (instances now and desired, and a health
+    /// summary from its checks and live listeners), computed for the whole page at once.
+    #[param(example = "status")]
+    pub expand: Option<String>,
 }
 
 /// What a client sends to create or replace an app (every field but `handler` optional).
@@ -185,18 +206,19 @@ fn view(
         created_at: record.created_at,
         updated_at: record.updated_at,
         name: record.name,
+        status: None,
     })
 }
 
 /// List a tenant's apps, ordered by name.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps", tag = TAG_APPS,
-    params(("tenant" = shoal_domain::names::TenantName, Path), ListQuery),
+    params(("tenant" = shoal_domain::names::TenantName, Path), AppListQuery),
     responses((status = 200, body = AppList), (status = 404, body = Problem), (status = 422, body = Problem)))]
 pub async fn list_apps(
     State(state): State<AppState>,
     caller: Caller,
     TenantPath(tenant): TenantPath,
-    Query(query): Query<ListQuery>,
+    Query(query): Query<AppListQuery>,
 ) -> Result<Json<AppList>, ApiError> {
     allow(
         &state.pool,
@@ -205,7 +227,16 @@ pub async fn list_apps(
         &Scope::tenant(&tenant),
     )
     .await?;
-    let page = query.page()?;
+    let expand_status = match query.expand.as_deref() {
+        None => false,
+        Some("status") => true,
+        Some(_) => return Err(ApiError::validation("expand", "must be `status`")),
+    };
+    let page = ListQuery {
+        limit: query.limit,
+        continuation_token: query.continuation_token,
+    }
+    .page()?;
     let id = TenantId::new(tenant.clone());
     let mut tx = begin_tenant(&state.pool, &id).await?;
     if !shoal_store::tenants::exists(&mut tx, tenant.as_str()).await? {
@@ -218,13 +249,19 @@ pub async fn list_apps(
             .into_iter()
             .filter_map(|p| Some((p.app_name.clone()?, p)))
             .collect();
+    let mut statuses = if expand_status {
+        app_status::of_page(&mut tx, &id, &page.items).await?
+    } else {
+        HashMap::new()
+    };
     shoal_store::commit(tx).await?;
     let items = page
         .items
         .into_iter()
         .map(|r| {
             let identity = identities.get(&r.name);
-            view(&tenant, r, identity)
+            let status = statuses.remove(&r.name);
+            view(&tenant, r, identity).map(|app| App { status, ..app })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(AppList {

@@ -92,8 +92,7 @@ pub async fn get_diagnostics(
         issuer: Some(&issuer),
         token_errors: &token_errors,
     };
-    // Validated when written; the parsed form gives the stream triggers their batch settings.
-    let host = HostConfig::parse(&host_config, "hostConfig").unwrap_or_default();
+    let host = HostConfig::from_stored(&host_config);
     let mut checks = Vec::new();
     let mut connections = Vec::new();
     for function in &functions {

@@ -1,6 +1,7 @@
 //! HTTP handlers, one module per resource.
 
 pub mod app_identity;
+pub mod app_status;
 pub mod apps;
 pub mod audit;
 pub mod breakers;

@@ -1,6 +1,7 @@
 //! Black-box tests of the management API: a real server on port 0 against a fresh Postgres
 //! database per test (`DATABASE_URL` names an admin connection; see deploy/local/postgres.sh).
 
+mod app_status;
 mod apps;
 mod bad_input;
 mod breakers;

@@ -215,3 +215,43 @@ async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Resu
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_worker_with_invocation_telemetry_off_records_none() -> anyhow::Result<()> {
+    use shoal_store::invocation_telemetry;
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("ship", queue_trigger("untracked")).await?;
+    for i in 0..3 {
+        h.enqueue("untracked", &base64(&format!("m{i}"))).await?;
+    }
+    let mut config = h.worker_config("w-quiet");
+    config.invocation_telemetry = false;
+    let worker = h.start_worker(config)?;
+    h.handler.wait_for(3, Duration::from_secs(20)).await?;
+    // The attempts were made and counted as failed by the listener, whose counters stay on.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let failed: u64 = worker.stats.reports().iter().map(|r| r.failed).sum();
+        if failed >= 3 {
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the listener counted {failed} failures"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A worker flushes its telemetry once more when it stops: after this, it has written
+    // everything it ever would.
+    worker.shut_down().await?;
+
+    let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
+    let window = Duration::from_secs(600);
+    let minutes = invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", window).await?;
+    let failures = invocation_telemetry::failures(&mut tx, &tenant(), APP, "ship", 10).await?;
+    shoal_store::commit(tx).await?;
+    assert!(minutes.is_empty(), "{minutes:?}");
+    assert!(failures.is_empty(), "{failures:?}");
+    Ok(())
+}

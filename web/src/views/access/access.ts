@@ -1,9 +1,11 @@
 // Access: the tenant's identities, service principals and users, role definitions and
-// assignments at their scopes, and the audit log. Each list shows what the caller may read;
-// a 403 for one list is shown in its place without hiding the others.
+// assignments at their scopes (assigned and removed here by callers whose roles allow it), and
+// the audit log. Each list shows what the caller may read; a 403 for one list is shown in its
+// place without hiding the others.
 
 import { api, type Schemas } from "../../api/client";
 import type { Context } from "../../context";
+import { assignmentsView } from "./assignments";
 import { h, replace } from "../../dom";
 import { loading, problemBanner, table, when } from "../common";
 
@@ -20,7 +22,7 @@ function section(title: string, id: string, body: HTMLElement | HTMLElement[]): 
   return h("section", { "aria-labelledby": id }, h("h2", { id }, title), body);
 }
 
-export async function renderAccess(_ctx: Context, main: HTMLElement, tenant: string): Promise<void> {
+export async function renderAccess(ctx: Context, main: HTMLElement, tenant: string): Promise<void> {
   const title = h("h1", {}, "Access");
   replace(main, title, loading("access control"));
   const path = { path: { tenant } };
@@ -49,12 +51,9 @@ export async function renderAccess(_ctx: Context, main: HTMLElement, tenant: str
       { label: "Not actions", cell: (r) => (r.permissions.notActions ?? []).join(", ") || "—" },
       { label: "Data actions", cell: (r) => (r.permissions.dataActions ?? []).join(", ") || "—" },
     ], d.items))),
-    section("Role assignments", "assignments", or(assignments, (d) => table("Role assignments", [
-      { label: "Principal", cell: (a: Schemas["RoleAssignmentView"]) => names.get(a.principalId) ?? a.principalId },
-      { label: "Role", cell: (a) => a.roleDefinitionName },
-      { label: "Scope", cell: (a) => h("code", {}, a.scope) },
-      { label: "Since", cell: (a) => when(a.createdAt) },
-    ], d.items))),
+    section("Role assignments", "assignments", or(assignments, (d) =>
+      assignmentsView(ctx, { tenant, assignments: d.items, roles: roles.data?.items ?? [], principals: names }),
+    )),
     section("Audit log", "audit", or(audit, (d) => table("Audit log, newest first", [
       { label: "At", cell: (e: Schemas["AuditEntryView"]) => when(e.at) },
       { label: "Principal", cell: (e) => e.principal },

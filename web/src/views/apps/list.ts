@@ -1,5 +1,7 @@
-// Apps: every app of the tenant with its state, scale mode and instances now/desired,
-// filtered and sorted in place; a form to create one for callers who may write apps.
+// Apps: every app of the tenant with its state, scale mode, instances now/desired and health,
+// filtered and sorted in place; a form to create one for callers who may write apps. Instances
+// and health come with the list itself (`expand=status`): one request per page of 1,000 apps,
+// never one per app.
 
 import { api, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -7,16 +9,16 @@ import { h, link, replace } from "../../dom";
 import { placeErrors } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner } from "../common";
-import { filterAndSort, type AppRow, type ListOptions, type SortKey } from "./filter";
+import { filterAndSort, type AppRow, type Health, type ListOptions, type SortKey } from "./filter";
 
-const SCALE_READS_AT_ONCE = 8;
+const HEALTH_TEXT: Record<Health, string> = { healthy: "Healthy", warning: "Warning", error: "Error" };
 
 async function allApps(tenant: string): Promise<{ items: Schemas["App"][] } | { error: unknown; status: number }> {
   const items: Schemas["App"][] = [];
   let continuationToken: string | undefined;
   do {
     const { data, error, response } = await api.GET("/v1/tenants/{tenant}/apps", {
-      params: { path: { tenant }, query: { limit: 1000, continuationToken } },
+      params: { path: { tenant }, query: { limit: 1000, continuationToken, expand: "status" } },
     });
     if (!data) return { error, status: response.status };
     items.push(...data.items);
@@ -36,10 +38,12 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
     name: app.name,
     state: app.state,
     mode: app.scale.mode,
-    current: null,
-    desired: null,
+    current: app.status?.currentInstances ?? null,
+    desired: app.status?.desiredInstances ?? null,
+    health: app.status?.health.state ?? null,
+    reasons: app.status?.health.reasons ?? [],
   }));
-  const options: ListOptions = { text: "", state: "", sort: "name", descending: false };
+  const options: ListOptions = { text: "", state: "", health: "", sort: "name", descending: false };
   const body = h("tbody");
   const count = h("p", { role: "status", class: "hint", id: "apps-count" });
   const draw = () => {
@@ -54,8 +58,9 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
           h("th", { scope: "row" }, link(paths.app(tenant, row.name), row.name)),
           h("td", {}, h("span", { class: `state state-${row.state.toLowerCase()}` }, row.state)),
           h("td", {}, row.mode),
-          h("td", { class: "num" }, row.current ?? "…"),
-          h("td", { class: "num" }, row.desired ?? "…"),
+          h("td", { class: "num" }, row.current ?? "–"),
+          h("td", { class: "num" }, row.desired ?? "–"),
+          h("td", {}, healthCell(tenant, row)),
         ),
       ),
     );
@@ -87,6 +92,19 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
       h("option", { value: "" }, "any"),
       states.map((s) => h("option", { value: s }, s)),
     ),
+    h("label", { for: "apps-health" }, "Health"),
+    h(
+      "select",
+      {
+        id: "apps-health",
+        onchange: (e: Event) => {
+          options.health = (e.target as HTMLSelectElement).value as Health | "";
+          draw();
+        },
+      },
+      h("option", { value: "" }, "any"),
+      (Object.keys(HEALTH_TEXT) as Health[]).map((s) => h("option", { value: s }, HEALTH_TEXT[s])),
+    ),
     h("label", { for: "apps-sort" }, "Sort by"),
     h(
       "select",
@@ -103,6 +121,7 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
       h("option", { value: "state:asc" }, "state"),
       h("option", { value: "current:desc" }, "instances now (most first)"),
       h("option", { value: "desired:desc" }, "desired instances (most first)"),
+      h("option", { value: "health:desc" }, "health (worst first)"),
     ),
   );
   const list =
@@ -121,7 +140,9 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
               h(
                 "tr",
                 {},
-                ["Name", "State", "Scale mode", "Instances now", "Desired"].map((c) => h("th", { scope: "col" }, c)),
+                ["Name", "State", "Scale mode", "Instances now", "Desired", "Health"].map((c) =>
+                  h("th", { scope: "col" }, c),
+                ),
               ),
             ),
             body,
@@ -136,22 +157,20 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
     list,
   );
   draw();
-  // Instances come from each app's scale status, a few reads at a time.
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const row = rows[next++];
-      const { data } = await api.GET("/v1/tenants/{tenant}/apps/{app}/scale", {
-        params: { path: { tenant, app: row.name }, query: { decisions: 1 } },
-      });
-      if (data) {
-        row.current = data.currentInstances;
-        row.desired = data.desiredInstances;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: SCALE_READS_AT_ONCE }, worker));
-  draw();
+}
+
+/// The health state, its reasons as the cell's description, and a link to the diagnostics
+/// (on the app's page) when there is something to see.
+function healthCell(tenant: string, row: AppRow): HTMLElement | string {
+  if (!row.health) return "–";
+  const label = h("span", { class: `health health-${row.health}` }, HEALTH_TEXT[row.health]);
+  if (row.reasons.length === 0) return label;
+  return h(
+    "span",
+    {},
+    link(paths.app(tenant, row.name), label),
+    h("span", { class: "hint health-reasons" }, ` ${row.reasons.join("; ")}`),
+  );
 }
 
 function createForm(ctx: Context, tenant: string): HTMLElement {

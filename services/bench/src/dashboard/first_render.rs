@@ -1,0 +1,163 @@
+//! The apps view's first render in headless Chromium against a real `shoal serve` on a scratch
+//! database: one tenant with `--dashboard-apps` apps and one with none, written through the
+//! API; web/bench/first-render.mjs loads each view in turn in a fresh browser context and
+//! reports, per load, the milliseconds from navigation start to the list being in the DOM.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use bytes::Bytes;
+use shoal_testkit::ScratchDatabase;
+
+use super::DashboardPlan;
+use crate::load;
+use crate::server::Server;
+
+const FULL: &str = "bench-apps";
+const EMPTY: &str = "bench-empty";
+/// Apps as the API part writes them: a handler and two settings, one of them secret.
+const APP_BODY: &str = crate::APP_BODY;
+
+pub struct FirstRender {
+    pub apps: usize,
+    pub loads: usize,
+    /// The median load of the full list and of the empty one.
+    pub full: Duration,
+    pub empty: Duration,
+    /// The slowest load of the full list.
+    pub full_slowest: Duration,
+}
+
+pub async fn measure(plan: &DashboardPlan<'_>) -> Result<FirstRender> {
+    if plan.apps == 0 || plan.loads == 0 {
+        bail!("--dashboard-apps and --dashboard-loads must be positive");
+    }
+    if !plan.web_dist.join("index.html").is_file() {
+        bail!(
+            "{} has no index.html: build the dashboard first (`make web`)",
+            plan.web_dist.display()
+        );
+    }
+    let database = ScratchDatabase::create(plan.admin_url, "shoal_bench_dashboard").await?;
+    let measured = with_database(plan, &database).await;
+    let dropped = database.drop_now().await;
+    let measured = measured?;
+    dropped?;
+    Ok(measured)
+}
+
+async fn with_database(
+    plan: &DashboardPlan<'_>,
+    database: &ScratchDatabase,
+) -> Result<FirstRender> {
+    plan.shoal.migrate(database.url()).await?;
+    let server = Server::start_serving(plan.shoal, database.url(), Some(&plan.web_dist)).await?;
+    let measured = with_server(plan, &server).await;
+    let stopped = server.stop().await;
+    let measured = measured?;
+    stopped?;
+    Ok(measured)
+}
+
+async fn with_server(plan: &DashboardPlan<'_>, server: &Server) -> Result<FirstRender> {
+    let token = plan.shoal.platform_admin_token(server).await?;
+    let body = Bytes::from_static(APP_BODY.as_bytes());
+    load::create_tenant_and_apps(server.addr(), &token, FULL, plan.apps, &body).await?;
+    load::create_tenant_and_apps(server.addr(), &token, EMPTY, 0, &body).await?;
+    eprintln!(
+        "shoal-bench: dashboard: tenant `{FULL}` with {} apps and `{EMPTY}` with none; {} cold loads of each apps view",
+        plan.apps, plan.loads
+    );
+    let output = tokio::process::Command::new(&plan.node)
+        .arg(&plan.first_render_script)
+        .args(["--base", &format!("http://{}", server.addr())])
+        .args(["--token", &token])
+        .args(["--loads", &plan.loads.to_string()])
+        .args(["--tenant", &format!("{FULL}:{}", plan.apps)])
+        .args(["--tenant", &format!("{EMPTY}:0")])
+        .arg("--chromium")
+        .arg(&plan.chromium)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .with_context(|| format!("cannot run {}", plan.node.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} failed ({}): {}",
+            plan.first_render_script.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let samples: HashMap<String, Vec<f64>> =
+        serde_json::from_slice(&output.stdout).with_context(|| {
+            format!(
+                "{} printed no samples: {}",
+                plan.first_render_script.display(),
+                String::from_utf8_lossy(&output.stdout)
+            )
+        })?;
+    let of = |tenant: &str| -> Result<Vec<Duration>> {
+        let millis = samples.get(tenant).filter(|s| !s.is_empty());
+        let Some(millis) = millis else {
+            bail!("no loads of {tenant}'s apps view");
+        };
+        Ok(millis
+            .iter()
+            .map(|ms| Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+            .collect())
+    };
+    let (full, empty) = (of(FULL)?, of(EMPTY)?);
+    eprintln!(
+        "shoal-bench: dashboard:   {FULL}: {} ms; {EMPTY}: {} ms",
+        as_millis(&full),
+        as_millis(&empty)
+    );
+    Ok(FirstRender {
+        apps: plan.apps,
+        loads: full.len(),
+        full: median(&full),
+        empty: median(&empty),
+        full_slowest: full.iter().copied().max().unwrap_or_default(),
+    })
+}
+
+fn as_millis(loads: &[Duration]) -> String {
+    loads
+        .iter()
+        .map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The middle load (the mean of the two middle ones for an even count).
+pub fn median(loads: &[Duration]) -> Duration {
+    let mut sorted = loads.to_vec();
+    sorted.sort();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_is_the_middle_load() {
+        let ms = |v: &[u64]| {
+            v.iter()
+                .map(|m| Duration::from_millis(*m))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(median(&ms(&[300, 100, 200])), Duration::from_millis(200));
+        assert_eq!(
+            median(&ms(&[400, 100, 200, 300])),
+            Duration::from_millis(250)
+        );
+        assert_eq!(median(&[]), Duration::ZERO);
+    }
+}
