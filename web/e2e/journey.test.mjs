@@ -1,5 +1,9 @@
 // The dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by
-// playwright-core; no browser is downloaded) against a real `shoal serve` and Postgres.
+// playwright-core; no browser is downloaded) against a real Shoal stack (stack.mjs): Postgres,
+// Azurite, `shoal serve`, one `shoal scheduler` and two `shoal worker`s, with the apps' handler
+// in this process (handler.mjs). Nothing is seeded in the database: the scale journey enqueues
+// a backlog into Azurite and watches the scheduler scale the app out and back in, the monitor
+// journey reads what the workers recorded of the handler's answers, failures included.
 // Every request the page makes is recorded: none may leave the page's origin.
 // Screenshots of each step: web/e2e/artifacts/.
 
@@ -9,7 +13,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
-import { call, sql, startShoal } from "./stack.mjs";
+import { startHandler } from "./handler.mjs";
+import { WORKERS, call, startStack, until } from "./stack.mjs";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
 // The flags this machine's notes give for Chromium as root with no network beyond localhost.
@@ -24,34 +29,59 @@ const CHROMIUM_ARGS = [
 ];
 const TIMEOUT = 10_000;
 
-let shoal, browser, context, admin;
+let shoal, handler, browser, context, admin;
 const requests = [];
+const APPS = [
+  ["contoso", "billing"],
+  ["contoso", "orders"],
+  ["fabrikam", "secret-plans"],
+];
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  shoal = await startShoal({
+  handler = await startHandler();
+  shoal = await startStack({
     bin: process.env.SHOAL_BIN,
     databaseUrl: process.env.E2E_DATABASE_URL,
     webDir: new URL("../dist", import.meta.url).pathname,
     environment: "e2e",
   });
-  admin = await shoal.token("--platform-admin", "--subject", "e2e-admin");
+  admin = shoal.admin;
+  await shoal.azurite.createQueue("orders");
   const put = (path, body) => call(shoal.base, admin, "PUT", path, body);
   await put("/v1/tenants/contoso", { displayName: "Contoso" });
   await put("/v1/tenants/fabrikam", { displayName: "Fabrikam" });
-  const handler = { handler: { url: "http://127.0.0.1:9/api" } };
+  const nowhere = { handler: { url: "http://127.0.0.1:9/api" } };
+  // orders is served by the handler in this process; it holds the scale journey's backlog for
+  // a while, so its timeout is longer than the default 30 s.
   await put("/v1/tenants/contoso/apps/orders", {
-    ...handler,
-    appSettings: { OrdersStorage: "UseDevelopmentStorage=true", PaymentsApiKey: "hunter2-e2e" },
+    handler: { url: handler.url, timeoutSeconds: 120 },
+    appSettings: { OrdersStorage: shoal.azurite.connectionString, PaymentsApiKey: "hunter2-e2e" },
   });
-  await put("/v1/tenants/contoso/apps/billing", handler);
-  await put("/v1/tenants/fabrikam/apps/secret-plans", handler);
+  await put("/v1/tenants/contoso/apps/billing", nowhere);
+  await put("/v1/tenants/fabrikam/apps/secret-plans", nowhere);
   // A connection setting billing never got: the apps list shows it unhealthy.
   await put("/v1/tenants/contoso/apps/billing/functions/invoice", {
     bindings: [{ type: "queueTrigger", direction: "in", name: "bill", queueName: "bills", connection: "BillingStorage" }],
   });
   await put("/v1/tenants/contoso/apps/orders/functions/ship", {
-    bindings: [{ type: "queueTrigger", direction: "in", name: "order", queueName: "orders", connection: "OrdersStorage" }],
+    bindings: [
+      { type: "queueTrigger", direction: "in", name: "order", queueName: "orders", connection: "OrdersStorage" },
+      { type: "queue", direction: "out", name: "receipt", queueName: "receipts", connection: "OrdersStorage" },
+    ],
+  });
+  // The scheduler has decided for every app (each decision comes with a sample) and placed
+  // what it decided.
+  await until("the scheduler decided and placed every app", 30_000, async () => {
+    for (const [tenant, app] of APPS) {
+      const path = `/v1/tenants/${tenant}/apps/${app}/scale`;
+      const [history, status] = await Promise.all([
+        call(shoal.base, admin, "GET", `${path}/history`),
+        call(shoal.base, admin, "GET", path),
+      ]);
+      if (history.samples.length === 0 || status.currentInstances !== status.desiredInstances) return false;
+    }
+    return true;
   });
   browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
   context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -61,6 +91,9 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
+  // The handler first: it lets go of what it still holds and drops its connections, so no
+  // worker waits on a delivery while it drains.
+  await handler?.stop();
   await shoal?.stop();
 });
 
@@ -97,8 +130,13 @@ test("a platform admin signs in, switches tenant and sees the apps list", async 
   const rows = page.locator("#apps tbody tr");
   await rows.first().waitFor();
   assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing", "orders"]);
-  // Instances now/desired and health come with the list (0 instances: no scheduler runs).
-  assert.deepEqual(await page.locator("#apps tbody tr td.num").allInnerTexts(), ["0", "0", "0", "0"]);
+  // Instances now/desired and health come with the list: what the scheduler decided and
+  // placed, as the API reports it.
+  const listed = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps?expand=status");
+  const instances = listed.items
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((a) => [a.status.currentInstances, a.status.desiredInstances].map(String));
+  assert.deepEqual(await page.locator("#apps tbody tr td.num").allInnerTexts(), instances);
   const health = page.locator("#apps tbody tr td:last-child");
   assert.match(await health.nth(0).innerText(), /^Error\b.*BillingStorage/s);
   assert.equal((await health.nth(1).innerText()).trim(), "Healthy");
@@ -121,7 +159,7 @@ test("opening an app shows its handler, masked settings revealed on request, and
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
   await page.getByRole("heading", { name: "orders", level: 1 }).waitFor();
-  await page.getByText("http://127.0.0.1:9/api").waitFor();
+  await page.getByText(handler.url).waitFor();
   // Secret values arrive masked and are revealed only through settings/list.
   assert.equal(await page.getByText("hunter2-e2e").count(), 0);
   await page.getByRole("button", { name: "Reveal values" }).click();
@@ -262,34 +300,61 @@ test("the app view fits a phone's width", async () => {
   await page.close();
 });
 
-test("the scale view charts the last hour's samples beside the decision log and placement", async () => {
-  // What a scheduler would have recorded for a backlog of 1000 messages: samples, the decision
-  // with its reason and inputs, and two placed instances.
-  await sql(
-    process.env.E2E_DATABASE_URL,
-    `insert into scale_samples (tenant_id, app_name, at, metric, desired, placed) values
-       ('contoso', 'orders', now() - interval '20 seconds', 0, 0, 0),
-       ('contoso', 'orders', now() - interval '10 seconds', 1000, 4, 2),
-       ('contoso', 'orders', now(), 600, 4, 4);
-     insert into scale_decisions (tenant_id, app_name, from_count, to_count, mode, reason, metrics, epoch)
-       values ('contoso', 'orders', 0, 4, 'target',
-               'scale out: ship queueLength 1000 / 16 per instance = 63; +4 per decision',
-               '[{"function": "ship", "mode": "target", "metric": 1000, "target": 63, "perInstance": 16}]', 1);
-     insert into app_scale (tenant_id, app_name, desired, mode, decided_at) values ('contoso', 'orders', 4, 'target', now());
-     insert into assignments (tenant_id, app_name, instance, worker, epoch) values
-       ('contoso', 'orders', 0, 'worker-a', 1), ('contoso', 'orders', 1, 'worker-b', 1);`,
-  );
-  const page = await context.newPage();
-  await signIn(page, admin);
-  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/scale`);
-  await page.getByText(/^Queue length \(0–1000\), .* Latest: queue length 600\./).waitFor();
-  await page.getByText(/Latest: desired instances 4, placed instances 4\./).waitFor();
-  await page.getByRole("cell", { name: /scale out: ship queueLength 1000/ }).waitFor();
-  assert.equal(await page.locator("#desired-instances").innerText(), "4");
-  assert.equal(await page.locator("#current-instances").innerText(), "2");
-  await page.getByRole("cell", { name: "worker-b" }).waitFor();
-  await shot(page, "07-scale");
-  await page.close();
+test("a backlog scales the app out: the scale view charts it, logs the decision and places it on the workers", async () => {
+  const api = (path) => call(shoal.base, admin, "GET", `/v1/tenants/contoso/apps/orders${path}`);
+  // The handler holds these deliveries until released: the backlog stays in the queue (held
+  // messages are invisible, not gone) while the scheduler reads it.
+  const release = handler.hold();
+  const backlog = Array.from({ length: 400 }, (_, i) => JSON.stringify({ order: 1000 + i, outcome: "hold" }));
+  try {
+    await shoal.azurite.enqueue("orders", backlog);
+    const status = await until("the scheduler sampled the whole backlog, scaled orders out and placed it on every worker", 60_000, async () => {
+      const [scale, history] = await Promise.all([api("/scale?decisions=50"), api("/scale/history")]);
+      const sampled = history.samples.some((x) => x.metric === backlog.length);
+      const scaledOut = scale.decisions.some((d) => d.to > d.from);
+      return sampled && scaledOut && scale.currentInstances === WORKERS.length ? scale : null;
+    });
+
+    const page = await context.newPage();
+    await signIn(page, admin);
+    await page.goto(`${shoal.base}/tenants/contoso/apps/orders/scale`);
+    // The queue-length chart: the backlog as the scheduler read it from Azurite.
+    const n = backlog.length;
+    await page.getByText(new RegExp(`^Queue length \\(0–${n}\\), .* Latest: queue length ${n}\\.`)).waitFor();
+    await page.getByText(/^Desired and placed instances \(0–\d+\), .* Latest: desired instances [1-9]\d*, placed instances \d+\./).waitFor();
+    // The decision log: the first scale-out, with the reason the scheduler recorded.
+    const first = status.decisions.filter((d) => d.to > d.from).at(-1);
+    assert.match(first.reason, /^scale out: ship queueLength \d+ \/ \d+ per instance/);
+    const decided = page.getByRole("row").filter({ has: page.getByRole("cell", { name: `${first.from} → ${first.to}`, exact: true }) });
+    await decided.last().getByRole("cell", { name: first.reason, exact: true }).waitFor();
+    // More instances are wanted than can be placed: one per worker at most.
+    const current = Number(await page.locator("#current-instances").innerText());
+    const desired = Number(await page.locator("#desired-instances").innerText());
+    assert.equal(current, WORKERS.length);
+    assert.ok(desired > current, `desired ${desired}, current ${current}`);
+    // Placement: an instance on each worker, and each worker is taking the backlog.
+    for (const worker of WORKERS) await page.getByRole("cell", { name: worker, exact: true }).waitFor();
+    await until("the handler has deliveries from every worker", TIMEOUT, () => {
+      const callers = new Set(handler.received().filter((r) => r.function === "ship").map((r) => r.worker));
+      return WORKERS.every((w) => callers.has(w));
+    });
+    await shot(page, "07-scale");
+
+    // Released, the workers work the backlog off and the scheduler scales the app back in.
+    release();
+    await until("the handler answered every message of the backlog", 60_000, () => {
+      const orders = new Set(handler.answered().filter((a) => a.outcome === "hold").map((a) => a.order));
+      return orders.size === backlog.length;
+    });
+    await until("the orders queue is empty", 30_000, async () => (await shoal.azurite.length("orders")) === 0);
+    await page.getByRole("cell", { name: /^scale in: / }).first().waitFor({ timeout: 30_000 });
+    // The chart's next sample (every 10 s) shows the queue empty.
+    await page.getByText(/^Queue length \(0–\d+\), .* Latest: queue length 0\./).waitFor({ timeout: 30_000 });
+    await shot(page, "07-scale-in");
+    await page.close();
+  } finally {
+    release();
+  }
 });
 
 test("the tenants, workers and access views load and pass the accessibility check", async () => {
@@ -300,7 +365,10 @@ test("the tenants, workers and access views load and pass the accessibility chec
   await shot(page, "09-tenants");
   await page.getByRole("link", { name: "Workers" }).click();
   await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
-  await page.getByText("Workers: none.").waitFor();
+  for (const worker of WORKERS) {
+    const row = page.getByRole("row").filter({ has: page.getByRole("cell", { name: worker, exact: true }) });
+    await row.getByText("alive", { exact: true }).waitFor();
+  }
   await shot(page, "10-workers");
   await page.goto(`${shoal.base}/tenants/contoso/access`);
   await page.getByRole("cell", { name: "deployer" }).first().waitFor();
@@ -344,25 +412,53 @@ test("an owner assigns a role from the access view, sees a bad scope at its fiel
   await page.close();
 });
 
-test("the monitor shows a function's invocations and a failure's error and handler logs", async () => {
-  // What workers would have flushed: two minutes of attempts and one failure with its logs.
-  const buckets = (i) => `array[${Array.from({ length: 25 }, (_, b) => (b === i ? 3 : 0)).join(",")}]::bigint[]`;
-  await sql(
-    process.env.E2E_DATABASE_URL,
-    `insert into invocation_minutes (tenant_id, app_name, function_name, minute, worker, invocations, failures, duration_buckets) values
-       ('contoso', 'orders', 'ship', date_trunc('minute', now()) - interval '1 minute', 'worker-a', 3, 0, ${buckets(5)}),
-       ('contoso', 'orders', 'ship', date_trunc('minute', now()), 'worker-a', 3, 1, ${buckets(12)});
-     insert into invocation_failures (tenant_id, app_name, function_name, at, invocation_id, worker, duration_ms, error, logs)
-       values ('contoso', 'orders', 'ship', now(), gen_random_uuid(), 'worker-a', 212, 'handler answered 500',
-               '["charging order 42", "card declined"]');`,
+test("the monitor shows the invocations the workers made and a failure's error and handler logs", async () => {
+  // Three orders the handler ships, one it declines with a 500, one whose receipt is too large
+  // for the output queue. The failing two are tried until maxDequeueCount (5), then poisoned.
+  await shoal.azurite.enqueue("orders", [
+    ...[41, 44, 45].map((order) => JSON.stringify({ order, outcome: "ok" })),
+    JSON.stringify({ order: 42, outcome: "decline" }),
+    JSON.stringify({ order: 43, outcome: "oversize" }),
+  ]);
+  await until("both failing orders are in orders-poison and the queue is empty", 60_000, async () =>
+    (await shoal.azurite.length("orders-poison")) === 2 && (await shoal.azurite.length("orders")) === 0,
   );
+  const answers = handler.answered().filter((a) => a.function === "ship");
+  const failing = answers.filter((a) => a.outcome === "decline" || a.outcome === "oversize");
+  assert.deepEqual(
+    failing.map((a) => a.dequeueCount).sort(),
+    [1, 1, 2, 2, 3, 3, 4, 4, 5, 5],
+    "each failing order was tried once per dequeue, up to maxDequeueCount (5)",
+  );
+  // What the workers recorded (flushed every 5 s) adds up to what the handler answered.
+  let seen;
+  await until("the workers' telemetry counts every answer of the handler", 20_000, async () => {
+    const telemetry = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship/invocations?minutes=60&failures=20");
+    seen = {
+      invocations: telemetry.minutes.reduce((n, m) => n + m.invocations, 0),
+      failures: telemetry.minutes.reduce((n, m) => n + m.failures, 0),
+    };
+    return seen.invocations >= answers.length && seen.failures >= failing.length;
+  });
+  assert.deepEqual(seen, { invocations: answers.length, failures: failing.length });
+
   const page = await context.newPage();
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
-  await page.getByText("Last hour: 6 invocations, 1 failed.").waitFor();
-  await page.getByRole("cell", { name: "handler answered 500" }).waitFor();
-  await page.getByText(/charging order 42\s+card declined/).waitFor();
-  await page.getByText(/Duration percentiles per minute \(ms\) \(0–250\)/).waitFor();
+  await page.getByText(`Last hour: ${answers.length} invocations, ${failing.length} failed.`).waitFor();
+  await page.getByText(/^Duration percentiles per minute \(ms\) \(0–\d+\)/).waitFor();
+  const failures = page.locator("#monitor-section tbody tr");
+  // The 500: its error names the status and keeps the body it came with.
+  const declined = failures.filter({ hasText: "the handler answered 500" });
+  assert.equal(await declined.count(), failing.filter((a) => a.outcome === "decline").length);
+  assert.match(await declined.first().innerText(), /card declined/);
+  // The refused output: the handler answered 2xx, so its Logs are kept beside the error.
+  const refused = failures.filter({ hasText: "writing output bindings failed" });
+  assert.equal(await refused.count(), failing.filter((a) => a.outcome === "oversize").length);
+  assert.equal(await refused.first().locator("pre.logs").innerText(), "charging order 43\nreceipt for order 43: 81920 characters");
+  assert.ok(WORKERS.includes(await refused.first().locator("td").nth(3).innerText()));
+  // Both failing orders wait in the poison queue.
+  await page.locator("#poison-depth", { hasText: /^2 message\(s\) \(approximate\), for orders\.$/ }).waitFor();
   await page.locator("#monitor-section").screenshot({ path: `${ARTIFACTS}12-monitor-section.png` });
   await shot(page, "12-monitor");
   await page.close();

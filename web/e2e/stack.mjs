@@ -1,67 +1,116 @@
-// A real Shoal for the end-to-end tests: `shoal serve` on a fresh Postgres database (made and
-// dropped by deploy/local/web.sh), serving the built dashboard, with tokens minted by
-// `shoal token` and data written through the API.
+// A real Shoal for the end-to-end tests, on a fresh Postgres database (made and dropped by
+// deploy/local/web.sh): Azurite's queue service in memory on a free port (azurite.mjs),
+// `shoal serve` serving the built dashboard, one `shoal scheduler` and two `shoal worker`s, all
+// with the same secret key, configured as docs/configuration.md says, with the timings that
+// have a setting shortened so the journeys stay quick: a 500 ms scheduler tick, 3 s leases and
+// scale-in window, the workers' local-development polling (at most 2 s between empty polls) and
+// a 5 s drain deadline. The scheduler's 10 s sampling and the workers' 5 s telemetry flush have
+// no setting and keep their values. Tokens are minted by `shoal token`
+// and data written through the API; messages go into Azurite and the handler (handler.mjs)
+// answers the workers. Every child is stopped with SIGTERM by `stop()` and killed if the test
+// process ends otherwise (processes.mjs).
 
 import { spawn, execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { promisify } from "node:util";
+import { startAzurite } from "./azurite.mjs";
+import { exitedEarly, freePort, stop, track } from "./processes.mjs";
 
 const run = promisify(execFile);
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+export const WORKERS = ["e2e-worker-1", "e2e-worker-2"];
+
+export async function startStack(options) {
+  const started = [];
+  try {
+    return await launch(options, started);
+  } catch (e) {
+    // What did start is stopped before the failure is reported.
+    await Promise.all(started.map((stopOne) => stopOne().catch(() => {})));
+    throw e;
+  }
 }
 
-export async function startShoal({ bin, databaseUrl, webDir, environment }) {
+async function launch({ bin, databaseUrl, webDir, environment }, started) {
+  const azurite = await startAzurite();
+  started.push(() => azurite.stop());
   const port = await freePort();
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
     SHOAL_SECRET_KEY: randomBytes(32).toString("base64"),
+    RUST_LOG: process.env.RUST_LOG ?? "warn",
+  };
+  const start = (name, args, extra = {}) => {
+    const child = track(name, spawn(bin, args, { env: { ...env, ...extra }, stdio: ["ignore", "inherit", "inherit"] }));
+    started.unshift(() => stop(child));
+    return child;
+  };
+
+  const serve = start("shoal serve", ["serve"], {
     SHOAL_LISTEN: `127.0.0.1:${port}`,
     SHOAL_WEB_DIR: webDir,
     SHOAL_ENVIRONMENT: environment,
     SHOAL_MIGRATE: "true",
-    RUST_LOG: process.env.RUST_LOG ?? "warn",
-  };
-  const child = spawn(bin, ["serve"], { env, stdio: ["ignore", "inherit", "inherit"] });
+  });
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`shoal serve exited with ${child.exitCode}`);
+  // The scheduler and the workers need the schema `serve` migrates.
+  await until("shoal serve is ready", 30_000, async () => {
+    if (serve.exitCode !== null) throw new Error(`shoal serve exited with ${serve.exitCode}`);
     try {
-      const response = await fetch(`${base}/readyz`);
-      if (response.ok) break;
+      return (await fetch(`${base}/readyz`)).ok;
     } catch {
-      // not listening yet
+      return false; // not listening yet
     }
-    if (Date.now() > deadline) throw new Error("shoal serve was not ready within 30 s");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const token = async (...args) =>
-    (await run(bin, ["token", ...args], { env })).stdout.trim();
+  });
+  const scheduler = start(
+    "shoal scheduler",
+    ["scheduler", "--name", "e2e-scheduler", "--listen", "127.0.0.1:0"],
+    { SHOAL_SCHEDULER_TICK: "500ms", SHOAL_SCHEDULER_LEASE_TTL: "3s", SHOAL_SCALE_IN_WINDOW: "3s" },
+  );
+  const workers = WORKERS.map((name) =>
+    start(`shoal worker ${name}`, ["worker", "--name", name, "--listen", "127.0.0.1:0"], {
+      SHOAL_WORKER_LEASE_TTL: "3s",
+      SHOAL_LOCAL_DEVELOPMENT: "true",
+      SHOAL_DRAIN_DEADLINE: "5s",
+      SHOAL_INVOCATION_TELEMETRY: "on",
+    }),
+  );
+
+  const token = async (...args) => (await run(bin, ["token", ...args], { env })).stdout.trim();
+  const admin = await token("--platform-admin", "--subject", "e2e-admin");
+  // Every worker heartbeats before a journey starts.
+  await until("both workers heartbeat", 30_000, async () => {
+    const exited = exitedEarly();
+    if (exited.length) throw new Error(`exited: ${exited.join(", ")}`);
+    const { items } = await call(base, admin, "GET", "/v1/workers");
+    return WORKERS.every((name) => items.some((w) => w.name === name && w.alive));
+  });
+
   return {
     base,
     token,
+    admin,
+    azurite,
+    /// Stops the workers and the scheduler, then the API, then Azurite, each with SIGTERM.
     async stop() {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)));
+      await Promise.all([scheduler, ...workers].map((child) => stop(child)));
+      await stop(serve);
+      await azurite.stop();
     },
   };
 }
 
-/// Runs SQL on the test database, as the scheduler would have written it (the end-to-end stack
-/// runs `shoal serve` alone, so scale state is seeded).
-export async function sql(databaseUrl, statement) {
-  await run("psql", ["-q", "-v", "ON_ERROR_STOP=1", databaseUrl, "-c", statement]);
+/// Polls `probe` every 100 ms until it returns a truthy value (which it returns), or fails
+/// after `timeoutMs` naming what it waited for.
+export async function until(what, timeoutMs, probe) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /// A JSON call to the API that must succeed.
