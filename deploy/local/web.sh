@@ -4,10 +4,14 @@
 #   web.sh api       regenerate web/src/api/schema.d.ts from openapi/openapi.json
 #   web.sh test      fail if schema.d.ts has drifted from openapi/openapi.json, run the Vitest
 #                    unit tests, build, then the end-to-end tests: headless Chromium
-#                    (/usr/bin/chromium) driven by playwright-core against a real `shoal serve` on
-#                    a fresh Postgres database ($SHOAL_BIN, default target/debug/shoal;
-#                    $DATABASE_URL, an administrator's). Screenshots go to web/e2e/artifacts/.
-# web/node_modules comes from deploy/local/ensure-tools.sh.
+#                    (/usr/bin/chromium) driven by playwright-core against a real Shoal stack on
+#                    a fresh Postgres database ($DATABASE_URL, an administrator's): Azurite's
+#                    queue service in memory, `shoal serve`, one `shoal scheduler` and two
+#                    `shoal worker`s ($SHOAL_BIN, default target/debug/shoal), with the apps'
+#                    handler in the test process (web/e2e/stack.mjs). Screenshots go to
+#                    web/e2e/artifacts/.
+#   web.sh e2e       only the end-to-end tests, against the web/dist already built.
+# web/node_modules and Azurite (deploy/local/node_modules) come from deploy/local/ensure-tools.sh.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
