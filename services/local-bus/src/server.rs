@@ -91,14 +91,47 @@ impl LocalBus {
         self.connection_string_for(self.bus.config.listen_only_policy())
     }
 
+    /// [`LocalBus::connection_string`] and [`LocalBus::listen_only_connection_string`] as
+    /// clients elsewhere reach the stand-in: `host` (a container's service name, say) with the
+    /// port it listens on, for when it listens on `0.0.0.0` or clients resolve another name.
+    pub fn connection_strings_via(&self, host: &str) -> (String, String) {
+        let endpoint = format!("{host}:{}", self.port());
+        (
+            connection_string(&endpoint, self.bus.config.manage_policy()),
+            connection_string(&endpoint, self.bus.config.listen_only_policy()),
+        )
+    }
+
     fn connection_string_for(&self, policy: Option<&SasPolicy>) -> String {
-        // `LocalBusConfig` always carries both kinds of policy (defaults fill the gaps).
-        let (name, key) = policy
-            .map(|p| (p.name.as_str(), p.key.as_str()))
-            .unwrap_or(("", ""));
+        connection_string(&self.addr.to_string(), policy)
+    }
+
+    /// What the stand-in serves: the namespace, its queues and its topics with their
+    /// subscriptions, as configured (entities created later through the API are not listed).
+    pub fn entities(&self) -> String {
+        let config = &self.bus.config;
+        let queues: Vec<String> = config.queues.iter().map(|q| q.name.clone()).collect();
+        let topics: Vec<String> = config
+            .topics
+            .iter()
+            .map(|t| {
+                let subscriptions: Vec<&str> =
+                    t.subscriptions.iter().map(|s| s.name.as_str()).collect();
+                format!("{} ({})", t.name, subscriptions.join(", "))
+            })
+            .collect();
+        let list = |items: &[String]| {
+            if items.is_empty() {
+                "none".to_owned()
+            } else {
+                items.join(", ")
+            }
+        };
         format!(
-            "Endpoint=sb://{};SharedAccessKeyName={name};SharedAccessKey={key};UseDevelopmentEmulator=true",
-            self.addr
+            "namespace {}: queues {}; topics {}",
+            config.namespace,
+            list(&queues),
+            list(&topics)
         )
     }
 
@@ -128,6 +161,16 @@ impl Drop for LocalBus {
     fn drop(&mut self) {
         self.stop.cancel();
     }
+}
+
+fn connection_string(endpoint: &str, policy: Option<&SasPolicy>) -> String {
+    // `LocalBusConfig` always carries both kinds of policy (defaults fill the gaps).
+    let (name, key) = policy
+        .map(|p| (p.name.as_str(), p.key.as_str()))
+        .unwrap_or(("", ""));
+    format!(
+        "Endpoint=sb://{endpoint};SharedAccessKeyName={name};SharedAccessKey={key};UseDevelopmentEmulator=true"
+    )
 }
 
 fn unreachable_url() -> Url {

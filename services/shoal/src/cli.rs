@@ -42,6 +42,9 @@ pub enum Command {
     Scheduler(SchedulerArgs),
     /// Run everything locally on embedded defaults.
     Dev(DevArgs),
+    /// Run the local Service Bus stand-in on its own (for Compose and local clusters; a
+    /// stand-in for development, not Azure Service Bus: docs/local-bus.md).
+    LocalBus(LocalBusArgs),
 }
 
 impl Command {
@@ -51,6 +54,7 @@ impl Command {
             Command::Dev(args) => args.log_format,
             Command::Worker(args) => args.log_format,
             Command::Scheduler(args) => args.log_format,
+            Command::LocalBus(args) => args.log_format,
             _ => LogFormat::Text,
         }
     }
@@ -123,6 +127,27 @@ pub struct ServeArgs {
     pub migrate: bool,
     #[command(flatten)]
     pub dashboard: DashboardArgs,
+    #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// `shoal local-bus`: the stand-in `shoal dev` runs, as a process of its own.
+#[derive(Debug, Args)]
+pub struct LocalBusArgs {
+    /// Address to listen on; AMQP 1.0 and the management API share the port. Keep port 5672
+    /// where Shoal's workers connect: their Service Bus client dials 5672 whatever port the
+    /// connection string names (docs/local-bus.md).
+    #[arg(long, env = "SHOAL_LOCAL_BUS_LISTEN", default_value = "127.0.0.1:5672")]
+    pub listen: SocketAddr,
+    /// The entities and shared access policies, in the Service Bus emulator's `Config.json`
+    /// shape (docs/local-bus.md). Without it: no entities (create them through the management
+    /// API) and the fixed development policies.
+    #[arg(long, env = "SHOAL_LOCAL_BUS_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The host name clients reach the stand-in by, put in the connection strings it prints
+    /// (e.g. the Compose service's name; default: the listen address).
+    #[arg(long, env = "SHOAL_LOCAL_BUS_HOST", value_name = "HOST", value_parser = parse_host)]
+    pub host: Option<String>,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -354,6 +379,18 @@ pub enum Switch {
 impl Switch {
     pub fn is_on(self) -> bool {
         self == Switch::On
+    }
+}
+
+/// A bare host name or IP address: what goes between `sb://` and the port.
+fn parse_host(text: &str) -> Result<String, String> {
+    match url::Host::parse(text) {
+        Ok(url::Host::Domain(_)) | Ok(url::Host::Ipv4(_)) if !text.contains(':') => {
+            Ok(text.to_owned())
+        }
+        _ => Err(format!(
+            "`{text}` is not a host name or IPv4 address (no scheme, port or path)"
+        )),
     }
 }
 

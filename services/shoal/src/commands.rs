@@ -30,5 +30,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Worker(args) => crate::worker::run(args).await,
         Command::Scheduler(args) => crate::scheduler::run(args).await,
         Command::Dev(args) => crate::dev::run(args).await,
+        Command::LocalBus(args) => crate::local_bus::run(args).await,
     }
 }

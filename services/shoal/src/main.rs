@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod dev;
+mod local_bus;
 mod scheduler;
 mod serve;
 mod signals;
