@@ -35,9 +35,10 @@ IMPORT_CHECK = python3 deploy/local/check-imports.py --self-test && \
 	python3 deploy/local/check-imports.py --enforce all
 
 # The Helm chart, the Dockerfile and the Compose file, checked offline, and the binary started
-# with exactly what they give each container (deploy/local/check-deploy.py). Needs DATABASE_URL.
+# with exactly what they give each container (deploy/local/check-deploy.py), the dashboard the
+# image copies in included (built first into web/dist). Needs DATABASE_URL.
 # `;`, not `&&`: under `set -e` a failed build must stop the recipe, which `&&` would not.
-DEPLOY_CHECK = $(CARGO) build -q -p shoal; \
+DEPLOY_CHECK = $(CARGO) build -q -p shoal; deploy/local/web.sh build; \
 	.shoal/python/bin/python deploy/local/check-deploy.py --shoal $(TARGET_DIR)/debug/shoal
 
 dev: tools

@@ -10,13 +10,17 @@ Part of `make test`; run with the project's venv (deploy/local/ensure-tools.sh):
    ScaledObject, KEDA's CRD schema.
 2. values.schema.json and the chart refuse each of a list of bad values.
 3. deploy/docker/Dockerfile: exec-form ENTRYPOINT of the binary, non-root, no HEALTHCHECK,
-   `cargo build --locked --release`.
+   `cargo build --locked --release`, the dashboard built after `npm ci` and copied where
+   ENV SHOAL_WEB_DIR points; .dockerignore leaves build output out of the context.
 4. deploy/compose/compose.yaml parses under the Compose Specification (strict).
 5. The real binary runs with exactly the argv (the Dockerfile's ENTRYPOINT plus the container's
    args/command) and environment (Secrets and field references resolved) of every chart value
-   set and of compose: the migration Job or service exits 0; `serve`, `scheduler` and `worker`
-   become ready and show their configuration took effect in Postgres; they stop cleanly on
-   SIGTERM. Every variable set must be one the subcommand reads (its --help).
+   set and of compose (with the image's ENV, and paths the image or Compose puts in the
+   container found on this host): the migration Job or service exits 0; `serve`, `scheduler`
+   and `worker` become ready and show their configuration took effect in Postgres; `serve`
+   answers / with the dashboard; Compose's `local-bus` takes a message from Microsoft's
+   Service Bus SDK and gives it back; all stop cleanly on SIGTERM. Every variable set must be
+   one the subcommand reads (its --help).
 6. The worker autoscaler (ScaledObject and HPA) selects a series the leading scheduler really
    exports, and not a standby's.
 """
@@ -38,7 +42,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from deploy_check import (  # noqa: E402
-    autoscaling, chart, compose, image, launch, manifests, processes, schema, self_test)
+    autoscaling, chart, compose, image, launch, manifests, processes, schema, self_test,
+    service_bus)
 from deploy_check.fail import CheckFailed  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,7 +89,8 @@ def static_checks() -> None:
             f"(Kubernetes {chart.KUBE_VERSION}, strict)")
     say(f"chart: {schema.check_refusals()} bad value sets refused")
     image.check(launch.image())
-    say("Dockerfile: ENTRYPOINT, non-root user, no HEALTHCHECK, locked release build")
+    say("Dockerfile: ENTRYPOINT, non-root user, no HEALTHCHECK, locked release build, the "
+        "dashboard from `npm ci` at SHOAL_WEB_DIR; .dockerignore keeps build output out")
 
 
 def seconds(duration: str) -> float:
@@ -132,6 +138,7 @@ def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Pa
         for item in running:
             processes.wait_ready(item)
         api, scheduler, worker = running
+        check_dashboard(api)
         check_in_postgres(url, binary, scheduler.launch, [worker.launch])
         scaler = chart.find(objects, "ScaledObject", "worker") or \
             chart.find(objects, "HorizontalPodAutoscaler", "worker")
@@ -145,8 +152,16 @@ def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Pa
         processes.kill_all(running)
         raise
     processes.stop_all(running)
-    say(f"chart `{label}`: migrate, serve, scheduler and worker ran with the manifests' argv "
-        f"and environment, became ready and stopped cleanly{detail}")
+    say(f"chart `{label}`: migrate, serve (the dashboard at /), scheduler and worker ran with "
+        f"the manifests' argv and environment, became ready and stopped cleanly{detail}")
+
+
+def check_dashboard(api: processes.Running) -> None:
+    """The image's dashboard (its ENV SHOAL_WEB_DIR, over what it copies from the web stage) is
+    what `serve` answers at /."""
+    page = processes.get(api.url.replace("/readyz", "/"))
+    if "<title>Shoal</title>" not in page or 'id="app"' not in page:
+        raise CheckFailed(f"{api.launch.origin}: / is not the dashboard: {page[:300]}")
 
 
 def check_in_postgres(url: str, binary: Path, scheduler: launch.Launch,
@@ -170,7 +185,7 @@ def run_compose(url: str, key: str, binary: Path, logs: Path) -> None:
     environment = {"SHOAL_DATABASE_URL": url, "SHOAL_SECRET_KEY": key}
     for variable in ("SHOAL_API_1_PORT", "SHOAL_API_2_PORT", "SHOAL_SCHEDULER_1_PORT",
                      "SHOAL_SCHEDULER_2_PORT", "SHOAL_WORKER_1_PORT", "SHOAL_WORKER_2_PORT",
-                     "SHOAL_WORKER_3_PORT"):
+                     "SHOAL_WORKER_3_PORT", "SHOAL_LOCAL_BUS_PORT"):
         environment[variable] = str(free_port())
     data = compose.load(environment)
     say(f"compose: parses, {len(data['services'])} services")
@@ -186,6 +201,14 @@ def run_compose(url: str, key: str, binary: Path, logs: Path) -> None:
         for item in running:
             processes.wait_ready(item)
         check_worker_grace(data, binary)
+        for item in running:
+            if item.launch.subcommand == "serve":
+                check_dashboard(item)
+        buses = [r for r in running if r.launch.subcommand == "local-bus"]
+        if len(buses) != 1:
+            raise CheckFailed(f"compose: expected one local-bus service, found {len(buses)}")
+        bus_name = buses[0].launch.origin.removeprefix("compose service ")
+        queue = service_bus.round_trip(buses[0].launch, bus_name, buses[0].log.read_text())
         schedulers = [r for r in running if r.launch.subcommand == "scheduler"]
         workers = [r.launch for r in running if r.launch.subcommand == "worker"]
         names = [s.launch.env["SHOAL_SCHEDULER_NAME"] for s in schedulers]
@@ -200,7 +223,7 @@ def run_compose(url: str, key: str, binary: Path, logs: Path) -> None:
         standbys = [t for t in scrapes if not autoscaling.leads(t)]
         counts = {
             s: sum(1 for r in running if r.launch.subcommand == s)
-            for s in ("serve", "scheduler", "worker")
+            for s in ("serve", "scheduler", "worker", "local-bus")
         }
         # The chart's autoscalers against a real leader and a real standby.
         for label in ("default", "inline-secret-hpa"):
@@ -214,9 +237,10 @@ def run_compose(url: str, key: str, binary: Path, logs: Path) -> None:
         processes.kill_all(running)
         raise
     processes.stop_all(running)
-    say(f"compose: migrate, {counts['serve']}× serve, {counts['scheduler']}× scheduler (one "
-        f"leads), {counts['worker']}× worker ran with the file's commands and environment, "
-        "became ready and stopped cleanly")
+    say(f"compose: migrate, {counts['serve']}× serve (the dashboard at /), "
+        f"{counts['scheduler']}× scheduler (one leads), {counts['worker']}× worker and "
+        f"{counts['local-bus']}× local-bus (the SDK sent to and received from queue {queue}) ran "
+        "with the file's commands, environment and mounts, became ready and stopped cleanly")
 
 
 def check_worker_grace(data: dict[str, Any], binary: Path) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 
 from .fail import CheckFailed
-from .launch import Image
+from .launch import REPO, Image
 from .processes import IMAGE_BINARY
+
+DOCKERIGNORE = REPO / ".dockerignore"
 
 
 def check(img: Image) -> None:
@@ -24,3 +26,18 @@ def check(img: Image) -> None:
         raise CheckFailed("Dockerfile: the binary must be built with `cargo build --locked --release`")
     if len(re.findall(r"^\s*FROM\s", code, re.MULTILINE | re.IGNORECASE)) < 2:
         raise CheckFailed("Dockerfile: expected a build stage and a runtime stage")
+    web_dirs = [inside for inside in img.paths]
+    if len(web_dirs) != 1:
+        raise CheckFailed("Dockerfile: the final stage must copy the dashboard once "
+                          "(COPY --from=web /web/dist <dir>)")
+    if img.env.get("SHOAL_WEB_DIR") != web_dirs[0]:
+        raise CheckFailed(f"Dockerfile: ENV SHOAL_WEB_DIR must name {web_dirs[0]}, where the "
+                          f"dashboard is copied (it is {img.env.get('SHOAL_WEB_DIR')!r})")
+    if not re.search(r"^\s*RUN npm ci\b", code, re.MULTILINE):
+        raise CheckFailed("Dockerfile: the dashboard's packages must come from `npm ci` (the "
+                          "committed lock file)")
+    ignore = DOCKERIGNORE.read_text().split() if DOCKERIGNORE.exists() else []
+    for needed in ("target/", "**/node_modules/"):
+        if needed not in ignore:
+            raise CheckFailed(f"{DOCKERIGNORE}: must list {needed}, or the build context carries "
+                              "this checkout's build output into the image")

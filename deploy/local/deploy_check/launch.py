@@ -12,7 +12,9 @@ from typing import Any
 
 from .fail import CheckFailed
 
-DOCKERFILE = Path(__file__).resolve().parents[2] / "docker" / "Dockerfile"
+REPO = Path(__file__).resolve().parents[3]
+DOCKERFILE = REPO / "deploy" / "docker" / "Dockerfile"
+COMPOSE_DIR = REPO / "deploy" / "compose"
 
 
 @dataclass
@@ -24,6 +26,11 @@ class Launch:
     # The readiness probe the manifest declares, if any: (path, port).
     probe: tuple[str, int] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The image's ENV, which the container's own environment overrides.
+    image_env: dict[str, str] = field(default_factory=dict)
+    # Paths inside the container and what is there on this host (files the image copies in,
+    # Compose's bind mounts): a value naming one is rewritten before the process starts.
+    paths: dict[str, Path] = field(default_factory=dict)
 
     @property
     def subcommand(self) -> str:
@@ -37,6 +44,10 @@ class Image:
     cmd: list[str]
     user: str
     text: str
+    env: dict[str, str] = field(default_factory=dict)
+    # Directories the final stage copies from the dashboard's build stage, and the host
+    # directory `deploy/local/web.sh build` fills by the same `npm run build`.
+    paths: dict[str, Path] = field(default_factory=dict)
 
 
 def image() -> Image:
@@ -63,7 +74,21 @@ def image() -> Image:
         return parsed
 
     users = [ln.split(None, 1)[1] for ln in final if ln.upper().startswith("USER ")]
-    return Image(exec_form("ENTRYPOINT"), exec_form("CMD"), users[-1] if users else "", text)
+    env: dict[str, str] = {}
+    for ln in final:
+        if ln.upper().startswith("ENV "):
+            for pair in ln[4:].split():
+                if "=" not in pair:
+                    raise CheckFailed(f"{DOCKERFILE}: write ENV as KEY=value: {ln}")
+                key, value = pair.split("=", 1)
+                env[key] = value
+    paths = {}
+    for ln in final:
+        copied = re.fullmatch(r"COPY\s+--from=web\s+/web/dist\s+(\S+)", ln)
+        if copied:
+            paths[copied.group(1)] = REPO / "web" / "dist"
+    return Image(exec_form("ENTRYPOINT"), exec_form("CMD"), users[-1] if users else "", text,
+                 env, paths)
 
 
 def from_pod(obj: dict[str, Any], container_name: str, img: Image,
@@ -90,7 +115,8 @@ def from_pod(obj: dict[str, Any], container_name: str, img: Image,
         if isinstance(port, str):
             port = next(p["containerPort"] for p in container.get("ports", []) if p["name"] == port)
         probe = (http["path"], int(port))
-    return Launch(f"{obj['kind']} {obj['metadata']['name']} (pod {pod_name})", argv, env, probe)
+    return Launch(f"{obj['kind']} {obj['metadata']['name']} (pod {pod_name})", argv, env, probe,
+                  image_env=dict(img.env), paths=dict(img.paths))
 
 
 def env_value(entry: dict[str, Any], secrets: dict[str, dict[str, str]], pod_name: str,
@@ -136,4 +162,16 @@ def from_compose(service_name: str, service: dict[str, Any], img: Image) -> Laun
     if isinstance(environment, list):
         environment = dict(item.split("=", 1) for item in environment)
     env = {k: "" if v is None else str(v) for k, v in environment.items()}
-    return Launch(f"compose service {service_name}", list(entrypoint) + list(command), env)
+    paths = dict(img.paths)
+    for volume in service.get("volumes", []):
+        if not isinstance(volume, str):
+            raise CheckFailed(f"compose service {service_name}: use the short form of volumes")
+        source, target = volume.split(":")[:2]
+        if source.startswith("."):  # a bind mount, relative to the Compose file
+            host = (COMPOSE_DIR / source).resolve()
+            if not host.exists():
+                raise CheckFailed(f"compose service {service_name}: mounts {source}, which "
+                                  f"does not exist ({host})")
+            paths[target] = host
+    return Launch(f"compose service {service_name}", list(entrypoint) + list(command), env,
+                  image_env=dict(img.env), paths=paths)

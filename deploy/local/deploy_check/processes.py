@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -22,11 +23,17 @@ IMAGE_BINARY = "/usr/local/bin/shoal"
 # Per subcommand: the variable holding its listen address and the endpoint that says it is up
 # (`serve` answers /readyz once Postgres answers and its keys are loaded; the scheduler and the
 # worker have /healthz).
+# The local Service Bus stand-in has no health endpoint (its port is AMQP and Service Bus's
+# management API): it is ready once it has printed its banner, which follows the bind, and
+# accepts a connection; compose then sends and receives through it (check-deploy.py).
 LISTEN = {
     "serve": ("SHOAL_LISTEN", "/readyz"),
     "scheduler": ("SHOAL_SCHEDULER_LISTEN", "/healthz"),
     "worker": ("SHOAL_WORKER_LISTEN", "/healthz"),
+    "local-bus": ("SHOAL_LOCAL_BUS_LISTEN", None),
 }
+# The line of the stand-in's banner that ends it.
+LOCAL_BUS_BANNER_END = "management API http://"
 # Read by the logging filter rather than by a flag.
 NOT_FLAGS = {"RUST_LOG"}
 READY_WITHIN = 30.0
@@ -57,7 +64,11 @@ def help_default(binary: Path, subcommand: str, variable: str) -> str:
 def check_env_names(launch: Launch, binary: Path) -> None:
     """Every variable set is one the subcommand reads: a misspelt one would be silently ignored."""
     accepted = accepted_env(binary, launch.subcommand)
-    unknown = sorted(set(launch.env) - accepted - NOT_FLAGS)
+    names = set(launch.env)
+    if launch.subcommand == "serve":
+        # The image's ENV reaches every role; `serve` is the one it is for (SHOAL_WEB_DIR).
+        names |= set(launch.image_env)
+    unknown = sorted(names - accepted - NOT_FLAGS)
     if unknown:
         raise CheckFailed(f"{launch.origin}: `shoal {launch.subcommand}` reads no variable "
                           f"{', '.join(unknown)} (it reads {', '.join(sorted(accepted))})")
@@ -118,8 +129,18 @@ def kill_all(running: list[Running]) -> None:
 
 
 def clean_env(launch: Launch) -> dict[str, str]:
-    """Only what the container would have (plus PATH): nothing leaks in from this shell."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **launch.env}
+    """Only what the container would have (plus PATH): nothing leaks in from this shell. The
+    image's ENV comes first, the container's own overrides it; a value naming a path inside the
+    container names what is there on this host instead."""
+    env = {**launch.image_env, **launch.env}
+    for name, value in env.items():
+        for inside, host in launch.paths.items():
+            if value == inside or value.startswith(inside.rstrip("/") + "/"):
+                env[name] = str(host) + value[len(inside.rstrip("/")):]
+                if not Path(env[name]).exists():
+                    raise CheckFailed(f"{launch.origin}: {name}={value} is {env[name]} here, "
+                                      "which does not exist (deploy/local/web.sh build?)")
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
 
 
 def start(launch: Launch, binary: Path, log_dir: Path) -> Running:
@@ -132,7 +153,7 @@ def start(launch: Launch, binary: Path, log_dir: Path) -> Running:
         raise CheckFailed(f"{launch.origin}: sets no {variable}; the default 127.0.0.1 is "
                           "unreachable from outside its container")
     host, port = split_listen(listen)
-    if launch.probe is not None:
+    if launch.probe is not None and path is not None:
         # The manifest's probe must target what the process serves.
         if launch.probe != (path, port):
             raise CheckFailed(f"{launch.origin}: readiness probe {launch.probe} but the process "
@@ -141,6 +162,8 @@ def start(launch: Launch, binary: Path, log_dir: Path) -> Running:
     process = subprocess.Popen(argv_for_host(launch, binary), env=clean_env(launch),
                                stdout=log.open("w"), stderr=subprocess.STDOUT)
     connect = "[::1]" if ":" in host else "127.0.0.1"
+    if path is None:
+        return Running(launch, process, log, f"tcp://{connect}:{port}")
     return Running(launch, process, log, f"http://{connect}:{port}{path}")
 
 
@@ -158,6 +181,16 @@ def wait_ready(running: Running) -> None:
         if running.process.poll() is not None:
             raise CheckFailed(f"{running.launch.origin}: exited {running.process.returncode} "
                               f"before becoming ready: {running.log.read_text()[-2000:]}")
+        if running.url.startswith("tcp://"):
+            if LOCAL_BUS_BANNER_END in running.log.read_text():
+                host, port = split_listen(running.url.removeprefix("tcp://"))
+                try:
+                    socket.create_connection((host, port), timeout=2).close()
+                    return
+                except OSError as e:
+                    last = str(e)
+            time.sleep(0.2)
+            continue
         try:
             with urllib.request.urlopen(running.url, timeout=2) as response:
                 if response.status == 200:
