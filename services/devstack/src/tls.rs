@@ -20,6 +20,14 @@ pub struct ThrowawayCa {
     pub key_pem: String,
     leaf_der: CertificateDer<'static>,
     leaf_key_der: Vec<u8>,
+    ca_der: CertificateDer<'static>,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+/// A client certificate the CA signed, and its key (PKCS#8), both PEM.
+pub struct ClientCertificate {
+    pub certificate_pem: String,
+    pub key_pem: String,
 }
 
 impl ThrowawayCa {
@@ -35,6 +43,7 @@ impl ThrowawayCa {
             KeyUsagePurpose::DigitalSignature,
         ];
         let ca_cert = ca_params.self_signed(&ca_key)?;
+        let ca_der = ca_cert.der().clone();
         let issuer = Issuer::new(ca_params, ca_key);
 
         let leaf_key = KeyPair::generate().context("cannot generate the server key")?;
@@ -53,7 +62,47 @@ impl ThrowawayCa {
             key_pem: leaf_key.serialize_pem(),
             leaf_der: leaf_cert.der().clone(),
             leaf_key_der: leaf_key.serialize_der(),
+            ca_der,
+            issuer,
         })
+    }
+
+    /// A client certificate for `name`, signed by the CA (for mutual TLS).
+    pub fn client_certificate(&self, name: &str) -> Result<ClientCertificate> {
+        let key = KeyPair::generate().context("cannot generate the client key")?;
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let certificate = params.signed_by(&key, &self.issuer)?;
+        Ok(ClientCertificate {
+            certificate_pem: certificate.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+
+    /// A rustls server configuration presenting the server certificate and requiring a client
+    /// certificate this CA signed (mutual TLS), with no ALPN.
+    pub fn mutual_tls_server_config(&self) -> Result<Arc<rustls::ServerConfig>> {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(self.ca_der.clone())
+            .context("the generated CA was refused")?;
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .context("cannot build the client certificate verifier")?;
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![self.leaf_der.clone()],
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.leaf_key_der.clone())),
+            )
+            .context("the generated server certificate was refused")?;
+        Ok(Arc::new(config))
     }
 
     /// A rustls server configuration presenting the server certificate, for HTTP/1.1.

@@ -24,7 +24,7 @@ use crate::validation::{Problems, ValidationError, join_path};
 pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
     EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
-    KafkaOutputBinding, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
+    KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
     ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 

@@ -22,6 +22,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
 
+use shoal_devstack::tls::{ClientCertificate, ThrowawayCa};
+use tls_front::TlsFront;
+
 /// Where the binary comes from when set (see [`tansu_binary`]).
 pub const BINARY_ENV: &str = "SHOAL_TANSU";
 const LOCAL_BINARY: &str = ".shoal/bin/tansu";
@@ -32,38 +35,102 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of the broker's output kept for error messages.
 const OUTPUT_TAIL: usize = 40;
 
+mod tls_front;
+
 /// A running tansu broker; killed when dropped.
 pub struct TansuBroker {
     child: Child,
+    /// Where clients connect: tansu's port, or its TLS front's.
     port: u16,
+    sign_in: SignIn,
+    tls: Option<(TlsFront, Arc<TestClientTls>)>,
     output: Output,
     producer: OnceCell<FutureProducer>,
     _dir: tempfile::TempDir,
 }
 
+/// Whether clients must sign in. With `Scram`, tansu runs with `--authentication` and takes
+/// SASL SCRAM-SHA-512, checking the password against the users created for the test. (tansu
+/// 0.6 offers SCRAM and OAUTHBEARER, not PLAIN: its `rsasl` is built without the `plain`
+/// feature, and its OAUTHBEARER check refuses every token, `tansu-auth` `Callback::check`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignIn {
+    None,
+    Scram,
+}
+
+/// The user the broker's own test clients (admin, producer, readiness probe) sign in as when
+/// the broker requires SCRAM.
+const TEST_CLIENT_USER: &str = "shoal-testkit";
+const TEST_CLIENT_PASSWORD: &str = "shoal-testkit-password";
+
+/// What the broker's own test clients present to a TLS broker.
+struct TestClientTls {
+    ca_pem: String,
+    certificate: ClientCertificate,
+}
+
+/// A started tansu process, before it is wrapped.
+struct Started {
+    child: Child,
+    port: u16,
+    advertised: u16,
+    output: Output,
+    front: Option<TlsFront>,
+}
+
 impl TansuBroker {
     /// Starts tansu on a free loopback port and waits until it answers a metadata request.
     pub async fn start() -> Result<TansuBroker> {
+        Self::start_with(SignIn::None, None, &[]).await
+    }
+
+    /// Starts tansu requiring SASL SCRAM-SHA-512 sign-in by one of `users` (name, password).
+    /// tansu refuses to create users once authentication is on, so they are created first on
+    /// a broker without it, on the same database, which is then stopped.
+    pub async fn start_with_scram_users(users: &[(&str, &str)]) -> Result<TansuBroker> {
+        Self::start_with(SignIn::Scram, None, users).await
+    }
+
+    /// Starts tansu behind a mutual-TLS front (`tls_front`): clients must trust `ca` and
+    /// present a client certificate it signed ([`ThrowawayCa::client_certificate`]).
+    pub async fn start_with_mutual_tls(ca: &ThrowawayCa) -> Result<TansuBroker> {
+        Self::start_with(SignIn::None, Some(ca), &[]).await
+    }
+
+    async fn start_with(
+        sign_in: SignIn,
+        ca: Option<&ThrowawayCa>,
+        users: &[(&str, &str)],
+    ) -> Result<TansuBroker> {
         let binary = tansu_binary()?;
         let dir = tempfile::tempdir()?;
-        let mut last_error = anyhow!("tansu did not start");
-        for _ in 0..START_ATTEMPTS {
-            let port = free_port()?;
-            match spawn_on(&binary, dir.path(), port).await {
-                Ok((child, output)) => {
-                    return Ok(TansuBroker {
-                        child,
-                        port,
-                        output,
-                        producer: OnceCell::new(),
-                        _dir: dir,
-                    });
-                }
-                Err(StartError::PortTaken(e)) => last_error = e,
-                Err(StartError::Failed(e)) => return Err(e),
-            }
+        if sign_in == SignIn::Scram {
+            let mut setup = launch(&binary, dir.path(), SignIn::None, None).await?;
+            let result = create_users(&binary, setup.port, users).await;
+            let _ = setup.child.kill().await;
+            result?;
         }
-        Err(last_error)
+        let started = launch(&binary, dir.path(), sign_in, ca).await?;
+        let tls = match (started.front, ca) {
+            (Some(front), Some(ca)) => {
+                let client = TestClientTls {
+                    ca_pem: ca.ca_pem.clone(),
+                    certificate: ca.client_certificate("shoal-testkit")?,
+                };
+                Some((front, Arc::new(client)))
+            }
+            _ => None,
+        };
+        Ok(TansuBroker {
+            child: started.child,
+            port: started.advertised,
+            sign_in,
+            tls,
+            output: started.output,
+            producer: OnceCell::new(),
+            _dir: dir,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -140,8 +207,14 @@ impl TansuBroker {
     }
 
     fn client_config(&self) -> ClientConfig {
-        let mut config = ClientConfig::new();
-        config.set("bootstrap.servers", self.bootstrap());
+        let mut config = client_config(&self.bootstrap(), self.sign_in);
+        if let Some((_, tls)) = &self.tls {
+            config
+                .set("security.protocol", "ssl")
+                .set("ssl.ca.pem", &tls.ca_pem)
+                .set("ssl.certificate.pem", &tls.certificate.certificate_pem)
+                .set("ssl.key.pem", &tls.certificate.key_pem);
+        }
         config
     }
 }
@@ -179,6 +252,87 @@ fn find_binary(configured: Option<OsString>, repo: &Path) -> Result<PathBuf> {
     )
 }
 
+fn client_config(bootstrap: &str, sign_in: SignIn) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", bootstrap);
+    if sign_in == SignIn::Scram {
+        config
+            .set("security.protocol", "SASL_PLAINTEXT")
+            .set("sasl.mechanisms", "SCRAM-SHA-512")
+            .set("sasl.username", TEST_CLIENT_USER)
+            .set("sasl.password", TEST_CLIENT_PASSWORD);
+    }
+    config
+}
+
+/// tansu on a free port (retried when the port was taken meanwhile), behind a TLS front when
+/// `ca` is given.
+async fn launch(
+    binary: &Path,
+    dir: &Path,
+    sign_in: SignIn,
+    ca: Option<&ThrowawayCa>,
+) -> Result<Started> {
+    let mut last_error = anyhow!("tansu did not start");
+    for _ in 0..START_ATTEMPTS {
+        let port = free_port()?;
+        let front = match ca {
+            Some(ca) => Some(TlsFront::bind(ca).await?),
+            None => None,
+        };
+        let advertised = front.as_ref().map_or(port, |(f, _)| f.port);
+        match spawn_on(binary, dir, port, advertised, sign_in).await {
+            Ok((child, output)) => {
+                let front = front.map(|(front, pending)| {
+                    pending.relay_to(port);
+                    front
+                });
+                return Ok(Started {
+                    child,
+                    port,
+                    advertised,
+                    output,
+                    front,
+                });
+            }
+            Err(StartError::PortTaken(e)) => last_error = e,
+            Err(StartError::Failed(e)) => return Err(e),
+        }
+    }
+    Err(last_error)
+}
+
+/// `tansu user create` (SCRAM-SHA-512) for the test client and each of `users`.
+async fn create_users(binary: &Path, port: u16, users: &[(&str, &str)]) -> Result<()> {
+    let broker = format!("tcp://127.0.0.1:{port}");
+    let all =
+        std::iter::once((TEST_CLIENT_USER, TEST_CLIENT_PASSWORD)).chain(users.iter().copied());
+    for (name, password) in all {
+        let output = Command::new(binary)
+            .args([
+                "user",
+                "create",
+                "--broker",
+                &broker,
+                "--mechanism",
+                "scram512",
+            ])
+            .args([name, password])
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .with_context(|| format!("cannot run {} user create", binary.display()))?;
+        if !output.status.success() {
+            bail!(
+                "tansu user create {name} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+    Ok(())
+}
+
 fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
@@ -210,13 +364,25 @@ enum StartError {
     Failed(anyhow::Error),
 }
 
-async fn spawn_on(binary: &Path, dir: &Path, port: u16) -> Result<(Child, Output), StartError> {
+/// tansu on `port`, telling clients to connect to `advertised` (its TLS front's, if any).
+async fn spawn_on(
+    binary: &Path,
+    dir: &Path,
+    port: u16,
+    advertised: u16,
+    sign_in: SignIn,
+) -> Result<(Child, Output), StartError> {
     let url = format!("tcp://127.0.0.1:{port}");
-    let mut child = Command::new(binary)
-        .arg("broker")
+    let advertised = format!("tcp://127.0.0.1:{advertised}");
+    let mut command = Command::new(binary);
+    command.arg("broker");
+    if sign_in == SignIn::Scram {
+        command.arg("--authentication");
+    }
+    let mut child = command
         .args(["--cluster-id", "shoal-test"])
         .args(["--listener-url", &url])
-        .args(["--advertised-listener-url", &url])
+        .args(["--advertised-listener-url", &advertised])
         // Relative to the working directory: the temporary one.
         .args(["--storage-engine", "sqlite://tansu.db"])
         .arg("--silent")
@@ -241,7 +407,7 @@ async fn spawn_on(binary: &Path, dir: &Path, port: u16) -> Result<(Child, Output
 
     let ready = tokio::time::timeout(START_TIMEOUT, async {
         tokio::select! {
-            answered = answers_metadata(port) => Ok(answered),
+            answered = answers_metadata(port, sign_in) => Ok(answered),
             exited = child.wait() => Err(exited),
         }
     })
@@ -272,7 +438,7 @@ async fn spawn_on(binary: &Path, dir: &Path, port: u16) -> Result<(Child, Output
 }
 
 /// Returns once the broker on `port` answers a metadata request listing itself.
-async fn answers_metadata(port: u16) {
+async fn answers_metadata(port: u16, sign_in: SignIn) {
     let bootstrap = format!("127.0.0.1:{port}");
     loop {
         // A client connecting before the port is open backs off for up to 10 s: wait for the
@@ -280,10 +446,8 @@ async fn answers_metadata(port: u16) {
         if tokio::net::TcpStream::connect(&bootstrap).await.is_ok() {
             let bootstrap = bootstrap.clone();
             let answered = tokio::task::spawn_blocking(move || {
-                let client: rdkafka::consumer::BaseConsumer = ClientConfig::new()
-                    .set("bootstrap.servers", &bootstrap)
-                    .create()
-                    .ok()?;
+                let client: rdkafka::consumer::BaseConsumer =
+                    client_config(&bootstrap, sign_in).create().ok()?;
                 let metadata = client.fetch_metadata(None, Duration::from_secs(2)).ok()?;
                 (!metadata.brokers().is_empty()).then_some(())
             })

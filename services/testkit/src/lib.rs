@@ -5,8 +5,9 @@
 //! recording function-app handler ([`handler`]) that answers as a test tells it to; and a
 //! Kafka-protocol broker ([`kafka`], tansu), started per test on a free port.
 
-/// Azurite and the Entra stand-in live in the dev stack `shoal dev` uses too.
-pub use shoal_devstack::azurite;
+/// Azurite and the Entra stand-in live in the dev stack `shoal dev` uses too, as does the
+/// throwaway certificate authority ([`tls`]) of TLS endpoints.
+pub use shoal_devstack::{azurite, tls};
 pub mod handler;
 pub mod kafka;
 pub mod proxy;

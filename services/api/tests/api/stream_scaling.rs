@@ -1,6 +1,7 @@
 //! The scheduler scales a Kafka trigger's app on its consumer group's lag — read from outside
 //! the group on a real Kafka-protocol broker (tansu) — divided by `lagThreshold`, capped at the
-//! topic's partition count, as Azure's Kafka target scaler does; seen through `GET …/scale`.
+//! topic's partition count, as Azure's Kafka target scaler does, also when the trigger signs
+//! in; seen through `GET …/scale`.
 
 use std::time::Duration;
 
@@ -55,18 +56,7 @@ async fn consumer_lag_scales_out_up_to_the_partition_count() {
 
     // 60 events, none committed: lag 60 / 10 per instance = 6, but 3 partitions feed at most
     // 3 members.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let scale = loop {
-        let scale: Value = app.admin(Method::GET, SCALE).fetch_json().await;
-        if scale["desiredInstances"] == 3 {
-            break scale;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "3 desired instances: {scale}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let scale = wait_for_desired(&app, 3).await;
     let decision = &scale["decisions"][0];
     assert_eq!(
         decision["metrics"],
@@ -86,4 +76,79 @@ async fn consumer_lag_scales_out_up_to_the_partition_count() {
     assert_eq!(scale["desiredInstances"], 3, "{scale}");
     stop.cancel();
     scheduler.stopped().await.unwrap();
+}
+
+/// The scheduler reads the lag with the trigger's own sign-in (SCRAM-SHA-512, checked by the
+/// broker), as the listener connects.
+#[tokio::test]
+async fn the_lag_of_a_signed_in_kafka_trigger_is_read_with_its_credentials() {
+    let broker = TansuBroker::start_with_scram_users(&[("billing", "right-pass-9")])
+        .await
+        .expect("tansu starts");
+    broker.create_topic("orders", 4).await.unwrap();
+    for i in 0..25u32 {
+        broker
+            .produce("orders", (i % 4) as i32, None, b"order", &[])
+            .await
+            .unwrap();
+    }
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let put = app
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({
+                "handler": {"url": "http://127.0.0.1:9/api"},
+                "scale": {"limit": 10},
+                "appSettings": {"Brokers": broker.bootstrap(), "KafkaPassword": "right-pass-9"}
+            }),
+        )
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let function = json!({"bindings": [{"type": "kafkaTrigger", "direction": "in",
+        "name": "event", "brokerList": "%Brokers%", "topic": "orders",
+        "consumerGroup": "billing", "lagThreshold": 10, "protocol": "saslPlaintext",
+        "authenticationMode": "scramSha512", "username": "billing",
+        "password": "%KafkaPassword%"}]});
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Bill",
+        )
+        .json(&function)
+        .fetch()
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let stop = CancellationToken::new();
+    let scheduler = app.start_scheduler(&stop);
+
+    // 25 events / 10 per instance = 3 (of 4 partitions).
+    let scale = wait_for_desired(&app, 3).await;
+    let decision = &scale["decisions"][0];
+    assert!(
+        decision["reason"]
+            .as_str()
+            .unwrap()
+            .contains("consumerLag 25"),
+        "{decision}"
+    );
+    stop.cancel();
+    scheduler.stopped().await.unwrap();
+}
+
+/// The app's scale once the scheduler wants `want` instances (within 30 s).
+async fn wait_for_desired(app: &TestApp, want: u64) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let scale: Value = app.admin(Method::GET, SCALE).fetch_json().await;
+        if scale["desiredInstances"] == want {
+            return scale;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{want} desired instances: {scale}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -329,4 +329,77 @@ fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClientSetti
                 "must be an app setting reference like %KafkaPassword% so the secret stays in app settings",
             );
     }
+    check_kafka_ssl(problems, prefix, binding);
+}
+
+/// The TLS material: secrets only by reference, no worker file paths, and nothing that the
+/// protocol would leave unused.
+fn check_kafka_ssl(problems: &mut Problems, prefix: &str, binding: &KafkaClientSettings<'_>) {
+    let path = |field: &str| join_path(prefix, field);
+    let ssl = binding.ssl;
+    let locations = [
+        ("sslCaLocation", &ssl.ca_location, "sslCaPEM"),
+        (
+            "sslCertificateLocation",
+            &ssl.certificate_location,
+            "sslCertificatePEM",
+        ),
+        ("sslKeyLocation", &ssl.key_location, "sslKeyPEM"),
+    ];
+    for (field, value, instead) in locations {
+        if value.is_some() {
+            problems.push(
+                path(field),
+                format!("names a file on Shoal's workers, where apps cannot place files; put the PEM text in an app setting and reference it with {instead}"),
+            );
+        }
+    }
+    let secrets = [
+        ("sslKeyPEM", &ssl.key_pem, "%KafkaClientKey%"),
+        (
+            "sslCertificateandKeyPEM",
+            &ssl.certificate_and_key_pem,
+            "%KafkaClientCertificateAndKey%",
+        ),
+        (
+            "sslKeyPassword",
+            &ssl.key_password,
+            "%KafkaClientKeyPassword%",
+        ),
+    ];
+    for (field, value, example) in secrets {
+        if let Some(value) = value
+            && !is_setting_reference(value)
+        {
+            problems.push(
+                path(field),
+                format!("must be an app setting reference like {example} so the secret stays in app settings"),
+            );
+        }
+    }
+    if ssl.certificate_and_key_pem.is_some()
+        && (ssl.certificate_pem.is_some() || ssl.key_pem.is_some())
+    {
+        problems.push(
+            path("sslCertificateandKeyPEM"),
+            "set either sslCertificateandKeyPEM or sslCertificatePEM with sslKeyPEM, not both",
+        );
+    }
+    let pem = [
+        ("sslCaPEM", &ssl.ca_pem),
+        ("sslCertificatePEM", &ssl.certificate_pem),
+        ("sslKeyPEM", &ssl.key_pem),
+        ("sslCertificateandKeyPEM", &ssl.certificate_and_key_pem),
+        ("sslKeyPassword", &ssl.key_password),
+    ];
+    let uses_tls = binding.protocol.is_some_and(|p| {
+        let p = p.replace(['_', '-'], "");
+        p.eq_ignore_ascii_case("ssl") || p.eq_ignore_ascii_case("saslSsl")
+    });
+    if !uses_tls && let Some((field, _)) = pem.iter().find(|(_, value)| value.is_some()) {
+        problems.push(
+            path(field),
+            "takes effect only over TLS: set protocol to ssl or saslSsl",
+        );
+    }
 }

@@ -172,6 +172,8 @@ binding_struct!(
         /// Must be an app setting reference (`%KafkaPassword%`): bindings are returned unmasked.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         password: Option<String>,
+        #[serde(flatten)]
+        ssl: KafkaSsl,
     }
 );
 
@@ -190,8 +192,70 @@ binding_struct!(
         /// Must be an app setting reference (`%KafkaPassword%`), as the trigger's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         password: Option<String>,
+        #[serde(flatten)]
+        ssl: KafkaSsl,
     }
 );
+
+/// The TLS material of a Kafka binding, by the Kafka extension's attribute names
+/// (`KafkaTriggerAttribute`, `KafkaProducerFactory.GetProducerConfig` in
+/// `Azure/azure-functions-kafka-extension`): PEM text, each written as the value or, as the
+/// extension's `ResolveSecureSetting` allows, an app setting reference; the private key and its
+/// password only as a reference. The `…Location` file paths are named so that they can be
+/// refused with the reason: they are files on Shoal's workers, which tenants cannot place.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSsl {
+    /// CA certificates to verify the brokers with (`ssl.ca.pem`); every certificate in the text.
+    #[serde(rename = "sslCaPEM", default, skip_serializing_if = "Option::is_none")]
+    pub ca_pem: Option<String>,
+    /// The client certificate (`ssl.certificate.pem`).
+    #[serde(
+        rename = "sslCertificatePEM",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub certificate_pem: Option<String>,
+    /// The client's private key (`ssl.key.pem`); an app setting reference.
+    #[serde(rename = "sslKeyPEM", default, skip_serializing_if = "Option::is_none")]
+    pub key_pem: Option<String>,
+    /// The client certificate and its private key in one text, split as the extension's
+    /// `PEMExtractor` does; an app setting reference.
+    #[serde(
+        rename = "sslCertificateandKeyPEM",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub certificate_and_key_pem: Option<String>,
+    /// The private key's password (`ssl.key.password`); an app setting reference.
+    #[serde(
+        rename = "sslKeyPassword",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub key_password: Option<String>,
+    /// Refused: a file path on Shoal's workers (use `sslCaPEM`).
+    #[serde(
+        rename = "sslCaLocation",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ca_location: Option<String>,
+    /// Refused: a file path on Shoal's workers (use `sslCertificatePEM`).
+    #[serde(
+        rename = "sslCertificateLocation",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub certificate_location: Option<String>,
+    /// Refused: a file path on Shoal's workers (use `sslKeyPEM`).
+    #[serde(
+        rename = "sslKeyLocation",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub key_location: Option<String>,
+}
 
 /// What a Kafka trigger and a Kafka output binding both say about the client, as written.
 #[derive(Clone, Copy, Debug)]
@@ -202,6 +266,7 @@ pub struct KafkaClientSettings<'a> {
     pub authentication_mode: Option<&'a str>,
     pub username: Option<&'a str>,
     pub password: Option<&'a str>,
+    pub ssl: &'a KafkaSsl,
 }
 
 impl KafkaTriggerBinding {
@@ -213,6 +278,7 @@ impl KafkaTriggerBinding {
             authentication_mode: self.authentication_mode.as_deref(),
             username: self.username.as_deref(),
             password: self.password.as_deref(),
+            ssl: &self.ssl,
         }
     }
 }
@@ -226,6 +292,7 @@ impl KafkaOutputBinding {
             authentication_mode: self.authentication_mode.as_deref(),
             username: self.username.as_deref(),
             password: self.password.as_deref(),
+            ssl: &self.ssl,
         }
     }
 }

@@ -52,7 +52,7 @@ fn every_known_type_parses() {
         json!({"type": "serviceBusTrigger", "direction": "in", "name": "msg", "topicName": "orders", "subscriptionName": "billing", "isSessionsEnabled": true}),
         json!({"type": "httpTrigger", "direction": "in", "name": "req", "authLevel": "function", "methods": ["get", "POST"], "route": "orders/{id:int}"}),
         json!({"type": "eventHubTrigger", "direction": "in", "name": "events", "eventHubName": "telemetry", "consumerGroup": "$Default", "cardinality": "many", "connection": "Hub"}),
-        json!({"type": "kafkaTrigger", "direction": "in", "name": "records", "brokerList": "%Brokers%", "topic": "orders", "consumerGroup": "g", "lagThreshold": 100, "protocol": "SASLSSL", "authenticationMode": "PLAIN", "username": "u", "password": "%KafkaPassword%"}),
+        json!({"type": "kafkaTrigger", "direction": "in", "name": "records", "brokerList": "%Brokers%", "topic": "orders", "consumerGroup": "g", "lagThreshold": 100, "protocol": "SASLSSL", "authenticationMode": "PLAIN", "username": "u", "password": "%KafkaPassword%", "sslCaPEM": "%KafkaCa%", "sslCertificateandKeyPEM": "%KafkaClient%", "sslKeyPassword": "%KafkaKeyPassword%"}),
         json!({"type": "cosmosDBTrigger", "direction": "in", "name": "docs", "databaseName": "db", "containerName": "items", "connection": "Cosmos", "leaseContainerName": "leases", "createLeaseContainerIfNotExists": true, "maxItemsPerInvocation": 100}),
     ];
     for trigger in cases {
@@ -261,6 +261,48 @@ fn properties_are_validated_with_their_paths() {
             e(
                 "bindings[0].password",
                 "must be an app setting reference like %KafkaPassword% so the secret stays in app settings",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "protocol": "ssl", "sslCaLocation": "/etc/ssl/ca.pem"}),
+            e(
+                "bindings[0].sslCaLocation",
+                "names a file on Shoal's workers, where apps cannot place files; put the PEM text in an app setting and reference it with sslCaPEM",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "protocol": "ssl", "sslKeyPEM": "-----BEGIN PRIVATE KEY-----"}),
+            e(
+                "bindings[0].sslKeyPEM",
+                "must be an app setting reference like %KafkaClientKey% so the secret stays in app settings",
+            ),
+        ),
+        (
+            json!({"type": "kafka", "direction": "out", "name": "o", "brokerList": "b:9092", "topic": "t", "protocol": "ssl", "sslKeyPassword": "hunter2"}),
+            e(
+                "bindings[0].sslKeyPassword",
+                "must be an app setting reference like %KafkaClientKeyPassword% so the secret stays in app settings",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "protocol": "ssl", "sslCertificateandKeyPEM": "%Both%", "sslKeyPEM": "%Key%"}),
+            e(
+                "bindings[0].sslCertificateandKeyPEM",
+                "set either sslCertificateandKeyPEM or sslCertificatePEM with sslKeyPEM, not both",
+            ),
+        ),
+        (
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "r", "brokerList": "b:9092", "topic": "t", "sslCaPEM": "%KafkaCa%"}),
+            e(
+                "bindings[0].sslCaPEM",
+                "takes effect only over TLS: set protocol to ssl or saslSsl",
+            ),
+        ),
+        (
+            json!({"type": "kafka", "direction": "out", "name": "o", "brokerList": "b:9092", "topic": "t", "protocol": "saslPlaintext", "sslCertificatePEM": "%Cert%"}),
+            e(
+                "bindings[0].sslCertificatePEM",
+                "takes effect only over TLS: set protocol to ssl or saslSsl",
             ),
         ),
         (

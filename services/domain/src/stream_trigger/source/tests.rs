@@ -87,6 +87,99 @@ fn a_kafka_trigger_without_a_group_reads_as_default_one_event_at_a_time() {
     assert_eq!(source.property("security.protocol"), None);
 }
 
+const CA_1: &str = "-----BEGIN CERTIFICATE-----\nMIIBca1\n-----END CERTIFICATE-----";
+const CA_2: &str = "-----BEGIN CERTIFICATE-----\nMIIBca2\n-----END CERTIFICATE-----";
+const CLIENT: &str = "-----BEGIN CERTIFICATE-----\nMIIBcl\n-----END CERTIFICATE-----";
+const KEY: &str = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQ\n-----END EC PRIVATE KEY-----";
+
+#[test]
+fn tls_material_becomes_librdkafka_pem_properties_as_the_extension_sets_them() {
+    let bundle = format!("Bag Attributes: ignored\n{CA_1}\n{CA_2}\n");
+    let both = format!("{KEY}\n{CLIENT}\n");
+    let s = settings(&[
+        ("Brokers", "b:9093"),
+        ("KafkaCa", bundle.as_str()),
+        ("KafkaClient", both.as_str()),
+        ("KeyPassword", "k3y-pass"),
+    ]);
+    let source = stream_source(
+        &kafka(json!({"protocol": "ssl", "sslCaPEM": "KafkaCa",
+            "sslCertificateandKeyPEM": "%KafkaClient%", "sslKeyPassword": "%KeyPassword%"})),
+        &s,
+        &HostConfig::default(),
+    )
+    .unwrap();
+    let expected_ca = format!("{CA_1}\n{CA_2}");
+    assert_eq!(
+        source.properties,
+        [
+            ("bootstrap.servers", "b:9093"),
+            ("security.protocol", "SSL"),
+            // Every certificate of the bundle and nothing else (`ExtractAllCertificates`).
+            ("ssl.ca.pem", expected_ca.as_str()),
+            // The combined text split into its certificate and its key (`PEMExtractor`).
+            ("ssl.certificate.pem", CLIENT),
+            ("ssl.key.pem", KEY),
+            ("ssl.key.password", "k3y-pass"),
+        ]
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    );
+    let debug = format!("{source:?}");
+    assert!(
+        !debug.contains("MHcCAQ") && !debug.contains("k3y-pass"),
+        "{debug}"
+    );
+
+    let literal = stream_source(
+        &kafka(json!({"protocol": "ssl", "sslCaPEM": CA_1,
+            "sslCertificatePEM": "%Cert%", "sslKeyPEM": "%Key%"})),
+        &settings(&[("Brokers", "b:9093"), ("Cert", CLIENT), ("Key", KEY)]),
+        &HostConfig::default(),
+    )
+    .unwrap();
+    let pem: Vec<(&str, &str)> = literal
+        .properties
+        .iter()
+        .filter(|(k, _)| k.starts_with("ssl."))
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        pem,
+        [
+            ("ssl.ca.pem", CA_1),
+            ("ssl.certificate.pem", CLIENT),
+            ("ssl.key.pem", KEY)
+        ]
+    );
+}
+
+#[test]
+fn tls_settings_without_pem_say_which_field_never_the_text() {
+    let cases = [
+        (
+            json!({"protocol": "ssl", "sslCaPEM": "%KafkaCa%"}),
+            ("KafkaCa", "not a certificate"),
+            "sslCaPEM holds no PEM certificate",
+        ),
+        (
+            json!({"protocol": "ssl", "sslCertificatePEM": "%Cert%", "sslKeyPEM": "%Key%"}),
+            ("Cert", CLIENT),
+            "sslKeyPEM: app setting Key is not set",
+        ),
+        (
+            json!({"protocol": "ssl", "sslCertificateandKeyPEM": "%Both%"}),
+            ("Both", CLIENT),
+            "sslCertificateandKeyPEM holds no PEM private key",
+        ),
+    ];
+    for (extra, (name, value), expected) in cases {
+        let s = settings(&[("Brokers", "b:1"), (name, value)]);
+        let err = stream_source(&kafka(extra), &s, &HostConfig::default()).unwrap_err();
+        assert_eq!(err, expected);
+        assert!(!err.contains("MIIB"), "{err}");
+    }
+}
+
 #[test]
 fn unresolvable_or_unsupported_kafka_settings_say_which() {
     let cases = [
