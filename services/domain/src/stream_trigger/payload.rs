@@ -77,23 +77,34 @@ pub fn single_payload(context: &StreamInvocation<'_>, event: &StreamEvent) -> Va
 /// The request body for a batch: `Data.<binding>` is an array and every metadata field an
 /// `…Array`, one element per event in order. An Event Hubs batch holds one partition's events
 /// (the extension invokes per partition), so its `PartitionContext` is the first event's.
-pub fn batch_payload(context: &StreamInvocation<'_>, events: &[StreamEvent]) -> Value {
+pub fn batch_payload(context: &StreamInvocation<'_>, events: &[&StreamEvent]) -> Value {
     let mut data = Map::new();
     data.insert(
         context.binding.to_owned(),
         Value::Array(events.iter().map(|e| trigger_data(context, e)).collect()),
     );
-    let mut metadata = Map::new();
+    // One array per field, filled event by event: `fields` names the same fields in the same
+    // order for every event of a kind, so each array's key is made once per batch.
+    let mut arrays: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for event in events {
-        for (name, value) in fields(context, event) {
-            let entry = metadata
-                .entry(format!("{name}Array"))
-                .or_insert_with(|| Value::Array(Vec::new()));
-            if let Value::Array(values) = entry {
-                values.push(value);
+        for (i, (name, value)) in fields(context, event).into_iter().enumerate() {
+            match arrays.get_mut(i) {
+                Some((known, values)) if *known == name => values.push(value),
+                _ => match arrays.iter_mut().find(|(known, _)| *known == name) {
+                    Some((_, values)) => values.push(value),
+                    None => {
+                        let mut values = Vec::with_capacity(events.len());
+                        values.push(value);
+                        arrays.push((name, values));
+                    }
+                },
             }
         }
     }
+    let mut metadata: Map<String, Value> = arrays
+        .into_iter()
+        .map(|(name, values)| (format!("{name}Array"), Value::Array(values)))
+        .collect();
     if context.kind == StreamKind::EventHubs
         && let Some(first) = events.first()
     {

@@ -80,7 +80,7 @@ fn a_binary_kafka_binding_gets_the_value_in_base64() {
 #[test]
 fn a_kafka_batch_has_arrays_in_event_order() {
     let events = [event(0, 5, b"a"), event(1, 9, b"b"), event(0, 6, b"c")];
-    let body = batch_payload(&context(StreamKind::Kafka, None), &events);
+    let body = batch_payload(&context(StreamKind::Kafka, None), &events.each_ref());
     let values: Vec<String> = body["Data"]["event"]
         .as_array()
         .unwrap()
@@ -126,7 +126,7 @@ fn an_event_hubs_event_carries_the_extension_binding_data() {
 #[test]
 fn an_event_hubs_batch_has_arrays_and_one_partition_context() {
     let events = [event(2, 1, b"x"), event(2, 2, &[0xff])];
-    let body = batch_payload(&context(StreamKind::EventHubs, None), &events);
+    let body = batch_payload(&context(StreamKind::EventHubs, None), &events.each_ref());
     // Not UTF-8: base64, as every trigger hands a binary body on.
     assert_eq!(body["Data"]["event"], json!(["x", "/w=="]));
     assert_eq!(body["Metadata"]["SequenceNumberArray"], json!([1, 2]));

@@ -137,10 +137,7 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
                 [one] if ctx.source.cardinality == Cardinality::One => {
                     single_payload(&context, one)
                 }
-                _ => {
-                    let owned: Vec<StreamEvent> = events.iter().map(|e| (*e).clone()).collect();
-                    batch_payload(&context, &owned)
-                }
+                _ => batch_payload(&context, events),
             })
         };
         let outcome = tokio::select! {
