@@ -25,32 +25,11 @@ async fn consumer_lag_scales_out_up_to_the_partition_count() {
             .await
             .unwrap();
     }
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let put = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({
-                "handler": {"url": "http://127.0.0.1:9/api"},
-                "scale": {"limit": 10},
-                "appSettings": {"Brokers": broker.bootstrap()}
-            }),
-        )
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
-    let function = json!({"bindings": [{"type": "kafkaTrigger", "direction": "in",
-        "name": "event", "brokerList": "%Brokers%", "topic": "orders",
-        "consumerGroup": "billing", "lagThreshold": 10}]});
-    let put = app
-        .admin(
-            Method::PUT,
-            "/v1/tenants/contoso/apps/orders/functions/Bill",
-        )
-        .json(&function)
-        .fetch()
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
+    let app = orders_app(
+        json!({"Brokers": broker.bootstrap()}),
+        json!({"consumerGroup": "billing", "lagThreshold": 10}),
+    )
+    .await;
     let stop = CancellationToken::new();
     let scheduler = app.start_scheduler(&stop);
 
@@ -92,34 +71,13 @@ async fn the_lag_of_a_signed_in_kafka_trigger_is_read_with_its_credentials() {
             .await
             .unwrap();
     }
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let put = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({
-                "handler": {"url": "http://127.0.0.1:9/api"},
-                "scale": {"limit": 10},
-                "appSettings": {"Brokers": broker.bootstrap(), "KafkaPassword": "right-pass-9"}
-            }),
-        )
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
-    let function = json!({"bindings": [{"type": "kafkaTrigger", "direction": "in",
-        "name": "event", "brokerList": "%Brokers%", "topic": "orders",
-        "consumerGroup": "billing", "lagThreshold": 10, "protocol": "saslPlaintext",
-        "authenticationMode": "scramSha512", "username": "billing",
-        "password": "%KafkaPassword%"}]});
-    let put = app
-        .admin(
-            Method::PUT,
-            "/v1/tenants/contoso/apps/orders/functions/Bill",
-        )
-        .json(&function)
-        .fetch()
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
+    let app = orders_app(
+        json!({"Brokers": broker.bootstrap(), "KafkaPassword": "right-pass-9"}),
+        json!({"consumerGroup": "billing", "lagThreshold": 10, "protocol": "saslPlaintext",
+            "authenticationMode": "scramSha512", "username": "billing",
+            "password": "%KafkaPassword%"}),
+    )
+    .await;
     let stop = CancellationToken::new();
     let scheduler = app.start_scheduler(&stop);
 
@@ -135,6 +93,40 @@ async fn the_lag_of_a_signed_in_kafka_trigger_is_read_with_its_credentials() {
     );
     stop.cancel();
     scheduler.stopped().await.unwrap();
+}
+
+/// App `orders` with `settings` and function `Bill`: a `kafkaTrigger` on `%Brokers%`/`orders`
+/// with the `trigger` properties added.
+async fn orders_app(settings: Value, trigger: Value) -> TestApp {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let put = app
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({
+                "handler": {"url": "http://127.0.0.1:9/api"},
+                "scale": {"limit": 10},
+                "appSettings": settings,
+            }),
+        )
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let mut binding = json!({"type": "kafkaTrigger", "direction": "in", "name": "event",
+        "brokerList": "%Brokers%", "topic": "orders"});
+    if let (Value::Object(b), Value::Object(extra)) = (&mut binding, trigger) {
+        b.extend(extra);
+    }
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Bill",
+        )
+        .json(&json!({"bindings": [binding]}))
+        .fetch()
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    app
 }
 
 /// The app's scale once the scheduler wants `want` instances (within 30 s).

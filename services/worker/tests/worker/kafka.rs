@@ -62,18 +62,7 @@ impl Stream {
     }
 
     async fn wait_for_lag(&self, want: u64) -> Result<()> {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let lag = self.lag().await?;
-            if lag == want {
-                return Ok(());
-            }
-            anyhow::ensure!(
-                tokio::time::Instant::now() < deadline,
-                "the group's lag stays {lag}, not {want}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for_group_lag(&self.properties(), want).await
     }
 
     /// The records of `topic`, read from its start by a group of the test's own, once at least
@@ -108,6 +97,22 @@ impl Stream {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// Waits until the group's lag on `orders`, read with `properties`, is `want`.
+async fn wait_for_group_lag(properties: &KafkaProperties, want: u64) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let lag = consumer_lag(properties, GROUP, "orders").await?.total;
+        if lag == want {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the group's lag stays {lag}, not {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -397,14 +402,7 @@ async fn a_kafka_trigger_signs_in_with_scram_and_a_wrong_password_is_refused() -
     properties.set("sasl.mechanisms", "SCRAM-SHA-512");
     properties.set("sasl.username", "billing");
     properties.set("sasl.password", "right-pass-9");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while consumer_lag(&properties, GROUP, "orders").await?.total != 0 {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the commit never came"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_group_lag(&properties, 0).await?;
     worker.shut_down().await?;
     Ok(())
 }
@@ -462,14 +460,7 @@ async fn a_kafka_trigger_reads_over_mutual_tls_with_the_pem_of_its_app_settings(
     let reader = ca.client_certificate("inspector")?;
     properties.set("ssl.certificate.pem", reader.certificate_pem);
     properties.set("ssl.key.pem", reader.key_pem);
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while consumer_lag(&properties, GROUP, "orders").await?.total != 0 {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the commit never came"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_group_lag(&properties, 0).await?;
     worker.shut_down().await?;
     Ok(())
 }
