@@ -2,6 +2,9 @@
 //! through this provider, against the same resources created with plain HTTP `PUT`s in the same
 //! run, printed as a ratio (goal ≤ 3×), and the time of the re-plan that follows (nothing to
 //! change). Both sides write with ten requests in flight, Terraform's default `-parallelism`.
+//! A third figure is Terraform's own floor: an apply of the same graph of `terraform_data`
+//! resources (built into Terraform: no provider process, no API), so the run shows how much of
+//! the apply is the provider's and how much no provider can remove.
 //!
 //! Needs `SHOAL_BIN` (a release `shoal`), `DATABASE_URL` (an admin connection; a scratch
 //! database is created and dropped), the release provider beside this example's directory, and
@@ -80,6 +83,24 @@ resource "shoal_function" "function" {{
   config_json = jsonencode({{
     bindings = [{{ type = "queueTrigger", direction = "in", name = "m", queueName = "q-${{count.index}}" }}]
   }})
+}}
+"#
+    )
+}
+
+/// The same graph as [`terraform_config`] with Terraform's built-in `terraform_data`: 50
+/// resources and 100 that each depend on one of them.
+fn floor_config() -> String {
+    format!(
+        r#"
+resource "terraform_data" "app" {{
+  count = {APPS}
+  input = "app-${{count.index}}"
+}}
+
+resource "terraform_data" "function" {{
+  count = {APPS} * {FUNCTIONS_PER_APP}
+  input = "${{terraform_data.app[floor(count.index / {FUNCTIONS_PER_APP})].output}}-f-${{count.index % {FUNCTIONS_PER_APP}}}"
 }}
 "#
     )
@@ -283,6 +304,21 @@ async fn main() -> Result<()> {
         ],
     )?;
 
+    let floor_dir = tempfile::tempdir()?;
+    std::fs::write(floor_dir.path().join("cli.tfrc"), "")?;
+    std::fs::write(floor_dir.path().join("main.tf"), floor_config())?;
+    let floor = terraform(
+        floor_dir.path(),
+        &base,
+        &token,
+        &[
+            "apply",
+            "-auto-approve",
+            "-no-color",
+            &format!("-parallelism={PARALLELISM}"),
+        ],
+    )?;
+
     let ratio = apply.as_secs_f64() / reference.as_secs_f64();
     println!(
         "terraform: {APPS} apps with {FUNCTIONS_PER_APP} functions each, {PARALLELISM} writes in flight"
@@ -292,6 +328,13 @@ async fn main() -> Result<()> {
     println!(
         "  ratio               {ratio:>8.2}x (goal <= {GOAL}x) {}",
         if ratio <= GOAL { "met" } else { "NOT MET" }
+    );
+    println!(
+        "  terraform alone     {:>8.2} s (the same graph of terraform_data, no provider: {:.2}x \
+         the PUTs; the provider's share of the apply {:.2} s)",
+        floor.as_secs_f64(),
+        floor.as_secs_f64() / reference.as_secs_f64(),
+        (apply.as_secs_f64() - floor.as_secs_f64()).max(0.0)
     );
     println!(
         "  terraform plan      {:>8.2} s (re-plan, {} resources, nothing to change)",
