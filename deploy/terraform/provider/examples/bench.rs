@@ -4,7 +4,7 @@
 //! change). Both sides write with ten requests in flight, Terraform's default `-parallelism`.
 //! A third figure is Terraform's own floor: an apply of the same graph of `terraform_data`
 //! resources (built into Terraform: no provider process, no API), so the run shows how much of
-//! the apply is the provider's and how much no provider can remove.
+//! the apply no provider can remove.
 //!
 //! Needs `SHOAL_BIN` (a release `shoal`), `DATABASE_URL` (an admin connection; a scratch
 //! database is created and dropped), the release provider beside this example's directory, and
@@ -331,7 +331,8 @@ async fn main() -> Result<()> {
     );
     println!(
         "  terraform alone     {:>8.2} s (the same graph of terraform_data, no provider: {:.2}x \
-         the PUTs; the provider's share of the apply {:.2} s)",
+         the PUTs; the apply spends {:.2} s more, in the provider's calls and in Terraform's \
+         work on larger resources and state)",
         floor.as_secs_f64(),
         floor.as_secs_f64() / reference.as_secs_f64(),
         (apply.as_secs_f64() - floor.as_secs_f64()).max(0.0)
