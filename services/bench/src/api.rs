@@ -9,7 +9,7 @@ use hyper::Method;
 use shoal_testkit::ScratchDatabase;
 
 use crate::args::Args;
-use crate::load::{self, LoadPlan};
+use crate::load::{self, APP_BODY, LoadPlan};
 use crate::parts::Interrupted;
 use crate::report::{self, Figure, Goal};
 use crate::server::{Server, ShoalBin};
@@ -17,8 +17,6 @@ use crate::{database, pgbench};
 
 /// The tenant the bench creates its apps in.
 pub const TENANT: &str = "bench";
-/// A realistic app body: a handler and a few settings, one of them a secret.
-pub const APP_BODY: &str = r#"{"handler":{"url":"http://127.0.0.1:9/handler"},"appSettings":{"AzureWebJobsStorage":"UseDevelopmentStorage=true","MySecret":"s3cr3t"}}"#;
 /// More failed requests than this fraction fails the run.
 pub const MAX_ERROR_RATE: f64 = 0.001;
 

@@ -15,6 +15,9 @@ use rand::rngs::SmallRng;
 
 use crate::http::Connection;
 
+/// A realistic app body: a handler and a few settings, one of them a secret.
+pub const APP_BODY: &str = r#"{"handler":{"url":"http://127.0.0.1:9/handler"},"appSettings":{"AzureWebJobsStorage":"UseDevelopmentStorage=true","MySecret":"s3cr3t"}}"#;
+
 /// Latencies are recorded in microseconds, up to a minute, with 3 significant digits.
 const HIGHEST_LATENCY_US: u64 = 60_000_000;
 

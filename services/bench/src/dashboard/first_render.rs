@@ -17,7 +17,7 @@ use crate::server::Server;
 const FULL: &str = "bench-apps";
 const EMPTY: &str = "bench-empty";
 /// Apps as the API part writes them: a handler and two settings, one of them secret.
-const APP_BODY: &str = crate::api::APP_BODY;
+const APP_BODY: &str = crate::load::APP_BODY;
 
 pub struct FirstRender {
     pub apps: usize,
