@@ -1,6 +1,7 @@
 //! One module per resource type, as HashiCorp's scaffolding lays a provider out, and the
 //! schema and state helpers they share.
 
+pub mod crud;
 pub mod function;
 pub mod function_app;
 pub mod principal;

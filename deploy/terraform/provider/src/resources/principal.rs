@@ -12,11 +12,11 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::Precondition;
 use crate::ids::ChildId;
-use crate::problem::{FieldMap, report};
+use crate::problem::FieldMap;
 use crate::provider::{SharedClient, configured};
-use crate::resources::{Private, PrivateState, attribute, attributes, json_string};
+use crate::resources::crud::{self, Found, Guard, Target};
+use crate::resources::{PrivateState, attribute, attributes, json_string};
 
 const FIELDS: FieldMap = FieldMap {
     documents: &[],
@@ -88,6 +88,11 @@ impl PrincipalResource {
 
     /// Terraform's `null` for `client_secret` deserializes as `None`; a service principal's
     /// state must still carry the attribute.
+    /// The API's principal at `id`.
+    fn target(&self, id: &ChildId) -> Target<'static> {
+        Target::new(self.kind.noun(), id, id.api_path(), &FIELDS)
+    }
+
     fn normalize(&self, mut state: PrincipalState) -> PrincipalState {
         if self.kind == PrincipalKind::ServicePrincipal && state.client_secret.is_none() {
             state.client_secret = Some(Value::Null);
@@ -191,21 +196,13 @@ impl Resource for PrincipalResource {
     ) -> Option<(PrincipalState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = self.id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
+        match crud::read(&client, diags, &self.target(&id)).await {
+            Found::Entity(entity) => Some((
                 self.state_from(&entity.body, &id, &state),
-                Some(Private { etag: entity.etag }),
+                crud::private(&entity),
             )),
-            Ok(None) => None,
-            Err(error) => {
-                report(
-                    diags,
-                    &error,
-                    &format!("{} {id}", self.kind.noun()),
-                    &FIELDS,
-                );
-                Some((self.normalize(state), private))
-            }
+            Found::Gone => None,
+            Found::Failed => Some((self.normalize(state), private)),
         }
     }
 
@@ -264,29 +261,20 @@ impl Resource for PrincipalResource {
     ) -> Option<(PrincipalState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = self.id(&planned, diags)?;
-        let what = format!("{} {id}", self.kind.noun());
         // Principals take no body; `If-None-Match: *` keeps an existing one (and its secret)
         // from being adopted silently.
-        match client
-            .put(&id.api_path(), &json!({}), &Precondition::Absent)
-            .await
-        {
-            Ok(entity) => Some((
-                self.state_from(&entity.body, &id, &PrincipalState::default()),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("{what} already exists"),
-                    format!("To manage it with Terraform, import it: terraform import <resource address> {id}"),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &what, &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(
+            &client,
+            diags,
+            &self.target(&id),
+            &json!({}),
+            Guard::IfNoneMatch,
+        )
+        .await?;
+        Some((
+            self.state_from(&entity.body, &id, &PrincipalState::default()),
+            crud::private(&entity),
+        ))
     }
 
     /// Nothing is updatable: every argument forces replacement.
@@ -311,18 +299,7 @@ impl Resource for PrincipalResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = self.id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(
-                    diags,
-                    &error,
-                    &format!("{} {id}", self.kind.noun()),
-                    &FIELDS,
-                );
-                None
-            }
-        }
+        crud::destroy(&client, diags, &self.target(&id)).await
     }
 
     async fn import<'a>(

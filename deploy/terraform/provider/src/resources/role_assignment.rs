@@ -12,11 +12,11 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::Precondition;
 use crate::ids::ChildId;
-use crate::problem::{FieldMap, report};
+use crate::problem::FieldMap;
 use crate::provider::{SharedClient, configured};
-use crate::resources::{Private, PrivateState, attribute, attributes, json_string};
+use crate::resources::crud::{self, Found, Guard, Target};
+use crate::resources::{PrivateState, attribute, attributes, json_string};
 
 const COLLECTION: &str = "roleAssignments";
 
@@ -152,6 +152,11 @@ fn from_api(body: &Json, id: &ChildId, prior: &AssignmentState) -> AssignmentSta
     }
 }
 
+/// The API's role assignment at `id`.
+fn target(id: &ChildId) -> Target<'static> {
+    Target::new("role assignment", id, id.api_path(), &FIELDS)
+}
+
 #[async_trait]
 impl Resource for RoleAssignmentResource {
     type State<'a> = AssignmentState;
@@ -171,16 +176,12 @@ impl Resource for RoleAssignmentResource {
     ) -> Option<(AssignmentState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = assignment_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
-                from_api(&entity.body, &id, &state),
-                Some(Private { etag: entity.etag }),
-            )),
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &format!("role assignment {id}"), &FIELDS);
-                Some((state, private))
+        match crud::read(&client, diags, &target(&id)).await {
+            Found::Entity(entity) => {
+                Some((from_api(&entity.body, &id, &state), crud::private(&entity)))
             }
+            Found::Gone => None,
+            Found::Failed => Some((state, private)),
         }
     }
 
@@ -254,26 +255,11 @@ impl Resource for RoleAssignmentResource {
             "roleDefinitionId": planned.role_definition.as_ref_option(),
             "scope": planned.scope.as_ref_option(),
         });
-        match client
-            .put(&id.api_path(), &body, &Precondition::Absent)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("role assignment {id} already exists"),
-                    format!("To manage it with Terraform, import it: terraform import <resource address> {id}"),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &format!("role assignment {id}"), &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(&client, diags, &target(&id), &body, Guard::IfNoneMatch).await?;
+        Some((
+            from_api(&entity.body, &id, &planned),
+            crud::private(&entity),
+        ))
     }
 
     /// Nothing is updatable: every argument forces replacement.
@@ -298,13 +284,7 @@ impl Resource for RoleAssignmentResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = assignment_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &format!("role assignment {id}"), &FIELDS);
-                None
-            }
-        }
+        crud::destroy(&client, diags, &target(&id)).await
     }
 
     async fn import<'a>(
@@ -312,18 +292,10 @@ impl Resource for RoleAssignmentResource {
         diags: &mut Diagnostics,
         id: String,
     ) -> Option<(AssignmentState, PrivateState)> {
-        match ChildId::parse(&id, COLLECTION) {
-            Ok(id) => Some((
-                AssignmentState {
-                    id: Value::Value(id.to_string()),
-                    ..AssignmentState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the role assignment", message);
-                None
-            }
-        }
+        let parsed = ChildId::parse(&id, COLLECTION).map(|id| AssignmentState {
+            id: Value::Value(id.to_string()),
+            ..AssignmentState::default()
+        });
+        crud::import(diags, "role assignment", parsed)
     }
 }

@@ -15,10 +15,11 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::ChildId;
-use crate::problem::{FieldMap, report};
+use crate::problem::FieldMap;
 use crate::provider::{SharedClient, configured};
+use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
-    Private, PrivateState, attribute, attributes, json_string, put_known, unknown_if_null,
+    PrivateState, attribute, attributes, json_string, put_known, unknown_if_null,
 };
 
 const COLLECTION: &str = "roleDefinitions";
@@ -216,8 +217,9 @@ fn from_api(role: &Json, id: &ChildId) -> RoleState {
     }
 }
 
-fn describe(id: &ChildId) -> String {
-    format!("role definition {id}")
+/// The API's role definition at `id`.
+fn target(id: &ChildId) -> Target<'static> {
+    Target::new("role definition", id, id.api_path(), &FIELDS)
 }
 
 #[async_trait]
@@ -239,16 +241,10 @@ impl Resource for RoleDefinitionResource {
     ) -> Option<(RoleState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = role_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
-                from_api(&entity.body, &id),
-                Some(Private { etag: entity.etag }),
-            )),
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((state, private))
-            }
+        match crud::read(&client, diags, &target(&id)).await {
+            Found::Entity(entity) => Some((from_api(&entity.body, &id), crud::private(&entity))),
+            Found::Gone => None,
+            Found::Failed => Some((state, private)),
         }
     }
 
@@ -309,33 +305,15 @@ impl Resource for RoleDefinitionResource {
         let client = configured(&self.client, diags)?;
         let id = role_id(&planned, diags)?;
         // Roles take no If-None-Match: look first, so an existing role is never taken over.
-        match client.get(&id.api_path()).await {
-            Ok(Some(_)) => {
-                diags.root_error(
-                    format!("{} already exists", describe(&id)),
-                    format!("To manage it with Terraform, import it: terraform import <resource address> {id}"),
-                );
-                return None;
-            }
-            Ok(None) => {}
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                return None;
-            }
-        }
-        match client
-            .put(&id.api_path(), &body(&planned), &Precondition::None)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(
+            &client,
+            diags,
+            &target(&id),
+            &body(&planned),
+            Guard::LookFirst,
+        )
+        .await?;
+        Some((from_api(&entity.body, &id), crud::private(&entity)))
     }
 
     async fn update<'a>(
@@ -349,19 +327,18 @@ impl Resource for RoleDefinitionResource {
     ) -> Option<(RoleState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = role_id(&planned, diags)?;
-        match client
-            .put(&id.api_path(), &body(&planned), &Precondition::None)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((prior, private))
-            }
-        }
+        let Some(entity) = crud::update(
+            &client,
+            diags,
+            &target(&id),
+            &body(&planned),
+            &Precondition::None,
+        )
+        .await
+        else {
+            return Some((prior, private));
+        };
+        Some((from_api(&entity.body, &id), crud::private(&entity)))
     }
 
     async fn destroy<'a>(
@@ -373,13 +350,7 @@ impl Resource for RoleDefinitionResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = role_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        crud::destroy(&client, diags, &target(&id)).await
     }
 
     async fn import<'a>(
@@ -387,18 +358,10 @@ impl Resource for RoleDefinitionResource {
         diags: &mut Diagnostics,
         id: String,
     ) -> Option<(RoleState, PrivateState)> {
-        match ChildId::parse(&id, COLLECTION) {
-            Ok(id) => Some((
-                RoleState {
-                    id: Value::Value(id.to_string()),
-                    ..RoleState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the role definition", message);
-                None
-            }
-        }
+        let parsed = ChildId::parse(&id, COLLECTION).map(|id| RoleState {
+            id: Value::Value(id.to_string()),
+            ..RoleState::default()
+        });
+        crud::import(diags, "role definition", parsed)
     }
 }

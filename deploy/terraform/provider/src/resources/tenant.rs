@@ -13,11 +13,12 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::TenantId;
-use crate::problem::{FieldMap, report};
+use crate::problem::FieldMap;
 use crate::provider::{SharedClient, configured};
+use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
-    Private, PrivateState, attribute, attributes, etag_of, json_bool, json_i64, json_string,
-    put_known, unknown_if_null,
+    PrivateState, attribute, attributes, etag_of, json_bool, json_i64, json_string, put_known,
+    unknown_if_null,
 };
 
 const FIELDS: FieldMap = FieldMap {
@@ -177,8 +178,9 @@ fn from_api(tenant: &Json, id: &TenantId, prior: &TenantState) -> TenantState {
     }
 }
 
-fn describe(id: &TenantId) -> String {
-    format!("tenant {id}")
+/// The API's tenant at `id`.
+fn target(id: &TenantId) -> Target<'static> {
+    Target::new("tenant", id, id.api_path(), &FIELDS)
 }
 
 #[async_trait]
@@ -200,16 +202,12 @@ impl Resource for TenantResource {
     ) -> Option<(TenantState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = tenant_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
-                from_api(&entity.body, &id, &state),
-                Some(Private { etag: entity.etag }),
-            )),
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((state, private))
+        match crud::read(&client, diags, &target(&id)).await {
+            Found::Entity(entity) => {
+                Some((from_api(&entity.body, &id, &state), crud::private(&entity)))
             }
+            Found::Gone => None,
+            Found::Failed => Some((state, private)),
         }
     }
 
@@ -263,26 +261,18 @@ impl Resource for TenantResource {
     ) -> Option<(TenantState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = tenant_id(&planned, diags)?;
-        match client
-            .put(&id.api_path(), &body(&planned), &Precondition::Absent)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("{} already exists", describe(&id)),
-                    format!("To manage it with Terraform, import it: terraform import <resource address> {id}"),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(
+            &client,
+            diags,
+            &target(&id),
+            &body(&planned),
+            Guard::IfNoneMatch,
+        )
+        .await?;
+        Some((
+            from_api(&entity.body, &id, &planned),
+            crud::private(&entity),
+        ))
     }
 
     async fn update<'a>(
@@ -297,19 +287,15 @@ impl Resource for TenantResource {
         let client = configured(&self.client, diags)?;
         let id = tenant_id(&planned, diags)?;
         let precondition = etag_of(&private).map_or(Precondition::None, Precondition::Matches);
-        match client
-            .put(&id.api_path(), &body(&planned), &precondition)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((prior, private))
-            }
-        }
+        let Some(entity) =
+            crud::update(&client, diags, &target(&id), &body(&planned), &precondition).await
+        else {
+            return Some((prior, private));
+        };
+        Some((
+            from_api(&entity.body, &id, &planned),
+            crud::private(&entity),
+        ))
     }
 
     async fn destroy<'a>(
@@ -321,13 +307,7 @@ impl Resource for TenantResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = tenant_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        crud::destroy(&client, diags, &target(&id)).await
     }
 
     async fn import<'a>(
@@ -335,18 +315,10 @@ impl Resource for TenantResource {
         diags: &mut Diagnostics,
         id: String,
     ) -> Option<(TenantState, PrivateState)> {
-        match TenantId::parse(&id) {
-            Ok(id) => Some((
-                TenantState {
-                    id: Value::Value(id.to_string()),
-                    ..TenantState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the tenant", message);
-                None
-            }
-        }
+        let parsed = TenantId::parse(&id).map(|id| TenantState {
+            id: Value::Value(id.to_string()),
+            ..TenantState::default()
+        });
+        crud::import(diags, "tenant", parsed)
     }
 }

@@ -13,9 +13,9 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::{AppId, FunctionId};
-use crate::problem::report;
 use crate::provider::{SharedClient, configured};
-use crate::resources::{Private, PrivateState, etag_of, unknown_if_null};
+use crate::resources::crud::{self, Found, Guard, Target};
+use crate::resources::{PrivateState, etag_of, unknown_if_null};
 use model::{FIELDS, body, check_document};
 pub use model::{FunctionState, Retry, from_api, schema};
 
@@ -57,8 +57,9 @@ fn function_id(state: &FunctionState, diags: &mut Diagnostics) -> Option<Functio
     }
 }
 
-fn describe(id: &FunctionId) -> String {
-    format!("function {id}")
+/// The API's function at `id`.
+fn target(id: &FunctionId) -> Target<'static> {
+    Target::new("function", id, id.api_path(), &FIELDS)
 }
 
 /// Problems with a `config_json` text, for `validate`.
@@ -103,17 +104,13 @@ impl Resource for FunctionResource {
     ) -> Option<(FunctionState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = function_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => Some((
-                from_api(&entity.body, &id, &state),
-                Some(Private { etag: entity.etag }),
-            )),
-            // Deleted outside Terraform (or with its app): planned for re-creation.
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((state, private))
+        match crud::read(&client, diags, &target(&id)).await {
+            Found::Entity(entity) => {
+                Some((from_api(&entity.body, &id, &state), crud::private(&entity)))
             }
+            // Deleted outside Terraform (or with its app): planned for re-creation.
+            Found::Gone => None,
+            Found::Failed => Some((state, private)),
         }
     }
 
@@ -174,29 +171,18 @@ impl Resource for FunctionResource {
     ) -> Option<(FunctionState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = function_id(&planned, diags)?;
-        match client
-            .put(&id.api_path(), &body(&planned), &Precondition::Absent)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("{} already exists", describe(&id)),
-                    format!(
-                        "To manage it with Terraform, import it: \
-                         terraform import <resource address> {id}"
-                    ),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(
+            &client,
+            diags,
+            &target(&id),
+            &body(&planned),
+            Guard::IfNoneMatch,
+        )
+        .await?;
+        Some((
+            from_api(&entity.body, &id, &planned),
+            crud::private(&entity),
+        ))
     }
 
     async fn update<'a>(
@@ -211,20 +197,16 @@ impl Resource for FunctionResource {
         let client = configured(&self.client, diags)?;
         let id = function_id(&planned, diags)?;
         let precondition = etag_of(&private).map_or(Precondition::None, Precondition::Matches);
-        match client
-            .put(&id.api_path(), &body(&planned), &precondition)
-            .await
-        {
-            Ok(entity) => Some((
-                from_api(&entity.body, &id, &planned),
-                Some(Private { etag: entity.etag }),
-            )),
+        let Some(entity) =
+            crud::update(&client, diags, &target(&id), &body(&planned), &precondition).await
+        else {
             // Nothing was written: the prior state still describes the function.
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((prior, private))
-            }
-        }
+            return Some((prior, private));
+        };
+        Some((
+            from_api(&entity.body, &id, &planned),
+            crud::private(&entity),
+        ))
     }
 
     async fn destroy<'a>(
@@ -236,13 +218,7 @@ impl Resource for FunctionResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = function_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        crud::destroy(&client, diags, &target(&id)).await
     }
 
     async fn import<'a>(
@@ -250,18 +226,10 @@ impl Resource for FunctionResource {
         diags: &mut Diagnostics,
         id: String,
     ) -> Option<(FunctionState, PrivateState)> {
-        match FunctionId::parse(&id) {
-            Ok(id) => Some((
-                FunctionState {
-                    id: Value::Value(id.to_string()),
-                    ..FunctionState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the function", message);
-                None
-            }
-        }
+        let parsed = FunctionId::parse(&id).map(|id| FunctionState {
+            id: Value::Value(id.to_string()),
+            ..FunctionState::default()
+        });
+        crud::import(diags, "function", parsed)
     }
 }

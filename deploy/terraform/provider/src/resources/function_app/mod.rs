@@ -14,9 +14,9 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 use crate::client::{ApiClient, Precondition};
 use crate::ids::AppId;
 use crate::json_doc;
-use crate::problem::report;
 use crate::provider::{SharedClient, configured};
-use crate::resources::{Private, PrivateState, etag_of};
+use crate::resources::crud::{self, Found, Guard, Target};
+use crate::resources::{PrivateState, etag_of};
 use model::{AppState, FIELDS};
 
 pub struct FunctionAppResource {
@@ -52,8 +52,9 @@ fn app_id(state: &AppState, diags: &mut Diagnostics) -> Option<AppId> {
     }
 }
 
-fn describe(id: &AppId) -> String {
-    format!("function app {id}")
+/// The API's function app at `id`.
+fn target(id: &AppId) -> Target<'static> {
+    Target::new("function app", id, id.api_path(), &FIELDS)
 }
 
 /// The state after a read or write of the app, with raw values for the secret settings the
@@ -128,17 +129,13 @@ impl Resource for FunctionAppResource {
     ) -> Option<(AppState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = app_id(&state, diags)?;
-        match client.get(&id.api_path()).await {
-            Ok(Some(entity)) => {
+        match crud::read(&client, diags, &target(&id)).await {
+            Found::Entity(entity) => {
                 let new = settle(&client, &id, &entity.body, &state, diags).await;
-                Some((new, Some(Private { etag: entity.etag })))
+                Some((new, crud::private(&entity)))
             }
-            // Deleted outside Terraform: dropping it from state plans its re-creation.
-            Ok(None) => None,
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((state, private))
-            }
+            Found::Gone => None,
+            Found::Failed => Some((state, private)),
         }
     }
 
@@ -191,33 +188,16 @@ impl Resource for FunctionAppResource {
     ) -> Option<(AppState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = app_id(&planned, diags)?;
-        match client
-            .put(
-                &id.api_path(),
-                &model::body(&planned),
-                &Precondition::Absent,
-            )
-            .await
-        {
-            Ok(entity) => {
-                let state = settle(&client, &id, &entity.body, &planned, diags).await;
-                Some((state, Some(Private { etag: entity.etag })))
-            }
-            Err(error) if error.status() == Some(412) => {
-                diags.root_error(
-                    format!("{} already exists", describe(&id)),
-                    format!(
-                        "To manage it with Terraform, import it: \
-                         terraform import <resource address> {id}"
-                    ),
-                );
-                None
-            }
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        let entity = crud::create(
+            &client,
+            diags,
+            &target(&id),
+            &model::body(&planned),
+            Guard::IfNoneMatch,
+        )
+        .await?;
+        let state = settle(&client, &id, &entity.body, &planned, diags).await;
+        Some((state, crud::private(&entity)))
     }
 
     async fn update<'a>(
@@ -232,20 +212,19 @@ impl Resource for FunctionAppResource {
         let client = configured(&self.client, diags)?;
         let id = app_id(&planned, diags)?;
         let precondition = etag_of(&private).map_or(Precondition::None, Precondition::Matches);
-        match client
-            .put(&id.api_path(), &model::body(&planned), &precondition)
-            .await
-        {
-            Ok(entity) => {
-                let state = settle(&client, &id, &entity.body, &planned, diags).await;
-                Some((state, Some(Private { etag: entity.etag })))
-            }
-            // Nothing was written: the prior state still describes the app.
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                Some((prior, private))
-            }
-        }
+        let Some(entity) = crud::update(
+            &client,
+            diags,
+            &target(&id),
+            &model::body(&planned),
+            &precondition,
+        )
+        .await
+        else {
+            return Some((prior, private));
+        };
+        let state = settle(&client, &id, &entity.body, &planned, diags).await;
+        Some((state, crud::private(&entity)))
     }
 
     async fn destroy<'a>(
@@ -257,13 +236,7 @@ impl Resource for FunctionAppResource {
     ) -> Option<()> {
         let client = configured(&self.client, diags)?;
         let id = app_id(&prior, diags)?;
-        match client.delete(&id.api_path()).await {
-            Ok(()) => Some(()),
-            Err(error) => {
-                report(diags, &error, &describe(&id), &FIELDS);
-                None
-            }
-        }
+        crud::destroy(&client, diags, &target(&id)).await
     }
 
     async fn import<'a>(
@@ -271,18 +244,10 @@ impl Resource for FunctionAppResource {
         diags: &mut Diagnostics,
         id: String,
     ) -> Option<(AppState, PrivateState)> {
-        match AppId::parse(&id) {
-            Ok(id) => Some((
-                AppState {
-                    id: Value::Value(id.to_string()),
-                    ..AppState::default()
-                },
-                None,
-            )),
-            Err(message) => {
-                diags.root_error("Cannot import the function app", message);
-                None
-            }
-        }
+        let parsed = AppId::parse(&id).map(|id| AppState {
+            id: Value::Value(id.to_string()),
+            ..AppState::default()
+        });
+        crud::import(diags, "function app", parsed)
     }
 }
