@@ -96,9 +96,10 @@ impl DeadLetter {
             }
         };
         problems.finish()?;
-        Ok(DeadLetter(
-            target.expect("a target when there is no problem"),
-        ))
+        // Every branch without a target recorded a problem, so `finish` returned above.
+        target
+            .map(DeadLetter)
+            .ok_or_else(|| ValidationError::single(path, "is not a dead-letter target"))
     }
 }
 

@@ -1,0 +1,107 @@
+//! The flag values' parsers: each turns a flag's text into its value or a message that says
+//! what was expected (clap adds the flag's name).
+
+use std::time::Duration;
+
+use shoal_store::crypto::SecretKey;
+
+pub(super) fn parse_environment(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() || text.chars().count() > 64 || text.chars().any(char::is_control) {
+        return Err("must be 1-64 printable characters".into());
+    }
+    Ok(text.to_owned())
+}
+
+/// A bare host name or IP address: what goes between `sb://` and the port.
+pub(super) fn parse_host(text: &str) -> Result<String, String> {
+    match url::Host::parse(text) {
+        Ok(url::Host::Domain(_)) | Ok(url::Host::Ipv4(_)) if !text.contains(':') => {
+            Ok(text.to_owned())
+        }
+        _ => Err(format!(
+            "`{text}` is not a host name or IPv4 address (no scheme, port or path)"
+        )),
+    }
+}
+
+pub(super) fn parse_worker_name(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 128
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err("must be 1-128 letters, digits, '.', '_' or '-'".into())
+    }
+}
+
+pub(super) fn parse_breaker_tick(text: &str) -> Result<Duration, String> {
+    let tick = parse_duration(text)?;
+    if tick < Duration::from_millis(10) || tick > Duration::from_secs(60) {
+        return Err(format!("{text}: must be between 10ms and 60s"));
+    }
+    Ok(tick)
+}
+
+pub(super) fn parse_millis(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(Duration::from_millis(ms)),
+        _ => Err("must be a positive number of milliseconds".into()),
+    }
+}
+
+pub(super) fn parse_secret_key(text: &str) -> Result<SecretKey, String> {
+    SecretKey::from_base64(text)
+}
+
+/// Parses `500ms`, `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
+pub fn parse_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {
+        return Err("must be more than 0 and at most 24h".into());
+    }
+    Ok(ttl)
+}
+
+/// A rotation's grace: a duration like `--ttl`'s, from 0 to 7 days.
+pub(super) fn parse_grace(text: &str) -> Result<Duration, String> {
+    let grace = parse_duration(text)?;
+    if grace > shoal_api::tokens::rotation::MAX_GRACE {
+        return Err("must be at most 7d".into());
+    }
+    Ok(grace)
+}
+
+/// An absolute http(s) URL without query or fragment.
+pub(super) fn parse_public_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text.trim()).map_err(|e| format!("`{text}` is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err("must be an http:// or https:// URL with a host".into());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("must not have a query or fragment".into());
+    }
+    Ok(url)
+}
+
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 15m or 1h"))?;
+    Ok(match unit {
+        "ms" => Duration::from_millis(number),
+        "" | "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
+        "h" => Duration::from_secs(number.saturating_mul(3600)),
+        "d" => Duration::from_secs(number.saturating_mul(86_400)),
+        _ => return Err(format!("unknown unit `{unit}` (use ms, s, m, h or d)")),
+    })
+}
