@@ -7,14 +7,27 @@
 //! and the API's webhook ingress for HTTP triggers (forwarding the caller's `X-Request-Id`).
 //! It is its own small crate so that the API does not link the worker's queue runtime and the
 //! Azure SDKs just to make this one signed request.
+//!
+//! Every request goes through the egress policy ([`shoal_egress`]): a handler URL whose text
+//! names a refused address fails without a connection, and a name is dialled only at addresses
+//! the policy allows. Answers are read up to a cap ([`body`]).
+
+mod body;
+mod clients;
 
 use std::time::Duration;
 
+use shoal_domain::egress::{AllowList, Refusal};
 use shoal_domain::invocation::forward::{forwards_request_header, returns_response_header};
 use shoal_domain::invocation::{HandlerResponse, ResponseError};
 use shoal_domain::webhooks::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, WebhookSecret};
+use shoal_egress::{Egress, refusal_in};
 use url::Url;
 use uuid::Uuid;
+
+pub use body::DEFAULT_MAX_RESPONSE_BYTES;
+use body::{ReadError, read_capped};
+use clients::SharedClients;
 
 pub const HEADER_INVOCATION_ID: &str = "x-shoal-invocation-id";
 pub const HEADER_WORKER: &str = "x-shoal-worker";
@@ -24,7 +37,9 @@ pub const HEADER_REQUEST_ID: &str = "x-request-id";
 /// Shared by every caller in a process, so connections to handlers are pooled.
 #[derive(Clone, Debug)]
 pub struct Invoker {
-    client: reqwest::Client,
+    egress: Egress,
+    clients: SharedClients,
+    max_response_bytes: usize,
 }
 
 /// One queue invocation's request.
@@ -98,6 +113,11 @@ pub enum InvocationError {
     Malformed(#[from] ResponseError),
     #[error("reading the handler's response failed: {0}")]
     Read(String),
+    /// Nothing was sent: the destination is refused by the egress policy.
+    #[error("not attempted: {0}")]
+    Refused(Refusal),
+    #[error("the handler's response is larger than {0} bytes")]
+    TooLarge(usize),
 }
 
 /// How often an operator event is tried, and how long each try may take.
@@ -108,15 +128,47 @@ const EVENT_TIMEOUT: Duration = Duration::from_secs(10);
 const ERROR_BODY_LIMIT: usize = 512;
 
 impl Invoker {
-    pub fn new() -> Result<Invoker, reqwest::Error> {
-        let client = reqwest::Client::builder()
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_max_idle_per_host(64)
-            .tcp_nodelay(true)
-            // Handlers answer their own function's request; a redirect is a misconfiguration.
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
-        Ok(Invoker { client })
+    /// Requests go only where `egress` allows; answers are read up to
+    /// [`DEFAULT_MAX_RESPONSE_BYTES`] unless [`Invoker::with_max_response_bytes`] says otherwise.
+    pub fn new(egress: Egress) -> Invoker {
+        Invoker {
+            egress,
+            clients: SharedClients::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
+
+    pub fn with_max_response_bytes(mut self, limit: usize) -> Invoker {
+        self.max_response_bytes = limit;
+        self
+    }
+
+    pub fn max_response_bytes(&self) -> usize {
+        self.max_response_bytes
+    }
+
+    /// The same pools and counters, with a tenant's allowances (set by a platform admin).
+    pub fn for_tenant(&self, allow: &AllowList) -> Invoker {
+        Invoker {
+            egress: self.egress.for_tenant(allow),
+            ..self.clone()
+        }
+    }
+
+    pub fn egress(&self) -> &Egress {
+        &self.egress
+    }
+
+    /// The client for `url`, after what its text decides: a refused literal address is not
+    /// dialled at all.
+    fn client(&self, url: &Url) -> Result<reqwest::Client, InvocationError> {
+        self.egress
+            .check_url(url)
+            .map_err(InvocationError::Refused)?;
+        let port = url.port_or_known_default().unwrap_or(80);
+        self.clients
+            .get(&self.egress, port)
+            .map_err(|e| InvocationError::Connect(format!("building the HTTP client: {e}")))
     }
 
     pub async fn invoke(&self, call: Invocation<'_>) -> Result<HandlerResponse, InvocationError> {
@@ -169,7 +221,8 @@ impl Invoker {
         let webhook_id = call.invocation_id.to_string();
         let timestamp = chrono::Utc::now().timestamp();
         let signature = call.secret.sign(&webhook_id, timestamp, &call.body);
-        let mut request = self.client.request(method, url).timeout(call.timeout);
+        let client = self.client(&url)?;
+        let mut request = client.request(method, url).timeout(call.timeout);
         for (name, value) in call.headers {
             if forwards_request_header(name) {
                 request = request.header(*name, *value);
@@ -185,23 +238,20 @@ impl Invoker {
             .await
             .map_err(|e| classify(e, call.timeout))?;
         let status = response.status().as_u16();
+        let hop_by_hop = connection_tokens(response.headers());
         let headers = response
             .headers()
             .iter()
-            .filter(|(name, _)| returns_response_header(name.as_str()))
+            .filter(|(name, _)| {
+                returns_response_header(name.as_str()) && !hop_by_hop.contains(name.as_str())
+            })
             .map(|(name, value)| (name.as_str().to_owned(), value.as_bytes().to_vec()))
             .collect();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| match classify(e, call.timeout) {
-                InvocationError::Connect(m) => InvocationError::Read(m),
-                other => other,
-            })?;
+        let body = self.read(response, call.timeout).await?;
         Ok(ForwardedResponse {
             status,
             headers,
-            body: body.to_vec(),
+            body,
         })
     }
 
@@ -218,7 +268,7 @@ impl Invoker {
         let timestamp = chrono::Utc::now().timestamp();
         let signature = secret.sign(webhook_id, timestamp, &body);
         let response = self
-            .client
+            .client(url)?
             .post(url.clone())
             .timeout(timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -231,10 +281,10 @@ impl Invoker {
             .map_err(|e| classify(e, timeout))?;
         let status = response.status();
         if !status.is_success() {
-            let body = response.text().await.unwrap_or_default();
+            let body = self.read(response, timeout).await.unwrap_or_default();
             return Err(InvocationError::Status {
                 status: status.as_u16(),
-                body: truncate(&body, ERROR_BODY_LIMIT),
+                body: truncate(&String::from_utf8_lossy(&body), ERROR_BODY_LIMIT),
             });
         }
         Ok(())
@@ -256,6 +306,11 @@ impl Invoker {
                 .await
             {
                 Ok(()) => return true,
+                Err(InvocationError::Refused(refusal)) => {
+                    // Trying again would be refused again; the refusal is counted and logged.
+                    tracing::warn!(webhook_id, %refusal, "an operator event was not posted");
+                    return false;
+                }
                 Err(e) => {
                     tracing::warn!(%url, webhook_id, attempt, error = %e, "posting an operator event failed");
                 }
@@ -279,7 +334,7 @@ impl Invoker {
         let timestamp = chrono::Utc::now().timestamp();
         let signature = call.secret.sign(call.webhook_id, timestamp, &body);
         let mut request = self
-            .client
+            .client(&url)?
             .post(url)
             .timeout(call.timeout)
             .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -295,13 +350,7 @@ impl Invoker {
             .await
             .map_err(|e| classify(e, call.timeout))?;
         let status = response.status();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| match classify(e, call.timeout) {
-                InvocationError::Connect(m) => InvocationError::Read(m),
-                other => other,
-            })?;
+        let body = self.read(response, call.timeout).await?;
         if !status.is_success() {
             return Err(InvocationError::Status {
                 status: status.as_u16(),
@@ -310,6 +359,37 @@ impl Invoker {
         }
         Ok(HandlerResponse::parse(&body, outputs)?)
     }
+}
+
+impl Invoker {
+    /// The body up to the cap; the rest is never read.
+    async fn read(
+        &self,
+        response: reqwest::Response,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, InvocationError> {
+        read_capped(response, self.max_response_bytes)
+            .await
+            .map_err(|e| match e {
+                ReadError::TooLarge => InvocationError::TooLarge(self.max_response_bytes),
+                ReadError::Failed(e) => match classify(e, timeout) {
+                    InvocationError::Connect(m) => InvocationError::Read(m),
+                    other => other,
+                },
+            })
+    }
+}
+
+/// The header names a response's `Connection` header lists, lower-cased.
+fn connection_tokens(headers: &reqwest::header::HeaderMap) -> std::collections::HashSet<String> {
+    headers
+        .get_all(reqwest::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// Where a signed request goes and what signs it.
@@ -331,6 +411,9 @@ pub fn function_url(handler: &Url, function: &str) -> Url {
 }
 
 fn classify(error: reqwest::Error, timeout: Duration) -> InvocationError {
+    if let Some(refusal) = refusal_in(&error) {
+        return InvocationError::Refused(refusal);
+    }
     if error.is_timeout() {
         return InvocationError::Timeout(timeout);
     }

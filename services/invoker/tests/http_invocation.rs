@@ -4,10 +4,18 @@
 use std::time::Duration;
 
 use serde_json::json;
+use shoal_domain::egress::{AllowList, EgressPolicy};
 use shoal_domain::webhooks::WebhookSecret;
+use shoal_egress::Egress;
 use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
 use shoal_testkit::handler::{Behaviour, RecordingHandler};
 use uuid::Uuid;
+
+/// The handlers here listen on loopback, which the invoker refuses unless allowed.
+fn loopback_invoker() -> Invoker {
+    let allow = AllowList::parse(shoal_testkit::EGRESS_ALLOW_LOOPBACK).unwrap();
+    Invoker::new(Egress::new(EgressPolicy::new(allow, Vec::new())))
+}
 
 #[tokio::test]
 async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_request_id() {
@@ -19,8 +27,7 @@ async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_reques
     let secret = WebhookSecret::from_bytes(vec![9; 32]).unwrap();
     let id = Uuid::now_v7();
     let body = br#"{"Data":{"req":{"Method":"POST"}},"Metadata":{}}"#.to_vec();
-    let response = Invoker::new()
-        .unwrap()
+    let response = loopback_invoker()
         .invoke_http(HttpInvocation {
             handler: handler.url(),
             function: "order",
@@ -53,8 +60,7 @@ async fn a_failing_handler_is_a_status_error() {
         .await
         .unwrap();
     let secret = WebhookSecret::from_bytes(vec![9; 32]).unwrap();
-    let error = Invoker::new()
-        .unwrap()
+    let error = loopback_invoker()
         .invoke_http(HttpInvocation {
             handler: handler.url(),
             function: "order",

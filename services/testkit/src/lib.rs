@@ -8,6 +8,7 @@
 /// Azurite and the Entra stand-in live in the dev stack `shoal dev` uses too, as does the
 /// throwaway certificate authority ([`tls`]) of TLS endpoints.
 pub use shoal_devstack::{azurite, tls};
+pub mod flood;
 pub mod handler;
 pub mod kafka;
 pub mod proxy;
@@ -17,6 +18,11 @@ use anyhow::{Context, Result};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};
 
 /// Where the tests look when `DATABASE_URL` is unset: the local server with trust auth.
+/// What the suites allow beyond public addresses: their handlers listen on loopback. Shoal's
+/// processes are strict by default, so every suite says this explicitly
+/// (`SHOAL_EGRESS_ALLOW` for spawned processes, the configs' allow lists in process).
+pub const EGRESS_ALLOW_LOOPBACK: &str = "127.0.0.0/8,::1";
+
 pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
 pub fn admin_url() -> String {

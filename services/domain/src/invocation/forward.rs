@@ -38,10 +38,16 @@ pub fn forwards_request_header(name: &str) -> bool {
         || name.starts_with("x-shoal-"))
 }
 
-/// Whether a header of the handler's response is passed on to the caller (not the ones that
-/// describe only the handler's connection; Shoal frames the body itself).
+/// Whether a header of the handler's response is passed on to the caller: not the ones that
+/// describe only the handler's connection (Shoal frames the body itself), nor Shoal's own
+/// (`X-Shoal-*`, `X-Request-Id`), which the caller must be able to trust came from Shoal.
+/// Headers the response's `Connection` header names are hop-by-hop too; the invoker drops them
+/// (RFC 9110 §7.6.1).
 pub fn returns_response_header(name: &str) -> bool {
-    !WITHHELD_RESPONSE_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+    let name = name.to_ascii_lowercase();
+    !(WITHHELD_RESPONSE_HEADERS.contains(&name.as_str())
+        || name.starts_with("x-shoal-")
+        || name == "x-request-id")
 }
 
 #[cfg(test)]
@@ -96,5 +102,7 @@ mod tests {
         assert!(returns_response_header("Set-Cookie"));
         assert!(!returns_response_header("Transfer-Encoding"));
         assert!(!returns_response_header("content-length"));
+        assert!(!returns_response_header("X-Shoal-Worker"));
+        assert!(!returns_response_header("x-request-id"));
     }
 }

@@ -1,0 +1,39 @@
+//! One pooled HTTP client per (allow list, port): reqwest hands its resolver the name alone, so
+//! a client that checks resolved addresses against port-specific entries and Shoal's own
+//! listeners must know its port. Handlers of one deployment share a few ports, so the set stays
+//! small; tenants with allowances of their own get clients of their own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use shoal_egress::Egress;
+
+#[derive(Debug, Default)]
+pub(crate) struct Clients {
+    built: Mutex<HashMap<(String, u16), reqwest::Client>>,
+}
+
+impl Clients {
+    pub(crate) fn get(
+        &self,
+        egress: &Egress,
+        port: u16,
+    ) -> Result<reqwest::Client, reqwest::Error> {
+        let key = (egress.policy().allow().to_string(), port);
+        let mut built = self.built.lock().expect("not poisoned");
+        if let Some(client) = built.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = egress
+            .client_builder(port)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_max_idle_per_host(64)
+            .tcp_nodelay(true)
+            .build()?;
+        built.insert(key, client.clone());
+        Ok(client)
+    }
+}
+
+pub(crate) type SharedClients = Arc<Clients>;
