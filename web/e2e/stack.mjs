@@ -40,6 +40,8 @@ async function launch({ bin, databaseUrl, webDir, environment }, started) {
     DATABASE_URL: databaseUrl,
     SHOAL_SECRET_KEY: randomBytes(32).toString("base64"),
     RUST_LOG: process.env.RUST_LOG ?? "warn",
+    // The journeys' handler listens on loopback, which Shoal refuses unless allowed.
+    SHOAL_EGRESS_ALLOW: "127.0.0.0/8,::1",
   };
   const start = (name, args, extra = {}) => {
     const child = track(name, spawn(bin, args, { env: { ...env, ...extra }, stdio: ["ignore", "inherit", "inherit"] }));

@@ -32,6 +32,9 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderName;
 use axum::routing::{get, post};
+use shoal_domain::egress::{AllowList, EgressPolicy};
+use shoal_egress::Egress;
+use shoal_invoker::Invoker;
 use shoal_store::StoreError;
 use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::pool::{DatabaseUrl, PoolConfig, connect_lazy};
@@ -63,6 +66,25 @@ pub struct ApiConfig {
     pub identity: IdentityConfig,
     /// The dashboard's files and what it shows about this deployment.
     pub dashboard: dashboard::DashboardConfig,
+    /// Where the API may connect on a tenant's behalf, and how much of an answer it reads.
+    pub outbound: OutboundConfig,
+}
+
+/// The egress policy's allowances beyond the public internet (`--egress-allow`) and the cap on
+/// a handler's answer (`--max-response-bytes`). The default is strict, with a 16 MiB cap.
+#[derive(Debug, Clone)]
+pub struct OutboundConfig {
+    pub egress_allow: AllowList,
+    pub max_response_bytes: usize,
+}
+
+impl Default for OutboundConfig {
+    fn default() -> OutboundConfig {
+        OutboundConfig {
+            egress_allow: AllowList::default(),
+            max_response_bytes: shoal_invoker::DEFAULT_MAX_RESPONSE_BYTES,
+        }
+    }
 }
 
 /// How Shoal issues and trusts tokens beyond its signing keys.
@@ -206,11 +228,21 @@ impl Application {
         }
         let external_issuers =
             external_issuers::ExternalIssuers::new(&config.identity.external_issuers)?;
-        let webhooks = webhooks::Webhooks::new(pool.clone(), cipher.clone())?;
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", config.listen))?;
         let bound = listener.local_addr()?;
+        // The API's own address is refused even where the operator allows its network, so a
+        // forwarding webhook cannot be aimed back at the API.
+        let egress = Egress::new(EgressPolicy::new(
+            config.outbound.egress_allow.clone(),
+            vec![bound],
+        ));
+        let mut collectors = collectors;
+        collectors.push(Box::new(egress.metrics()));
+        let invoker =
+            Invoker::new(egress).with_max_response_bytes(config.outbound.max_response_bytes);
+        let webhooks = webhooks::Webhooks::new(pool.clone(), cipher.clone(), invoker);
         let port = bound.port();
         let tokens_config = &config.identity.tokens;
         let public_url = match &tokens_config.public_url {
@@ -291,6 +323,7 @@ mod tests {
             pool: PoolConfig::default(),
             identity: IdentityConfig::default(),
             dashboard: dashboard::DashboardConfig::default(),
+            outbound: OutboundConfig::default(),
         };
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2"), "{printed}");

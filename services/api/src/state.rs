@@ -73,6 +73,11 @@ impl AppState {
         }
     }
 
+    /// The process's egress policy, with its refusal counters.
+    pub fn egress(&self) -> &shoal_egress::Egress {
+        self.webhooks.invoker().egress()
+    }
+
     pub async fn refresh_keys(&self) {
         let mut last = self.last_key_refresh.lock().await;
         if last.is_some_and(|at| at.elapsed() < KEY_REFRESH_INTERVAL) {

@@ -71,6 +71,8 @@ impl ShoalBin {
         command
             .env("DATABASE_URL", database_url)
             .env("SHOAL_SECRET_KEY", &self.secret_key)
+            // The bench's handlers listen on loopback, which Shoal refuses unless allowed.
+            .env("SHOAL_EGRESS_ALLOW", "127.0.0.0/8,::1")
             .stdin(Stdio::null())
             .kill_on_drop(true);
         command

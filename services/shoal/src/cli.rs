@@ -11,8 +11,10 @@ use shoal_store::pool::DatabaseUrl;
 
 use crate::telemetry::LogFormat;
 
+mod outbound;
 mod parsers;
 
+pub use outbound::OutboundArgs;
 pub use parsers::parse_ttl;
 use parsers::*;
 
@@ -132,6 +134,8 @@ pub struct ServeArgs {
     pub migrate: bool,
     #[command(flatten)]
     pub dashboard: DashboardArgs,
+    #[command(flatten)]
+    pub outbound: OutboundArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -295,6 +299,8 @@ pub struct WorkerArgs {
     #[arg(long, env = "SHOAL_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<url::Url>,
     #[command(flatten)]
+    pub outbound: OutboundArgs,
+    #[command(flatten)]
     pub timings: WorkerTimings,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -362,6 +368,9 @@ pub struct DevArgs {
     pub database_url: Option<DatabaseUrl>,
     #[command(flatten)]
     pub dashboard: DashboardArgs,
+    /// Loopback is always allowed in `dev`, so handlers on this machine can be reached.
+    #[command(flatten)]
+    pub outbound: OutboundArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

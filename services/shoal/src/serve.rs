@@ -4,7 +4,7 @@ use anyhow::Context;
 use shoal_api::dashboard::DashboardConfig;
 use shoal_api::external_issuers::ExternalIssuersConfig;
 use shoal_api::issuance::TokenConfig;
-use shoal_api::{ApiConfig, Application, IdentityConfig};
+use shoal_api::{ApiConfig, Application, IdentityConfig, OutboundConfig};
 use shoal_store::pool::{PoolConfig, migrate};
 
 use crate::cli::ServeArgs;
@@ -49,6 +49,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             environment: args.dashboard.environment,
             dev_sign_in: false,
         },
+        outbound: OutboundConfig {
+            egress_allow: args.outbound.allow_list(),
+            max_response_bytes: args.outbound.max_response_bytes,
+        },
         pool: PoolConfig {
             max_connections: args
                 .db_max_connections
@@ -56,10 +60,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..PoolConfig::default()
         },
     };
+    log_egress(&config.outbound);
     let app = Application::build(config).await?;
     tracing::info!(port = app.port(), "serving the API");
     let shutdown = shutdown_on_signal();
     app.run_until_stopped(shutdown).await?;
     tracing::info!("API stopped");
     Ok(())
+}
+
+/// What the egress policy allows beyond public addresses, said once at start-up.
+fn log_egress(outbound: &OutboundConfig) {
+    match outbound.egress_allow.is_empty() {
+        true => tracing::info!(
+            "egress: only public addresses are reachable for tenants' handlers (--egress-allow)"
+        ),
+        false => {
+            tracing::info!(allow = %outbound.egress_allow, "egress: public addresses and the allowed entries are reachable for tenants' handlers")
+        }
+    }
 }

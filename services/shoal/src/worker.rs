@@ -4,7 +4,9 @@
 
 use anyhow::Context;
 use shoal_connectors::ConnectorOptions;
+use shoal_domain::egress::EgressPolicy;
 use shoal_domain::host_config::HostDefaults;
+use shoal_egress::Egress;
 use shoal_store::crypto::Cipher;
 use shoal_store::pool::{PoolConfig, connect_lazy};
 use shoal_worker::{Hosting, Worker, WorkerConfig};
@@ -13,12 +15,18 @@ use crate::cli::WorkerArgs;
 use crate::signals::shutdown_on_signal;
 
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
-    let config = worker_config(&args)?;
+    let mut config = worker_config(&args)?;
     let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
         .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
+    // The worker's own `/metrics` is refused even where its network is allowed.
+    config.egress = Egress::new(EgressPolicy::new(
+        args.outbound.allow_list(),
+        vec![listener.local_addr()?],
+    ));
+    let egress_metrics = config.egress.metrics();
     let worker = Worker::new(config, pool, Cipher::new(&args.secret.key));
     let stats = worker.stats();
     let shutdown = shutdown_on_signal();
@@ -26,6 +34,7 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let server = tokio::spawn(shoal_worker::server::serve(
         listener,
         stats,
+        vec![Box::new(egress_metrics)],
         metrics_stop.clone(),
     ));
     tracing::info!(listen = %args.listen, "worker metrics at /metrics");
@@ -48,6 +57,8 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
     config.drain_deadline = args.drain_deadline;
     config.breaker_tick = args.breaker_tick;
     config.invocation_telemetry = args.invocation_telemetry.is_on();
+    config.egress = Egress::new(EgressPolicy::new(args.outbound.allow_list(), Vec::new()));
+    config.max_response_bytes = args.outbound.max_response_bytes;
     if args.local_development {
         config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
     }

@@ -29,6 +29,7 @@ fn shoal(args: &[&str]) -> Command {
         .args(args)
         .env_remove("DATABASE_URL")
         .env_remove("SHOAL_SECRET_KEY")
+        .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
         .env("RUST_LOG", "warn");
     command
 }

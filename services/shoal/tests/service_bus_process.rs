@@ -46,6 +46,7 @@ fn spawn_worker(h: &Harness, name: &str) -> WorkerProcess {
         .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
         .env("SHOAL_TEST_REFRESH_MS", "200")
         .env("SHOAL_TEST_HEARTBEAT_MS", "200")
+        .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())

@@ -37,6 +37,13 @@ pub async fn run_app(
     abandon: CancellationToken,
 ) {
     let stats = &services.stats;
+    // A handler the egress policy refuses by its text is never called: its listeners do not
+    // start, so messages stay in the queue instead of failing into poison.
+    let handler = services
+        .invoker
+        .egress()
+        .check_url(&app.handler.url)
+        .map_err(|refusal| format!("handler.url: {refusal}"));
     let mut listeners = JoinSet::new();
     let mut lines = Vec::new();
     for function in app.functions.iter().filter(|f| f.spec.runs()) {
@@ -65,10 +72,11 @@ pub async fn run_app(
             kind.source(trigger, &app),
         );
         let line = stats.register(key, "starting");
-        let bound = bind(kind, trigger, &app, function, &config).map(|(listener, outputs)| {
-            let host = host(&app, function, &config, &services, outputs, line.clone());
-            (listener, host)
-        });
+        let bound =
+            bind(&handler, kind, trigger, &app, function, &config).map(|(listener, outputs)| {
+                let host = host(&app, function, &config, &services, outputs, line.clone());
+                (listener, host)
+            });
         match bound {
             Ok((listener, host)) => {
                 listeners.spawn(listener.listen(Arc::new(host), stop.clone(), abandon.clone()));
@@ -103,14 +111,16 @@ fn key(
     }
 }
 
-/// The trigger, then the outputs: the first that cannot be bound says why.
+/// The handler, the trigger, then the outputs: the first that cannot be bound says why.
 fn bind(
+    handler: &Result<(), String>,
     kind: &dyn TriggerKind,
     trigger: &Binding,
     app: &HostedApp,
     function: &HostedFunction,
     config: &WorkerConfig,
 ) -> Result<(Box<dyn TriggerListener>, Vec<outputs::Output>), String> {
+    handler.clone()?;
     let listener = kind.bind(function, trigger, app, config)?;
     let outputs = outputs::bind(app, function, config)?;
     Ok((listener, outputs))

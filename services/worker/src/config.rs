@@ -5,6 +5,8 @@ use std::time::Duration;
 use shoal_connectors::ConnectorOptions;
 use shoal_domain::host_config::HostDefaults;
 use shoal_domain::queue_trigger::INVISIBILITY;
+use shoal_egress::Egress;
+use shoal_invoker::DEFAULT_MAX_RESPONSE_BYTES;
 
 /// Which app instances the worker hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +68,12 @@ pub struct WorkerConfig {
     /// default. Off, the worker neither records attempts nor writes telemetry rows; its
     /// listener counters (heartbeats, `/metrics`) are kept either way.
     pub invocation_telemetry: bool,
+    /// Where handlers, `notifyUrl`s and the apps' queue and namespace endpoints may be reached
+    /// (`--egress-allow`); strict unless an operator allows more.
+    pub egress: Egress,
+    /// The most a handler's answer may weigh (`--max-response-bytes`); larger answers fail
+    /// the invocation without being buffered.
+    pub max_response_bytes: usize,
 }
 
 /// The default of [`WorkerConfig::database_step_timeout`].
@@ -95,6 +103,8 @@ impl WorkerConfig {
             load_timeout: Duration::from_secs(30),
             breaker_tick: Duration::from_secs(1),
             invocation_telemetry: true,
+            egress: Egress::strict(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 

@@ -1,9 +1,12 @@
 //! An app's named connections, resolved from its settings and signed in as its identities:
 //! Storage Queues connect at once (no request is made); Service Bus connections are resolved
 //! here and connected by their listener or output, since connecting is a network round trip.
+//! Either way, a connection whose settings aim at an address the egress policy refuses by its
+//! text does not start, and says which setting.
 
 use shoal_connectors::StorageQueues;
 use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::egress::destinations;
 
 use crate::config::WorkerConfig;
 use crate::hosted_apps::HostedApp;
@@ -16,6 +19,9 @@ pub fn storage_queues(
 ) -> Result<StorageQueues, String> {
     let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
         .map_err(|e| e.to_string())?;
+    config
+        .egress
+        .check_destinations(&destinations::of_connection(&spec))?;
     StorageQueues::connect_for_app(&spec, &config.connector, &app.identities)
         .map_err(|e| e.to_string())
 }
@@ -26,9 +32,13 @@ pub fn storage_queues(
 pub fn service_bus(
     connection: Option<&str>,
     app: &HostedApp,
+    config: &WorkerConfig,
 ) -> Result<shoal_domain::connection::ConnectionSpec, String> {
     let spec = resolve(ConnectionKind::ServiceBus, connection, &app.settings)
         .map_err(|e| e.to_string())?;
+    config
+        .egress
+        .check_destinations(&destinations::of_connection(&spec))?;
     if let shoal_domain::connection::ConnectionSpec::StorageConnectionString(_) = spec {
         return Err(format!(
             "{} is a storage connection string, not a Service Bus namespace",
@@ -36,4 +46,19 @@ pub fn service_bus(
         ));
     }
     Ok(spec)
+}
+
+/// A stream binding's brokers (`bootstrap.servers`, from `brokerList` or the Event Hubs
+/// namespace), by the text of each entry. The addresses brokers advertise later are not
+/// checked here (docs/operating/egress.md, "Not covered yet").
+pub fn check_brokers(properties: &[(String, String)], config: &WorkerConfig) -> Result<(), String> {
+    match properties
+        .iter()
+        .find(|(key, _)| key == "bootstrap.servers")
+    {
+        Some((_, servers)) => config
+            .egress
+            .check_destinations(&destinations::of_brokers("brokerList", servers)),
+        None => Ok(()),
+    }
 }

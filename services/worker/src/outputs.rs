@@ -106,7 +106,7 @@ pub fn bind(
                 ));
             }
             Binding::ServiceBus(out) => {
-                let spec = connections::service_bus(out.connection.as_deref(), app)?;
+                let spec = connections::service_bus(out.connection.as_deref(), app, config)?;
                 let entity = output_entity(out, &app.settings)?;
                 outputs.push(Output {
                     binding: out.name.as_str().to_owned(),
@@ -122,6 +122,8 @@ pub fn bind(
             }
             Binding::Kafka(_) | Binding::EventHub(_) => {
                 let target = stream_output(binding, &app.settings)
+                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
+                connections::check_brokers(&target.properties, config)
                     .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
                 let mut properties = KafkaProperties::new();
                 for (key, value) in &target.properties {

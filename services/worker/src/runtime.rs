@@ -77,7 +77,8 @@ impl Worker {
     /// Starts the worker; it runs until `shutdown` is cancelled, then drains.
     pub fn start(self, shutdown: CancellationToken) -> anyhow::Result<WorkerHandle> {
         self.config.validate().map_err(anyhow::Error::msg)?;
-        let invoker = Invoker::new()?;
+        let invoker = Invoker::new(self.config.egress.clone())
+            .with_max_response_bytes(self.config.max_response_bytes);
         Ok(WorkerHandle {
             task: tokio::spawn(self.run(invoker, shutdown)),
         })

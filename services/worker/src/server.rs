@@ -13,13 +13,18 @@ use tokio_util::sync::CancellationToken;
 use crate::metrics::ListenerMetrics;
 use crate::stats::StatsRegistry;
 
+/// `extra`: more series (the worker's egress refusals).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     stats: Arc<StatsRegistry>,
+    extra: Vec<Box<dyn prometheus_client::collector::Collector>>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let mut registry = Registry::with_prefix("shoal");
     registry.register_collector(Box::new(ListenerMetrics(vec![stats])));
+    for collector in extra {
+        registry.register_collector(collector);
+    }
     shoal_store::metrics::register(&mut registry);
     let registry = Arc::new(registry);
     let app = Router::new()

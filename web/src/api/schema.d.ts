@@ -711,7 +711,11 @@ export interface components {
             name: string;
             tenant: string;
             handler: components["schemas"]["Handler"];
-            /** @description Values of secret settings read as `********`; use `settings/list` for raw values. */
+            /**
+             * @description Values are shown only to callers allowed `Shoal/apps/settings/list/action` (as Azure
+             *     shows a Reader no app-setting values); others read every value as `********`. Even
+             *     then secret values read as `********`; `settings/list` returns the raw values.
+             */
             appSettings: {
                 [key: string]: string;
             };

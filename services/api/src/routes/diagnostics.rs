@@ -103,7 +103,14 @@ pub async fn get_diagnostics(
         checks.extend(sign_in_checks);
         checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
         checks.extend(
-            service_bus::entity_checks(&function.name, &spec, &settings, &identities).await,
+            service_bus::entity_checks(
+                &function.name,
+                &spec,
+                &settings,
+                &identities,
+                state.egress(),
+            )
+            .await,
         );
         if let Some(breaker) = breakers.iter().find(|b| b.function == function.name) {
             checks.extend(check_breaker(

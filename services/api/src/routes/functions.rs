@@ -282,6 +282,7 @@ pub async fn put_function(
     )
     .await?;
     let written = FunctionSpec::parse(function.as_str(), &body)?;
+    super::egress::check_function(&state, &written.spec)?;
     write(
         &authorized,
         TenantId::new(tenant),
@@ -327,6 +328,7 @@ pub async fn patch_function(
     let mut doc: Value = current.spec.clone();
     merge_patch(&mut doc, &patch);
     let written = FunctionSpec::parse(function.as_str(), &doc)?;
+    super::egress::check_function(&state, &written.spec)?;
     write(
         &authorized,
         id,

@@ -78,6 +78,16 @@ impl HandlerFailure {
             InvocationError::Malformed(e) => {
                 format!("the function's handler answered with a malformed response: {e}")
             }
+            // The rule only: the caller need not learn what the handler's name resolves to
+            // (the log and the metrics have the whole reason).
+            InvocationError::Refused(refusal) => format!(
+                "the function's handler was not called: its address is {} and the platform's \
+                 egress policy refuses it",
+                refusal.rule
+            ),
+            InvocationError::TooLarge(limit) => {
+                format!("the function's handler answered with more than {limit} bytes")
+            }
         };
         HandlerFailure {
             detail,

@@ -50,23 +50,25 @@ struct Ingress {
 }
 
 impl Webhooks {
-    pub fn new(pool: sqlx::PgPool, cipher: Cipher) -> anyhow::Result<Webhooks> {
-        Self::with_config(pool, cipher, DispatchConfig::default())
+    /// Handlers are called through `invoker`, which carries the process's egress policy.
+    pub fn new(pool: sqlx::PgPool, cipher: Cipher, invoker: Invoker) -> Webhooks {
+        Self::with_config(pool, cipher, invoker, DispatchConfig::default())
     }
 
     pub fn with_config(
         pool: sqlx::PgPool,
         cipher: Cipher,
+        invoker: Invoker,
         config: DispatchConfig,
-    ) -> anyhow::Result<Webhooks> {
-        Ok(Webhooks(Arc::new(Ingress {
+    ) -> Webhooks {
+        Webhooks(Arc::new(Ingress {
             catalog: Arc::new(catalog::Catalog::new(pool.clone(), cipher.clone())),
-            invoker: Invoker::new()?,
+            invoker,
             dispatch: Arc::new(Notify::new()),
             pool,
             cipher,
             config,
-        })))
+        }))
     }
 
     /// The apps' handlers, secrets, bindings and limits, as the change listener keeps them.

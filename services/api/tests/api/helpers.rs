@@ -41,6 +41,9 @@ pub struct Options {
     pub external_issuers: shoal_api::external_issuers::ExternalIssuersConfig,
     /// The dashboard's files, environment name and one-click sign-in.
     pub dashboard: shoal_api::dashboard::DashboardConfig,
+    /// The egress allowances and the answer cap: loopback is allowed, since the suites'
+    /// handlers listen there (the API itself is strict by default).
+    pub outbound: shoal_api::OutboundConfig,
 }
 
 impl Default for Options {
@@ -51,6 +54,13 @@ impl Default for Options {
             tokens: Default::default(),
             external_issuers: Default::default(),
             dashboard: Default::default(),
+            outbound: shoal_api::OutboundConfig {
+                egress_allow: shoal_domain::egress::AllowList::parse(
+                    shoal_testkit::EGRESS_ALLOW_LOOPBACK,
+                )
+                .unwrap(),
+                ..Default::default()
+            },
         }
     }
 }
@@ -99,6 +109,7 @@ impl TestApp {
                 acquire_timeout: Duration::from_secs(2),
             },
             dashboard: options.dashboard.clone(),
+            outbound: options.outbound.clone(),
         };
         let app = Application::build(config.clone())
             .await
@@ -212,6 +223,16 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.admin(Method::GET, path).send().await.unwrap()
+    }
+
+    /// A tenant with one app whose handler is at `url`.
+    pub async fn with_app_at(&self, tenant: &str, app: &str, url: &str) {
+        assert_eq!(self.put_tenant(tenant).await.status(), StatusCode::CREATED);
+        let body = json!({"handler": {"url": url}});
+        assert_eq!(
+            self.put_app(tenant, app, &body).await.status(),
+            StatusCode::CREATED
+        );
     }
 
     /// A tenant with one app, for tests about something else.
@@ -363,4 +384,12 @@ pub fn decision(tenant: &str, app: &str, from: u32, to: u32, epoch: i64) -> Deci
         }]),
         epoch,
     }
+}
+
+/// The egress a worker in these suites gets: loopback allowed, where their handlers listen.
+pub fn loopback_egress() -> shoal_egress::Egress {
+    shoal_egress::Egress::new(shoal_domain::egress::EgressPolicy::new(
+        shoal_domain::egress::AllowList::parse(shoal_testkit::EGRESS_ALLOW_LOOPBACK).unwrap(),
+        Vec::new(),
+    ))
 }

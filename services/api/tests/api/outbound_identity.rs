@@ -59,6 +59,7 @@ impl Stack {
     /// A worker hosting every app, told where the API (the federation issuer) is.
     fn start_worker(&mut self) {
         let mut config = WorkerConfig::new("w1");
+        config.egress = crate::helpers::loopback_egress();
         config.hosting = Hosting::AllApps;
         config.refresh_interval = Duration::from_millis(200);
         config.connector = trusting(&self.azurite);

@@ -90,6 +90,7 @@ async fn poisoned_messages_are_shown_replayed_and_processed() {
         jobs.enqueue(&text(i)).await.unwrap();
     }
     let mut config = WorkerConfig::new("w1");
+    config.egress = crate::helpers::loopback_egress();
     config.hosting = Hosting::AllApps;
     config.refresh_interval = Duration::from_millis(200);
     let pool = connect_lazy(&api.database_url, &PoolConfig::default()).unwrap();
@@ -299,6 +300,7 @@ async fn dead_lettered_service_bus_messages_are_shown_replayed_and_processed() {
         .collect();
     sender.send(&sent).await.unwrap();
     let mut config = WorkerConfig::new("w1");
+    config.egress = crate::helpers::loopback_egress();
     config.hosting = Hosting::AllApps;
     config.refresh_interval = Duration::from_millis(200);
     let pool = connect_lazy(&api.database_url, &PoolConfig::default()).unwrap();

@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use shoal_api::identity::{Principal, Role};
-use shoal_api::{ApiConfig, Application};
+use shoal_api::{ApiConfig, Application, OutboundConfig};
+use shoal_domain::egress::{AllowList, EgressPolicy};
+use shoal_egress::Egress;
 use shoal_store::crypto::SecretKey;
 use shoal_store::pool::{PoolConfig, migrate};
 
@@ -51,7 +53,13 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         .context("migrating the database")?;
     let issuer = shoal_api::tokens::DEFAULT_ISSUER;
     let audience = shoal_api::tokens::DEFAULT_AUDIENCE;
+    // Handlers run on this machine in development: loopback is allowed, and said so below.
+    let egress_allow = AllowList::loopback().union(&args.outbound.allow_list());
     let config = ApiConfig {
+        outbound: OutboundConfig {
+            egress_allow: egress_allow.clone(),
+            max_response_bytes: args.outbound.max_response_bytes,
+        },
         listen: args.listen,
         database_url: database_url.into(),
         secret_key: secret_key.clone(),
@@ -101,6 +109,8 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
             let mut config = WorkerConfig::new(format!("dev-worker-{i}"));
             config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
             config.public_url = public_url.clone();
+            config.egress = Egress::new(EgressPolicy::new(egress_allow.clone(), vec![args.listen]));
+            config.max_response_bytes = args.outbound.max_response_bytes;
             Worker::new(config, pool.clone(), cipher.clone())
         })
         .collect();
@@ -155,6 +165,8 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     )?;
     println!(
         "\nShoal is running.\n\n  Dashboard      {dashboard}\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
+         Egress: handlers may be on loopback here ({egress_allow}); `shoal serve` and `shoal worker`\n\
+         allow only public addresses unless --egress-allow says more (docs/operating/egress.md).\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
          Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n{}\n\

@@ -79,6 +79,7 @@ impl<'h> Cluster<'h> {
             .env("SHOAL_SECRET_KEY", self.h.secret_key.to_base64())
             .env("SHOAL_TEST_INVISIBILITY_MS", self.invisibility_ms)
             .env("RUST_LOG", "warn")
+            .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
             .envs(self.host.env())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

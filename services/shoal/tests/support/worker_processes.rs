@@ -72,6 +72,7 @@ pub fn spawn_worker_env(
         .env("SHOAL_TEST_REFRESH_MS", "200")
         .env("SHOAL_TEST_HEARTBEAT_MS", "200")
         .env("RUST_LOG", "warn")
+        .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
         .envs(host.env())
         .envs(env.iter().copied())
         .stdout(Stdio::null())

@@ -4,6 +4,7 @@
 mod assignments;
 mod breakers;
 mod delivery;
+mod egress;
 mod failures;
 mod identity;
 mod kafka;

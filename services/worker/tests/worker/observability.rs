@@ -103,6 +103,7 @@ async fn heartbeats_carry_listener_statistics_and_metrics_show_them() -> anyhow:
     let server = tokio::spawn(shoal_worker::server::serve(
         listener,
         worker.stats.clone(),
+        Vec::new(),
         stop.clone(),
     ));
     let text = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))

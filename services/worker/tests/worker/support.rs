@@ -219,6 +219,11 @@ impl Harness {
         config.refresh_interval = Duration::from_secs(60);
         config.heartbeat_interval = Some(Duration::from_millis(200));
         config.drain_deadline = Duration::from_secs(10);
+        // The suites' handlers listen on loopback; the worker is strict unless told.
+        config.egress = shoal_egress::Egress::new(shoal_domain::egress::EgressPolicy::new(
+            shoal_domain::egress::AllowList::parse(shoal_testkit::EGRESS_ALLOW_LOOPBACK).unwrap(),
+            Vec::new(),
+        ));
         if self.azurite.is_https() {
             config.connector = ConnectorOptions {
                 extra_root_ca_pem: Some(self.azurite.ca_pem().as_bytes().to_vec()),

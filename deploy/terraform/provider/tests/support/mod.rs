@@ -99,6 +99,9 @@ impl Shoal {
             .args(["serve", "--listen", &listen])
             .env("DATABASE_URL", db.url())
             .env("SHOAL_SECRET_KEY", &key)
+            // The acceptance tests' handler URLs point at loopback, which `serve` refuses unless
+            // allowed (docs/operating/egress.md).
+            .env("SHOAL_EGRESS_ALLOW", "127.0.0.0/8,::1")
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

@@ -11,8 +11,10 @@ use shoal_domain::bindings::Binding;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
+use shoal_domain::egress::destinations;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::service_bus_entity::path::resolve_trigger_entity;
+use shoal_egress::Egress;
 
 /// Longest a diagnostics request waits for one namespace.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
@@ -24,6 +26,7 @@ pub(super) async fn entity_checks(
     spec: &FunctionSpec,
     settings: &BTreeMap<String, String>,
     identities: &AppIdentities,
+    egress: &Egress,
 ) -> Vec<Check> {
     let Some(Binding::ServiceBusTrigger(trigger)) = spec.bindings.iter().find(|b| b.is_trigger())
     else {
@@ -44,12 +47,14 @@ pub(super) async fn entity_checks(
     ) else {
         return Vec::new();
     };
-    let probe = match ServiceBusAdmin::connect_for_app(
-        &connection,
-        &ConnectorOptions::default(),
-        identities,
-    ) {
-        Err(e) => EntityProbe::NotChecked(e.to_string()),
+    // A namespace the egress policy refuses is not probed: a probe's answer would tell open
+    // ports of internal addresses from closed ones.
+    let refused = egress.check_destinations(&destinations::of_connection(&connection));
+    let probe = match refused.and_then(|()| {
+        ServiceBusAdmin::connect_for_app(&connection, &ConnectorOptions::default(), identities)
+            .map_err(|e| e.to_string())
+    }) {
+        Err(e) => EntityProbe::NotChecked(e),
         Ok(admin) => match tokio::time::timeout(PROBE_TIMEOUT, admin.entity(&entity)).await {
             Err(_) => {
                 EntityProbe::Unreachable(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()))

@@ -63,7 +63,7 @@ impl TriggerKind for ServiceBusTrigger {
         let Binding::ServiceBusTrigger(trigger) = trigger else {
             return Err("not a Service Bus trigger".into());
         };
-        let spec = connections::service_bus(trigger.connection.as_deref(), app)?;
+        let spec = connections::service_bus(trigger.connection.as_deref(), app, config)?;
         let entity = trigger_entity(trigger, &app.settings)?;
         let options = app.host.extensions.service_bus.clone();
         Ok(Box::new(BoundServiceBusTrigger {
