@@ -29,11 +29,31 @@ const SECRET_NAME_PARTS: [&str; 6] = [
 ];
 
 /// Connection string keys (lower case) that carry credentials.
-const SECRET_KEYS: [&str; 4] = [
+const SECRET_KEYS: [&str; 5] = [
     "accountkey",
     "sharedaccesskey",
     "sharedaccesssignature",
     "password",
+    "pwd",
+];
+
+/// Query parameters (lower case) whose value is a credential: SAS signatures, Azure Functions'
+/// function keys (`code`), and the tokens webhook URLs carry.
+const SECRET_QUERY_PARAMETERS: [&str; 7] = [
+    "sig",
+    "code",
+    "token",
+    "access_token",
+    "api_key",
+    "apikey",
+    "key",
+];
+
+/// Webhook URL prefixes whose URLs are credentials by themselves (the path is the secret).
+const SECRET_URL_PARTS: [&str; 3] = [
+    "hooks.slack.com",
+    "discord.com/api/webhooks",
+    "outlook.office.com/webhook",
 ];
 
 /// Whether the API masks this setting's value on read. Secret when the name says so
@@ -53,13 +73,36 @@ pub fn is_secret_setting(name: &str, value: &str) -> bool {
             SECRET_KEYS.contains(&key.as_str())
         })
     });
-    carries_credential || has_sas_signature(value)
+    carries_credential || carries_secret_text(value)
 }
 
-/// `sig=` as a query parameter: at the start, or after `?` or `&`.
-fn has_sas_signature(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    lower.starts_with("sig=") || lower.contains("?sig=") || lower.contains("&sig=")
+/// Credentials recognisable in a value whatever the setting's name: a secret query parameter
+/// (`sig=`, `code=`, `token=`, …), a URL with a password (`postgres://user:pw@host`), a webhook
+/// URL whose path is the secret, an HTTP `Basic`/`Bearer` credential, a PEM block.
+fn carries_secret_text(value: &str) -> bool {
+    let lower = value.trim().to_ascii_lowercase();
+    let query_secret = SECRET_QUERY_PARAMETERS.iter().any(|p| {
+        lower.starts_with(&format!("{p}="))
+            || lower.contains(&format!("?{p}="))
+            || lower.contains(&format!("&{p}="))
+    });
+    query_secret
+        || has_url_password(&lower)
+        || SECRET_URL_PARTS.iter().any(|h| lower.contains(h))
+        || lower.starts_with("basic ")
+        || lower.starts_with("bearer ")
+        || lower.contains("-----begin ")
+}
+
+/// `scheme://user:password@…`: user information with a colon before the host.
+fn has_url_password(lower: &str) -> bool {
+    let Some((_, rest)) = lower.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority
+        .rsplit_once('@')
+        .is_some_and(|(user_info, _)| user_info.contains(':'))
 }
 
 /// Validates an `appSettings` object: setting names valid (see [`SettingName`]) and unique
@@ -210,6 +253,32 @@ mod tests {
             ("TARGET_BASED_SCALING_ENABLED", "0", false),
             ("Greeting", "signature=fine", false),
             ("Design", "assign=yes", false),
+            // Credentials in values whatever the name.
+            (
+                "DATABASE_URL",
+                "postgres://app:hunter2@db.internal:5432/app",
+                true,
+            ),
+            ("Broker", "amqps://user:pw@mq.example.com", true),
+            ("Db", "Server=db;Uid=app;Pwd=hunter2", true),
+            (
+                "Alerts",
+                "https://hooks.slack.com/services/T000/B000/XXXX",
+                true,
+            ),
+            ("Chat", "https://discord.com/api/webhooks/1/abc", true),
+            ("Fn", "https://app.azurewebsites.net/api/f?code=abc==", true),
+            ("Hook", "https://example.com/hook?token=abc", true),
+            ("Upstream", "Basic dXNlcjpwYXNz", true),
+            ("Upstream", "Bearer eyJhbGciOiJSUzI1NiJ9.e30.sig", true),
+            (
+                "Cert",
+                "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----",
+                true,
+            ),
+            ("Homepage", "https://user@example.com/", false),
+            ("Endpoint", "https://example.com/a?b=c", false),
+            ("Mode", "Bearing north", false),
         ];
         for (name, value, want) in cases {
             assert_eq!(is_secret_setting(name, value), want, "{name}={value}");

@@ -13,8 +13,9 @@ use serde_json::Value;
 use shoal_domain::apps::{AppSpec, AppState as RunState, Handler, Identity, Scale, WrittenApp};
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::merge_patch::merge_patch;
-use shoal_domain::names::TenantName;
-use shoal_domain::settings::{MASK, settings_to_store};
+use shoal_domain::names::{AppName, TenantName};
+use shoal_domain::secret_routes;
+use shoal_domain::settings::{MASK, StoredSetting, settings_to_store};
 use shoal_domain::webhook_limits::WebhookLimits;
 use shoal_store::apps::{self, AppRecord};
 use shoal_store::{Precondition, TenantId, Written, begin_tenant};
@@ -25,8 +26,7 @@ use utoipa_axum::routes;
 use super::app_identity;
 use super::app_status::{self, AppStatus};
 use super::{Authorized, TAG_APPS, authorize, conditional_read, resource_headers};
-use crate::access::Caller;
-use crate::access::allow;
+use crate::access::{Caller, allow, permits};
 use crate::error::{ApiError, Problem};
 use crate::extract::{
     AppPath, Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath,
@@ -44,7 +44,9 @@ pub struct App {
     pub name: String,
     pub tenant: String,
     pub handler: Handler,
-    /// Values of secret settings read as `********`; use `settings/list` for raw values.
+    /// Values are shown only to callers allowed `Shoal/apps/settings/list/action` (as Azure
+    /// shows a Reader no app-setting values); others read every value as `********`. Even
+    /// then secret values read as `********`; `settings/list` returns the raw values.
     pub app_settings: BTreeMap<String, String>,
     pub host_config: HostConfig,
     pub scale: Scale,
@@ -173,10 +175,22 @@ pub(crate) fn parse_stored(record: &AppRecord) -> Result<WrittenApp, ApiError> {
     })
 }
 
+/// Whether `caller` sees setting values in app reads (`settings/list` at the app).
+fn shows_values(caller: &Caller, tenant: &TenantName, app: &str) -> bool {
+    AppName::parse(app).is_ok_and(|app| {
+        permits(
+            caller,
+            actions::APP_SETTINGS_LIST,
+            &Scope::app(tenant, &app),
+        )
+    })
+}
+
 fn view(
     tenant: &TenantName,
     record: AppRecord,
     system_identity: Option<&PrincipalRecord>,
+    show_values: bool,
 ) -> Result<App, ApiError> {
     let spec = parse_stored(&record)?.spec;
     let app_settings = record
@@ -185,7 +199,7 @@ fn view(
         .map(|s| {
             (
                 s.name.clone(),
-                if s.secret {
+                if s.secret || !show_values {
                     MASK.to_string()
                 } else {
                     s.value.clone()
@@ -261,7 +275,8 @@ pub async fn list_apps(
         .map(|r| {
             let identity = identities.get(&r.name);
             let status = statuses.remove(&r.name);
-            view(&tenant, r, identity).map(|app| App { status, ..app })
+            let show_values = shows_values(&caller, &tenant, &r.name);
+            view(&tenant, r, identity, show_values).map(|app| App { status, ..app })
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(AppList {
@@ -306,7 +321,12 @@ pub async fn get_app(
         };
     Ok((
         resource_headers(&etag, None),
-        Json(view(&tenant, record, system_identity.as_ref())?),
+        Json(view(
+            &tenant,
+            record,
+            system_identity.as_ref(),
+            shows_values(&caller, &tenant, app.as_str()),
+        )?),
     )
         .into_response())
 }
@@ -331,6 +351,7 @@ pub async fn put_app(
     )
     .await?;
     let written = AppSpec::parse(app.as_str(), &body)?;
+    super::egress::check_app(&state, &written.spec)?;
     write(
         &authorized,
         &tenant,
@@ -375,6 +396,7 @@ pub async fn patch_app(
     let mut doc = written_document(&current);
     merge_patch(&mut doc, &patch);
     let written = AppSpec::parse(app.as_str(), &doc)?;
+    super::egress::check_app(&state, &written.spec)?;
     // Conditional on what we read: a concurrent write in between answers 412.
     write(
         &authorized,
@@ -399,7 +421,12 @@ async fn write(
     let id = TenantId::new(tenant.clone());
     let mut write = authorized.begin(&id).await?;
     let tx = &mut write.tx;
-    let needs_current = written.spec.app_settings.values().any(|v| v == MASK);
+    let routes_written = written
+        .spec
+        .app_settings
+        .keys()
+        .any(|name| secret_routes::may_route(name));
+    let needs_current = routes_written || written.spec.app_settings.values().any(|v| v == MASK);
     let current = match current {
         Some(current) => Some(current),
         None if needs_current => match apps::get(tx, &id, &state.cipher, app).await {
@@ -411,6 +438,9 @@ async fn write(
     };
     let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
+    if routes_written {
+        check_secret_routes(authorized, tenant, app, current_settings, &settings)?;
+    }
     let (record, outcome) = apps::put(
         tx,
         &id,
@@ -434,9 +464,50 @@ async fn write(
     Ok((
         status,
         headers,
-        Json(view(tenant, record, system_identity.as_ref())?),
+        Json(view(
+            tenant,
+            record,
+            system_identity.as_ref(),
+            shows_values(authorized.caller(), tenant, app),
+        )?),
     )
         .into_response())
+}
+
+/// A write that changes where a stored credential is sent needs the rights to read it
+/// (`shoal_domain::secret_routes`): 403 naming the first such setting otherwise.
+fn check_secret_routes(
+    authorized: &Authorized<'_>,
+    tenant: &TenantName,
+    app: &str,
+    before: &[StoredSetting],
+    after: &[StoredSetting],
+) -> Result<(), ApiError> {
+    let map = |s: &[StoredSetting]| -> BTreeMap<String, String> {
+        s.iter()
+            .map(|s| (s.name.clone(), s.value.clone()))
+            .collect()
+    };
+    let changed = secret_routes::changed_secret_routes(&map(before), &map(after));
+    let Some(first) = changed.first() else {
+        return Ok(());
+    };
+    let scope = match AppName::parse(app) {
+        Ok(name) => Scope::app(tenant, &name),
+        Err(_) => return Ok(()),
+    };
+    let missing: Vec<&str> = secret_routes::REQUIRED_ACTIONS
+        .into_iter()
+        .filter(|action| !permits(authorized.caller(), action, &scope))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "appSettings.{first} decides where the connection's credentials are sent; changing it \
+         needs {} at {scope}",
+        missing.join(" and ")
+    )))
 }
 
 /// Delete an app with its settings and functions.

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod breakers;
 pub mod caller;
 pub mod diagnostics;
+pub mod egress;
 pub mod functions;
 pub mod health;
 pub mod identities;
@@ -104,6 +105,10 @@ pub async fn authorize<'a>(
 
 impl<'a> Authorized<'a> {
     /// The state the action was authorized in, for the work's other needs (the cipher).
+    pub fn caller(&self) -> &'a Caller {
+        self.caller
+    }
+
     pub fn state(&self) -> &'a AppState {
         self.state
     }

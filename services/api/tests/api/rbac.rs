@@ -20,7 +20,7 @@ fn queue_function() -> Value {
 }
 
 /// A service principal created through the API with `role` at `scope`; its token.
-async fn principal_with_role(
+pub(crate) async fn principal_with_role(
     app: &TestApp,
     tenant: &str,
     name: &str,
