@@ -85,6 +85,7 @@ def static_checks() -> None:
         objects = chart.render(values)
         count = manifests.validate(objects, label)
         check_grace_period(objects, label)
+        check_metadata_denied(objects, label)
         say(f"chart `{label}`: lint clean, {count} objects valid "
             f"(Kubernetes {chart.KUBE_VERSION}, strict)")
     say(f"chart: {schema.check_refusals()} bad value sets refused")
@@ -97,6 +98,28 @@ def seconds(duration: str) -> float:
     units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
     number = duration.rstrip("mshd")
     return int(number) * units.get(duration[len(number):] or "s", 1)
+
+
+def check_metadata_denied(objects: list[dict[str, Any]], label: str) -> None:
+    """Where egress is restricted, no rule that opens a port to any address may include the
+    cloud's metadata service (169.254.169.254, fd00:ec2::254)."""
+    import ipaddress
+    metadata = [ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")]
+    for obj in objects:
+        if obj.get("kind") != "NetworkPolicy" or "Egress" not in obj["spec"]["policyTypes"]:
+            continue
+        for rule in obj["spec"].get("egress", []):
+            for peer in rule.get("to", []):
+                block = peer.get("ipBlock")
+                if not block:
+                    continue
+                network = ipaddress.ip_network(block["cidr"])
+                excepted = [ipaddress.ip_network(e) for e in block.get("except", [])]
+                for address in metadata:
+                    if address in network and not any(address in e for e in excepted):
+                        raise CheckFailed(
+                            f"chart `{label}`: NetworkPolicy {obj['metadata']['name']} lets "
+                            f"{address} through ({block})")
 
 
 def check_grace_period(objects: list[dict[str, Any]], label: str) -> None:

@@ -32,7 +32,9 @@ def value_sets(database_url: str = "postgres://shoal@db.example.com:5432/shoal",
         "inline-secret-hpa": {
             "secrets": {"existingSecret": "", "databaseUrl": database_url, "secretKey": secret_key},
             "config": {"publicUrl": "https://shoal.example.com", "logFormat": "text",
-                       "rustLog": "info,shoal_worker=debug"},
+                       "rustLog": "info,shoal_worker=debug",
+                       "egressAllow": ["10.40.0.0/16", "*.handlers.svc.cluster.local:80"],
+                       "maxResponseBytes": 8388608},
             "api": {"issuer": "https://shoal.example.com", "audience": "api://shoal-prod",
                     "tokenLifetime": "15m", "dbMaxConnections": 16, "maxBodyBytes": 2097152,
                     "ingress": {"enabled": True, "className": "nginx",
@@ -42,7 +44,10 @@ def value_sets(database_url: str = "postgres://shoal@db.example.com:5432/shoal",
             "serviceAccount": {"annotations": {
                 "azure.workload.identity/client-id": "00000000-0000-0000-0000-000000000000"}},
             "podLabels": {"azure.workload.identity/use": "true"},
-            "networkPolicy": {"egress": {"restrict": True, "postgresCidr": "10.20.0.0/16"},
+            "networkPolicy": {"egress": {"restrict": True, "postgresCidr": "10.20.0.0/16",
+                                         "extraRules": [{"to": [{"namespaceSelector": {
+                                             "matchLabels": {"kubernetes.io/metadata.name": "handlers"}}}],
+                                             "ports": [{"port": 80, "protocol": "TCP"}]}]},
                               "apiFrom": [{"namespaceSelector": {"matchLabels": {
                                   "kubernetes.io/metadata.name": "ingress-nginx"}}}]},
         },

@@ -84,6 +84,18 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
+{{/* The egress policy's allowances and the answer cap, shared by serve and worker. */}}
+{{- define "shoal.outboundEnv" -}}
+{{- with .Values.config.egressAllow }}
+- name: SHOAL_EGRESS_ALLOW
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- with .Values.config.maxResponseBytes }}
+- name: SHOAL_MAX_RESPONSE_BYTES
+  value: {{ int64 . | toString | quote }}
+{{- end }}
+{{- end -}}
+
 {{- define "shoal.publicUrlEnv" -}}
 {{- with .Values.config.publicUrl -}}
 - name: SHOAL_PUBLIC_URL
