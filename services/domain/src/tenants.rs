@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::validation::{ValidationError, from_json, named_body};
+use crate::egress::{AllowEntry, AllowList};
+use crate::validation::{Problems, ValidationError, from_json, named_body};
 
 /// Ceiling on both limits; a larger number is almost certainly a typo.
 pub const MAX_LIMIT: u32 = 100_000;
@@ -28,6 +29,10 @@ pub struct TenantSpec {
     /// instead of the app's (for single-tenant installs). Only platform administrators write
     /// tenants, so only they can set it. Default false.
     pub allow_host_identity: bool,
+    /// Destinations beyond public addresses this tenant's handlers and connections may reach,
+    /// added to the platform's (`--egress-allow`); empty by default. Like the rest of the
+    /// tenant, only platform administrators write it.
+    pub egress_allow: AllowList,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +48,7 @@ struct Body {
     display_name: Option<Value>,
     limits: Option<Value>,
     allow_host_identity: Option<Value>,
+    egress_allow: Option<Value>,
 }
 
 impl TenantSpec {
@@ -83,14 +89,49 @@ impl TenantSpec {
                 false
             }
         };
+        let egress_allow = egress_allow(body.egress_allow.as_ref(), &mut problems);
         problems.finish()?;
         Ok(TenantSpec {
             display_name,
             limits,
             allow_host_identity,
+            egress_allow,
         })
     }
 }
+
+/// `egressAllow`: an array of allow-list entries, each checked at its index.
+fn egress_allow(value: Option<&Value>, problems: &mut Problems) -> AllowList {
+    let items = match value {
+        None | Some(Value::Null) => return AllowList::default(),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            problems.push(
+                "egressAllow",
+                "expected an array of CIDRs, addresses or host names",
+            );
+            return AllowList::default();
+        }
+    };
+    if items.len() > MAX_EGRESS_ENTRIES {
+        problems.push(
+            "egressAllow",
+            format!("at most {MAX_EGRESS_ENTRIES} entries"),
+        );
+    }
+    let mut entries = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        match item.as_str().map(AllowEntry::parse) {
+            Some(Ok(entry)) => entries.push(entry),
+            Some(Err(e)) => problems.push(format!("egressAllow[{i}]"), e),
+            None => problems.push(format!("egressAllow[{i}]"), "expected a string"),
+        }
+    }
+    AllowList::from_entries(entries)
+}
+
+/// Enough for a tenant's handler networks and brokers; more is a sign of allowing too much.
+pub const MAX_EGRESS_ENTRIES: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -131,5 +172,33 @@ mod tests {
         assert!(allowed.allow_host_identity);
         let err = TenantSpec::parse("t1", &json!({"allowHostIdentity": "yes"})).unwrap_err();
         assert_eq!(err.errors[0].path, "allowHostIdentity");
+    }
+
+    #[test]
+    fn egress_allowances_are_checked_entry_by_entry() {
+        let spec = TenantSpec::parse(
+            "t1",
+            &json!({"egressAllow": ["10.20.0.0/16", "*.svc.cluster.local:80"]}),
+        )
+        .unwrap();
+        assert_eq!(
+            spec.egress_allow.to_string(),
+            "10.20.0.0/16,*.svc.cluster.local:80"
+        );
+        assert!(
+            TenantSpec::parse("t1", &json!({}))
+                .unwrap()
+                .egress_allow
+                .is_empty()
+        );
+        let err = TenantSpec::parse(
+            "t1",
+            &json!({"egressAllow": ["10.0.0.0/8", "0.0.0.0/0", 7]}),
+        )
+        .unwrap_err();
+        let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["egressAllow[1]", "egressAllow[2]"]);
+        let err = TenantSpec::parse("t1", &json!({"egressAllow": "10.0.0.0/8"})).unwrap_err();
+        assert_eq!(err.errors[0].path, "egressAllow");
     }
 }

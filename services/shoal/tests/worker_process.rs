@@ -246,6 +246,7 @@ async fn the_host_identity_serves_only_a_tenant_opted_in_to_it() -> anyhow::Resu
             max_apps: None,
             max_instances: None,
             allow_host_identity: true,
+            egress_allow: Vec::new(),
         },
         shoal_store::Precondition::None,
     )

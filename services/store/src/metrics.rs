@@ -111,6 +111,7 @@ pub enum Operation {
     TenantsList,
     TenantsAllNames,
     TenantsAllQuotas,
+    TenantsEgressAllow,
     TenantsPut,
     TenantsDelete,
     // webhook_invocations
@@ -215,6 +216,7 @@ impl Operation {
             Operation::TenantsList => "tenants_list",
             Operation::TenantsAllNames => "tenants_all_names",
             Operation::TenantsAllQuotas => "tenants_all_quotas",
+            Operation::TenantsEgressAllow => "tenants_egress_allow",
             Operation::TenantsPut => "tenants_put",
             Operation::TenantsDelete => "tenants_delete",
             Operation::WebhookInvocationsEnqueue => "webhook_invocations_enqueue",

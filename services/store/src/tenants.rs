@@ -16,6 +16,8 @@ pub struct TenantRecord {
     pub max_instances: Option<i32>,
     /// Connections may act as the worker host's identity (see migration 0008).
     pub allow_host_identity: bool,
+    /// The egress policy's allowances for this tenant, as validated entries (migration 0011).
+    pub egress_allow: Vec<String>,
     pub etag: Etag,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -27,11 +29,12 @@ pub struct TenantWrite {
     pub max_apps: Option<i32>,
     pub max_instances: Option<i32>,
     pub allow_host_identity: bool,
+    pub egress_allow: Vec<String>,
 }
 
 macro_rules! tenant_columns {
     () => {
-        "name, display_name, max_apps, max_instances, allow_host_identity, etag, created_at, updated_at"
+        "name, display_name, max_apps, max_instances, allow_host_identity, egress_allow, etag, created_at, updated_at"
     };
 }
 
@@ -45,6 +48,7 @@ fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
         max_apps: row.try_get("max_apps")?,
         max_instances: row.try_get("max_instances")?,
         allow_host_identity: row.try_get("allow_host_identity")?,
+        egress_allow: row.try_get("egress_allow")?,
         etag: row.try_get("etag")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
@@ -125,6 +129,20 @@ pub async fn all_quotas(tx: &mut Tx) -> Result<Vec<(String, Option<u32>)>, Store
     .await
 }
 
+/// The tenant's egress allowances (empty when the tenant does not exist), for the processes that
+/// connect on its apps' behalf.
+pub async fn egress_allow(tx: &mut Tx, name: &str) -> Result<Vec<String>, StoreError> {
+    measured(Operation::TenantsEgressAllow, async move {
+        let allow: Option<Vec<String>> =
+            sqlx::query_scalar("select egress_allow from tenants where name = $1")
+                .bind(name)
+                .fetch_optional(&mut **tx)
+                .await?;
+        Ok(allow.unwrap_or_default())
+    })
+    .await
+}
+
 /// Creates or replaces a tenant, honouring the precondition.
 pub async fn put(
     tx: &mut Tx,
@@ -137,11 +155,12 @@ pub async fn put(
         precondition.check(current)?;
         let etag = Etag::new_v4();
         let row = sqlx::query(concat!(
-            "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity)
-             values ($1, $2, $3, $4, $5, $7)
+            "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity, egress_allow)
+             values ($1, $2, $3, $4, $5, $7, $8)
              on conflict (name) do update set display_name = excluded.display_name,
                  max_apps = excluded.max_apps, max_instances = excluded.max_instances,
-                 allow_host_identity = excluded.allow_host_identity, etag = excluded.etag
+                 allow_host_identity = excluded.allow_host_identity,
+                 egress_allow = excluded.egress_allow, etag = excluded.etag
                  where tenants.etag is not distinct from $6
              returning ",
             tenant_columns!()
@@ -153,6 +172,7 @@ pub async fn put(
         .bind(etag)
         .bind(current)
         .bind(write.allow_host_identity)
+        .bind(&write.egress_allow)
         .fetch_optional(&mut **tx)
         .await?
         .ok_or_else(|| crate::lost_create_race(&precondition, &format!("tenant {name}")))?;

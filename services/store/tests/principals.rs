@@ -24,6 +24,7 @@ async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
             max_apps: None,
             max_instances: None,
             allow_host_identity: false,
+            egress_allow: Vec::new(),
         };
         tenants::put(&mut tx, name, &write, Precondition::None).await?;
     }
@@ -249,6 +250,7 @@ async fn app_identities_are_the_apps_own_in_its_tenant() -> anyhow::Result<()> {
         max_apps: None,
         max_instances: None,
         allow_host_identity: true,
+        egress_allow: Vec::new(),
     };
     tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
     shoal_store::commit(tx).await?;

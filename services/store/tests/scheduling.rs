@@ -108,6 +108,7 @@ async fn seed_app(pool: &sqlx::PgPool, app: &str) -> anyhow::Result<()> {
         max_apps: None,
         max_instances: None,
         allow_host_identity: false,
+        egress_allow: Vec::new(),
     };
     tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
     shoal_store::commit(tx).await?;

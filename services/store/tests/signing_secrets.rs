@@ -31,6 +31,7 @@ async fn racing_first_reads_agree_on_one_secret() -> anyhow::Result<()> {
         max_apps: None,
         max_instances: None,
         allow_host_identity: false,
+        egress_allow: Vec::new(),
     };
     tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
     shoal_store::commit(tx).await?;

@@ -61,6 +61,7 @@ async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
             max_apps: None,
             max_instances: None,
             allow_host_identity: false,
+            egress_allow: Vec::new(),
         };
         tenants::put(&mut tx, name, &write, Precondition::None).await?;
         commit(tx).await?;

@@ -37,6 +37,11 @@ pub async fn run_app(
     abandon: CancellationToken,
 ) {
     let stats = &services.stats;
+    // The app's handler and connections get its tenant's allowances on top of the worker's.
+    let services = &Services {
+        invoker: services.invoker.for_tenant(&app.egress_allow),
+        ..services.clone()
+    };
     // A handler the egress policy refuses by its text is never called: its listeners do not
     // start, so messages stay in the queue instead of failing into poison.
     let handler = services
@@ -74,7 +79,7 @@ pub async fn run_app(
         let line = stats.register(key, "starting");
         let bound =
             bind(&handler, kind, trigger, &app, function, &config).map(|(listener, outputs)| {
-                let host = host(&app, function, &config, &services, outputs, line.clone());
+                let host = host(&app, function, &config, services, outputs, line.clone());
                 (listener, host)
             });
         match bound {

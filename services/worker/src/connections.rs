@@ -21,6 +21,7 @@ pub fn storage_queues(
         .map_err(|e| e.to_string())?;
     config
         .egress
+        .for_tenant(&app.egress_allow)
         .check_destinations(&destinations::of_connection(&spec))?;
     StorageQueues::connect_for_app(&spec, &config.connector, &app.identities)
         .map_err(|e| e.to_string())
@@ -38,6 +39,7 @@ pub fn service_bus(
         .map_err(|e| e.to_string())?;
     config
         .egress
+        .for_tenant(&app.egress_allow)
         .check_destinations(&destinations::of_connection(&spec))?;
     if let shoal_domain::connection::ConnectionSpec::StorageConnectionString(_) = spec {
         return Err(format!(
@@ -51,13 +53,18 @@ pub fn service_bus(
 /// A stream binding's brokers (`bootstrap.servers`, from `brokerList` or the Event Hubs
 /// namespace), by the text of each entry. The addresses brokers advertise later are not
 /// checked here (docs/operating/egress.md, "Not covered yet").
-pub fn check_brokers(properties: &[(String, String)], config: &WorkerConfig) -> Result<(), String> {
+pub fn check_brokers(
+    properties: &[(String, String)],
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<(), String> {
     match properties
         .iter()
         .find(|(key, _)| key == "bootstrap.servers")
     {
         Some((_, servers)) => config
             .egress
+            .for_tenant(&app.egress_allow)
             .check_destinations(&destinations::of_brokers("brokerList", servers)),
         None => Ok(()),
     }

@@ -7,6 +7,7 @@
 //! scheduler placed on this worker. An app that is gone, not `Running`, or no longer validates
 //! is not hosted.
 
+use shoal_domain::egress::AllowList;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -65,6 +66,9 @@ pub struct HostedApp {
     /// The identities the app's connections may sign in as (and whether its tenant may use
     /// the host's identity).
     pub identities: AppIdentities,
+    /// The tenant's egress allowances, added to the worker's for this app's handler and
+    /// connections.
+    pub egress_allow: AllowList,
     pub functions: Vec<HostedFunction>,
     pub fingerprint: u64,
 }
@@ -227,10 +231,19 @@ async fn load_app(
     };
     let secret = signing_secrets::get_or_create(tx, tenant, cipher, &record.name).await?;
     let identities = principals::app_identities(tx, tenant, &record.name, &spec.identity).await?;
+    let stored_allow = shoal_store::tenants::egress_allow(tx, tenant.as_str()).await?;
+    // Written through the API, which validated every entry; one that no longer parses is
+    // dropped (stricter, never wider) with an error in the log.
+    let egress_allow = AllowList::from_items(stored_allow.iter().map(String::as_str))
+        .unwrap_or_else(|e| {
+            tracing::error!(%tenant, error = %e, "a stored egress allowance no longer parses; the tenant gets none");
+            AllowList::default()
+        });
     let mut fingerprint = DefaultHasher::new();
     record.etag.hash(&mut fingerprint);
     secret.expose().hash(&mut fingerprint);
     identities.hash(&mut fingerprint);
+    stored_allow.hash(&mut fingerprint);
     let stored = functions::all_of_app(tx, tenant, &record.name).await?;
     for f in &stored {
         f.etag.hash(&mut fingerprint);
@@ -253,6 +266,7 @@ async fn load_app(
         settings: spec.app_settings,
         secret,
         identities,
+        egress_allow,
         functions: hosted_functions,
         fingerprint: fingerprint.finish(),
     }))

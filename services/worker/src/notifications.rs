@@ -5,7 +5,7 @@
 //! * `shoal_assignments` with an empty payload: some worker gave a claim back → retry the
 //!   claims still pending (no reload);
 //! * `shoal_config` naming `tenant/app` of an app the worker hosts or should host (any app in
-//!   all-apps mode) → reload;
+//!   all-apps mode), or `tenant/` of such an app's tenant → reload;
 //! * `shoal_breakers`: a function's circuit breaker changed state → read the breakers now (the
 //!   listeners of a function that just opened pause within the round trip).
 //!
@@ -73,8 +73,15 @@ impl Interest {
         }
     }
 
+    /// `tenant/app`, or `tenant/` for every app of a tenant (its allowances changed).
     fn covers(&self, app: &str) -> bool {
-        self.lock().as_ref().is_none_or(|apps| apps.contains(app))
+        self.lock().as_ref().is_none_or(|apps| {
+            if app.ends_with('/') {
+                apps.iter().any(|a| a.starts_with(app))
+            } else {
+                apps.contains(app)
+            }
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<HashSet<String>>> {

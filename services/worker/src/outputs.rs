@@ -123,7 +123,7 @@ pub fn bind(
             Binding::Kafka(_) | Binding::EventHub(_) => {
                 let target = stream_output(binding, &app.settings)
                     .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
-                connections::check_brokers(&target.properties, config)
+                connections::check_brokers(&target.properties, app, config)
                     .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
                 let mut properties = KafkaProperties::new();
                 for (key, value) in &target.properties {

@@ -2152,6 +2152,16 @@ export interface components {
              *     tenants). Default false.
              */
             allowHostIdentity: boolean;
+            /**
+             * @description Destinations beyond public addresses the tenant's handlers and connections may reach,
+             *     added to the platform's `--egress-allow` (docs/operating/egress.md). Empty by default;
+             *     only platform administrators write tenants.
+             * @example [
+             *       "10.20.0.0/16",
+             *       "*.handlers.svc.cluster.local:80"
+             *     ]
+             */
+            egressAllow: string[];
             etag: string;
             /** Format: date-time */
             createdAt: string;
@@ -2183,6 +2193,11 @@ export interface components {
             limits?: components["schemas"]["TenantLimits"] | null;
             /** @description Default false: connections act as the apps' own identities, never the host's. */
             allowHostIdentity?: boolean | null;
+            /**
+             * @description CIDRs, addresses or host names, each optionally with `:port` (at most 64). Default
+             *     empty: public addresses only.
+             */
+            egressAllow?: string[] | null;
         };
         /**
          * @description Duration in .NET TimeSpan notation `[d.]hh:mm:ss[.fff]`, as in host.json.

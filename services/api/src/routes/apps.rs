@@ -351,7 +351,7 @@ pub async fn put_app(
     )
     .await?;
     let written = AppSpec::parse(app.as_str(), &body)?;
-    super::egress::check_app(&state, &written.spec)?;
+    super::egress::check_app(&state, &tenant, &written.spec).await?;
     write(
         &authorized,
         &tenant,
@@ -396,7 +396,7 @@ pub async fn patch_app(
     let mut doc = written_document(&current);
     merge_patch(&mut doc, &patch);
     let written = AppSpec::parse(app.as_str(), &doc)?;
-    super::egress::check_app(&state, &written.spec)?;
+    super::egress::check_app(&state, &tenant, &written.spec).await?;
     // Conditional on what we read: a concurrent write in between answers 412.
     write(
         &authorized,

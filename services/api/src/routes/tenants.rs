@@ -32,6 +32,11 @@ pub struct Tenant {
     /// instead of the app's (single-tenant installs; only platform administrators write
     /// tenants). Default false.
     pub allow_host_identity: bool,
+    /// Destinations beyond public addresses the tenant's handlers and connections may reach,
+    /// added to the platform's `--egress-allow` (docs/operating/egress.md). Empty by default;
+    /// only platform administrators write tenants.
+    #[schema(example = json!(["10.20.0.0/16", "*.handlers.svc.cluster.local:80"]))]
+    pub egress_allow: Vec<String>,
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -48,6 +53,9 @@ pub struct TenantWriteDoc {
     limits: Option<TenantLimits>,
     /// Default false: connections act as the apps' own identities, never the host's.
     allow_host_identity: Option<bool>,
+    /// CIDRs, addresses or host names, each optionally with `:port` (at most 64). Default
+    /// empty: public addresses only.
+    egress_allow: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -66,6 +74,7 @@ impl From<TenantRecord> for Tenant {
                 max_instances: r.max_instances.map(|v| v.max(0) as u32),
             },
             allow_host_identity: r.allow_host_identity,
+            egress_allow: r.egress_allow,
             etag: r.etag.to_string(),
             name: r.name,
             display_name: r.display_name,
@@ -166,6 +175,7 @@ pub async fn patch_tenant(
         "displayName": current.display_name,
         "limits": { "maxApps": current.max_apps, "maxInstances": current.max_instances },
         "allowHostIdentity": current.allow_host_identity,
+        "egressAllow": current.egress_allow,
     });
     merge_patch(&mut written, &patch);
     let spec = TenantSpec::parse(tenant.as_str(), &written)?;
@@ -190,6 +200,12 @@ async fn write(
         max_apps: spec.limits.max_apps.map(|v| v as i32),
         max_instances: spec.limits.max_instances.map(|v| v as i32),
         allow_host_identity: spec.allow_host_identity,
+        egress_allow: spec
+            .egress_allow
+            .entries()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     };
     let mut audited = authorized.begin_platform().await?;
     let (record, written) = tenants::put(&mut audited.tx, name, &write, precondition).await?;

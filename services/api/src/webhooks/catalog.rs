@@ -18,12 +18,14 @@ use std::time::{Duration, Instant};
 
 use shoal_domain::apps::{AppSpec, AppState as RunState};
 use shoal_domain::bindings::Binding;
+use shoal_domain::egress::AllowList;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::invocation::forward::is_http_in_and_out;
 use shoal_domain::invocation::http::HttpOutput;
 use shoal_domain::rate_limit::TokenBucket;
 use shoal_domain::webhook_limits::WebhookLimits;
 use shoal_domain::webhooks::WebhookSecret;
+use shoal_invoker::Invoker;
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, TenantId, apps, begin_tenant, functions, signing_secrets};
 
@@ -40,6 +42,8 @@ pub struct HttpApp {
     pub name: String,
     pub running: bool,
     pub handler: url::Url,
+    /// The process's invoker with the tenant's egress allowances.
+    pub invoker: Invoker,
     /// `min(handler.timeoutSeconds, hostConfig.functionTimeout)`, as for queue deliveries.
     pub timeout: Duration,
     pub secret: WebhookSecret,
@@ -112,6 +116,7 @@ struct Entry {
 }
 
 pub struct Catalog {
+    invoker: Invoker,
     pool: sqlx::PgPool,
     cipher: Cipher,
     entries: RwLock<HashMap<String, Arc<Entry>>>,
@@ -126,8 +131,11 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    pub fn new(pool: sqlx::PgPool, cipher: Cipher) -> Catalog {
+    /// Each app's entry calls its handler through `invoker` with the app's tenant's egress
+    /// allowances added.
+    pub fn new(pool: sqlx::PgPool, cipher: Cipher, invoker: Invoker) -> Catalog {
         Catalog {
+            invoker,
             pool,
             cipher,
             entries: RwLock::new(HashMap::new()),
@@ -187,9 +195,15 @@ impl Catalog {
     }
 
     /// The listener saw a change to `tenant/app`.
+    /// `tenant/app`, or `tenant/` for every app of the tenant (its egress allowances changed).
     pub fn invalidate(&self, key: &str) {
         self.generation.fetch_add(1, Ordering::AcqRel);
-        if let Some(entry) = read(&self.entries).get(key) {
+        let entries = read(&self.entries);
+        if key.ends_with('/') {
+            for (_, entry) in entries.iter().filter(|(k, _)| k.starts_with(key)) {
+                entry.valid.store(false, Ordering::Release);
+            }
+        } else if let Some(entry) = entries.get(key) {
             entry.valid.store(false, Ordering::Release);
         }
     }
@@ -224,7 +238,14 @@ impl Catalog {
         // Created on first use, as the workers do; its notification then reloads this entry.
         let secret = signing_secrets::get_or_create(&mut tx, tenant, &self.cipher, name).await?;
         let functions = functions::all_of_app(&mut tx, tenant, name).await?;
+        let stored_allow = shoal_store::tenants::egress_allow(&mut tx, tenant.as_str()).await?;
         shoal_store::commit(tx).await?;
+        // Validated when written; one that no longer parses gives the tenant none (stricter).
+        let egress_allow = AllowList::from_items(stored_allow.iter().map(String::as_str))
+            .unwrap_or_else(|e| {
+                tracing::error!(%tenant, error = %e, "a stored egress allowance no longer parses");
+                AllowList::default()
+            });
 
         let spec = AppSpec::parse(&record.name, &record.written_document())
             .map_err(|e| StoreError::Corrupt(format!("stored app {name}: {e}")))?
@@ -261,6 +282,7 @@ impl Catalog {
             timeout: Duration::from_secs(u64::from(spec.handler.timeout_seconds))
                 .min(spec.host_config.function_timeout.as_duration()),
             handler: spec.handler.url,
+            invoker: self.invoker.for_tenant(&egress_allow),
             secret,
             limits,
             functions,

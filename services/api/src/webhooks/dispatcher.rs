@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_domain::async_invocation::{MAX_ATTEMPTS, RETENTION, retry_delay};
-use shoal_invoker::Invoker;
 use shoal_store::crypto::Cipher;
 use shoal_store::webhook_invocations::{self, ClaimedInvocation};
 use shoal_store::{StoreError, begin_tenant};
@@ -57,8 +56,8 @@ impl Default for DispatchConfig {
 pub struct Dispatcher {
     pub pool: sqlx::PgPool,
     pub cipher: Cipher,
+    /// Each app's entry carries the invoker its handler is called through.
     pub catalog: Arc<Catalog>,
-    pub invoker: Invoker,
     pub wake: Arc<Notify>,
     pub config: DispatchConfig,
     /// Who holds a claim (diagnostics only; claims are fenced by attempt).
@@ -218,7 +217,7 @@ impl Dispatcher {
             return Err(fail("the app is stopped"));
         }
         let result = deliver(
-            &self.invoker,
+            &app.invoker,
             &app,
             &function,
             invocation.id,

@@ -62,7 +62,11 @@ impl Webhooks {
         config: DispatchConfig,
     ) -> Webhooks {
         Webhooks(Arc::new(Ingress {
-            catalog: Arc::new(catalog::Catalog::new(pool.clone(), cipher.clone())),
+            catalog: Arc::new(catalog::Catalog::new(
+                pool.clone(),
+                cipher.clone(),
+                invoker.clone(),
+            )),
             invoker,
             dispatch: Arc::new(Notify::new()),
             pool,
@@ -93,7 +97,6 @@ impl Webhooks {
             pool: ingress.pool.clone(),
             cipher: ingress.cipher.clone(),
             catalog: ingress.catalog.clone(),
-            invoker: ingress.invoker.clone(),
             wake: ingress.dispatch.clone(),
             config: ingress.config.clone(),
             claimant: format!("api-{}-{}", std::process::id(), uuid::Uuid::new_v4()),

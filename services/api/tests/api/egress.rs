@@ -220,3 +220,95 @@ async fn a_forwarded_answer_over_the_cap_is_a_502_and_the_api_stays_up() {
     assert!(body.contains("more than 1048576 bytes"), "{body}");
     assert_eq!(app.get("/healthz").await.status(), StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_tenant_s_allowances_set_by_a_platform_admin_apply_to_that_tenant_only() {
+    let handler = shoal_testkit::handler::RecordingHandler::start(
+        shoal_testkit::handler::Behaviour::RespondHttp {
+            status: 200,
+            headers: vec![("content-type", "text/plain")],
+            body: "reached",
+        },
+    )
+    .await
+    .unwrap();
+    let app = strict_api().await;
+    for tenant in ["contoso", "fabrikam"] {
+        assert_eq!(app.put_tenant(tenant).await.status(), StatusCode::CREATED);
+    }
+    // Only a platform administrator writes tenants; a tenant's Owner cannot widen its own.
+    let owner = app.token_for("contoso", Role::Owner);
+    let by_owner = app
+        .request(Method::PATCH, "/v1/tenants/contoso", Some(&owner))
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"egressAllow": ["127.0.0.0/8"]}))
+        .fetch()
+        .await;
+    assert!(
+        matches!(
+            by_owner.status(),
+            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+        ),
+        "{}",
+        by_owner.status()
+    );
+    let bad = app
+        .admin(Method::PATCH, "/v1/tenants/contoso")
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"egressAllow": ["127.0.0.0/8", "0.0.0.0/0"]}))
+        .fetch()
+        .await;
+    assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(error_paths(&problem(bad).await), ["egressAllow[1]"]);
+    let set = app
+        .admin(Method::PATCH, "/v1/tenants/contoso")
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"egressAllow": ["127.0.0.0/8"]}))
+        .fetch_json()
+        .await;
+    assert_eq!(set["egressAllow"], json!(["127.0.0.0/8"]));
+
+    let body = forwarding_app(handler.url().as_str());
+    assert_eq!(
+        app.put_app("contoso", "orders", &body).await.status(),
+        StatusCode::CREATED
+    );
+    let refused = app.put_app("fabrikam", "orders", &body).await;
+    assert_eq!(
+        refused.status(),
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "another tenant's allowances do not apply"
+    );
+    put_webhook_function(&app).await;
+    let token = app.token_for("contoso", Role::FunctionInvoker);
+    let response = app
+        .request(Method::GET, "/webhooks/contoso/orders/token", Some(&token))
+        .fetch()
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.text().await.unwrap(), "reached");
+    assert_eq!(handler.count(), 1);
+
+    // Taken back, the allowance stops the next call (the catalog hears of the change).
+    let cleared = app
+        .admin(Method::PATCH, "/v1/tenants/contoso")
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"egressAllow": []}))
+        .fetch()
+        .await;
+    assert_eq!(cleared.status(), StatusCode::OK);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let status = app
+            .request(Method::GET, "/webhooks/contoso/orders/token", Some(&token))
+            .fetch()
+            .await
+            .status();
+        if status == StatusCode::BAD_GATEWAY {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(handler.count(), 1, "nothing more reached the handler");
+}

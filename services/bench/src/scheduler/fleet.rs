@@ -61,6 +61,7 @@ pub async fn put_tenants(pool: &sqlx::PgPool, names: &[String]) -> Result<()> {
                     max_apps: None,
                     max_instances: None,
                     allow_host_identity: false,
+                    egress_allow: Vec::new(),
                 },
                 Precondition::None,
             )

@@ -147,6 +147,7 @@ pub async fn ensure_app(
                 max_apps: None,
                 max_instances: None,
                 allow_host_identity: false,
+                egress_allow: Vec::new(),
             },
             Precondition::None,
         )

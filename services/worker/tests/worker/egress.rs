@@ -79,11 +79,9 @@ async fn a_name_resolving_to_loopback_is_refused_without_a_request() -> anyhow::
     // Azurite, on loopback too, is allowed by its exact port; the handler's port is not.
     let mut config = h.worker_config("w1");
     let azurite = url::Url::parse(&h.azurite.queue_endpoint())?;
-    let allow = shoal_domain::egress::AllowList::parse(&format!(
-        "127.0.0.1:{}",
-        azurite.port().unwrap()
-    ))
-    .unwrap();
+    let allow =
+        shoal_domain::egress::AllowList::parse(&format!("127.0.0.1:{}", azurite.port().unwrap()))
+            .unwrap();
     config.egress = Egress::new(EgressPolicy::new(allow, Vec::new()));
     let egress = config.egress.clone();
     let worker = h.start_worker(config)?;
@@ -179,5 +177,43 @@ async fn connections_aimed_at_refused_addresses_start_nothing_and_name_their_set
         0,
         "the internal port never saw a connection"
     );
+    worker.shut_down().await
+}
+
+async fn set_tenant_allowances(h: &Harness, allow: &[&str]) -> anyhow::Result<()> {
+    use shoal_store::tenants::{self, TenantWrite};
+    let mut tx = shoal_store::begin_platform(&h.pool).await?;
+    tenants::put(
+        &mut tx,
+        TENANT,
+        &TenantWrite {
+            display_name: "Contoso".into(),
+            max_apps: None,
+            max_instances: None,
+            allow_host_identity: false,
+            egress_allow: allow.iter().map(|s| (*s).to_owned()).collect(),
+        },
+        shoal_store::Precondition::None,
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_tenant_s_allowances_open_its_handler_and_taking_them_back_stops_it()
+-> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("work", queue_trigger("jobs")).await?;
+    set_tenant_allowances(&h, &["127.0.0.0/8"]).await?;
+    let worker = h.start_worker(strict_worker(&h))?;
+    wait_status(&worker, "listening").await?;
+    h.enqueue("jobs", &base64("{}")).await?;
+    h.handler.wait_for(1, WAIT).await?;
+    // Taken back, the tenant's change reaches the worker and the listener stops.
+    set_tenant_allowances(&h, &[]).await?;
+    let status = wait_status(&worker, "stopped:").await?;
+    assert!(status.contains("handler.url"), "{status}");
     worker.shut_down().await
 }

@@ -92,6 +92,7 @@ impl Harness {
                 max_apps: None,
                 max_instances: None,
                 allow_host_identity: false,
+                egress_allow: Vec::new(),
             },
             Precondition::None,
         )

@@ -120,8 +120,15 @@ pub async fn invoke(
         if queued {
             return Err(WebhookError::AsyncNotForwarded);
         }
-        let invoker = state.webhooks.invoker();
-        return forward(invoker, &app, &function, &parts, query.as_deref(), body).await;
+        return forward(
+            &app.invoker,
+            &app,
+            &function,
+            &parts,
+            query.as_deref(),
+            body,
+        )
+        .await;
     }
     let url = request_url(&parts, query.as_deref());
     let headers: Vec<(&str, Cow<'_, str>)> = parts
@@ -155,7 +162,7 @@ pub async fn invoke(
         return Ok(accepted(invocation_id, status_url));
     }
     let result = deliver(
-        state.webhooks.invoker(),
+        &app.invoker,
         &app,
         &function,
         invocation_id,

@@ -83,7 +83,7 @@ fn bind(
     config: &WorkerConfig,
 ) -> Result<Box<dyn TriggerListener>, String> {
     let source = stream_source(trigger, &app.settings, &app.host)?;
-    crate::connections::check_brokers(&source.properties, config)?;
+    crate::connections::check_brokers(&source.properties, app, config)?;
     let target = function
         .spec
         .dead_letter
