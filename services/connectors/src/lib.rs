@@ -61,4 +61,9 @@ pub struct ConnectorOptions {
     /// process that knows Shoal's public URL. Without it, connections that must sign in as an
     /// app's identity do not start, and say why.
     pub assertions: Option<std::sync::Arc<dyn AssertionSource>>,
+    /// Where the connection may connect (the worker's policy with the app's tenant's
+    /// allowances): every address a storage or token endpoint's name resolves to is checked
+    /// before it is dialled, and a Service Bus namespace's addresses before the AMQP connection
+    /// opens. `None`: no check (processes without an egress policy of their own yet).
+    pub egress: Option<shoal_egress::Egress>,
 }

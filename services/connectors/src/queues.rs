@@ -107,7 +107,14 @@ impl StorageQueues {
         options: &ConnectorOptions,
         sign_in: &SignIn,
     ) -> Result<StorageQueues, QueueError> {
-        let http = transport::http_client(options)?;
+        let port = match spec {
+            ConnectionSpec::StorageConnectionString(conn) => {
+                conn.queue_endpoint.port_or_known_default()
+            }
+            ConnectionSpec::Identity(identity) => identity.service_uri.port_or_known_default(),
+            ConnectionSpec::ServiceBusConnectionString(_) => None,
+        };
+        let http = transport::http_client(options, port.unwrap_or(443))?;
         let health = TokenHealth::default();
         let (url, credential, per_call, description, redactor) = match spec {
             ConnectionSpec::StorageConnectionString(conn) => connection_string(conn)?,

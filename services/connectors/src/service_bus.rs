@@ -118,6 +118,7 @@ impl ServiceBusNamespace {
         sign_in: &SignIn,
     ) -> Result<ServiceBusNamespace, ServiceBusError> {
         install_crypto_provider();
+        check_namespace_addresses(spec, options).await?;
         let health = TokenHealth::default();
         let (client, description, redactor) = match spec {
             ConnectionSpec::ServiceBusConnectionString(conn) => {
@@ -126,7 +127,7 @@ impl ServiceBusNamespace {
             ConnectionSpec::Identity(identity) => {
                 let redactor = Redactor::new(identity.client_secret.clone());
                 let namespace = identity_namespace(&identity.service_uri)?;
-                let http = transport::http_client(options)
+                let http = transport::http_client(options, 443)
                     .map_err(|e| ServiceBusError::InvalidConnection(e.to_string()))?;
                 let credential = token_credential(identity, sign_in, &http, &health, &redactor)
                     .map_err(|e| {
@@ -299,6 +300,31 @@ fn install_crypto_provider() {
 }
 
 /// `sb://<namespace>[/]` → `<namespace>` (host and port, if any).
+/// Every address the namespace's name resolves to, checked with the egress policy before the
+/// AMQP client (which resolves and dials on its own) connects. The client resolves again, so a
+/// name re-resolved in between is not caught here; the text and the first resolution are.
+async fn check_namespace_addresses(
+    spec: &ConnectionSpec,
+    options: &ConnectorOptions,
+) -> Result<(), ServiceBusError> {
+    let Some(egress) = &options.egress else {
+        return Ok(());
+    };
+    for destination in shoal_domain::egress::destinations::of_connection(spec) {
+        // The authority host is reached over HTTP, through the guarded client.
+        if destination.setting.ends_with("__authorityHost") {
+            continue;
+        }
+        egress
+            .resolve(&destination.host, destination.port)
+            .await
+            .map_err(|e| {
+                ServiceBusError::InvalidConnection(format!("{}: {e}", destination.setting))
+            })?;
+    }
+    Ok(())
+}
+
 fn identity_namespace(uri: &url::Url) -> Result<String, ServiceBusError> {
     let host = uri.host_str().filter(|h| !h.is_empty()).ok_or_else(|| {
         ServiceBusError::InvalidConnection("the fully qualified namespace has no host name".into())

@@ -92,7 +92,7 @@ impl ServiceBusAdmin {
         options: &ConnectorOptions,
         sign_in: &SignIn,
     ) -> Result<ServiceBusAdmin, QueueError> {
-        let http = transport::http_client(options)?;
+        let http = transport::http_client(options, 443)?;
         let health = TokenHealth::default();
         let (base, auth, redactor, description) = match spec {
             ConnectionSpec::ServiceBusConnectionString(conn) => {

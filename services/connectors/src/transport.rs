@@ -15,8 +15,17 @@ use crate::{ConnectorOptions, QueueError};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub(crate) fn http_client(options: &ConnectorOptions) -> Result<reqwest::Client, QueueError> {
-    let mut builder = reqwest::Client::builder()
+/// `port`: what the connection's endpoint dials (443 for storage and Entra ID over HTTPS), for
+/// the egress policy's port-specific entries (see `shoal_egress::Egress::client_builder`).
+pub(crate) fn http_client(
+    options: &ConnectorOptions,
+    port: u16,
+) -> Result<reqwest::Client, QueueError> {
+    let builder = match &options.egress {
+        Some(egress) => egress.client_builder(port),
+        None => reqwest::Client::builder(),
+    };
+    let mut builder = builder
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         // Storage never redirects; the SDK's own client does not follow redirects either.

@@ -4,7 +4,7 @@
 //! Either way, a connection whose settings aim at an address the egress policy refuses by its
 //! text does not start, and says which setting.
 
-use shoal_connectors::StorageQueues;
+use shoal_connectors::{ConnectorOptions, StorageQueues};
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::egress::destinations;
 
@@ -23,8 +23,17 @@ pub fn storage_queues(
         .egress
         .for_tenant(&app.egress_allow)
         .check_destinations(&destinations::of_connection(&spec))?;
-    StorageQueues::connect_for_app(&spec, &config.connector, &app.identities)
+    StorageQueues::connect_for_app(&spec, &connector_options(app, config), &app.identities)
         .map_err(|e| e.to_string())
+}
+
+/// The worker's connector options with the app's egress policy (the worker's, plus its
+/// tenant's allowances), which the connectors apply to every address they resolve.
+pub fn connector_options(app: &HostedApp, config: &WorkerConfig) -> ConnectorOptions {
+    ConnectorOptions {
+        egress: Some(config.egress.for_tenant(&app.egress_allow)),
+        ..config.connector.clone()
+    }
 }
 
 /// The Service Bus connection a binding's `connection` names (None: `AzureWebJobsServiceBus`),

@@ -113,7 +113,7 @@ pub fn bind(
                     target: Target::ServiceBus(Box::new(ServiceBusOutput {
                         spec,
                         identities: app.identities.clone(),
-                        connector: config.connector.clone(),
+                        connector: connections::connector_options(app, config),
                         entity,
                         sender: Mutex::new(None),
                         namespace: Arc::new(OnceCell::new()),

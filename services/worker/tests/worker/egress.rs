@@ -217,3 +217,36 @@ async fn the_tenant_s_allowances_open_its_handler_and_taking_them_back_stops_it(
     assert!(status.contains("handler.url"), "{status}");
     worker.shut_down().await
 }
+
+#[tokio::test]
+async fn a_storage_endpoint_named_by_a_name_that_resolves_to_loopback_is_never_dialled()
+-> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    // Stands for an internal service; the connection string names it by this machine's name,
+    // which passes every check of its text and resolves to 127.0.0.1.
+    let internal =
+        shoal_testkit::flood::FloodingHandler::start(10, shoal_testkit::flood::Framing::Declared)
+            .await?;
+    let port = internal.url().port().unwrap();
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")?
+        .trim()
+        .to_owned();
+    h.put_app(
+        json!({}),
+        json!({"appSettings": {"AzureWebJobsStorage": format!(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;QueueEndpoint=http://{name}:{port}/devstoreaccount1"
+        )}}),
+    )
+    .await?;
+    h.put_function("queued", queue_trigger("jobs")).await?;
+    let worker = h.start_worker(handler_only_worker(&h))?;
+    wait_status(&worker, "listening").await?;
+    // Several polls' worth of time: each is refused before a connection.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        internal.connections(),
+        0,
+        "the internal port never saw a connection"
+    );
+    worker.shut_down().await
+}

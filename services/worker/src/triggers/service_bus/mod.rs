@@ -80,7 +80,7 @@ impl TriggerKind for ServiceBusTrigger {
             connector: Connector {
                 spec,
                 identities: app.identities.clone(),
-                options: config.connector.clone(),
+                options: crate::connections::connector_options(app, config),
             },
         }))
     }
