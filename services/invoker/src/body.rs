@@ -12,7 +12,10 @@ pub(crate) enum ReadError {
     Failed(reqwest::Error),
 }
 
-/// The body, refused as soon as `Content-Length` or the bytes received pass `limit`.
+/// The body, refused as soon as `Content-Length` or the bytes received pass `limit`. Chunks are
+/// kept as hyper hands them over and joined once at the end, into exactly the size received: a
+/// buffer grown by doubling would copy the body repeatedly and leave the allocator holding
+/// freed blocks of every size up to the cap, in each thread's arena.
 pub(crate) async fn read_capped(
     mut response: reqwest::Response,
     limit: usize,
@@ -23,17 +26,18 @@ pub(crate) async fn read_capped(
     {
         return Err(ReadError::TooLarge);
     }
-    let mut body = Vec::with_capacity(
-        response
-            .content_length()
-            .map_or(8 * 1024, |length| length as usize)
-            .min(limit),
-    );
+    let mut chunks = Vec::new();
+    let mut received = 0usize;
     while let Some(chunk) = response.chunk().await.map_err(ReadError::Failed)? {
-        if body.len() + chunk.len() > limit {
+        received += chunk.len();
+        if received > limit {
             return Err(ReadError::TooLarge);
         }
-        body.extend_from_slice(&chunk);
+        chunks.push(chunk);
+    }
+    let mut body = Vec::with_capacity(received);
+    for chunk in &chunks {
+        body.extend_from_slice(chunk);
     }
     Ok(body)
 }

@@ -1,6 +1,7 @@
 //! A handler that answers 1 GiB cannot grow a `shoal worker` process by more than its answer
-//! cap per concurrent delivery (plus a margin), and the worker keeps delivering another app's
-//! messages meanwhile. The process's peak resident size (VmHWM) is read from /proc.
+//! cap (plus 50 MiB), and the worker keeps delivering another app's messages meanwhile. The
+//! flooding app takes one message at a time (`batchSize` 1), so what is measured is one
+//! answer's cost; the process's peak resident size (VmHWM) is read from /proc.
 
 #[path = "support/host_identity.rs"]
 mod host_identity;
@@ -21,7 +22,7 @@ use worker_processes::spawn_worker_env;
 
 const WAIT: Duration = Duration::from_secs(120);
 const CAP: u64 = 8 * 1024 * 1024;
-const BATCH: u64 = 4;
+const FLOODS: u64 = 3;
 const MARGIN: u64 = 50 * 1024 * 1024;
 
 fn peak_resident_bytes(pid: u32) -> u64 {
@@ -46,7 +47,7 @@ async fn a_gigabyte_answer_grows_the_worker_by_no_more_than_the_cap() -> anyhow:
     h.put_function("steady", queue_trigger("steady")).await?;
     h.put_app_named(
         "flood",
-        json!({"extensions": {"queues": {"batchSize": BATCH, "maxDequeueCount": 1}}}),
+        json!({"extensions": {"queues": {"batchSize": 1, "maxDequeueCount": 1}}}),
         json!({"handler": {"url": flood.url().as_str(), "timeoutSeconds": 60}}),
     )
     .await?;
@@ -68,7 +69,7 @@ async fn a_gigabyte_answer_grows_the_worker_by_no_more_than_the_cap() -> anyhow:
     h.handler.wait_for(10, WAIT).await?;
     let baseline = peak_resident_bytes(pid);
 
-    for i in 0..(2 * BATCH) {
+    for i in 0..FLOODS {
         h.enqueue("flood", &base64(&format!("flood {i}"))).await?;
     }
     for i in 0..10 {
@@ -77,15 +78,21 @@ async fn a_gigabyte_answer_grows_the_worker_by_no_more_than_the_cap() -> anyhow:
     // Every flood delivery fails on the cap (one attempt each, then poison), and the other
     // app's messages are all delivered meanwhile.
     let poisoned = h
-        .wait_for_messages("flood-poison", (2 * BATCH) as usize, WAIT)
+        .wait_for_messages("flood-poison", FLOODS as usize, WAIT)
         .await?;
-    assert_eq!(poisoned.len(), (2 * BATCH) as usize);
+    assert_eq!(poisoned.len(), FLOODS as usize);
     h.handler.wait_for(20, WAIT).await?;
-    assert!(flood.connections() >= (2 * BATCH) as usize);
+    assert!(flood.connections() >= FLOODS as usize);
 
     let peak = peak_resident_bytes(pid);
     let grown = peak.saturating_sub(baseline);
-    let bound = CAP * BATCH + MARGIN;
+    let bound = CAP + MARGIN;
+    eprintln!(
+        "worker peak {} MiB, grown {} MiB over the baseline (bound {} MiB)",
+        peak >> 20,
+        grown >> 20,
+        bound >> 20
+    );
     assert!(
         grown <= bound,
         "the worker grew by {} MiB (peak {} MiB), more than {} MiB",
@@ -94,5 +101,139 @@ async fn a_gigabyte_answer_grows_the_worker_by_no_more_than_the_cap() -> anyhow:
         bound >> 20
     );
     assert!(worker.child().id() == pid);
+    Ok(())
+}
+
+/// `shoal serve` on the harness's database, allowing loopback, with the answer cap.
+fn spawn_api(h: &Harness, port: u16) -> std::process::Child {
+    std::process::Command::new(worker_processes::SHOAL)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("DATABASE_URL", &h.database_url)
+        .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
+        .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
+        .env("SHOAL_MAX_RESPONSE_BYTES", CAP.to_string())
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("shoal serve starts")
+}
+
+fn token(h: &Harness, args: &[&str]) -> String {
+    let output = std::process::Command::new(worker_processes::SHOAL)
+        .arg("token")
+        .args(args)
+        .env("DATABASE_URL", &h.database_url)
+        .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
+        .output()
+        .expect("shoal token runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+#[tokio::test]
+async fn a_gigabyte_forwarded_answer_grows_the_api_by_no_more_than_the_cap() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    let flood = FloodingHandler::start(1 << 30, Framing::Chunked).await?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let mut api = spawn_api(&h, port);
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + WAIT;
+    while http
+        .get(format!("{base}/readyz"))
+        .send()
+        .await
+        .map(|r| r.status().is_success())
+        .ok()
+        != Some(true)
+    {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the API did not become ready"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let admin = token(&h, &["--subject", "ops", "--platform-admin"]);
+    let app = json!({
+        "handler": {"url": flood.url().as_str(), "timeoutSeconds": 60},
+        "hostConfig": {"version": "2.0", "customHandler": {
+            "description": {"defaultExecutablePath": "handler"},
+            "enableForwardingHttpRequest": true
+        }}
+    });
+    let created = http
+        .put(format!("{base}/v1/tenants/contoso/apps/flood"))
+        .bearer_auth(&admin)
+        .json(&app)
+        .send()
+        .await?;
+    anyhow::ensure!(created.status().is_success(), "{}", created.text().await?);
+    let function = json!({"bindings": [
+        {"type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"]},
+        {"type": "http", "direction": "out", "name": "res"}
+    ]});
+    let created = http
+        .put(format!(
+            "{base}/v1/tenants/contoso/apps/flood/functions/drink"
+        ))
+        .bearer_auth(&admin)
+        .json(&function)
+        .send()
+        .await?;
+    anyhow::ensure!(created.status().is_success(), "{}", created.text().await?);
+    let invoker = token(
+        &h,
+        &[
+            "--subject",
+            "caller",
+            "--tenant",
+            "contoso",
+            "--role",
+            "Function Invoker",
+        ],
+    );
+    let call = || {
+        http.get(format!("{base}/webhooks/contoso/flood/drink"))
+            .bearer_auth(&invoker)
+            .send()
+    };
+    // The baseline: after start-up and the writes above, before any answer was read.
+    let baseline = peak_resident_bytes(api.id());
+    for _ in 0..3 {
+        let response = call().await?;
+        assert_eq!(response.status(), reqwest::StatusCode::BAD_GATEWAY);
+        let body = response.text().await?;
+        assert!(body.contains(&format!("more than {CAP} bytes")), "{body}");
+    }
+    let peak = peak_resident_bytes(api.id());
+    let grown = peak.saturating_sub(baseline);
+    let bound = CAP + MARGIN;
+    eprintln!(
+        "API peak {} MiB, grown {} MiB over the baseline (bound {} MiB)",
+        peak >> 20,
+        grown >> 20,
+        bound >> 20
+    );
+    assert!(
+        http.get(format!("{base}/healthz"))
+            .send()
+            .await?
+            .status()
+            .is_success()
+    );
+    let _ = api.kill();
+    let _ = api.wait();
+    assert!(
+        grown <= bound,
+        "the API grew by {} MiB, more than {} MiB",
+        grown >> 20,
+        bound >> 20
+    );
     Ok(())
 }

@@ -23,6 +23,29 @@ use sqlx::{AssertSqlSafe, Connection, PgConnection};
 /// (`SHOAL_EGRESS_ALLOW` for spawned processes, the configs' allow lists in process).
 pub const EGRESS_ALLOW_LOOPBACK: &str = "127.0.0.0/8,::1";
 
+/// This machine's host name, for tests of names that pass every check of their text and resolve
+/// to a refused address: on this machine kind it resolves to 127.0.0.1 through /etc/hosts.
+/// Panics, saying so, where it does not.
+pub fn loopback_host_name() -> String {
+    use std::net::ToSocketAddrs;
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("/proc/sys/kernel/hostname")
+        .trim()
+        .to_owned();
+    let resolved: Vec<_> = (name.as_str(), 80)
+        .to_socket_addrs()
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    assert!(
+        resolved
+            .iter()
+            .any(|a: &std::net::SocketAddr| a.ip().is_loopback()),
+        "the test needs the host name {name} to resolve to loopback, as it does on this machine \
+         kind (/etc/hosts); it resolved to {resolved:?}"
+    );
+    name
+}
+
 pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
 pub fn admin_url() -> String {

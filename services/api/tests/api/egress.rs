@@ -30,6 +30,14 @@ fn forwarding_app(url: &str) -> Value {
     })
 }
 
+async fn patch_tenant(app: &TestApp, tenant: &str, patch: Value) -> reqwest::Response {
+    app.admin(Method::PATCH, &format!("/v1/tenants/{tenant}"))
+        .header("content-type", "application/merge-patch+json")
+        .json(&patch)
+        .fetch()
+        .await
+}
+
 async fn put_webhook_function(app: &TestApp) {
     let bindings = json!([
         {"type": "httpTrigger", "direction": "in", "name": "req", "methods": ["get"]},
@@ -121,10 +129,7 @@ async fn an_internal_notify_url_is_refused_at_its_field() {
 async fn a_name_resolving_to_loopback_is_refused_when_the_ingress_connects() {
     let handler = FloodingHandler::start(2, Framing::Declared).await.unwrap();
     // This machine's name resolves to 127.0.0.1 (/etc/hosts): its text passes, its address not.
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .unwrap()
-        .trim()
-        .to_owned();
+    let name = shoal_testkit::loopback_host_name();
     let mut url = handler.url().clone();
     url.set_host(Some(&name)).unwrap();
     let app = strict_api().await;
@@ -252,20 +257,19 @@ async fn a_tenant_s_allowances_set_by_a_platform_admin_apply_to_that_tenant_only
         "{}",
         by_owner.status()
     );
-    let bad = app
-        .admin(Method::PATCH, "/v1/tenants/contoso")
-        .header("content-type", "application/merge-patch+json")
-        .json(&json!({"egressAllow": ["127.0.0.0/8", "0.0.0.0/0"]}))
-        .fetch()
-        .await;
+    let bad = patch_tenant(
+        &app,
+        "contoso",
+        json!({"egressAllow": ["127.0.0.0/8", "0.0.0.0/0"]}),
+    )
+    .await;
     assert_eq!(bad.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error_paths(&problem(bad).await), ["egressAllow[1]"]);
-    let set = app
-        .admin(Method::PATCH, "/v1/tenants/contoso")
-        .header("content-type", "application/merge-patch+json")
-        .json(&json!({"egressAllow": ["127.0.0.0/8"]}))
-        .fetch_json()
-        .await;
+    let set: Value = patch_tenant(&app, "contoso", json!({"egressAllow": ["127.0.0.0/8"]}))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(set["egressAllow"], json!(["127.0.0.0/8"]));
 
     let body = forwarding_app(handler.url().as_str());
@@ -290,12 +294,7 @@ async fn a_tenant_s_allowances_set_by_a_platform_admin_apply_to_that_tenant_only
     assert_eq!(handler.count(), 1);
 
     // Taken back, the allowance stops the next call (the catalog hears of the change).
-    let cleared = app
-        .admin(Method::PATCH, "/v1/tenants/contoso")
-        .header("content-type", "application/merge-patch+json")
-        .json(&json!({"egressAllow": []}))
-        .fetch()
-        .await;
+    let cleared = patch_tenant(&app, "contoso", json!({"egressAllow": []})).await;
     assert_eq!(cleared.status(), StatusCode::OK);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {

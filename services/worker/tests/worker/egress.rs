@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 use shoal_domain::egress::{EgressPolicy, Rule};
 use shoal_egress::Egress;
+use shoal_testkit::flood::{FloodingHandler, Framing};
 use shoal_testkit::handler::Behaviour;
 
 use crate::support::*;
@@ -64,9 +65,7 @@ async fn a_refused_handler_url_starts_no_listener_and_the_message_stays() -> any
 #[tokio::test]
 async fn a_name_resolving_to_loopback_is_refused_without_a_request() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")?
-        .trim()
-        .to_owned();
+    let name = shoal_testkit::loopback_host_name();
     let mut url = h.handler.url().clone();
     url.set_host(Some(&name))?;
     h.put_app(
@@ -92,6 +91,13 @@ async fn a_name_resolving_to_loopback_is_refused_without_a_request() -> anyhow::
     worker.shut_down().await
 }
 
+/// A listening port of the test's, standing for an internal service; it counts connections.
+async fn internal_service() -> anyhow::Result<(FloodingHandler, u16)> {
+    let internal = FloodingHandler::start(10, Framing::Declared).await?;
+    let port = internal.url().port().unwrap();
+    Ok((internal, port))
+}
+
 /// A worker that may reach the suite's handler and nothing else on loopback.
 fn handler_only_worker(h: &Harness) -> shoal_worker::WorkerConfig {
     let mut config = h.worker_config("w1");
@@ -106,10 +112,7 @@ async fn connections_aimed_at_refused_addresses_start_nothing_and_name_their_set
 -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
     // A listening port of the test's, standing for an internal service.
-    let internal =
-        shoal_testkit::flood::FloodingHandler::start(10, shoal_testkit::flood::Framing::Declared)
-            .await?;
-    let port = internal.url().port().unwrap();
+    let (internal, port) = internal_service().await?;
     h.put_app(
         json!({}),
         json!({"appSettings": {
@@ -180,39 +183,19 @@ async fn connections_aimed_at_refused_addresses_start_nothing_and_name_their_set
     worker.shut_down().await
 }
 
-async fn set_tenant_allowances(h: &Harness, allow: &[&str]) -> anyhow::Result<()> {
-    use shoal_store::tenants::{self, TenantWrite};
-    let mut tx = shoal_store::begin_platform(&h.pool).await?;
-    tenants::put(
-        &mut tx,
-        TENANT,
-        &TenantWrite {
-            display_name: "Contoso".into(),
-            max_apps: None,
-            max_instances: None,
-            allow_host_identity: false,
-            egress_allow: allow.iter().map(|s| (*s).to_owned()).collect(),
-        },
-        shoal_store::Precondition::None,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
-    Ok(())
-}
-
 #[tokio::test]
 async fn the_tenant_s_allowances_open_its_handler_and_taking_them_back_stops_it()
 -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
     h.put_app(json!({}), json!({})).await?;
     h.put_function("work", queue_trigger("jobs")).await?;
-    set_tenant_allowances(&h, &["127.0.0.0/8"]).await?;
+    h.set_egress_allow(&["127.0.0.0/8"]).await?;
     let worker = h.start_worker(strict_worker(&h))?;
     wait_status(&worker, "listening").await?;
     h.enqueue("jobs", &base64("{}")).await?;
     h.handler.wait_for(1, WAIT).await?;
     // Taken back, the tenant's change reaches the worker and the listener stops.
-    set_tenant_allowances(&h, &[]).await?;
+    h.set_egress_allow(&[]).await?;
     let status = wait_status(&worker, "stopped:").await?;
     assert!(status.contains("handler.url"), "{status}");
     worker.shut_down().await
@@ -224,13 +207,8 @@ async fn a_storage_endpoint_named_by_a_name_that_resolves_to_loopback_is_never_d
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
     // Stands for an internal service; the connection string names it by this machine's name,
     // which passes every check of its text and resolves to 127.0.0.1.
-    let internal =
-        shoal_testkit::flood::FloodingHandler::start(10, shoal_testkit::flood::Framing::Declared)
-            .await?;
-    let port = internal.url().port().unwrap();
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")?
-        .trim()
-        .to_owned();
+    let (internal, port) = internal_service().await?;
+    let name = shoal_testkit::loopback_host_name();
     h.put_app(
         json!({}),
         json!({"appSettings": {"AzureWebJobsStorage": format!(

@@ -83,21 +83,7 @@ impl Harness {
         let pool = connect_lazy(db.url(), &PoolConfig::default())?;
         let secret_key = SecretKey::generate();
         let cipher = Cipher::new(&secret_key);
-        let mut tx = begin_platform(&pool).await?;
-        tenants::put(
-            &mut tx,
-            TENANT,
-            &TenantWrite {
-                display_name: "Contoso".into(),
-                max_apps: None,
-                max_instances: None,
-                allow_host_identity: false,
-                egress_allow: Vec::new(),
-            },
-            Precondition::None,
-        )
-        .await?;
-        shoal_store::commit(tx).await?;
+        put_tenant(&pool, &[]).await?;
         let queues = if azurite.is_https() {
             connect_queues(
                 &identity_settings(&azurite),
@@ -122,6 +108,12 @@ impl Harness {
             azurite,
             queues,
         })
+    }
+
+    /// Replaces the tenant's egress allowances, as a platform admin's write does.
+    #[allow(dead_code)]
+    pub async fn set_egress_allow(&self, allow: &[&str]) -> Result<()> {
+        put_tenant(&self.pool, allow).await
     }
 
     pub fn queue(&self, name: &str) -> Queue {
@@ -470,6 +462,26 @@ pub async fn wait_not_listening(
         );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Creates or replaces the suite's tenant with these egress allowances.
+async fn put_tenant(pool: &sqlx::PgPool, egress_allow: &[&str]) -> Result<()> {
+    let mut tx = begin_platform(pool).await?;
+    tenants::put(
+        &mut tx,
+        TENANT,
+        &TenantWrite {
+            display_name: "Contoso".into(),
+            max_apps: None,
+            max_instances: None,
+            allow_host_identity: false,
+            egress_allow: egress_allow.iter().map(|s| (*s).to_owned()).collect(),
+        },
+        Precondition::None,
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+    Ok(())
 }
 
 pub fn tenant() -> TenantId {
