@@ -104,9 +104,19 @@ async fn a_gigabyte_answer_grows_the_worker_by_no_more_than_the_cap() -> anyhow:
     Ok(())
 }
 
+/// A `shoal serve` process, killed and reaped when dropped.
+struct ApiProcess(std::process::Child);
+
+impl Drop for ApiProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `shoal serve` on the harness's database, allowing loopback, with the answer cap.
-fn spawn_api(h: &Harness, port: u16) -> std::process::Child {
-    std::process::Command::new(worker_processes::SHOAL)
+fn spawn_api(h: &Harness, port: u16) -> ApiProcess {
+    let child = std::process::Command::new(worker_processes::SHOAL)
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .env("DATABASE_URL", &h.database_url)
         .env("SHOAL_SECRET_KEY", h.secret_key.to_base64())
@@ -115,7 +125,8 @@ fn spawn_api(h: &Harness, port: u16) -> std::process::Child {
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::null())
         .spawn()
-        .expect("shoal serve starts")
+        .expect("shoal serve starts");
+    ApiProcess(child)
 }
 
 fn token(h: &Harness, args: &[&str]) -> String {
@@ -141,7 +152,7 @@ async fn a_gigabyte_forwarded_answer_grows_the_api_by_no_more_than_the_cap() -> 
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let mut api = spawn_api(&h, port);
+    let api = spawn_api(&h, port);
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     let deadline = std::time::Instant::now() + WAIT;
@@ -204,14 +215,14 @@ async fn a_gigabyte_forwarded_answer_grows_the_api_by_no_more_than_the_cap() -> 
             .send()
     };
     // The baseline: after start-up and the writes above, before any answer was read.
-    let baseline = peak_resident_bytes(api.id());
+    let baseline = peak_resident_bytes(api.0.id());
     for _ in 0..3 {
         let response = call().await?;
         assert_eq!(response.status(), reqwest::StatusCode::BAD_GATEWAY);
         let body = response.text().await?;
         assert!(body.contains(&format!("more than {CAP} bytes")), "{body}");
     }
-    let peak = peak_resident_bytes(api.id());
+    let peak = peak_resident_bytes(api.0.id());
     let grown = peak.saturating_sub(baseline);
     let bound = CAP + MARGIN;
     eprintln!(
@@ -227,8 +238,7 @@ async fn a_gigabyte_forwarded_answer_grows_the_api_by_no_more_than_the_cap() -> 
             .status()
             .is_success()
     );
-    let _ = api.kill();
-    let _ = api.wait();
+    drop(api);
     assert!(
         grown <= bound,
         "the API grew by {} MiB, more than {} MiB",
