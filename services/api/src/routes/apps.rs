@@ -13,9 +13,9 @@ use serde_json::Value;
 use shoal_domain::apps::{AppSpec, AppState as RunState, Handler, Identity, Scale, WrittenApp};
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::merge_patch::merge_patch;
-use shoal_domain::names::{AppName, TenantName};
+use shoal_domain::names::TenantName;
 use shoal_domain::secret_routes;
-use shoal_domain::settings::{MASK, StoredSetting, settings_to_store};
+use shoal_domain::settings::{MASK, settings_to_store};
 use shoal_domain::webhook_limits::WebhookLimits;
 use shoal_store::apps::{self, AppRecord};
 use shoal_store::{Precondition, TenantId, Written, begin_tenant};
@@ -23,10 +23,10 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::app_identity;
 use super::app_status::{self, AppStatus};
 use super::{Authorized, TAG_APPS, authorize, conditional_read, resource_headers};
-use crate::access::{Caller, allow, permits};
+use super::{app_identity, setting_access};
+use crate::access::{Caller, allow};
 use crate::error::{ApiError, Problem};
 use crate::extract::{
     AppPath, Conditional, ConditionalHeaders, JsonBody, ListQuery, Query, TenantPath,
@@ -175,17 +175,6 @@ pub(crate) fn parse_stored(record: &AppRecord) -> Result<WrittenApp, ApiError> {
     })
 }
 
-/// Whether `caller` sees setting values in app reads (`settings/list` at the app).
-fn shows_values(caller: &Caller, tenant: &TenantName, app: &str) -> bool {
-    AppName::parse(app).is_ok_and(|app| {
-        permits(
-            caller,
-            actions::APP_SETTINGS_LIST,
-            &Scope::app(tenant, &app),
-        )
-    })
-}
-
 fn view(
     tenant: &TenantName,
     record: AppRecord,
@@ -275,7 +264,7 @@ pub async fn list_apps(
         .map(|r| {
             let identity = identities.get(&r.name);
             let status = statuses.remove(&r.name);
-            let show_values = shows_values(&caller, &tenant, &r.name);
+            let show_values = setting_access::shows_values(&caller, &tenant, &r.name);
             view(&tenant, r, identity, show_values).map(|app| App { status, ..app })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -325,7 +314,7 @@ pub async fn get_app(
             &tenant,
             record,
             system_identity.as_ref(),
-            shows_values(&caller, &tenant, app.as_str()),
+            setting_access::shows_values(&caller, &tenant, app.as_str()),
         )?),
     )
         .into_response())
@@ -439,7 +428,7 @@ async fn write(
     let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
     if routes_written {
-        check_secret_routes(authorized, tenant, app, current_settings, &settings)?;
+        setting_access::check_secret_routes(authorized, tenant, app, current_settings, &settings)?;
     }
     let (record, outcome) = apps::put(
         tx,
@@ -468,46 +457,10 @@ async fn write(
             tenant,
             record,
             system_identity.as_ref(),
-            shows_values(authorized.caller(), tenant, app),
+            setting_access::shows_values(authorized.caller(), tenant, app),
         )?),
     )
         .into_response())
-}
-
-/// A write that changes where a stored credential is sent needs the rights to read it
-/// (`shoal_domain::secret_routes`): 403 naming the first such setting otherwise.
-fn check_secret_routes(
-    authorized: &Authorized<'_>,
-    tenant: &TenantName,
-    app: &str,
-    before: &[StoredSetting],
-    after: &[StoredSetting],
-) -> Result<(), ApiError> {
-    let map = |s: &[StoredSetting]| -> BTreeMap<String, String> {
-        s.iter()
-            .map(|s| (s.name.clone(), s.value.clone()))
-            .collect()
-    };
-    let changed = secret_routes::changed_secret_routes(&map(before), &map(after));
-    let Some(first) = changed.first() else {
-        return Ok(());
-    };
-    let scope = match AppName::parse(app) {
-        Ok(name) => Scope::app(tenant, &name),
-        Err(_) => return Ok(()),
-    };
-    let missing: Vec<&str> = secret_routes::REQUIRED_ACTIONS
-        .into_iter()
-        .filter(|action| !permits(authorized.caller(), action, &scope))
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError::Forbidden(format!(
-        "appSettings.{first} decides where the connection's credentials are sent; changing it \
-         needs {} at {scope}",
-        missing.join(" and ")
-    )))
 }
 
 /// Delete an app with its settings and functions.

@@ -22,6 +22,7 @@ pub mod roles;
 pub mod scale;
 pub mod scale_history;
 pub mod service_principals;
+pub mod setting_access;
 pub mod settings;
 pub mod signing_keys;
 pub mod signing_secret;

@@ -51,7 +51,7 @@ async fn a_refused_handler_url_starts_no_listener_and_the_message_stays() -> any
             && status.ends_with("is a loopback address, which the egress policy refuses"),
         "{status}"
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // No listener runs, so nothing can receive later: the queue shows the message untouched.
     assert_eq!(h.handler.count(), 0);
     let kept = h.wait_for_messages("jobs", 1, WAIT).await?;
     assert_eq!(kept.len(), 1, "the message was neither taken nor poisoned");
@@ -174,7 +174,7 @@ async fn connections_aimed_at_refused_addresses_start_nothing_and_name_their_set
         assert_eq!(function, want_function);
         assert!(status.starts_with(want.as_str()), "{status}");
     }
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The listeners never started, so nothing can dial later either.
     assert_eq!(
         internal.connections(),
         0,
@@ -219,8 +219,22 @@ async fn a_storage_endpoint_named_by_a_name_that_resolves_to_loopback_is_never_d
     h.put_function("queued", queue_trigger("jobs")).await?;
     let worker = h.start_worker(handler_only_worker(&h))?;
     wait_status(&worker, "listening").await?;
-    // Several polls' worth of time: each is refused before a connection.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Two polls have failed (each refused before a connection), then nothing was dialled.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let failed: u64 = worker
+            .stats
+            .errors()
+            .snapshot()
+            .iter()
+            .map(|(_, n)| n)
+            .sum();
+        if failed >= 2 {
+            break;
+        }
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "no poll failed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     assert_eq!(
         internal.connections(),
         0,
