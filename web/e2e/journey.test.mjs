@@ -216,6 +216,8 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   const page = await context.newPage();
   await signIn(page, issued.access_token);
   await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  // The switcher fills in after the tenants list arrives: wait for it before reading it.
+  await page.locator("#tenant-switcher option").first().waitFor({ state: "attached" });
   assert.deepEqual(await page.locator("#tenant-switcher option").allInnerTexts(), ["contoso"]);
   await page.goto(`${shoal.base}/tenants/fabrikam/apps`);
   await page.getByRole("alert").waitFor();
