@@ -7,6 +7,8 @@
 //! * [`StreamProducer`]: writes records, acknowledged by all in-sync replicas.
 //! * [`consumer_lag`]: a group's lag per partition, read from outside the group (for scaling).
 //! * [`create_topic`] (idempotent).
+//! * [`check_cluster`]: the bootstrap and advertised brokers under the egress policy, before a
+//!   client dials them.
 //!
 //! Connections are described by [`KafkaProperties`], librdkafka's own property names, as the
 //! domain resolves them from a binding and the app's settings. Errors are [`KafkaError`]s whose
@@ -14,6 +16,7 @@
 
 mod admin;
 mod consumer;
+mod egress;
 mod error;
 mod lag;
 mod producer;
@@ -21,6 +24,7 @@ mod properties;
 
 pub use admin::create_topic;
 pub use consumer::{StartFrom, StreamConsumer, StreamEvent};
+pub use egress::check_cluster;
 pub use error::KafkaError;
 pub use lag::{PartitionLag, TopicLag, consumer_lag};
 pub use producer::{OutgoingRecord, StreamProducer};

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail, ensure};
 use chrono::Utc;
 use shoal_connectors::kafka::{
     KafkaError, KafkaProperties, OutgoingRecord, StartFrom, StreamConsumer, StreamEvent,
-    StreamProducer, consumer_lag, create_topic,
+    StreamProducer, check_cluster, consumer_lag, create_topic,
 };
 use shoal_testkit::kafka::TansuBroker;
 use tokio::time::Instant;
@@ -502,4 +502,88 @@ fn a_consumer_outside_a_tokio_runtime_is_refused_not_a_panic() {
     let err =
         StreamConsumer::subscribe(&props, GROUP, "orders", StartFrom::Latest, "m").unwrap_err();
     assert!(matches!(err, KafkaError::InvalidRequest(_)), "{err:?}");
+}
+
+/// An egress policy allowing exactly `entries` beyond public addresses.
+fn egress_allowing(entries: &str) -> shoal_egress::Egress {
+    use shoal_domain::egress::{AllowList, EgressPolicy};
+    let allow = if entries.is_empty() {
+        AllowList::default()
+    } else {
+        AllowList::parse(entries).expect("the test's entries parse")
+    };
+    shoal_egress::Egress::new(EgressPolicy::new(allow, Vec::new()))
+}
+
+#[tokio::test]
+async fn a_broker_advertising_a_refused_address_is_refused_before_it_is_dialled() -> Result<()> {
+    // tansu advertises its relay; only tansu's own port is allowed.
+    let broker = TansuBroker::start_behind_relay().await?;
+    broker.create_topic("orders", 1).await?;
+    let before = broker.settled_relay_connections().await;
+    let mut props = KafkaProperties::new();
+    props.set("bootstrap.servers", broker.direct_bootstrap());
+    let egress = egress_allowing(&broker.direct_bootstrap());
+
+    let err = check_cluster(&props, "orders", "brokerList", &egress)
+        .await
+        .unwrap_err();
+
+    let shown = err.to_string();
+    assert!(matches!(err, KafkaError::Refused(_)), "{err:?}");
+    assert!(
+        shown.starts_with(&format!(
+            "brokerList: the cluster advertises {}: ",
+            broker.bootstrap()
+        )) && shown.contains("loopback"),
+        "{shown}"
+    );
+    // Counted once per connection the guard refused (librdkafka may try the broker more than
+    // once while the metadata request waits).
+    assert!(
+        egress
+            .metrics()
+            .refusals(shoal_domain::egress::Rule::Loopback)
+            >= 1
+    );
+    // Nothing reached the advertised address, during the check or after it.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(broker.relay_connections(), before, "the relay was dialled");
+
+    // Allowed there too, the same check passes and the cluster is used as before.
+    let both = format!("{},{}", broker.direct_bootstrap(), broker.bootstrap());
+    check_cluster(&props, "orders", "brokerList", &egress_allowing(&both)).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn refused_bootstrap_servers_are_never_asked_for_metadata() -> Result<()> {
+    let broker = TansuBroker::start_behind_relay().await?;
+    let before = broker.settled_relay_connections().await;
+    let strict = egress_allowing("");
+    // A literal loopback address, and a name that resolves to one (its text passes every
+    // check; the addresses it resolves to do not).
+    let named = format!(
+        "{}:{}",
+        shoal_testkit::loopback_host_name(),
+        broker
+            .bootstrap()
+            .rsplit_once(':')
+            .map(|(_, p)| p)
+            .unwrap_or_default()
+    );
+    for servers in [broker.bootstrap(), named] {
+        let mut props = KafkaProperties::new();
+        props.set("bootstrap.servers", &servers);
+        let err = check_cluster(&props, "orders", "brokerList", &strict)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, KafkaError::Refused(_)), "{servers}: {err:?}");
+        assert!(
+            err.to_string().starts_with("brokerList: ") && err.to_string().contains("loopback"),
+            "{servers}: {err}"
+        );
+    }
+    assert_eq!(broker.relay_connections(), before, "the broker was dialled");
+    Ok(())
 }

@@ -22,6 +22,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::OnceCell;
 
+use relay::Relay;
 use shoal_devstack::tls::{ClientCertificate, ThrowawayCa};
 use tls_front::TlsFront;
 
@@ -35,6 +36,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Lines of the broker's output kept for error messages.
 const OUTPUT_TAIL: usize = 40;
 
+mod relay;
 mod tls_front;
 
 /// A running tansu broker; killed when dropped.
@@ -44,6 +46,9 @@ pub struct TansuBroker {
     port: u16,
     sign_in: SignIn,
     tls: Option<(TlsFront, Arc<TestClientTls>)>,
+    /// tansu's own port (the same as `port` without a front).
+    direct_port: u16,
+    relay: Option<Relay>,
     output: Output,
     producer: OnceCell<FutureProducer>,
     _dir: tempfile::TempDir,
@@ -77,43 +82,59 @@ struct Started {
     advertised: u16,
     output: Output,
     front: Option<TlsFront>,
+    relay: Option<Relay>,
+}
+
+/// What stands in front of tansu's port, whose address tansu advertises.
+#[derive(Clone, Copy)]
+enum Front<'a> {
+    None,
+    Tls(&'a ThrowawayCa),
+    Relay,
 }
 
 impl TansuBroker {
     /// Starts tansu on a free loopback port and waits until it answers a metadata request.
     pub async fn start() -> Result<TansuBroker> {
-        Self::start_with(SignIn::None, None, &[]).await
+        Self::start_with(SignIn::None, Front::None, &[]).await
     }
 
     /// Starts tansu requiring SASL SCRAM-SHA-512 sign-in by one of `users` (name, password).
     /// tansu refuses to create users once authentication is on, so they are created first on
     /// a broker without it, on the same database, which is then stopped.
     pub async fn start_with_scram_users(users: &[(&str, &str)]) -> Result<TansuBroker> {
-        Self::start_with(SignIn::Scram, None, users).await
+        Self::start_with(SignIn::Scram, Front::None, users).await
     }
 
     /// Starts tansu behind a mutual-TLS front (`tls_front`): clients must trust `ca` and
     /// present a client certificate it signed ([`ThrowawayCa::client_certificate`]).
     pub async fn start_with_mutual_tls(ca: &ThrowawayCa) -> Result<TansuBroker> {
-        Self::start_with(SignIn::None, Some(ca), &[]).await
+        Self::start_with(SignIn::None, Front::Tls(ca), &[]).await
+    }
+
+    /// Starts tansu advertising a plain relay to itself ([`TansuBroker::relay_connections`]
+    /// counts what reaches it): clients that bootstrap from [`TansuBroker::direct_bootstrap`]
+    /// go on to the relay's address for everything else, unless something stops them.
+    pub async fn start_behind_relay() -> Result<TansuBroker> {
+        Self::start_with(SignIn::None, Front::Relay, &[]).await
     }
 
     async fn start_with(
         sign_in: SignIn,
-        ca: Option<&ThrowawayCa>,
+        front: Front<'_>,
         users: &[(&str, &str)],
     ) -> Result<TansuBroker> {
         let binary = tansu_binary()?;
         let dir = tempfile::tempdir()?;
         if sign_in == SignIn::Scram {
-            let mut setup = launch(&binary, dir.path(), SignIn::None, None).await?;
+            let mut setup = launch(&binary, dir.path(), SignIn::None, Front::None).await?;
             let result = create_users(&binary, setup.port, users).await;
             let _ = setup.child.kill().await;
             result?;
         }
-        let started = launch(&binary, dir.path(), sign_in, ca).await?;
-        let tls = match (started.front, ca) {
-            (Some(front), Some(ca)) => {
+        let started = launch(&binary, dir.path(), sign_in, front).await?;
+        let tls = match (started.front, front) {
+            (Some(front), Front::Tls(ca)) => {
                 let client = TestClientTls {
                     ca_pem: ca.ca_pem.clone(),
                     certificate: ca.client_certificate("shoal-testkit")?,
@@ -125,6 +146,8 @@ impl TansuBroker {
         Ok(TansuBroker {
             child: started.child,
             port: started.advertised,
+            direct_port: started.port,
+            relay: started.relay,
             sign_in,
             tls,
             output: started.output,
@@ -140,6 +163,33 @@ impl TansuBroker {
     /// `127.0.0.1:PORT`, for `bootstrap.servers`.
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// tansu's own `127.0.0.1:PORT`, which differs from [`TansuBroker::bootstrap`] (the
+    /// advertised address) behind a front.
+    pub fn direct_bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.direct_port)
+    }
+
+    /// Connections the relay of [`TansuBroker::start_behind_relay`] accepted (0 without one).
+    pub fn relay_connections(&self) -> u64 {
+        self.relay.as_ref().map_or(0, Relay::accepted)
+    }
+
+    /// [`TansuBroker::relay_connections`] once it has not changed for three seconds (at most
+    /// 15 s): the broker's own test clients (admin, producer) may still be connecting through
+    /// the relay for a moment after their call returned.
+    pub async fn settled_relay_connections(&self) -> u64 {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        let mut last = self.relay_connections();
+        let mut unchanged = 0;
+        while unchanged < 3 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = self.relay_connections();
+            unchanged = if now == last { unchanged + 1 } else { 0 };
+            last = now;
+        }
+        last
     }
 
     /// The last lines the broker printed (stdout and stderr interleaved), for test failures.
@@ -265,27 +315,33 @@ fn client_config(bootstrap: &str, sign_in: SignIn) -> ClientConfig {
     config
 }
 
-/// tansu on a free port (retried when the port was taken meanwhile), behind a TLS front when
-/// `ca` is given.
-async fn launch(
-    binary: &Path,
-    dir: &Path,
-    sign_in: SignIn,
-    ca: Option<&ThrowawayCa>,
-) -> Result<Started> {
+/// tansu on a free port (retried when the port was taken meanwhile), behind `front`.
+async fn launch(binary: &Path, dir: &Path, sign_in: SignIn, front: Front<'_>) -> Result<Started> {
     let mut last_error = anyhow!("tansu did not start");
     for _ in 0..START_ATTEMPTS {
         let port = free_port()?;
-        let front = match ca {
-            Some(ca) => Some(TlsFront::bind(ca).await?),
-            None => None,
+        let tls = match front {
+            Front::Tls(ca) => Some(TlsFront::bind(ca).await?),
+            Front::None | Front::Relay => None,
         };
-        let advertised = front.as_ref().map_or(port, |(f, _)| f.port);
+        let relay = match front {
+            Front::Relay => Some(Relay::bind().await?),
+            Front::None | Front::Tls(_) => None,
+        };
+        let advertised = tls
+            .as_ref()
+            .map(|(f, _)| f.port)
+            .or(relay.as_ref().map(|(r, _)| r.port))
+            .unwrap_or(port);
         match spawn_on(binary, dir, port, advertised, sign_in).await {
             Ok((child, output)) => {
-                let front = front.map(|(front, pending)| {
+                let front = tls.map(|(front, pending)| {
                     pending.relay_to(port);
                     front
+                });
+                let relay = relay.map(|(relay, pending)| {
+                    pending.relay_to(port);
+                    relay
                 });
                 return Ok(Started {
                     child,
@@ -293,6 +349,7 @@ async fn launch(
                     advertised,
                     output,
                     front,
+                    relay,
                 });
             }
             Err(StartError::PortTaken(e)) => last_error = e,

@@ -4,9 +4,11 @@
 //! Either way, a connection whose settings aim at an address the egress policy refuses by its
 //! text does not start, and says which setting.
 
+use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamProducer, check_cluster};
 use shoal_connectors::{ConnectorOptions, StorageQueues};
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::egress::destinations;
+use shoal_egress::Egress;
 
 use crate::config::WorkerConfig;
 use crate::hosted_apps::HostedApp;
@@ -59,9 +61,13 @@ pub fn service_bus(
     Ok(spec)
 }
 
+/// The setting a stream binding's broker refusals are reported by.
+pub const BROKER_SETTING: &str = "brokerList";
+
 /// A stream binding's brokers (`bootstrap.servers`, from `brokerList` or the Event Hubs
-/// namespace), by the text of each entry. The addresses brokers advertise later are not
-/// checked here (docs/operating/egress.md, "Not covered yet").
+/// namespace), by the text of each entry, when the binding is made. The names they resolve
+/// to and the addresses the brokers advertise are checked before each client is made
+/// ([`stream_producer`], and the stream listener's join).
 pub fn check_brokers(
     properties: &[(String, String)],
     app: &HostedApp,
@@ -74,7 +80,17 @@ pub fn check_brokers(
         Some((_, servers)) => config
             .egress
             .for_tenant(&app.egress_allow)
-            .check_destinations(&destinations::of_brokers("brokerList", servers)),
+            .check_destinations(&destinations::of_brokers(BROKER_SETTING, servers)),
         None => Ok(()),
     }
+}
+
+/// A producer for `topic`, made once the brokers (bootstrap and advertised) pass `egress`.
+pub async fn stream_producer(
+    properties: &KafkaProperties,
+    topic: &str,
+    egress: &Egress,
+) -> Result<StreamProducer, KafkaError> {
+    check_cluster(properties, topic, BROKER_SETTING, egress).await?;
+    StreamProducer::new(properties)
 }

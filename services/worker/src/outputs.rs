@@ -20,6 +20,7 @@ use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::service_bus_trigger::{output_entity, service_bus_output_messages};
 use shoal_domain::stream_trigger::{stream_output, stream_output_records};
+use shoal_egress::Egress;
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::config::WorkerConfig;
@@ -51,6 +52,8 @@ pub struct StreamOutput {
     /// `kafka` outputs read the `KafkaEventData` form (key, headers); `eventHub` ones do not.
     event_data_form: bool,
     producer: OnceCell<StreamProducer>,
+    /// The app's egress policy, which the brokers pass before the producer is made.
+    egress: Egress,
 }
 
 pub struct OutputQueue {
@@ -136,6 +139,7 @@ pub fn bind(
                         properties,
                         event_data_form: matches!(binding, Binding::Kafka(_)),
                         producer: OnceCell::new(),
+                        egress: config.egress.for_tenant(&app.egress_allow),
                     })),
                 });
             }
@@ -221,7 +225,9 @@ impl StreamOutput {
         }
         let producer = self
             .producer
-            .get_or_try_init(|| async { StreamProducer::new(&self.properties) })
+            .get_or_try_init(|| {
+                connections::stream_producer(&self.properties, &self.topic, &self.egress)
+            })
             .await?;
         let count = records.len();
         try_join_all(records.into_iter().map(|record| {

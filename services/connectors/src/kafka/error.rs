@@ -15,6 +15,10 @@ pub enum KafkaError {
     /// The caller asked for something that cannot be done (an empty group, a negative offset).
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// A broker (bootstrap or advertised) is at an address the egress policy refuses:
+    /// `<setting>[: broker N advertises host:port]: <reason>`. Nothing was sent to it.
+    #[error("{0}")]
+    Refused(String),
     #[error("topic {topic} does not exist")]
     TopicNotFound { topic: String },
     /// SASL authentication failed, or the principal may not use the topic, group or cluster.

@@ -242,3 +242,51 @@ async fn a_storage_endpoint_named_by_a_name_that_resolves_to_loopback_is_never_d
     );
     worker.shut_down().await
 }
+
+#[tokio::test]
+async fn a_broker_advertising_a_refused_address_is_never_joined() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    // tansu advertises its relay; the worker may reach the handler and tansu's own port only.
+    let broker = shoal_testkit::kafka::TansuBroker::start_behind_relay().await?;
+    // No events are produced: the testkit's producer would keep connecting through the relay,
+    // and the refusal comes before any event could be fetched anyway.
+    broker.create_topic("orders", 1).await?;
+    h.put_app(
+        json!({}),
+        json!({"appSettings": {"KafkaBrokers": broker.direct_bootstrap()}}),
+    )
+    .await?;
+    h.put_function(
+        "streamed",
+        json!([{"type": "kafkaTrigger", "direction": "in", "name": "event",
+                "brokerList": "%KafkaBrokers%", "topic": "orders", "consumerGroup": "g"}]),
+    )
+    .await?;
+    let mut config = h.worker_config("w1");
+    let allow = shoal_domain::egress::AllowList::parse(&format!(
+        "127.0.0.1:{},{}",
+        h.handler.url().port().unwrap(),
+        broker.direct_bootstrap()
+    ))
+    .map_err(anyhow::Error::msg)?;
+    config.egress = Egress::new(EgressPolicy::new(allow, Vec::new()));
+    let before = broker.settled_relay_connections().await;
+
+    let worker = h.start_worker(config)?;
+    let status = wait_status(&worker, "error: joining the consumer group: ").await?;
+
+    assert!(
+        status.contains(&format!(
+            "brokerList: the cluster advertises {}: ",
+            broker.bootstrap()
+        )) && status.contains("loopback address, which the egress policy refuses"),
+        "{status}"
+    );
+    assert_eq!(h.handler.count(), 0, "no event was delivered");
+    assert_eq!(
+        broker.relay_connections(),
+        before,
+        "the advertised broker was dialled"
+    );
+    worker.shut_down().await
+}

@@ -14,6 +14,7 @@ use shoal_domain::stream_trigger::source::resolve_secure;
 use shoal_domain::stream_trigger::{
     DeadLetterTarget, StreamEvent, StreamSource, dead_letter_headers, dead_letter_message,
 };
+use shoal_egress::Egress;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +34,7 @@ pub enum DeadLetterSink {
         topic: String,
         properties: KafkaProperties,
         producer: OnceCell<StreamProducer>,
+        egress: Egress,
     },
     Queue {
         queue: Queue,
@@ -62,6 +64,7 @@ impl DeadLetterSink {
                     topic,
                     properties,
                     producer: OnceCell::new(),
+                    egress: config.egress.for_tenant(&app.egress_allow),
                 })
             }
             DeadLetterTarget::StorageQueue {
@@ -136,9 +139,10 @@ impl DeadLetterSink {
                 topic,
                 properties,
                 producer,
+                egress,
             } => {
                 let producer = producer
-                    .get_or_try_init(|| async { StreamProducer::new(properties) })
+                    .get_or_try_init(|| connections::stream_producer(properties, topic, egress))
                     .await
                     .map_err(|e| e.to_string())?;
                 try_join_all(events.iter().map(|event| {

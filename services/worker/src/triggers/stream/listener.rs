@@ -14,11 +14,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamConsumer};
+use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamConsumer, check_cluster};
 use shoal_domain::stream_trigger::{Checkpoints, StreamEvent, next_offsets};
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
+use crate::connections::BROKER_SETTING;
 use crate::error::WorkerError;
 use crate::stats::ListenerStats;
 use crate::triggers::backoff::Retry;
@@ -50,7 +51,7 @@ pub async fn run(
             break;
         };
         if member.is_none() {
-            match Member::join(&ctx, &properties) {
+            match Member::join(&ctx, &properties).await {
                 Ok(joined) => {
                     stats.set_status("listening");
                     member = Some(joined);
@@ -139,7 +140,13 @@ struct Member {
 }
 
 impl Member {
-    fn join(ctx: &StreamFunction, properties: &KafkaProperties) -> Result<Member, KafkaError> {
+    /// Checks the brokers (bootstrap and advertised) against the app's egress policy, then
+    /// joins: a broker advertising a refused address is never dialled by the member.
+    async fn join(
+        ctx: &StreamFunction,
+        properties: &KafkaProperties,
+    ) -> Result<Member, KafkaError> {
+        check_cluster(properties, &ctx.source.topic, BROKER_SETTING, &ctx.egress).await?;
         let f = &ctx.function;
         // Names the member in the broker's group listing; unique per instance and function.
         let client_id = format!("shoal-{}-{}-{}-{}", f.tenant, f.app, f.instance, f.function);

@@ -26,6 +26,7 @@ use shoal_connectors::kafka::KafkaProperties;
 use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::stream_trigger::{StreamSource, default_target, stream_source};
+use shoal_egress::Egress;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
@@ -110,6 +111,7 @@ fn bind(
             data_type,
             source,
             dead_letters,
+            egress: config.egress.for_tenant(&app.egress_allow),
         },
     }))
 }
@@ -159,6 +161,7 @@ struct StreamFunctionParts {
     data_type: Option<DataType>,
     source: StreamSource,
     dead_letters: DeadLetterSink,
+    egress: Egress,
 }
 
 /// Everything a stream listener's batches share.
@@ -169,6 +172,8 @@ pub struct StreamFunction {
     pub data_type: Option<DataType>,
     pub source: StreamSource,
     pub dead_letters: DeadLetterSink,
+    /// The app's egress policy: the brokers are checked with it before each join.
+    pub egress: Egress,
 }
 
 impl TriggerListener for BoundStreamTrigger {
@@ -185,6 +190,7 @@ impl TriggerListener for BoundStreamTrigger {
             data_type: parts.data_type,
             source: parts.source,
             dead_letters: parts.dead_letters,
+            egress: parts.egress,
         });
         listener::run(context, self.properties, stop, abandon).boxed()
     }
