@@ -9,6 +9,7 @@ use shoal_domain::apps::{AppState, Identity};
 use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
+use shoal_domain::egress::AllowList;
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
@@ -120,6 +121,9 @@ pub struct Snapshot {
     pub apps: Vec<Arc<ScalableApp>>,
     /// `maxInstances` per tenant (None = no quota).
     pub quotas: HashMap<String, Option<u32>>,
+    /// Each tenant's egress allowances (set by a platform admin), which its apps' trigger
+    /// metrics are read under; read every tick, since they change without any app's ETag.
+    pub egress_allow: HashMap<String, AllowList>,
 }
 
 struct Cached {
@@ -160,6 +164,10 @@ impl Catalog {
             snapshot.quotas.insert(name.clone(), quota);
             let tenant = TenantId::new(tenant);
             let mut tx = begin_tenant(pool, &tenant).await?;
+            let allow = egress_allow(&mut tx, &name).await?;
+            if !allow.is_empty() {
+                snapshot.egress_allow.insert(name.clone(), allow);
+            }
             let versions = self.versions(&mut tx, &tenant).await?;
             let unchanged = versions.iter().all(|(key, v)| {
                 self.cache
@@ -232,6 +240,18 @@ impl Catalog {
             })
             .collect())
     }
+}
+
+/// The tenant's stored allowances. Written through the API, which validated every entry; one
+/// that no longer parses leaves the tenant none (stricter, never wider), with an error logged.
+async fn egress_allow(tx: &mut shoal_store::Tx, tenant: &str) -> Result<AllowList, StoreError> {
+    let stored = tenants::egress_allow(tx, tenant).await?;
+    Ok(
+        AllowList::from_items(stored.iter().map(String::as_str)).unwrap_or_else(|e| {
+            tracing::error!(tenant, error = %e, "a stored egress allowance no longer parses; the tenant gets none");
+            AllowList::default()
+        }),
+    )
 }
 
 /// The app with its identities as they are now: read every tick for apps that sign in with an

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use shoal_connectors::ConnectorOptions;
 use shoal_domain::placement::DEFAULT_BALANCE;
+use shoal_egress::Egress;
 
 #[derive(Clone, Debug)]
 pub struct SchedulerConfig {
@@ -20,6 +21,9 @@ pub struct SchedulerConfig {
     pub balance: f64,
     pub metrics: MetricsConfig,
     pub connector: ConnectorOptions,
+    /// Where tenants' queues, namespaces and brokers may be read (each tenant's allowances are
+    /// added per app): strict unless the operator allows more (`--egress-allow`).
+    pub egress: Egress,
     /// Where Entra ID reaches Shoal's API (`--public-url`): queue lengths behind identity-based
     /// connections are read signed in as the app's identity, with client assertions the
     /// scheduler signs as the federation issuer under it.
@@ -54,6 +58,7 @@ impl SchedulerConfig {
                 concurrency_per_account: 8,
             },
             connector: ConnectorOptions::default(),
+            egress: Egress::strict(),
             public_url: None,
             forget_workers_after: Duration::from_secs(3600),
         }

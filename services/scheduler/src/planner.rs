@@ -313,6 +313,7 @@ mod tests {
                 snapshot: Snapshot {
                     apps: apps.into_iter().map(Arc::new).collect(),
                     quotas: HashMap::new(),
+                    egress_allow: HashMap::new(),
                 },
                 readings: HashMap::new(),
                 in_flight: InFlight::new(),

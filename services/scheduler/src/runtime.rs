@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use shoal_egress::EgressMetrics;
 use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, begin_platform, leadership};
@@ -31,6 +32,8 @@ pub struct SchedulerStatus {
     pub last_tick_micros: AtomicU64,
     pub ticks: AtomicU64,
     pub errors: ErrorCounter,
+    /// `shoal_egress_refusals_total`: reads of tenants' sources the egress policy refused.
+    pub egress: EgressMetrics,
 }
 
 pub struct Scheduler {
@@ -60,11 +63,15 @@ impl Scheduler {
             let signer = FederationSigner::new(public_url, pool.clone(), cipher.clone());
             config.connector.assertions = Some(Arc::new(signer));
         }
+        let status = Arc::new(SchedulerStatus {
+            egress: config.egress.metrics(),
+            ..SchedulerStatus::default()
+        });
         Scheduler {
             config,
             pool,
             cipher,
-            status: Arc::default(),
+            status,
         }
     }
 
@@ -82,8 +89,11 @@ impl Scheduler {
         let name = self.config.name.clone();
         tracing::info!(scheduler = name, tick = ?self.config.tick, lease_ttl = ?self.config.lease_ttl, "scheduler started");
         let mut catalog = Catalog::default();
-        let mut metrics =
-            MetricReader::new(self.config.metrics.clone(), self.config.connector.clone());
+        let mut metrics = MetricReader::new(
+            self.config.metrics.clone(),
+            self.config.connector.clone(),
+            self.config.egress.clone(),
+        );
         let mut leader: Option<Leader> = None;
         // When the lease we last renewed lapses, on our own clock (from when we asked).
         let mut lease_until: Option<Instant> = None;

@@ -63,6 +63,7 @@ pub fn render(status: &SchedulerStatus) -> String {
     }
     let mut registry = Registry::with_prefix("shoal");
     status.errors.register(&mut registry);
+    registry.register_collector(Box::new(status.egress.clone()));
     shoal_store::metrics::register(&mut registry);
     // Writing to a String cannot fail; the encoder ends the exposition with `# EOF`.
     let _ = prometheus_client::encoding::text::encode(&mut text, &registry);

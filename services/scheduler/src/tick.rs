@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use shoal_domain::egress::AllowList;
 use shoal_domain::names::TenantName;
 use shoal_domain::placement::{Assignment, WorkerSlot};
 use shoal_domain::scale::ScaleMode;
@@ -136,12 +137,18 @@ impl Leader {
 
         let started = Instant::now();
         cx.metrics
-            .refresh(&snapshot.apps, cx.config.metrics_budget())
+            .refresh(
+                &snapshot.apps,
+                &snapshot.egress_allow,
+                cx.config.metrics_budget(),
+            )
             .await;
         let mut readings: HashMap<(AppKey, String), Reading> = HashMap::new();
+        let none = AllowList::default();
         for app in &snapshot.apps {
+            let allow = snapshot.egress_allow.get(&app.key.tenant).unwrap_or(&none);
             for f in &app.functions {
-                if let Some(reading) = cx.metrics.reading(&f.source) {
+                if let Some(reading) = cx.metrics.reading(&f.source, allow) {
                     readings.insert((app.key.clone(), f.name.clone()), reading);
                 }
             }

@@ -10,6 +10,13 @@
 //! Service Bus entities take the same path, one namespace counting as one account; so do
 //! stream triggers' consumer-group lags (see [`streams`]), one set of brokers and credentials
 //! counting as one account.
+//!
+//! Every read goes where the egress policy allows: the scheduler's (`--egress-allow`) with the
+//! app's tenant's allowances. A connection whose settings name a refused address by their text
+//! is never made; the connectors check every address a name resolves to before dialling it,
+//! and a stream's brokers (bootstrap and advertised) are checked before its lag is read. The
+//! tenant's allowances are part of a source's key, so two tenants never share a client or a
+//! reading across different policies.
 
 mod service_bus;
 mod streams;
@@ -20,12 +27,14 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::StreamExt;
-use shoal_connectors::kafka::KafkaProperties;
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin, StorageQueues};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
+use shoal_domain::egress::AllowList;
+use shoal_domain::egress::destinations;
 use shoal_domain::scale::ScaleMode;
 use shoal_domain::service_bus_entity::path::EntityPath;
+use shoal_egress::Egress;
 use tokio::task::JoinSet;
 
 use crate::catalog::{MetricSource, ScalableApp};
@@ -57,6 +66,8 @@ pub struct SourceKey {
     /// Part of the key: two tenants' identical settings sign in as different identities and
     /// must never share a client.
     pub identities: AppIdentities,
+    /// The app's tenant's egress allowances, which the client connects under.
+    pub egress_allow: AllowList,
     pub target: Target,
 }
 
@@ -67,11 +78,18 @@ impl SourceKey {
             Target::ServiceBus(_) => Backend::ServiceBus,
             Target::Stream { .. } => Backend::Kafka,
         };
-        (service, self.connection.clone(), self.identities.clone())
+        (
+            service,
+            self.connection.clone(),
+            self.identities.clone(),
+            self.egress_allow.clone(),
+        )
     }
 
-    /// The key of a function's source; None for a source nothing reads.
-    pub fn of(source: &MetricSource) -> Option<SourceKey> {
+    /// The key of a function's source, read under its tenant's egress allowances; None for a
+    /// source nothing reads.
+    pub fn of(source: &MetricSource, egress_allow: &AllowList) -> Option<SourceKey> {
+        let egress_allow = egress_allow.clone();
         match source {
             MetricSource::StorageQueue {
                 connection,
@@ -80,6 +98,7 @@ impl SourceKey {
             } => Some(SourceKey {
                 connection: SourceConnection::Azure(connection.clone()),
                 identities: identities.clone(),
+                egress_allow,
                 target: Target::StorageQueue(queue.clone()),
             }),
             MetricSource::ServiceBus {
@@ -90,11 +109,13 @@ impl SourceKey {
             } => Some(SourceKey {
                 connection: SourceConnection::Azure(connection.clone()),
                 identities: identities.clone(),
+                egress_allow,
                 target: Target::ServiceBus(entity.clone()),
             }),
             MetricSource::Stream(stream) => Some(SourceKey {
                 connection: SourceConnection::Brokers(Brokers::of(stream)),
                 identities: AppIdentities::default(),
+                egress_allow,
                 target: Target::Stream {
                     group: stream.consumer_group.clone(),
                     topic: stream.topic.clone(),
@@ -112,14 +133,15 @@ enum Backend {
     Kafka,
 }
 
-/// A service, a connection and whose identity it signs in as: what one client serves.
-type Signer = (Backend, SourceConnection, AppIdentities);
+/// A service, a connection, whose identity it signs in as and under which tenant's egress
+/// allowances: what one client serves.
+type Signer = (Backend, SourceConnection, AppIdentities, AllowList);
 
 #[derive(Clone)]
 enum Client {
     Queues(StorageQueues),
     ServiceBus(ServiceBusAdmin),
-    Kafka(KafkaProperties),
+    Kafka(Arc<streams::Cluster>),
 }
 
 /// What one read found.
@@ -164,31 +186,41 @@ pub(crate) struct Shared {
 pub struct MetricReader {
     config: MetricsConfig,
     connector: ConnectorOptions,
+    egress: Egress,
     clients: HashMap<Signer, Result<Client, String>>,
     shared: Arc<Mutex<Shared>>,
 }
 
 impl MetricReader {
-    pub fn new(config: MetricsConfig, connector: ConnectorOptions) -> MetricReader {
+    pub fn new(config: MetricsConfig, connector: ConnectorOptions, egress: Egress) -> MetricReader {
         MetricReader {
             config,
             connector,
+            egress,
             clients: HashMap::new(),
             shared: Arc::default(),
         }
     }
 
-    /// Starts reads for the stalest queues of `apps` and waits up to `budget` for them.
-    pub async fn refresh(&mut self, apps: &[Arc<ScalableApp>], budget: Duration) {
+    /// Starts reads for the stalest queues of `apps` and waits up to `budget` for them, each
+    /// under its tenant's allowances (`egress_allow`, by tenant name; none when absent).
+    pub async fn refresh(
+        &mut self,
+        apps: &[Arc<ScalableApp>],
+        egress_allow: &HashMap<String, AllowList>,
+        budget: Duration,
+    ) {
         let now = Instant::now();
         // Every source wanted this tick, whether any function on it wants the queue time, and
         // the settings to keep (apps in key order, so the same function's declaration wins).
         let mut wanted: HashMap<SourceKey, Wanted> = HashMap::new();
         let mut running: Vec<&Arc<ScalableApp>> = apps.iter().filter(|a| a.running).collect();
         running.sort_by(|a, b| a.key.cmp(&b.key));
+        let none = AllowList::default();
         for app in running {
+            let allow = egress_allow.get(&app.key.tenant).unwrap_or(&none);
             for f in &app.functions {
-                let Some(key) = SourceKey::of(&f.source) else {
+                let Some(key) = SourceKey::of(&f.source, allow) else {
                     continue;
                 };
                 let entry = wanted.entry(key).or_default();
@@ -237,29 +269,7 @@ impl MetricReader {
             let client = self
                 .clients
                 .entry(signer.clone())
-                .or_insert_with(|| {
-                    let (service, connection, identities) = &signer;
-                    match (service, connection) {
-                        (Backend::StorageQueues, SourceConnection::Azure(connection)) => {
-                            StorageQueues::connect_for_app(connection, &self.connector, identities)
-                                .map(Client::Queues)
-                                .map_err(|e| e.to_string())
-                        }
-                        (Backend::ServiceBus, SourceConnection::Azure(connection)) => {
-                            ServiceBusAdmin::connect_for_app(
-                                connection,
-                                &self.connector,
-                                identities,
-                            )
-                            .map(Client::ServiceBus)
-                            .map_err(|e| e.to_string())
-                        }
-                        (Backend::Kafka, SourceConnection::Brokers(brokers)) => {
-                            Ok(Client::Kafka(brokers.properties()))
-                        }
-                        _ => Err("the connection serves another service".to_owned()),
-                    }
-                })
+                .or_insert_with(|| connect(&signer, &self.connector, &self.egress))
                 .clone();
             let shared = self.shared.clone();
             {
@@ -287,10 +297,9 @@ impl MetricReader {
                                     service_bus::read(admin, entity, &key, want.declared, &shared)
                                         .await
                                 }
-                                (
-                                    Ok(Client::Kafka(properties)),
-                                    Target::Stream { group, topic },
-                                ) => (streams::read(properties, group, topic).await, false),
+                                (Ok(Client::Kafka(cluster)), Target::Stream { group, topic }) => {
+                                    (cluster.read(group, topic).await, false)
+                                }
                                 (Ok(_), _) => (
                                     Err("the connection serves another service".to_owned()),
                                     false,
@@ -321,9 +330,10 @@ impl MetricReader {
         }
     }
 
-    /// The latest reading of a function's source (None: never read yet).
-    pub fn reading(&self, source: &MetricSource) -> Option<Reading> {
-        match (SourceKey::of(source), source) {
+    /// The latest reading of a function's source under its tenant's allowances (None: never
+    /// read yet).
+    pub fn reading(&self, source: &MetricSource, egress_allow: &AllowList) -> Option<Reading> {
+        match (SourceKey::of(source, egress_allow), source) {
             (Some(key), _) => lock(&self.shared).readings.get(&key).cloned(),
             (None, MetricSource::Unreadable(why)) => Some(Reading {
                 result: Err(why.clone()),
@@ -337,6 +347,40 @@ impl MetricReader {
     /// The entity updates made since the last call, for the audit log.
     pub fn take_reconciliations(&self) -> Vec<Reconciliation> {
         std::mem::take(&mut lock(&self.shared).reconciliations)
+    }
+}
+
+/// The client a signer's reads share. Under the scheduler's policy with the tenant's
+/// allowances: a connection whose settings name a refused address by their text is not made
+/// (the reading says which setting and why); names are checked as they resolve.
+fn connect(
+    signer: &Signer,
+    connector: &ConnectorOptions,
+    egress: &Egress,
+) -> Result<Client, String> {
+    let (service, connection, identities, allow) = signer;
+    let egress = egress.for_tenant(allow);
+    let options = ConnectorOptions {
+        egress: Some(egress.clone()),
+        ..connector.clone()
+    };
+    match (service, connection) {
+        (Backend::StorageQueues, SourceConnection::Azure(connection)) => {
+            egress.check_destinations(&destinations::of_connection(connection))?;
+            StorageQueues::connect_for_app(connection, &options, identities)
+                .map(Client::Queues)
+                .map_err(|e| e.to_string())
+        }
+        (Backend::ServiceBus, SourceConnection::Azure(connection)) => {
+            egress.check_destinations(&destinations::of_connection(connection))?;
+            ServiceBusAdmin::connect_for_app(connection, &options, identities)
+                .map(Client::ServiceBus)
+                .map_err(|e| e.to_string())
+        }
+        (Backend::Kafka, SourceConnection::Brokers(brokers)) => Ok(Client::Kafka(Arc::new(
+            streams::Cluster::new(brokers, egress),
+        ))),
+        _ => Err("the connection serves another service".to_owned()),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::telemetry::LogFormat;
 mod outbound;
 mod parsers;
 
-pub use outbound::OutboundArgs;
+pub use outbound::{EgressArgs, OutboundArgs};
 pub use parsers::parse_ttl;
 use parsers::*;
 
@@ -340,6 +340,9 @@ pub struct SchedulerArgs {
     /// Address of the scheduler's `/metrics` and `/healthz`.
     #[arg(long, env = "SHOAL_SCHEDULER_LISTEN", default_value = "127.0.0.1:9465")]
     pub listen: SocketAddr,
+    /// Where tenants' queues, namespaces and brokers may be read beyond public addresses.
+    #[command(flatten)]
+    pub egress: EgressArgs,
     #[command(flatten)]
     pub database: DatabaseArgs,
     #[command(flatten)]

@@ -3,6 +3,8 @@
 
 use anyhow::Context;
 use shoal_connectors::ConnectorOptions;
+use shoal_domain::egress::EgressPolicy;
+use shoal_egress::Egress;
 use shoal_scheduler::{Scheduler, SchedulerConfig};
 use shoal_store::crypto::Cipher;
 use shoal_store::pool::{PoolConfig, connect_lazy};
@@ -11,12 +13,17 @@ use crate::cli::SchedulerArgs;
 use crate::signals::shutdown_on_signal;
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
-    let config = scheduler_config(&args)?;
+    let mut config = scheduler_config(&args)?;
     let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
         .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("--listen {}: cannot bind", args.listen))?;
+    // The scheduler's own `/metrics` is refused even where its network is allowed.
+    config.egress = Egress::new(EgressPolicy::new(
+        args.egress.allow_list(),
+        vec![listener.local_addr()?],
+    ));
     let scheduler = Scheduler::new(config, pool, Cipher::new(&args.secret.key));
     let status = scheduler.status();
     let shutdown = shutdown_on_signal();
@@ -47,6 +54,7 @@ pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig>
     config.lease_ttl = args.lease_ttl;
     config.scale_in_window = args.scale_in_window;
     config.public_url = args.public_url.clone();
+    config.egress = Egress::new(EgressPolicy::new(args.egress.allow_list(), Vec::new()));
     config.metrics.reads_per_account_per_tick = args.metric_reads_per_account as usize;
     config.metrics.min_interval = args.tick;
     if let Some(path) = &args.extra_ca_file {

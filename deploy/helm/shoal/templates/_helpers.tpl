@@ -84,12 +84,17 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
-{{/* The egress policy's allowances and the answer cap, shared by serve and worker. */}}
-{{- define "shoal.outboundEnv" -}}
+{{/* The egress policy's allowances, shared by serve, scheduler and worker. */}}
+{{- define "shoal.egressEnv" -}}
 {{- with .Values.config.egressAllow }}
 - name: SHOAL_EGRESS_ALLOW
   value: {{ join "," . | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* The egress policy's allowances and the answer cap, shared by serve and worker. */}}
+{{- define "shoal.outboundEnv" -}}
+{{- include "shoal.egressEnv" . }}
 {{- with .Values.config.maxResponseBytes }}
 - name: SHOAL_MAX_RESPONSE_BYTES
   value: {{ int64 . | toString | quote }}

@@ -196,13 +196,18 @@ impl TestApp {
         &self,
         stop: &tokio_util::sync::CancellationToken,
     ) -> shoal_scheduler::SchedulerHandle {
+        self.scheduler(loopback_egress()).start(stop.clone())
+    }
+
+    /// The scheduler [`TestApp::start_scheduler`] starts, connecting under `egress`.
+    pub fn scheduler(&self, egress: shoal_egress::Egress) -> shoal_scheduler::Scheduler {
         let mut config = shoal_scheduler::SchedulerConfig::new("s1");
         config.tick = std::time::Duration::from_millis(200);
         config.lease_ttl = std::time::Duration::from_secs(2);
         config.metrics.min_interval = std::time::Duration::from_millis(100);
+        config.egress = egress;
         let pool = connect_lazy(&self.database_url, &PoolConfig::default()).unwrap();
         shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&self.secret_key))
-            .start(stop.clone())
     }
 
     pub async fn put_tenant(&self, tenant: &str) -> reqwest::Response {

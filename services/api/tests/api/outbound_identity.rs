@@ -489,6 +489,7 @@ async fn the_scheduler_reads_queue_lengths_as_the_app_identity() {
     config.tick = Duration::from_millis(200);
     config.lease_ttl = Duration::from_secs(2);
     config.connector = trusting(&stack.azurite);
+    config.egress = crate::helpers::loopback_egress();
     config.public_url = Some(url::Url::parse(&stack.api.base).unwrap());
     let pool = connect_lazy(&stack.api.database_url, &PoolConfig::default()).unwrap();
     let stop = CancellationToken::new();

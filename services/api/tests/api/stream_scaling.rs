@@ -95,6 +95,56 @@ async fn the_lag_of_a_signed_in_kafka_trigger_is_read_with_its_credentials() {
     scheduler.stopped().await.unwrap();
 }
 
+/// The lag is read under the scheduler's egress policy: a cluster on an allowed address that
+/// advertises a refused one is never dialled at that hop, and the refusal is counted (and
+/// checked again on later ticks, since a refused cluster is never taken as checked).
+#[tokio::test]
+async fn the_lag_of_a_cluster_advertising_a_refused_address_is_not_read() {
+    let broker = TansuBroker::start_behind_relay()
+        .await
+        .expect("tansu starts");
+    // No events are produced: the testkit's producer would keep connecting through the relay.
+    broker.create_topic("orders", 3).await.unwrap();
+    let app = orders_app(
+        json!({"Brokers": broker.direct_bootstrap()}),
+        json!({"consumerGroup": "billing", "lagThreshold": 10}),
+    )
+    .await;
+    let before = broker.settled_relay_connections().await;
+    let allow = shoal_domain::egress::AllowList::parse(&broker.direct_bootstrap()).unwrap();
+    let scheduler = app.scheduler(shoal_egress::Egress::new(
+        shoal_domain::egress::EgressPolicy::new(allow, Vec::new()),
+    ));
+    let status = scheduler.status();
+    let stop = CancellationToken::new();
+    let running = scheduler.start(stop.clone());
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while status.egress.refusals(shoal_domain::egress::Rule::Loopback) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the advertised broker was never refused"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Later ticks read the cluster's brokers again (nothing was cached as checked) and refuse.
+    let first = status.egress.refusals(shoal_domain::egress::Rule::Loopback);
+    while status.egress.refusals(shoal_domain::egress::Rule::Loopback) == first {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a later tick did not check again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        broker.relay_connections(),
+        before,
+        "the advertised broker was dialled"
+    );
+    stop.cancel();
+    running.stopped().await.unwrap();
+}
+
 /// App `orders` with `settings` and function `Bill`: a `kafkaTrigger` on `%Brokers%`/`orders`
 /// with the `trigger` properties added.
 async fn orders_app(settings: Value, trigger: Value) -> TestApp {

@@ -115,11 +115,21 @@ async fn measure(plan: &TickPlan<'_>, database: &ScratchDatabase) -> Result<Tick
 
     // The scheduler's own pool, sized as `shoal scheduler` sizes it.
     let pool = connect_lazy(database.url(), &PoolConfig::default())?;
-    let config = SchedulerConfig::new("shoal-bench");
+    let mut config = SchedulerConfig::new("shoal-bench");
+    // The bench's queues are on loopback, as `shoal scheduler` reaches them with the bench's
+    // `SHOAL_EGRESS_ALLOW`.
+    config.egress = shoal_egress::Egress::new(shoal_domain::egress::EgressPolicy::new(
+        shoal_domain::egress::AllowList::loopback(),
+        Vec::new(),
+    ));
     let epoch = renew(&pool, &config).await?;
     let mut leader = Leader::take_over(&pool, &config.name, epoch, &config).await?;
     let mut catalog = Catalog::default();
-    let mut metrics = MetricReader::new(config.metrics.clone(), config.connector.clone());
+    let mut metrics = MetricReader::new(
+        config.metrics.clone(),
+        config.connector.clone(),
+        config.egress.clone(),
+    );
     let mut ticks = Vec::with_capacity(plan.ticks + 1);
     for round in 0..=plan.ticks {
         let round_started = Instant::now();

@@ -16,13 +16,13 @@ use std::net::IpAddr;
 use super::literal::parse_host;
 use super::ranges::canonical;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AllowEntry {
     target: Target,
     port: Option<u16>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Target {
     Block { network: IpAddr, prefix: u8 },
     Name(String),
@@ -30,7 +30,7 @@ enum Target {
 }
 
 /// A set of [`AllowEntry`]s; empty is the strict default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct AllowList {
     entries: Vec<AllowEntry>,
 }
@@ -203,6 +203,13 @@ impl AllowList {
 
     pub(super) fn allows(&self, host: Option<&str>, ip: IpAddr, port: u16) -> bool {
         self.entries.iter().any(|e| e.allows(host, ip, port))
+    }
+
+    /// Only name and suffix entries: whether the name `host` is named on `port`.
+    pub(super) fn allows_name(&self, host: &str, port: u16) -> bool {
+        self.entries.iter().any(|e| {
+            !e.is_address() && e.allows(Some(host), std::net::Ipv4Addr::UNSPECIFIED.into(), port)
+        })
     }
 
     /// Only address entries that name the port: what it takes to reach Shoal's own listeners.

@@ -5,10 +5,12 @@
 //! figure read through its Kafka endpoint.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
-use shoal_connectors::kafka::{KafkaProperties, consumer_lag};
+use shoal_connectors::kafka::{KafkaProperties, check_cluster, consumer_lag};
 use shoal_domain::stream_trigger::StreamSource;
 use shoal_domain::stream_trigger::source::is_secret_property;
+use shoal_egress::Egress;
 
 use super::QueueReading;
 
@@ -59,7 +61,50 @@ impl fmt::Debug for Brokers {
     }
 }
 
-pub async fn read(
+/// How often a cluster's brokers are checked again: librdkafka's own metadata refresh interval
+/// (`topic.metadata.refresh.interval.ms`), so a cluster that starts advertising another
+/// address is seen about when a client would learn of it.
+const CHECK_EVERY: Duration = Duration::from_secs(300);
+
+/// The setting a refused broker is reported by, as the worker reports it.
+const BROKER_SETTING: &str = "brokerList";
+
+/// A set of brokers read under one egress policy: the bootstrap servers and the brokers they
+/// advertise are checked before the first lag read, and again every [`CHECK_EVERY`].
+pub struct Cluster {
+    properties: KafkaProperties,
+    egress: Egress,
+    checked: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl Cluster {
+    pub fn new(brokers: &Brokers, egress: Egress) -> Cluster {
+        Cluster {
+            properties: brokers.properties(),
+            egress,
+            checked: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    pub async fn read(&self, group: &str, topic: &str) -> Result<QueueReading, String> {
+        self.check(topic).await?;
+        read(&self.properties, group, topic).await
+    }
+
+    async fn check(&self, topic: &str) -> Result<(), String> {
+        let mut checked = self.checked.lock().await;
+        if checked.is_some_and(|at| at.elapsed() < CHECK_EVERY) {
+            return Ok(());
+        }
+        check_cluster(&self.properties, topic, BROKER_SETTING, &self.egress)
+            .await
+            .map_err(|e| e.to_string())?;
+        *checked = Some(Instant::now());
+        Ok(())
+    }
+}
+
+async fn read(
     properties: &KafkaProperties,
     group: &str,
     topic: &str,

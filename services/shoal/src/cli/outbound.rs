@@ -1,5 +1,6 @@
-//! `--egress-allow` and `--max-response-bytes`: where `serve` and `worker` may connect on a
-//! tenant's behalf beyond the public internet, and how much of a handler's answer they read.
+//! `--egress-allow` and `--max-response-bytes`: where `serve`, `worker` and `scheduler` may
+//! connect on a tenant's behalf beyond the public internet, and how much of a handler's answer
+//! `serve` and `worker` read.
 
 use clap::Args;
 use shoal_domain::egress::{AllowEntry, AllowList};
@@ -7,8 +8,24 @@ use shoal_domain::egress::{AllowEntry, AllowList};
 /// Shared by `serve` and `worker`; `dev` allows loopback on top of what is given.
 #[derive(Debug, Args)]
 pub struct OutboundArgs {
-    /// Destinations a tenant's handler URL and `notifyUrl` may reach beyond public addresses:
-    /// CIDRs, addresses or host names, each optionally with `:port` (`10.0.0.0/8`,
+    #[command(flatten)]
+    pub egress: EgressArgs,
+    /// The most a handler's answer may weigh, in bytes (1024 to 1073741824). A larger answer
+    /// fails the invocation without being buffered.
+    #[arg(
+        long,
+        env = "SHOAL_MAX_RESPONSE_BYTES",
+        default_value_t = shoal_invoker::DEFAULT_MAX_RESPONSE_BYTES,
+        value_parser = parse_max_response_bytes
+    )]
+    pub max_response_bytes: usize,
+}
+
+/// The egress allow list alone: `scheduler` reads queues and brokers but no handler answers.
+#[derive(Debug, Args)]
+pub struct EgressArgs {
+    /// Destinations tenants' handlers, queues, namespaces and brokers may be at beyond public
+    /// addresses: CIDRs, addresses or host names, each optionally with `:port` (`10.0.0.0/8`,
     /// `[fd00::/8]:443`, `*.svc.cluster.local:80`). Loopback, private, link-local (the metadata
     /// service), shared, unique-local, multicast and reserved addresses, and Shoal's own
     /// listeners, are refused unless listed here (docs/operating/egress.md). Repeatable; the
@@ -21,20 +38,17 @@ pub struct OutboundArgs {
         value_parser = AllowEntry::parse
     )]
     pub egress_allow: Vec<AllowEntry>,
-    /// The most a handler's answer may weigh, in bytes (1024 to 1073741824). A larger answer
-    /// fails the invocation without being buffered.
-    #[arg(
-        long,
-        env = "SHOAL_MAX_RESPONSE_BYTES",
-        default_value_t = shoal_invoker::DEFAULT_MAX_RESPONSE_BYTES,
-        value_parser = parse_max_response_bytes
-    )]
-    pub max_response_bytes: usize,
+}
+
+impl EgressArgs {
+    pub fn allow_list(&self) -> AllowList {
+        AllowList::from_entries(self.egress_allow.clone())
+    }
 }
 
 impl OutboundArgs {
     pub fn allow_list(&self) -> AllowList {
-        AllowList::from_entries(self.egress_allow.clone())
+        self.egress.allow_list()
     }
 }
 

@@ -118,6 +118,8 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     // Long enough to watch an app scale in, short enough to see it happen.
     scheduler_config.scale_in_window = Duration::from_secs(60);
     scheduler_config.public_url = public_url;
+    scheduler_config.egress =
+        Egress::new(EgressPolicy::new(egress_allow.clone(), vec![args.listen]));
     let scheduler = Scheduler::new(scheduler_config, pool, cipher);
     let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
         ListenerMetrics(workers.iter().map(Worker::stats).collect()),
