@@ -187,8 +187,19 @@ pub(crate) fn token_credential(
     http: &reqwest::Client,
     health: &TokenHealth,
     redactor: &Redactor,
+    egress: Option<&shoal_egress::Egress>,
 ) -> Result<Arc<dyn TokenCredential>, QueueError> {
     let mut client_options = transport::client_options(http, Vec::new());
+    // The token request carries the client secret or the app's assertion: only to Entra ID or
+    // where the operator allowed, whatever the stored setting says (it may predate the rule).
+    if let (Some(host), Some(egress)) = (&identity.authority_host, egress) {
+        egress.policy().check_authority(host).map_err(|why| {
+            QueueError::InvalidConnection(format!(
+                "{}__authorityHost: {why}",
+                identity.setting_prefix
+            ))
+        })?;
+    }
     if let Some(host) = &identity.authority_host {
         let mut cloud = CustomConfiguration::default();
         cloud.authority_host = host.as_str().trim_end_matches('/').to_owned();

@@ -15,6 +15,7 @@
 //! lives in the `shoal-egress` crate, which every client that dials a tenant's destination uses.
 
 mod allow;
+mod authority;
 pub mod destinations;
 mod literal;
 mod ranges;
@@ -23,6 +24,7 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
 pub use allow::{AllowEntry, AllowList};
+pub use authority::{ENTRA_AUTHORITIES, check_authority_field};
 pub use literal::parse_host;
 pub use ranges::{Rule, canonical, classify, classify_name};
 

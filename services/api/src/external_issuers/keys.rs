@@ -296,19 +296,19 @@ impl TrustedIssuer {
 }
 
 async fn get_json<T: DeserializeOwned>(http: &reqwest::Client, url: &Url) -> anyhow::Result<T> {
-    let mut response = http
+    let response = http
         .get(url.clone())
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await?
         .error_for_status()?;
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            anyhow::bail!("{url} answered more than {MAX_DOCUMENT_BYTES} bytes");
+    let body = match shoal_egress::read_capped(response, MAX_DOCUMENT_BYTES).await {
+        Ok(body) => body,
+        Err(shoal_egress::ReadError::TooLarge) => {
+            anyhow::bail!("{url} answered more than {MAX_DOCUMENT_BYTES} bytes")
         }
-        body.extend_from_slice(&chunk);
-    }
+        Err(shoal_egress::ReadError::Failed(e)) => return Err(e.into()),
+    };
     serde_json::from_slice(&body).with_context(|| format!("{url} did not answer the expected JSON"))
 }
 

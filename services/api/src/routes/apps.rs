@@ -429,6 +429,8 @@ async fn write(
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
     if routes_written {
         setting_access::check_secret_routes(authorized, tenant, app, current_settings, &settings)?;
+        super::egress::check_authorities(state, &mut *tx, tenant, &written.spec.app_settings)
+            .await?;
     }
     let (record, outcome) = apps::put(
         tx,

@@ -168,3 +168,78 @@ async fn only_callers_who_may_read_the_credentials_may_move_where_they_are_sent(
         "unchanged routes need nothing more"
     );
 }
+
+#[tokio::test]
+async fn authority_hosts_are_entra_or_allowed_by_the_platform() {
+    let app = app_with_settings().await;
+    let owner = app.token_for("contoso", Role::Owner);
+    let patch = |host: &str| {
+        app.request(
+            Method::PATCH,
+            "/v1/tenants/contoso/apps/orders",
+            Some(&owner),
+        )
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"appSettings": {
+            "Store__queueServiceUri": "https://a.queue.core.windows.net",
+            "Store__clientId": "00000000-0000-0000-0000-000000000001",
+            "Store__tenantId": "00000000-0000-0000-0000-000000000002",
+            "Store__clientSecret": "s3cret",
+            "Store__authorityHost": host,
+        }}))
+    };
+    // Even the owner, who may read the secret, may not send it to any host.
+    let refused = patch("https://sts.attacker.example").fetch().await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let problem = crate::helpers::problem(refused).await;
+    assert_eq!(
+        crate::helpers::error_paths(&problem),
+        ["appSettings.Store__authorityHost"]
+    );
+    let detail = problem.to_string();
+    assert!(
+        detail.contains("not an Entra ID authority")
+            && detail.contains("login.microsoftonline.com"),
+        "{detail}"
+    );
+    for entra in [
+        "https://login.microsoftonline.com",
+        "https://login.chinacloudapi.cn/",
+    ] {
+        assert_eq!(
+            patch(entra).fetch().await.status(),
+            StatusCode::OK,
+            "{entra}"
+        );
+    }
+    // A platform admin allows the tenant's own authority; another tenant gains nothing by it.
+    let allowed = app
+        .admin(Method::PATCH, "/v1/tenants/contoso")
+        .header("content-type", "application/merge-patch+json")
+        .json(&json!({"egressAllow": ["sts.attacker.example"]}))
+        .fetch()
+        .await;
+    assert_eq!(allowed.status(), StatusCode::OK);
+    assert_eq!(
+        patch("https://sts.attacker.example").fetch().await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.put_tenant("fabrikam").await.status(),
+        StatusCode::CREATED
+    );
+    let other = app.token_for("fabrikam", Role::Owner);
+    let elsewhere = app
+        .request(
+            Method::PUT,
+            "/v1/tenants/fabrikam/apps/orders",
+            Some(&other),
+        )
+        .json(&json!({
+            "handler": {"url": "https://handler.example.com/api"},
+            "appSettings": {"Store__authorityHost": "https://sts.attacker.example"}
+        }))
+        .fetch()
+        .await;
+    assert_eq!(elsewhere.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}
