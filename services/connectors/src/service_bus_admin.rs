@@ -40,6 +40,9 @@ use crate::{ConnectorOptions, QueueError, transport};
 pub const SERVICE_BUS_MANAGEMENT_API_VERSION: &str = "2021-05";
 /// How long a SAS Shoal signs is valid; each request signs a fresh one.
 const SAS_VALIDITY: Duration = Duration::from_secs(20 * 60);
+/// The most an answer of the management API may weigh: one entity's Atom entry is a few KB; a
+/// namespace a tenant points anywhere may answer with anything.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 enum Auth {
     SharedAccessKey {
@@ -140,7 +143,14 @@ impl ServiceBusAdmin {
                         identity.setting_prefix
                     ))
                 })?;
-                let credential = token_credential(identity, sign_in, &http, &health, &redactor)?;
+                let credential = token_credential(
+                    identity,
+                    sign_in,
+                    &http,
+                    &health,
+                    &redactor,
+                    options.egress.as_ref(),
+                )?;
                 let description = format!(
                     "Service Bus management at {base} (identity-based, {})",
                     identity.credential
@@ -286,9 +296,19 @@ impl ServiceBusAdmin {
         entity: &EntityPath,
     ) -> Result<String, QueueError> {
         let status = response.status();
-        let body = response.text().await.map_err(|_| {
-            QueueError::Unavailable(format!("reading the answer about {entity} failed"))
-        })?;
+        let body = match shoal_egress::read_capped(response, MAX_ANSWER_BYTES).await {
+            Ok(body) => String::from_utf8_lossy(&body).into_owned(),
+            Err(shoal_egress::ReadError::TooLarge) => {
+                return Err(QueueError::Unavailable(format!(
+                    "the answer about {entity} is larger than {MAX_ANSWER_BYTES} bytes"
+                )));
+            }
+            Err(shoal_egress::ReadError::Failed(_)) => {
+                return Err(QueueError::Unavailable(format!(
+                    "reading the answer about {entity} failed"
+                )));
+            }
+        };
         if status.is_success() {
             return Ok(body);
         }

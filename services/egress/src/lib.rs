@@ -7,8 +7,9 @@
 //! addresses never reach a resolver, so callers check URLs first ([`Egress::check_url`]).
 //! Clients ignore `HTTP_PROXY` and friends: a proxy would resolve the name itself, out of the
 //! policy's sight. A refusal is counted by rule for `/metrics` ([`EgressMetrics`]) and logged
-//! once per destination.
+//! once per destination. Answers are read up to a cap ([`read_capped`]).
 
+mod body;
 mod metrics;
 mod resolver;
 
@@ -16,6 +17,7 @@ use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+pub use body::{ReadError, read_capped};
 pub use metrics::EgressMetrics;
 pub use resolver::GuardedResolver;
 use shoal_domain::egress::destinations::Destination;

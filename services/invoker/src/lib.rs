@@ -26,8 +26,8 @@ use url::Url;
 use uuid::Uuid;
 
 pub use body::DEFAULT_MAX_RESPONSE_BYTES;
-use body::{ReadError, read_capped};
 use clients::SharedClients;
+use shoal_egress::{ReadError, read_capped};
 
 pub const HEADER_INVOCATION_ID: &str = "x-shoal-invocation-id";
 pub const HEADER_WORKER: &str = "x-shoal-worker";
