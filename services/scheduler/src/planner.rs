@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use shoal_domain::placement::{AppDemand, Assignment, Placement, WorkerSlot, place};
+use shoal_domain::placement::{AppDemand, Assignment, Placement, TenantWeight, WorkerSlot, place};
 use shoal_domain::scale::{
     FunctionScaleInput, INCREMENTAL_SAMPLES, ListenerLoad, MetricSample, ScaleDecision, ScaleInput,
     decide,
@@ -142,15 +142,38 @@ impl Planner {
             decisions.push((app.key.clone(), decision));
         }
 
+        let minimum: HashMap<&AppKey, u32> = inputs
+            .snapshot
+            .apps
+            .iter()
+            .map(|a| (&a.key, a.minimum))
+            .collect();
         let demands: Vec<AppDemand> = decisions
             .iter()
             .filter(|(_, d)| d.to > 0)
             .map(|(key, d)| AppDemand {
                 app: key.placement_key(),
                 instances: d.to,
+                minimum: minimum.get(key).copied().unwrap_or(0).min(d.to),
             })
             .collect();
-        let placement = place(&demands, inputs.workers, inputs.current, self.balance);
+        // Short capacity is shared by the tenants' instance quotas (equal without quotas).
+        let weights: Vec<TenantWeight> = inputs
+            .snapshot
+            .quotas
+            .iter()
+            .map(|(tenant, quota)| TenantWeight {
+                tenant: tenant.clone(),
+                weight: *quota,
+            })
+            .collect();
+        let placement = place(
+            &demands,
+            &weights,
+            inputs.workers,
+            inputs.current,
+            self.balance,
+        );
         let total_desired = decisions.iter().map(|(_, d)| u64::from(d.to)).sum();
         Plan {
             decisions,
@@ -409,6 +432,57 @@ mod tests {
         let plan = last.unwrap();
         assert_eq!(to_of(&plan, "a") + to_of(&plan, "b"), 6);
         assert_eq!(to_of(&plan, "c"), 10, "another tenant is not limited");
+    }
+
+    /// The two workers of capacity 5: tenant b's ten apps keep two instances each,
+    /// then tenant a's app arrives with one. a is placed on the next tick; b keeps 9, and
+    /// its starved app says why.
+    #[test]
+    fn a_tenant_below_its_share_is_placed_on_the_next_tick() {
+        let minimum = |mut scaled: ScalableApp, n: u32| {
+            scaled.minimum = n;
+            scaled.functions.clear();
+            scaled
+        };
+        let b: Vec<ScalableApp> = (0..10)
+            .map(|i| minimum(app("b", &format!("app-{i}"), 2), 2))
+            .collect();
+        let mut world = World::new(b.clone(), 2);
+        for w in &mut world.workers {
+            w.capacity = 5;
+        }
+        let mut planner = Planner::new(Duration::from_secs(60), 1.25);
+        let now = Instant::now();
+        let before = world.plan(&mut planner, &[], now).placement;
+        assert_eq!(before.assignments.len(), 10);
+
+        world
+            .snapshot
+            .apps
+            .push(Arc::new(minimum(app("a", "late", 1), 1)));
+        let after = world
+            .plan(
+                &mut planner,
+                &before.assignments,
+                now + Duration::from_secs(1),
+            )
+            .placement;
+        let placed = |tenant: &str| {
+            after
+                .assignments
+                .iter()
+                .filter(|x| x.app.starts_with(&format!("{tenant}/")))
+                .count()
+        };
+        assert_eq!((placed("a"), placed("b")), (1, 9));
+        let (starved, _) = &after.unplaced[0];
+        assert!(
+            after
+                .waiting(starved)
+                .is_some_and(|why| why.starts_with("waiting for capacity: tenant share used")),
+            "{:?}",
+            after.waiting(starved)
+        );
     }
 
     /// 64 messages of which workers report 48 in flight, 16 per instance: counting the whole

@@ -145,11 +145,17 @@ pub fn run(apps: usize, workers: usize, repetitions: usize) -> PureFigures {
         let decided = started.elapsed();
 
         let started = Instant::now();
-        let cold = place(&demands, &world.workers, &[], DEFAULT_BALANCE);
+        let cold = place(&demands, &[], &world.workers, &[], DEFAULT_BALANCE);
         let placed_cold = started.elapsed();
 
         let started = Instant::now();
-        let steady = place(&demands, &world.workers, &cold.assignments, DEFAULT_BALANCE);
+        let steady = place(
+            &demands,
+            &[],
+            &world.workers,
+            &cold.assignments,
+            DEFAULT_BALANCE,
+        );
         let placed_steady = started.elapsed();
 
         let started = Instant::now();
@@ -184,9 +190,10 @@ fn demands(world: &World, decisions: &[ScaleDecision]) -> Vec<AppDemand> {
         .iter()
         .zip(decisions)
         .filter(|(_, d)| d.to > 0)
-        .map(|((key, _), d)| AppDemand {
+        .map(|((key, input), d)| AppDemand {
             app: key.clone(),
             instances: d.to,
+            minimum: input.minimum.min(d.to),
         })
         .collect()
 }
@@ -252,10 +259,12 @@ mod tests {
             AppDemand {
                 app: "t/a".into(),
                 instances: 3,
+                minimum: 0,
             },
             AppDemand {
                 app: "t/b".into(),
                 instances: 1,
+                minimum: 0,
             },
         ];
         let placed = naive_place(&demands, &workers);

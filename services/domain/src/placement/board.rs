@@ -5,7 +5,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 
 use super::rank::{name_hash, weight};
-use super::{AppDemand, Assignment, Placement, WorkerSlot, load_bound};
+use super::share::{TenantWeight, resolve, shares};
+use super::{AppDemand, Assignment, Placement, TenantPlacement, WorkerSlot, load_bound};
 
 /// A slot's worker when the instance has none.
 const EMPTY: u32 = u32::MAX;
@@ -30,10 +31,35 @@ pub(super) struct Board<'a> {
     /// `marks[w] == generation`: worker `w` hosts the app being worked on.
     marks: Vec<u32>,
     generation: u32,
+    /// Instances that come first within each app's tenant share.
+    minimum: Vec<u32>,
+    /// Each app's tenant (index into `tenant_names`).
+    app_tenant: Vec<u32>,
+    tenant_names: Vec<&'a str>,
+    tenant_weight: Vec<u32>,
+    /// Instances each tenant asked for, including those that cannot be placed.
+    tenant_desired: Vec<u64>,
+    /// Placeable instances each tenant asked for, and the slots it may hold.
+    tenant_demand: Vec<u64>,
+    tenant_share: Vec<u64>,
+    /// Slots beyond its tenant's share: left empty this time.
+    barred: Vec<bool>,
+    /// Per tenant, its barred slots in the order they come next (see [`Board::share`]).
+    reserve: Vec<std::collections::VecDeque<usize>>,
+    /// The sum of the workers' capacities.
+    total_slots: u64,
+    /// Workers with a capacity above 0: at most this many instances of an app can run.
+    usable_workers: usize,
+    balance: f64,
 }
 
 impl<'a> Board<'a> {
-    pub fn new(demands: &'a [AppDemand], workers: &'a [WorkerSlot], balance: f64) -> Self {
+    pub fn new(
+        demands: &'a [AppDemand],
+        tenants: &'a [TenantWeight],
+        workers: &'a [WorkerSlot],
+        balance: f64,
+    ) -> Self {
         let mut ws: Vec<(&str, u32)> = workers
             .iter()
             .map(|w| (w.name.as_str(), w.capacity))
@@ -43,9 +69,9 @@ impl<'a> Board<'a> {
         ws.reverse();
         ws.dedup_by_key(|w| w.0);
         ws.reverse();
-        let mut apps: Vec<(&str, u32)> = demands
+        let mut apps: Vec<(&str, u32, u32)> = demands
             .iter()
-            .map(|d| (d.app.as_str(), d.instances))
+            .map(|d| (d.app.as_str(), d.instances, d.minimum))
             .collect();
         apps.sort_unstable();
         apps.reverse();
@@ -56,13 +82,36 @@ impl<'a> Board<'a> {
         let mut start = Vec::with_capacity(apps.len() + 1);
         let mut slot_app = Vec::new();
         start.push(0);
-        for (a, (_, instances)) in apps.iter().enumerate() {
+        for (a, (_, instances, _)) in apps.iter().enumerate() {
             let placeable = (*instances as usize).min(worker_count);
             slot_app.extend(std::iter::repeat_n(a as u32, placeable));
             start.push(slot_app.len());
         }
         let total = slot_app.len() as u64;
         let bound_all = load_bound(total, worker_count, balance);
+
+        let (weights, default_weight) = resolve(tenants);
+        let mut tenant_names: Vec<&str> = apps.iter().map(|a| tenant_of(a.0)).collect();
+        tenant_names.sort_unstable();
+        tenant_names.dedup();
+        let app_tenant: Vec<u32> = apps
+            .iter()
+            .map(|a| position(&tenant_names, tenant_of(a.0)).unwrap_or(0))
+            .collect();
+        let tenant_weight: Vec<u32> = tenant_names
+            .iter()
+            .map(|t| {
+                weights
+                    .binary_search_by(|w| w.0.cmp(t))
+                    .map_or(default_weight, |i| weights[i].1)
+            })
+            .collect();
+        let total_slots: u64 = ws.iter().map(|w| u64::from(w.1)).sum();
+        let usable_workers = ws.iter().filter(|w| w.1 > 0).count();
+        let mut tenant_desired = vec![0u64; tenant_names.len()];
+        for (a, app) in apps.iter().enumerate() {
+            tenant_desired[app_tenant[a] as usize] += u64::from(app.1);
+        }
         Board {
             worker_hash: ws.iter().map(|w| name_hash(w.0)).collect(),
             capacity: ws.iter().map(|w| w.1).collect(),
@@ -71,12 +120,124 @@ impl<'a> Board<'a> {
             worker_names: ws.into_iter().map(|w| w.0).collect(),
             app_hash: apps.iter().map(|a| name_hash(a.0)).collect(),
             demanded: apps.iter().map(|a| a.1).collect(),
+            minimum: apps.iter().map(|a| a.2).collect(),
             app_names: apps.into_iter().map(|a| a.0).collect(),
             start,
             slots: vec![EMPTY; slot_app.len()],
+            barred: vec![false; slot_app.len()],
             slot_app,
             marks: vec![0; worker_count],
             generation: 0,
+            app_tenant,
+            tenant_demand: vec![0; tenant_names.len()],
+            tenant_share: vec![0; tenant_names.len()],
+            reserve: vec![Default::default(); tenant_names.len()],
+            tenant_names,
+            tenant_weight,
+            tenant_desired,
+            total_slots,
+            usable_workers,
+            balance,
+        }
+    }
+
+    /// Works out each tenant's share of the slots and bars every instance beyond it (shedding
+    /// it if placed). Within a tenant, instances come in this order: those placed now (an
+    /// instance gives way only to another tenant's), then minimum instances, then by index,
+    /// then by app — so a tenant's apps take turns. Call after [`Board::keep`].
+    pub fn share(&mut self) {
+        let usable = self.usable_workers;
+        for a in 0..self.app_names.len() {
+            let placeable = self.range(a).len().min(usable) as u64;
+            self.tenant_demand[self.app_tenant[a] as usize] += placeable;
+        }
+        self.tenant_share = shares(&self.tenant_demand, &self.tenant_weight, self.total_slots);
+        let mut candidates: Vec<Vec<(bool, bool, u32, usize)>> =
+            vec![Vec::new(); self.tenant_names.len()];
+        for a in 0..self.app_names.len() {
+            let t = self.app_tenant[a] as usize;
+            if self.tenant_share[t] == self.tenant_demand[t] {
+                continue;
+            }
+            for (index, slot) in self.range(a).enumerate() {
+                if index >= usable {
+                    // More instances than workers that can run one: never placed.
+                    self.unassign(slot);
+                    self.barred[slot] = true;
+                    continue;
+                }
+                let index = index as u32;
+                let scale_out = index >= self.minimum[a];
+                candidates[t].push((self.slots[slot] == EMPTY, scale_out, index, slot));
+            }
+        }
+        for (t, mut list) in candidates.into_iter().enumerate() {
+            if list.is_empty() {
+                continue;
+            }
+            list.sort_unstable();
+            let share = self.tenant_share[t] as usize;
+            for (_, _, _, slot) in list.drain(..).skip(share) {
+                self.barred[slot] = true;
+                self.unassign(slot);
+                self.reserve[t].push_back(slot);
+            }
+        }
+        // The bound counts what may be placed.
+        let allowed = self.slots.len() - self.barred.iter().filter(|b| **b).count();
+        let bound_all = load_bound(allowed as u64, self.load.len(), self.balance);
+        for (bound, capacity) in self.bound.iter_mut().zip(&self.capacity) {
+            *bound = (*capacity).min(bound_all);
+        }
+    }
+
+    /// A tenant below its share whose instances found no worker (every worker with room
+    /// already hosts that app) gives the turn to its next instances, until it holds its share
+    /// or has none left to try; then the slots it cannot use are shared again among the
+    /// others, so no slot stays empty while a tenant could use it. Call after
+    /// [`Board::place_orphans`].
+    pub fn fill_share(&mut self) {
+        let mut ranking = Ranking::default();
+        let mut unplaceable = Vec::new();
+        let mut wants = self.tenant_demand.clone();
+        loop {
+            let held = self.held();
+            let mut next = Vec::new();
+            for (t, reserve) in self.reserve.iter_mut().enumerate() {
+                let missing = self.tenant_share[t].saturating_sub(held[t]) as usize;
+                next.extend(reserve.drain(..missing.min(reserve.len())));
+            }
+            if next.is_empty() {
+                // Tenants that tried all they want and hold less than their share want no
+                // more than they hold: the rest of their share goes to the others.
+                let mut changed = false;
+                for t in 0..self.tenant_names.len() {
+                    if held[t] < self.tenant_share[t] && wants[t] != held[t] {
+                        wants[t] = held[t];
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    return;
+                }
+                self.tenant_share = shares(&wants, &self.tenant_weight, self.total_slots);
+                continue;
+            }
+            next.sort_unstable();
+            let mut i = 0;
+            while i < next.len() {
+                let a = self.slot_app[next[i]];
+                let n = next[i..]
+                    .iter()
+                    .take_while(|s| self.slot_app[**s] == a)
+                    .count();
+                let group = &next[i..i + n];
+                for slot in group {
+                    self.barred[*slot] = false;
+                }
+                self.place_app(a as usize, group, false, &mut ranking, &mut unplaceable);
+                i += n;
+            }
         }
     }
 
@@ -212,7 +373,10 @@ impl<'a> Board<'a> {
         let mut empty = Vec::new();
         for a in order {
             empty.clear();
-            empty.extend(self.range(a).filter(|s| self.slots[*s] == EMPTY));
+            empty.extend(
+                self.range(a)
+                    .filter(|s| self.slots[*s] == EMPTY && !self.barred[*s]),
+            );
             if !empty.is_empty() {
                 self.place_app(a, &empty, true, &mut ranking, &mut left_over);
             }
@@ -265,11 +429,36 @@ impl<'a> Board<'a> {
         }
     }
 
+    /// Instances placed per tenant.
+    fn held(&self) -> Vec<u64> {
+        let mut held = vec![0u64; self.tenant_names.len()];
+        for (slot, w) in self.slots.iter().enumerate() {
+            if *w != EMPTY {
+                held[self.app_tenant[self.slot_app[slot] as usize] as usize] += 1;
+            }
+        }
+        held
+    }
+
     pub fn into_placement(self) -> Placement {
         let mut placement = Placement {
             assignments: Vec::with_capacity(self.slots.len()),
             unplaced: Vec::new(),
+            tenants: Vec::with_capacity(self.tenant_names.len()),
+            slots: self.total_slots,
+            usable_workers: self.usable_workers as u32,
         };
+        let placed = self.held();
+        for (t, name) in self.tenant_names.iter().enumerate() {
+            placement.tenants.push(TenantPlacement {
+                tenant: (*name).to_owned(),
+                weight: self.tenant_weight[t],
+                desired: self.tenant_desired[t],
+                placeable: self.tenant_demand[t],
+                share: self.tenant_share[t],
+                placed: placed[t],
+            });
+        }
         for (a, name) in self.app_names.iter().enumerate() {
             let range = self.range(a);
             for index in 0..self.demanded[a] {
@@ -309,6 +498,13 @@ impl<'a> Board<'a> {
         self.load[w as usize] += 1;
     }
 
+    fn unassign(&mut self, slot: usize) {
+        if self.slots[slot] != EMPTY {
+            self.load[self.slots[slot] as usize] -= 1;
+            self.slots[slot] = EMPTY;
+        }
+    }
+
     fn range(&self, a: usize) -> std::ops::Range<usize> {
         self.start[a]..self.start[a + 1]
     }
@@ -316,6 +512,11 @@ impl<'a> Board<'a> {
     fn next_generation(&mut self) {
         self.generation += 1;
     }
+}
+
+/// The tenant of a `tenant/app` key: the part before the first '/' (the whole key without one).
+pub(super) fn tenant_of(app: &str) -> &str {
+    app.split_once('/').map_or(app, |(tenant, _)| tenant)
 }
 
 fn position(sorted: &[&str], name: &str) -> Option<u32> {

@@ -18,6 +18,7 @@ pub(super) fn demand(app: &str, instances: u32) -> AppDemand {
     AppDemand {
         app: app.to_owned(),
         instances,
+        minimum: 0,
     }
 }
 
@@ -72,7 +73,7 @@ fn load_bound_is_the_ceiling_of_balance_times_average() {
 fn places_each_instance_on_a_different_worker() {
     let ws = workers(&["w1", "w2", "w3"], 10);
     let demands = [demand("t/a", 3), demand("t/b", 1), demand("t/c", 0)];
-    let p = place(&demands, &ws, &[], DEFAULT_BALANCE);
+    let p = place(&demands, &[], &ws, &[], DEFAULT_BALANCE);
     assert_well_formed(&p, &demands);
     assert!(p.unplaced.is_empty());
     let a_workers: BTreeSet<&str> = p.assignments[..3]
@@ -85,13 +86,13 @@ fn places_each_instance_on_a_different_worker() {
 #[test]
 fn instances_beyond_the_number_of_workers_are_unplaced() {
     let ws = workers(&["w1", "w2", "w3"], 10);
-    let p = place(&[demand("t/a", 5)], &ws, &[], DEFAULT_BALANCE);
+    let p = place(&[demand("t/a", 5)], &[], &ws, &[], DEFAULT_BALANCE);
     assert_eq!(p.assignments.len(), 3);
     assert_eq!(
         p.unplaced,
         vec![("t/a".to_owned(), 3), ("t/a".to_owned(), 4)]
     );
-    let none = place(&[demand("t/a", 2)], &[], &[], DEFAULT_BALANCE);
+    let none = place(&[demand("t/a", 2)], &[], &[], &[], DEFAULT_BALANCE);
     assert_eq!(none.unplaced.len(), 2);
 }
 
@@ -109,7 +110,7 @@ fn keeps_valid_assignments_and_replaces_the_rest() {
         on("t/c", 1, "w2"), // two instances on one worker: the lower index stays
     ];
     let demands = [demand("t/a", 2), demand("t/b", 1), demand("t/c", 2)];
-    let p = place(&demands, &ws, &current, DEFAULT_BALANCE);
+    let p = place(&demands, &[], &ws, &current, DEFAULT_BALANCE);
     assert_well_formed(&p, &demands);
     let got: BTreeMap<(&str, u32), &str> = p
         .assignments
@@ -142,7 +143,7 @@ fn capacity_is_never_exceeded_and_overflow_is_unplaced() {
     let demands: Vec<AppDemand> = (0..5).map(|i| demand(&format!("t/{i}"), 1)).collect();
     // Everything currently crowds the small worker.
     let current: Vec<Assignment> = (0..5).map(|i| on(&format!("t/{i}"), 0, "small")).collect();
-    let p = place(&demands, &ws, &current, DEFAULT_BALANCE);
+    let p = place(&demands, &[], &ws, &current, DEFAULT_BALANCE);
     assert_well_formed(&p, &demands);
     let loads = loads(&p);
     assert_eq!(
@@ -167,7 +168,7 @@ fn the_bound_is_relaxed_to_capacity_only_when_needed() {
         },
     ];
     let demands: Vec<AppDemand> = (0..6).map(|i| demand(&format!("t/{i}"), 1)).collect();
-    let p = place(&demands, &ws, &[], DEFAULT_BALANCE);
+    let p = place(&demands, &[], &ws, &[], DEFAULT_BALANCE);
     assert!(p.unplaced.is_empty());
     assert_eq!(loads(&p).get("big"), Some(&5));
 }
@@ -181,6 +182,7 @@ fn a_worker_above_the_bound_sheds_to_the_new_worker() {
     // Bound with three workers: ceil(1.25 × 8 / 3) = 4, so w1 sheds one, to w3.
     let p = place(
         &demands,
+        &[],
         &workers(&["w1", "w2", "w3"], 10),
         &current,
         DEFAULT_BALANCE,
@@ -210,6 +212,7 @@ fn duplicate_workers_and_apps_count_once() {
     ];
     let p = place(
         &[demand("t/a", 1), demand("t/a", 2)],
+        &[],
         &ws,
         &[],
         DEFAULT_BALANCE,
@@ -232,18 +235,24 @@ fn ten_thousand_apps_on_a_hundred_workers() {
     let total: u64 = demands.iter().map(|d| u64::from(d.instances)).sum();
     let bound = load_bound(total, ws.len(), DEFAULT_BALANCE);
 
-    let first = place(&demands, &ws, &[], DEFAULT_BALANCE);
+    let first = place(&demands, &[], &ws, &[], DEFAULT_BALANCE);
     assert_well_formed(&first, &demands);
     assert!(first.unplaced.is_empty());
     assert!(loads(&first).values().all(|l| *l <= bound));
 
     // The next tick with nothing changed keeps everything.
-    let again = place(&demands, &ws, &first.assignments, DEFAULT_BALANCE);
+    let again = place(&demands, &[], &ws, &first.assignments, DEFAULT_BALANCE);
     assert_eq!(again, first);
 
     // One worker dies: only its instances move.
     let survivors = &ws[1..];
-    let after = place(&demands, survivors, &first.assignments, DEFAULT_BALANCE);
+    let after = place(
+        &demands,
+        &[],
+        survivors,
+        &first.assignments,
+        DEFAULT_BALANCE,
+    );
     assert!(after.unplaced.is_empty());
     let kept: BTreeSet<&Assignment> = after.assignments.iter().collect();
     let moved = first
