@@ -36,6 +36,8 @@ pub struct Leader {
     ticks: u64,
     /// When the last scale samples were recorded (`samples`).
     last_sample: Option<Instant>,
+    /// Why each app waits for instances, as last written (see `scale::set_waiting`).
+    waiting: HashMap<AppKey, String>,
 }
 
 /// What a tick did and how long each part took.
@@ -101,6 +103,7 @@ impl Leader {
             recorded,
             ticks: 0,
             last_sample: None,
+            waiting: HashMap::new(),
         })
     }
 
@@ -215,6 +218,16 @@ impl Leader {
                 epoch: self.epoch,
             })
             .collect();
+        let waiting: HashMap<AppKey, String> = plan
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.to > 0)
+            .filter_map(|(key, _)| {
+                let why = plan.placement.waiting(&key.placement_key())?;
+                Some((key.clone(), why))
+            })
+            .collect();
+        let waiting_changes = waiting_changes(&self.waiting, &waiting, !self.confirmed);
         let sampled = samples::due(self.last_sample, Instant::now()).then(|| {
             samples::samples(
                 plan.decisions.iter().map(|(key, d)| (key, d.to)),
@@ -237,6 +250,10 @@ impl Leader {
         }
         assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
         scale::record(&mut tx, &changed).await?;
+        if !self.confirmed {
+            scale::clear_waiting(&mut tx).await?;
+        }
+        scale::set_waiting(&mut tx, &waiting_changes).await?;
         if let Some(sampled) = &sampled {
             scale_samples::record(&mut tx, sampled).await?;
         }
@@ -274,6 +291,7 @@ impl Leader {
         report.upserts = upserts.len();
         report.removals = removals.len();
         self.assignments = wanted;
+        self.waiting = waiting;
         self.confirmed = true;
         self.recorded = plan
             .decisions
@@ -336,6 +354,30 @@ fn mode_name(mode: ScaleMode) -> &'static str {
         ScaleMode::Target => "target",
         ScaleMode::Incremental => "incremental",
     }
+}
+
+/// The waiting reasons to write: new or changed ones, and `None` for apps that no longer wait
+/// (every one after a `clear`, which forgets them all).
+fn waiting_changes(
+    before: &HashMap<AppKey, String>,
+    after: &HashMap<AppKey, String>,
+    clear: bool,
+) -> Vec<(String, String, Option<String>)> {
+    let mut changes: Vec<(String, String, Option<String>)> = after
+        .iter()
+        .filter(|(key, why)| clear || before.get(*key) != Some(*why))
+        .map(|(key, why)| (key.tenant.clone(), key.app.clone(), Some(why.clone())))
+        .collect();
+    if !clear {
+        changes.extend(
+            before
+                .keys()
+                .filter(|key| !after.contains_key(*key))
+                .map(|key| (key.tenant.clone(), key.app.clone(), None)),
+        );
+    }
+    changes.sort();
+    changes
 }
 
 /// The writes that turn `before` into `after`: new or moved instances, and instances no longer

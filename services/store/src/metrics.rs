@@ -88,6 +88,7 @@ pub enum Operation {
     ScalePruneDecisions,
     ScaleStatus,
     ScaleInstancesOfApps,
+    ScaleSetWaiting,
     // invocation_telemetry
     InvocationsRecord,
     InvocationsPrune,
@@ -198,6 +199,7 @@ impl Operation {
             Operation::ScalePruneDecisions => "scale_prune_decisions",
             Operation::ScaleStatus => "scale_status",
             Operation::ScaleInstancesOfApps => "scale_instances_of_apps",
+            Operation::ScaleSetWaiting => "scale_set_waiting",
             Operation::ScaleSamplesRecord => "scale_samples_record",
             Operation::InvocationsRecord => "invocation_telemetry_record",
             Operation::InvocationsPrune => "invocation_telemetry_prune",

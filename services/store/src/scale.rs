@@ -42,6 +42,8 @@ pub struct DecisionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScaleStatus {
     pub desired: Option<DesiredRecord>,
+    /// Why fewer instances are placed than desired, as the leader last placed them.
+    pub waiting: Option<String>,
     /// `(instance, worker)`, by instance.
     pub placement: Vec<(u32, String)>,
     /// Newest first.
@@ -107,6 +109,47 @@ pub async fn record(tx: &mut Tx, decisions: &[DecisionRecord]) -> Result<(), Sto
     .await
 }
 
+/// Sets why each listed app waits for instances (`None`: it no longer waits). Apps without a
+/// desired count yet are skipped. The caller has fenced the transaction.
+pub async fn set_waiting(
+    tx: &mut Tx,
+    waiting: &[(String, String, Option<String>)],
+) -> Result<(), StoreError> {
+    measured(Operation::ScaleSetWaiting, async move {
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let tenants: Vec<&str> = waiting.iter().map(|w| w.0.as_str()).collect();
+        let apps: Vec<&str> = waiting.iter().map(|w| w.1.as_str()).collect();
+        let why: Vec<Option<&str>> = waiting.iter().map(|w| w.2.as_deref()).collect();
+        sqlx::query(
+            "update app_scale s set waiting = u.w
+             from unnest($1::text[], $2::text[], $3::text[]) as u(t, n, w)
+             where s.tenant_id = u.t and s.app_name = u.n",
+        )
+        .bind(&tenants)
+        .bind(&apps)
+        .bind(&why)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Forgets every app's waiting reason: a new leader writes its own from its first placement.
+pub async fn clear_waiting(tx: &mut Tx) -> Result<u64, StoreError> {
+    measured(Operation::ScaleSetWaiting, async move {
+        Ok(
+            sqlx::query("update app_scale set waiting = null where waiting is not null")
+                .execute(&mut **tx)
+                .await?
+                .rows_affected(),
+        )
+    })
+    .await
+}
+
 /// Deletes all but the newest [`KEPT_DECISIONS`] of every app's decisions. The leader runs it
 /// now and then rather than with every write, so a tick that changes many apps stays cheap.
 pub async fn prune_decisions(tx: &mut Tx) -> Result<u64, StoreError> {
@@ -134,17 +177,19 @@ pub async fn status(
     decisions: i64,
 ) -> Result<ScaleStatus, StoreError> {
     measured(Operation::ScaleStatus, async move {
-        let desired = sqlx::query(
-            "select tenant_id, app_name, desired, mode from app_scale
+        let row = sqlx::query(
+            "select tenant_id, app_name, desired, mode, waiting from app_scale
              where tenant_id = $1 and app_name = $2",
         )
         .bind(tenant.as_str())
         .bind(app)
         .fetch_optional(&mut **tx)
-        .await?
-        .as_ref()
-        .map(desired_from_row)
-        .transpose()?;
+        .await?;
+        let desired = row.as_ref().map(desired_from_row).transpose()?;
+        let waiting: Option<String> = match &row {
+            Some(row) => row.try_get("waiting")?,
+            None => None,
+        };
         let placement = sqlx::query(
             "select instance, worker from assignments where tenant_id = $1 and app_name = $2
              order by instance",
@@ -173,6 +218,7 @@ pub async fn status(
         .collect::<Result<Vec<_>, _>>()?;
         Ok(ScaleStatus {
             desired,
+            waiting,
             placement,
             decisions,
         })

@@ -1941,6 +1941,13 @@ export interface components {
              */
             desiredInstances: number;
             /**
+             * @description Why fewer instances are placed than desired, as the scheduler last placed them;
+             *     absent while every desired instance is placed. When workers are short, each tenant gets
+             *     a share of their slots by its `limits.maxInstances`.
+             * @example waiting for capacity: tenant share used (tenant contoso holds 5 of its share of 5 of 10 slots; its apps want 12)
+             */
+            waiting?: string | null;
+            /**
              * @description The app's scale mode, computed from `TARGET_BASED_SCALING_ENABLED` as the app read shows
              *     it (the mode each decision was taken in is on the decision).
              */

@@ -35,6 +35,14 @@ pub struct ScaleStatus {
     pub current_instances: u32,
     /// The scheduler's latest decision; 0 until it has decided for this app.
     pub desired_instances: u32,
+    /// Why fewer instances are placed than desired, as the scheduler last placed them;
+    /// absent while every desired instance is placed. When workers are short, each tenant gets
+    /// a share of their slots by its `limits.maxInstances`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(
+        example = "waiting for capacity: tenant share used (tenant contoso holds 5 of its share of 5 of 10 slots; its apps want 12)"
+    )]
+    pub waiting: Option<String>,
     /// The app's scale mode, computed from `TARGET_BASED_SCALING_ENABLED` as the app read shows
     /// it (the mode each decision was taken in is on the decision).
     pub mode: ScaleMode,
@@ -118,6 +126,21 @@ pub fn router() -> OpenApiRouter<AppState> {
                     "metrics": [{"function": "ship", "mode": "target", "metric": 40, "queueTimeMs": 1200, "target": 2, "perInstance": 32}]
                 }]
             }))),
+            ("waitingForCapacity" = (summary = "Workers are short and the tenant holds its share of them", value = json!({
+                "currentInstances": 1,
+                "desiredInstances": 2,
+                "waiting": "waiting for capacity: tenant share used (tenant contoso holds 5 of its share of 5 of 10 slots; its apps want 12)",
+                "mode": "target",
+                "placement": [{"instance": 0, "worker": "worker-a"}],
+                "decisions": [{
+                    "at": "2026-11-21T10:15:30Z",
+                    "from": 1,
+                    "to": 2,
+                    "reason": "scale out: ship queueLength 40 / 32 per instance = 2",
+                    "mode": "target",
+                    "metrics": [{"function": "ship", "mode": "target", "metric": 40, "queueTimeMs": 1200, "target": 2, "perInstance": 32}]
+                }]
+            }))),
             ("neverDecided" = (summary = "An app the scheduler has not decided for yet", value = json!({
                 "currentInstances": 0,
                 "desiredInstances": 0,
@@ -152,6 +175,7 @@ pub async fn get_scale(
     Ok(Json(ScaleStatus {
         current_instances: u32::try_from(status.placement.len()).unwrap_or(u32::MAX),
         desired_instances: status.desired.map_or(0, |d| d.desired),
+        waiting: status.waiting,
         mode,
         placement: status
             .placement
