@@ -5,8 +5,8 @@
 //! has let lapse; and every write is fenced anyway. A standby reads when the lease lapses and
 //! tries again right then, so a leader that died is replaced within the lease TTL.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shoal_egress::EgressMetrics;
@@ -34,6 +34,21 @@ pub struct SchedulerStatus {
     pub errors: ErrorCounter,
     /// `shoal_egress_refusals_total`: reads of tenants' sources the egress policy refused.
     pub egress: EgressMetrics,
+    /// Per tenant with instances wanted, as of the last tick: `(tenant, desired, placed)`,
+    /// by tenant. Empty while not leading.
+    pub tenants: Mutex<Vec<(String, u64, u64)>>,
+}
+
+impl SchedulerStatus {
+    fn set_tenants(&self, tenants: Vec<(String, u64, u64)>) {
+        // A panic elsewhere while holding the lock leaves plain data: keep using it.
+        *self.tenants.lock().unwrap_or_else(|e| e.into_inner()) = tenants;
+    }
+
+    fn stop_leading(&self) {
+        self.leading.store(false, Ordering::Relaxed);
+        self.set_tenants(Vec::new());
+    }
 }
 
 pub struct Scheduler {
@@ -132,7 +147,7 @@ impl Scheduler {
                             Ok(Err(StoreError::Fenced { epoch })) => {
                                 self.failed(SchedulerError::Fenced { epoch }, "standing by");
                                 leader = None;
-                                self.status.leading.store(false, Ordering::Relaxed);
+                                self.status.stop_leading();
                             }
                             Ok(Err(e)) => {
                                 self.failed(SchedulerError::Tick(e), "retrying next tick")
@@ -148,7 +163,7 @@ impl Scheduler {
                             "another scheduler holds the lease; standing by"
                         );
                     }
-                    self.status.leading.store(false, Ordering::Relaxed);
+                    self.status.stop_leading();
                     lease_until = None;
                     // Try again right when the holder's lease lapses, or next tick.
                     if let Ok(Ok(state)) =
@@ -164,7 +179,7 @@ impl Scheduler {
             if leader.is_some() && lease_until.is_some_and(|until| Instant::now() >= until) {
                 self.failed(SchedulerError::LeaseLapsed, "standing by");
                 leader = None;
-                self.status.leading.store(false, Ordering::Relaxed);
+                self.status.stop_leading();
             }
             let sleep = wait.saturating_sub(round.elapsed());
             tokio::select! {
@@ -187,7 +202,7 @@ impl Scheduler {
                 Err(_) => self.failed(SchedulerError::ReleaseLeaseTimedOut, "it lapses by itself"),
             }
         }
-        self.status.leading.store(false, Ordering::Relaxed);
+        self.status.stop_leading();
         tracing::info!(scheduler = name, "scheduler stopped");
     }
 
@@ -222,6 +237,13 @@ impl Scheduler {
         self.status.last_tick_micros.store(
             u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
+        );
+        self.status.set_tenants(
+            report
+                .tenants
+                .iter()
+                .map(|t| (t.tenant.clone(), t.desired, t.placed))
+                .collect(),
         );
         self.status.ticks.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(?report, "tick");

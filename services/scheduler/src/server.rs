@@ -1,6 +1,7 @@
 //! The scheduler's small HTTP endpoint: `/healthz` and `/metrics` — whether it leads, its
-//! epoch, the total desired instances (to autoscale the worker Deployment on) and how many
-//! instances found no worker — plus the loop's failures by kind and the store's operations.
+//! epoch, the total desired instances (to autoscale the worker Deployment on), how many
+//! instances found no worker, and each tenant's desired and placed instances — plus the
+//! loop's failures by kind and the store's operations.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -61,6 +62,7 @@ pub fn render(status: &SchedulerStatus) -> String {
             "# HELP {name} {help}\n# TYPE {name} gauge\n{name}{labels} {value}\n"
         ));
     }
+    tenant_gauges(&mut text, status);
     let mut registry = Registry::with_prefix("shoal");
     status.errors.register(&mut registry);
     registry.register_collector(Box::new(status.egress.clone()));
@@ -68,6 +70,35 @@ pub fn render(status: &SchedulerStatus) -> String {
     // Writing to a String cannot fail; the encoder ends the exposition with `# EOF`.
     let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
     text
+}
+
+/// Per tenant: the instances its apps want and those placed, so a worker autoscaler sees
+/// which tenants wait for capacity (only the leader has samples).
+fn tenant_gauges(text: &mut String, status: &SchedulerStatus) {
+    let tenants = status.tenants.lock().unwrap_or_else(|e| e.into_inner());
+    for (name, help, placed) in [
+        (
+            "shoal_scheduler_tenant_desired_instances",
+            "Desired app instances of the tenant's apps, as of the last tick",
+            false,
+        ),
+        (
+            "shoal_scheduler_tenant_placed_instances",
+            "App instances of the tenant placed on workers, as of the last tick",
+            true,
+        ),
+    ] {
+        text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} gauge\n"));
+        for (tenant, desired, on_workers) in tenants.iter() {
+            let value = if placed { on_workers } else { desired };
+            // Tenant names are validated names; escape anyway, as the format asks.
+            let label = tenant
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('\n', "\\n");
+            text.push_str(&format!("{name}{{tenant=\"{label}\"}} {value}\n"));
+        }
+    }
 }
 
 pub async fn serve(
@@ -116,6 +147,25 @@ mod tests {
             text.contains("shoal_scheduler_errors_total{error=\"tick_timed_out\"} 2\n"),
             "{text}"
         );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[test]
+    fn tenants_desired_and_placed_instances_are_gauges_per_tenant() {
+        let status = SchedulerStatus::default();
+        *status.tenants.lock().unwrap() = vec![("a".into(), 1, 1), ("b".into(), 20, 9)];
+
+        let text = render(&status);
+
+        for line in [
+            "\nshoal_scheduler_tenant_desired_instances{tenant=\"a\"} 1\n",
+            "\nshoal_scheduler_tenant_desired_instances{tenant=\"b\"} 20\n",
+            "\nshoal_scheduler_tenant_placed_instances{tenant=\"a\"} 1\n",
+            "\nshoal_scheduler_tenant_placed_instances{tenant=\"b\"} 9\n",
+            "\n# TYPE shoal_scheduler_tenant_placed_instances gauge\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
         assert!(text.ends_with("# EOF\n"), "{text}");
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use shoal_domain::egress::AllowList;
 use shoal_domain::names::TenantName;
-use shoal_domain::placement::{Assignment, WorkerSlot};
+use shoal_domain::placement::{Assignment, TenantPlacement, WorkerSlot};
 use shoal_domain::scale::ScaleMode;
 use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
 use shoal_store::audit::{self, AuditEntry};
@@ -48,6 +48,9 @@ pub struct TickReport {
     pub total_desired: u64,
     pub placed: usize,
     pub unplaced: usize,
+    /// Each tenant's desired, shared and placed instances (the worker autoscaler's view of a
+    /// shortfall per tenant).
+    pub tenants: Vec<TenantPlacement>,
     /// Decisions that changed an app's desired instances.
     pub changed: usize,
     pub upserts: usize,
@@ -287,6 +290,7 @@ impl Leader {
         report.total_desired = plan.total_desired;
         report.placed = wanted.len();
         report.unplaced = plan.placement.unplaced.len();
+        report.tenants = plan.placement.tenants.clone();
         report.changed = changed.len();
         report.upserts = upserts.len();
         report.removals = removals.len();
