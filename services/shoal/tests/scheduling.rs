@@ -1,6 +1,7 @@
 //! `shoal scheduler` with `shoal worker` processes against real Postgres and Azurite: target-based
 //! and incremental scale-out, placement on distinct workers, scale-in after the stabilisation
-//! window, a worker or the leader killed under load, and Postgres restarted under load.
+//! window, a worker or the leader killed under load, Postgres restarted under load, and fair
+//! shares between tenants when the workers are short (`scheduling/fair_share.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -9,6 +10,8 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "scheduling/fair_share.rs"]
+mod fair_share;
 #[path = "support/host_identity.rs"]
 mod host_identity;
 #[path = "scheduling/processes.rs"]

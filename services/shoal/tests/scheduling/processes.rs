@@ -72,9 +72,14 @@ impl<'h> Cluster<'h> {
     }
 
     fn spawn(&mut self, key: String, args: &[&str]) {
+        let listen = if args.contains(&"--listen") {
+            &[][..]
+        } else {
+            &["--listen", "127.0.0.1:0"][..]
+        };
         let child = Command::new(SHOAL)
             .args(args)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(listen)
             .env("DATABASE_URL", &self.database_url)
             .env("SHOAL_SECRET_KEY", self.h.secret_key.to_base64())
             .env("SHOAL_TEST_INVISIBILITY_MS", self.invisibility_ms)
@@ -105,7 +110,30 @@ impl<'h> Cluster<'h> {
             .await
     }
 
+    /// A worker that runs at most `capacity` app instances.
+    pub fn worker_with_capacity(&mut self, name: &str, capacity: u32) {
+        let ttl = format!("{}ms", LEASE_TTL.as_millis());
+        let capacity = capacity.to_string();
+        self.spawn(
+            format!("worker/{name}"),
+            &[
+                "worker",
+                "--name",
+                name,
+                "--lease-ttl",
+                &ttl,
+                "--capacity",
+                &capacity,
+            ],
+        );
+    }
+
     pub fn scheduler(&mut self, name: &str) {
+        self.scheduler_with(name, &[]);
+    }
+
+    /// A scheduler with extra flags (e.g. `--listen` for a test that reads its `/metrics`).
+    pub fn scheduler_with(&mut self, name: &str, extra: &[&str]) {
         let tick = format!("{TICK_MS}ms");
         let ttl = format!("{}ms", LEASE_TTL.as_millis());
         let window = self.scale_in_window;
@@ -121,7 +149,11 @@ impl<'h> Cluster<'h> {
                 &ttl,
                 "--scale-in-window",
                 window,
-            ],
+            ]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect::<Vec<_>>(),
         );
     }
 
