@@ -225,7 +225,7 @@ async fn a_tenant_below_its_share_is_placed_within_a_tick_and_gives_the_slot_bac
             Duration::from_secs(30),
             || async {
                 let placed = placed(&h).await?;
-                Ok((placed.get(TENANT) == Some(&10) && placed.get(OTHER).is_none()).then_some(()))
+                Ok((placed.get(TENANT) == Some(&10) && !placed.contains_key(OTHER)).then_some(()))
             },
         )
         .await?;
