@@ -72,6 +72,57 @@ async fn scale_status_shows_placement_desired_count_and_decisions_newest_first()
     );
 }
 
+/// The scheduler's reason an app runs fewer instances than desired, absent once it no longer
+/// waits.
+#[tokio::test]
+async fn scale_status_says_why_an_app_waits_for_instances() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let epoch = app.lead().await;
+    app.record_decision(decision("contoso", "orders", 0, 2, epoch))
+        .await;
+    app.place(epoch, &[("contoso", "orders", 0, "w-a")]).await;
+    let why = "waiting for capacity: tenant share used (tenant contoso holds 5 of its share of 5 of 10 slots; its apps want 12)";
+    let set_waiting = |waiting: Option<&str>| {
+        let waiting = waiting.map(str::to_owned);
+        let app = &app;
+        async move {
+            let (pool, mut tx) = app.platform_tx().await;
+            shoal_store::scale::set_waiting(
+                &mut tx,
+                &[("contoso".into(), "orders".into(), waiting)],
+            )
+            .await
+            .unwrap();
+            shoal_store::commit(tx).await.unwrap();
+            pool.close().await;
+        }
+    };
+    let reader = app.token_for("contoso", Role::Reader);
+    let read = || async {
+        let response = app.request(Method::GET, SCALE, Some(&reader)).fetch().await;
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json::<Value>().await.unwrap()
+    };
+
+    assert!(
+        read().await.get("waiting").is_none(),
+        "absent before any reason"
+    );
+    set_waiting(Some(why)).await;
+    let status = read().await;
+    assert_eq!(status["waiting"], why);
+    assert_eq!(
+        (
+            status["currentInstances"].clone(),
+            status["desiredInstances"].clone()
+        ),
+        (json!(1), json!(2))
+    );
+    set_waiting(None).await;
+    assert!(read().await.get("waiting").is_none(), "absent once placed");
+}
+
 #[tokio::test]
 async fn scale_mode_follows_the_app_setting_not_the_last_decision() {
     let app = TestApp::spawn().await;
