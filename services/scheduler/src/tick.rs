@@ -407,3 +407,37 @@ fn diff(
         .collect();
     (upserts, removals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(app: &str) -> AppKey {
+        AppKey {
+            tenant: "t".into(),
+            app: app.into(),
+        }
+    }
+
+    fn change(app: &str, why: Option<&str>) -> (String, String, Option<String>) {
+        ("t".into(), app.into(), why.map(str::to_owned))
+    }
+
+    #[test]
+    fn waiting_reasons_are_written_when_they_change() {
+        let before = HashMap::from([(key("a"), "x".to_owned()), (key("b"), "y".to_owned())]);
+        let after = HashMap::from([(key("b"), "y".to_owned()), (key("c"), "z".to_owned())]);
+
+        assert_eq!(
+            waiting_changes(&before, &after, false),
+            [change("a", None), change("c", Some("z"))],
+            "a no longer waits, c starts, b is unchanged"
+        );
+        assert!(waiting_changes(&after, &after, false).is_empty());
+        assert_eq!(
+            waiting_changes(&before, &after, true),
+            [change("b", Some("y")), change("c", Some("z"))],
+            "after a clear every reason is written again"
+        );
+    }
+}
