@@ -23,7 +23,7 @@ use rdkafka::ClientContext;
 use rdkafka::client::Client;
 use rdkafka::config::{ClientConfig, NativeClientConfig, RDKafkaLogLevel};
 use rdkafka::error::KafkaResult;
-use rdkafka::types::RDKafkaType;
+use rdkafka::types::{RDKafkaErrorCode, RDKafkaType};
 use shoal_egress::{Egress, EgressError};
 
 /// The client's context: the policy its connections are checked with, and what it refused.
@@ -88,6 +88,44 @@ pub fn guarded_client(config: &ClientConfig, egress: Egress) -> KafkaResult<Clie
     };
     // `Client::new` makes the context librdkafka's opaque pointer, which the callback reads.
     Client::new(config, native, RDKafkaType::RD_KAFKA_PRODUCER, guard)
+}
+
+/// The errors the client reported while it worked (a failed sign-in, say), taken off its main
+/// queue: rdkafka hands them to a context only from a consumer's or producer's poll, and a
+/// metadata request that fails says no more than that the brokers were unreachable. Each is
+/// librdkafka's code with its text; the queue's other events (logs) are dropped.
+#[allow(unsafe_code)]
+pub fn take_errors(client: &Client<Guard>) -> Vec<(RDKafkaErrorCode, String)> {
+    let mut errors = Vec::new();
+    // SAFETY: the client is alive for the whole call; the queue handle and every event taken
+    // off it are destroyed exactly once, here; the error string is copied before its event is.
+    unsafe {
+        let queue = rdkafka::bindings::rd_kafka_queue_get_main(client.native_ptr());
+        if queue.is_null() {
+            return errors;
+        }
+        loop {
+            let event = rdkafka::bindings::rd_kafka_queue_poll(queue, 0);
+            if event.is_null() {
+                break;
+            }
+            if rdkafka::bindings::rd_kafka_event_type(event)
+                == rdkafka::bindings::RD_KAFKA_EVENT_ERROR
+            {
+                let code = RDKafkaErrorCode::from(rdkafka::bindings::rd_kafka_event_error(event));
+                let text = rdkafka::bindings::rd_kafka_event_error_string(event);
+                let text = if text.is_null() {
+                    String::new()
+                } else {
+                    CStr::from_ptr(text).to_string_lossy().into_owned()
+                };
+                errors.push((code, text));
+            }
+            rdkafka::bindings::rd_kafka_event_destroy(event);
+        }
+        rdkafka::bindings::rd_kafka_queue_destroy(queue);
+    }
+    errors
 }
 
 #[allow(unsafe_code)]

@@ -103,21 +103,7 @@ async fn only_callers_who_may_read_the_credentials_may_move_where_they_are_sent(
     .await;
     let contributor = app.token_for("contoso", Role::Contributor);
     let owner = app.token_for("contoso", Role::Owner);
-    let patch = |token: &str, host: &str| {
-        app.request(
-            Method::PATCH,
-            "/v1/tenants/contoso/apps/orders",
-            Some(token),
-        )
-        .header("content-type", "application/merge-patch+json")
-        .json(&json!({"appSettings": {
-            "Store__queueServiceUri": "https://a.queue.core.windows.net",
-            "Store__clientId": "00000000-0000-0000-0000-000000000001",
-            "Store__tenantId": "00000000-0000-0000-0000-000000000002",
-            "Store__clientSecret": "s3cret",
-            "Store__authorityHost": host,
-        }}))
-    };
+    let patch = |token: &str, host: &str| patch_authority(&app, token, host);
     for (who, token) in [("custom role", &writer), ("Contributor", &contributor)] {
         let response = patch(token, "https://attacker.example").fetch().await;
         assert_eq!(response.status(), StatusCode::FORBIDDEN, "{who}");
@@ -173,21 +159,7 @@ async fn only_callers_who_may_read_the_credentials_may_move_where_they_are_sent(
 async fn authority_hosts_are_entra_or_allowed_by_the_platform() {
     let app = app_with_settings().await;
     let owner = app.token_for("contoso", Role::Owner);
-    let patch = |host: &str| {
-        app.request(
-            Method::PATCH,
-            "/v1/tenants/contoso/apps/orders",
-            Some(&owner),
-        )
-        .header("content-type", "application/merge-patch+json")
-        .json(&json!({"appSettings": {
-            "Store__queueServiceUri": "https://a.queue.core.windows.net",
-            "Store__clientId": "00000000-0000-0000-0000-000000000001",
-            "Store__tenantId": "00000000-0000-0000-0000-000000000002",
-            "Store__clientSecret": "s3cret",
-            "Store__authorityHost": host,
-        }}))
-    };
+    let patch = |host: &str| patch_authority(&app, &owner, host);
     // Even the owner, who may read the secret, may not send it to any host.
     let refused = patch("https://sts.attacker.example").fetch().await;
     assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
@@ -242,4 +214,22 @@ async fn authority_hosts_are_entra_or_allowed_by_the_platform() {
         .fetch()
         .await;
     assert_eq!(elsewhere.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// A PATCH of contoso's `orders` giving connection `Store` a client secret and `host` as its
+/// authority host.
+fn patch_authority(app: &TestApp, token: &str, host: &str) -> reqwest::RequestBuilder {
+    app.request(
+        Method::PATCH,
+        "/v1/tenants/contoso/apps/orders",
+        Some(token),
+    )
+    .header("content-type", "application/merge-patch+json")
+    .json(&json!({"appSettings": {
+        "Store__queueServiceUri": "https://a.queue.core.windows.net",
+        "Store__clientId": "00000000-0000-0000-0000-000000000001",
+        "Store__tenantId": "00000000-0000-0000-0000-000000000002",
+        "Store__clientSecret": "s3cret",
+        "Store__authorityHost": host,
+    }}))
 }

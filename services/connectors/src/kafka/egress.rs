@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+use rdkafka::types::RDKafkaErrorCode;
 use shoal_domain::egress::destinations;
 use shoal_egress::{Egress, EgressError};
 
@@ -85,8 +86,22 @@ async fn advertised_brokers(
         if let Some(first) = client.context().refused().into_iter().next() {
             return Err(refusal(&setting, Some(&first.broker), &first.error));
         }
+        // The client's own error says more (a failed sign-in) than the request's ("transport
+        // failure").
         let metadata = metadata.map_err(|e| {
-            KafkaError::from_rdkafka(&redactor, "read the cluster's brokers", Some(&topic), &e)
+            let op = "read the cluster's brokers";
+            match shoal_kafka_guard::take_errors(&client)
+                .into_iter()
+                .find(|(code, _)| *code != RDKafkaErrorCode::BrokerTransportFailure)
+            {
+                Some((code, text)) => KafkaError::from_code(
+                    op,
+                    Some(&topic),
+                    code,
+                    redactor.redact(&format!("{code}: {text}")),
+                ),
+                None => KafkaError::from_rdkafka(&redactor, op, Some(&topic), &e),
+            }
         })?;
         let brokers = metadata
             .brokers()
