@@ -187,12 +187,12 @@ pub(crate) fn token_credential(
     http: &reqwest::Client,
     health: &TokenHealth,
     redactor: &Redactor,
-    egress: Option<&shoal_egress::Egress>,
+    options: &crate::ConnectorOptions,
 ) -> Result<Arc<dyn TokenCredential>, QueueError> {
     let mut client_options = transport::client_options(http, Vec::new());
     // The token request carries the client secret or the app's assertion: only to Entra ID or
     // where the operator allowed, whatever the stored setting says (it may predate the rule).
-    if let (Some(host), Some(egress)) = (&identity.authority_host, egress) {
+    if let (Some(host), Some(egress)) = (&identity.authority_host, &options.egress) {
         egress.policy().check_authority(host).map_err(|why| {
             QueueError::InvalidConnection(format!(
                 "{}__authorityHost: {why}",

@@ -126,20 +126,14 @@ impl StorageQueues {
                         "identity-based connections need an https queue service URI".into(),
                     ));
                 }
-                let credential = token_credential(
-                    identity,
-                    sign_in,
-                    &http,
-                    &health,
-                    &redactor,
-                    options.egress.as_ref(),
-                )
-                .map_err(|e| match e {
-                    QueueError::InvalidConnection(m) => {
-                        QueueError::InvalidConnection(redactor.redact(&m))
-                    }
-                    other => other,
-                })?;
+                let credential =
+                    token_credential(identity, sign_in, &http, &health, &redactor, options)
+                        .map_err(|e| match e {
+                            QueueError::InvalidConnection(m) => {
+                                QueueError::InvalidConnection(redactor.redact(&m))
+                            }
+                            other => other,
+                        })?;
                 let description = format!(
                     "queues at {} (identity-based, {})",
                     safe_url(&url),

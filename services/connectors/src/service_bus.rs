@@ -129,15 +129,11 @@ impl ServiceBusNamespace {
                 let namespace = identity_namespace(&identity.service_uri)?;
                 let http = transport::http_client(options, 443)
                     .map_err(|e| ServiceBusError::InvalidConnection(e.to_string()))?;
-                let credential = token_credential(
-                    identity,
-                    sign_in,
-                    &http,
-                    &health,
-                    &redactor,
-                    options.egress.as_ref(),
-                )
-                .map_err(|e| ServiceBusError::InvalidConnection(redactor.redact(&e.to_string())))?;
+                let credential =
+                    token_credential(identity, sign_in, &http, &health, &redactor, options)
+                        .map_err(|e| {
+                            ServiceBusError::InvalidConnection(redactor.redact(&e.to_string()))
+                        })?;
                 let credential = token::adapter(credential);
                 let client = Box::pin(ServiceBusClient::new_from_token_credential(
                     namespace.clone(),

@@ -143,14 +143,8 @@ impl ServiceBusAdmin {
                         identity.setting_prefix
                     ))
                 })?;
-                let credential = token_credential(
-                    identity,
-                    sign_in,
-                    &http,
-                    &health,
-                    &redactor,
-                    options.egress.as_ref(),
-                )?;
+                let credential =
+                    token_credential(identity, sign_in, &http, &health, &redactor, options)?;
                 let description = format!(
                     "Service Bus management at {base} (identity-based, {})",
                     identity.credential

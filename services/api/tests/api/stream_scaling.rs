@@ -137,7 +137,7 @@ async fn the_lag_of_a_cluster_advertising_a_refused_address_is_not_read() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(
-        broker.relay_connections(),
+        broker.settled_relay_connections().await,
         before,
         "the advertised broker was dialled"
     );

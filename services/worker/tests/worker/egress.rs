@@ -284,7 +284,7 @@ async fn a_broker_advertising_a_refused_address_is_never_joined() -> anyhow::Res
     );
     assert_eq!(h.handler.count(), 0, "no event was delivered");
     assert_eq!(
-        broker.relay_connections(),
+        broker.settled_relay_connections().await,
         before,
         "the advertised broker was dialled"
     );
