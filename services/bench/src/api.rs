@@ -64,6 +64,7 @@ async fn measure(
         tenant: TENANT,
         apps: args.apps,
         connections: args.connections,
+        pace: None,
         warmup: Duration::from_secs(args.warmup_secs),
         duration: Duration::from_secs(args.duration_secs),
         method,
@@ -129,10 +130,13 @@ async fn measure(
         });
     }
 
+    let noisy = crate::noisy::measure(args, shoal, server, &token).await?;
+
     println!();
     for figure in &figures {
         println!("{}", report::line(figure));
     }
+    println!("{noisy}");
     let failed: Vec<String> = figures
         .iter()
         .filter(|figure| figure.shoal.error_rate() > MAX_ERROR_RATE)

@@ -27,6 +27,8 @@ pub struct LoadPlan {
     pub tenant: &'static str,
     pub apps: usize,
     pub connections: usize,
+    /// Each connection sends at most one request this often (None: as fast as answers come).
+    pub pace: Option<Duration>,
     pub warmup: Duration,
     pub duration: Duration,
     pub method: Method,
@@ -104,6 +106,7 @@ pub async fn run(plan: LoadPlan) -> Result<LoadResult> {
             method: plan.method.clone(),
             body: plan.body.clone(),
             expected: StatusCode::OK,
+            pace: plan.pace,
             rng: SmallRng::seed_from_u64(index as u64),
         };
         tasks.spawn(worker.run(connection, measure_from, until, plan.duration));
@@ -124,6 +127,7 @@ struct Worker {
     method: Method,
     body: Option<Bytes>,
     expected: StatusCode,
+    pace: Option<Duration>,
     rng: SmallRng,
 }
 
@@ -137,7 +141,12 @@ impl Worker {
     ) -> Result<LoadResult> {
         let mut result = LoadResult::empty(duration)?;
         let mut path = String::with_capacity(64);
+        let mut next = Instant::now();
         loop {
+            if let Some(pace) = self.pace {
+                tokio::time::sleep_until(next.into()).await;
+                next += pace;
+            }
             let start = Instant::now();
             if start >= until {
                 return Ok(result);
@@ -201,7 +210,11 @@ pub async fn create_tenant_and_apps(
 ) -> Result<()> {
     let mut connection = Connection::open(addr, Some(token)).await?;
     let path = format!("/v1/tenants/{tenant}");
-    let tenant_body = Bytes::from_static(br#"{"displayName":"Bench"}"#);
+    // Room for every app the bench creates (the platform's default quota is 100).
+    let tenant_body = Bytes::from(format!(
+        r#"{{"displayName":"Bench","limits":{{"maxApps":{}}}}}"#,
+        apps.max(1)
+    ));
     let (status, response) = connection
         .send(Method::PUT, &path, Some(tenant_body))
         .await?;

@@ -6,8 +6,10 @@
 //!   the store executes for the same operation: what fraction of the database's own single-row
 //!   throughput survives the HTTP, auth, JSON and encryption layers above it. The part creates a
 //!   fresh database on the admin `DATABASE_URL`, migrates it, starts `shoal serve`, loads 1,000
-//!   apps, measures GET then PUT of one app, runs pgbench for each, prints the table, and always
-//!   stops the server and drops the database, also when something failed.
+//!   apps, measures GET then PUT of one app, runs pgbench for each, then the noisy-neighbour
+//!   figure (one tenant's paced GETs beside another tenant's flood, against alone; see
+//!   [`noisy`]), prints the table, and always stops the server and drops the database, also when
+//!   something failed.
 //! * `queue`: Storage Queue dispatch by one `shoal worker` against Azurite, next to the SDK's
 //!   own ceiling and a Python consumer written with the official SDK (see [`queue`]).
 //! * `service-bus`: Service Bus dispatch by one `shoal worker` against the local Service Bus
@@ -39,6 +41,7 @@ mod database;
 mod drains;
 mod http;
 mod load;
+mod noisy;
 mod parts;
 mod pgbench;
 mod queue;

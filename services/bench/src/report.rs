@@ -90,7 +90,7 @@ pub fn errors(figure: &Figure) -> String {
 }
 
 /// A whole number with thousands separators: 21030.4 → "21,030".
-fn thousands(value: f64) -> String {
+pub fn thousands(value: f64) -> String {
     let digits = format!("{:.0}", value.max(0.0));
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {
@@ -103,7 +103,7 @@ fn thousands(value: f64) -> String {
 }
 
 /// Milliseconds with one decimal below 100 ms: "4.1 ms", "250 ms".
-fn millis(duration: Duration) -> String {
+pub fn millis(duration: Duration) -> String {
     let ms = duration.as_secs_f64() * 1000.0;
     if ms < 100.0 {
         format!("{ms:.1} ms")

@@ -97,9 +97,25 @@ impl ShoalBin {
 
     /// `shoal token --subject bench --platform-admin`, which prints the token and nothing else.
     pub async fn platform_admin_token(&self, server: &Server) -> Result<String> {
+        self.token(server, &["--subject", "bench", "--platform-admin"])
+            .await
+    }
+
+    /// A token of `role` in `tenant`, throttled as the tenant's principals are.
+    pub async fn tenant_token(&self, server: &Server, tenant: &str, role: &str) -> Result<String> {
+        let subject = format!("bench-{tenant}");
+        self.token(
+            server,
+            &["--subject", &subject, "--tenant", tenant, "--role", role],
+        )
+        .await
+    }
+
+    async fn token(&self, server: &Server, args: &[&str]) -> Result<String> {
         let output = self
             .command(&server.database_url)
-            .args(["token", "--subject", "bench", "--platform-admin"])
+            .arg("token")
+            .args(args)
             .output()
             .await
             .with_context(|| format!("cannot run {}", self.path.display()))?;

@@ -11,6 +11,7 @@ use serde_json::json;
 use shoal_domain::apps::AppSpec;
 use shoal_domain::names::TenantName;
 use shoal_domain::settings::settings_to_store;
+use shoal_domain::tenants::{MAX_LIMIT, TenantLimits};
 use shoal_domain::workers::WorkerState;
 use shoal_store::crypto::Cipher;
 use shoal_store::pool::{PoolConfig, connect_lazy};
@@ -58,8 +59,12 @@ pub async fn put_tenants(pool: &sqlx::PgPool, names: &[String]) -> Result<()> {
                 name,
                 &TenantWrite {
                     display_name: format!("Bench {name}"),
-                    max_apps: None,
-                    max_instances: None,
+                    // As many instances as its apps ask for: the platform's default quota
+                    // would cap some tenants and change the workload the figures compare.
+                    limits: TenantLimits {
+                        max_instances: Some(MAX_LIMIT),
+                        ..TenantLimits::default()
+                    },
                     allow_host_identity: false,
                     egress_allow: Vec::new(),
                 },
