@@ -1,6 +1,8 @@
-//! Who is calling: the bearer token verified into a [`Principal`] and extracted, together with
-//! the role assignments it holds, as a [`Caller`]. What the caller may do is decided in
-//! `access`.
+//! Who is calling: the bearer token verified into a [`Principal`], admitted by the request
+//! throttle, and extracted, together with the role assignments it holds, as a [`Caller`].
+//! What the caller may do is decided in `access`.
+
+use std::time::Instant;
 
 use axum::extract::FromRequestParts;
 use axum::http::header;
@@ -10,6 +12,7 @@ use crate::access::Caller;
 use crate::error::ApiError;
 use crate::identity::Principal;
 use crate::state::AppState;
+use crate::throttle::Refusal;
 use crate::tokens::TokenError;
 
 /// The token of an `Authorization: Bearer …` header.
@@ -70,6 +73,8 @@ impl FromRequestParts<AppState> for Caller {
             Some(principal) => principal,
             None => verify_shoal_token(state, token).await?,
         };
+        // Before the role assignments are read: a throttled caller costs no database work.
+        throttle(state, &principal)?;
         let grants = state.access.grants_of(&state.pool, &principal).await?;
         let request_id = parts
             .headers
@@ -82,4 +87,30 @@ impl FromRequestParts<AppState> for Caller {
             request_id,
         })
     }
+}
+
+/// Admits one request of `principal`, or answers 429 naming the budget it has used up. The
+/// platform's administrators are not throttled (see `RequestThrottle`).
+fn throttle(state: &AppState, principal: &Principal) -> Result<(), ApiError> {
+    let Some(tenant) = principal.tenant() else {
+        return Ok(());
+    };
+    let key = format!("{tenant}/{}", principal.subject());
+    let rates = state.throttle.rates();
+    state
+        .throttle
+        .admit(&key, tenant, Instant::now())
+        .map_err(|refusal| {
+            let (whose, rate, wait) = match refusal {
+                Refusal::Tenant(wait) => (format!("tenant {tenant}"), rates.tenant, wait),
+                Refusal::Principal(wait) => ("this principal".to_string(), rates.principal, wait),
+            };
+            ApiError::TooManyRequests {
+                detail: format!(
+                    "{whose} has used its {} requests ({} a second)",
+                    rate.burst, rate.per_second
+                ),
+                retry_after: wait,
+            }
+        })
 }

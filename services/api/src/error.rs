@@ -34,6 +34,12 @@ pub enum ApiError {
     PayloadTooLarge,
     #[error("the request has invalid fields")]
     Validation(Vec<FieldError>),
+    /// A caller over its request rate: 429 with `Retry-After`.
+    #[error("{detail}; retry after {} s", .retry_after.as_secs().max(1))]
+    TooManyRequests {
+        detail: String,
+        retry_after: std::time::Duration,
+    },
     #[error("the database is unavailable")]
     Unavailable,
     /// A storage service the request needs (an app's queue) failed or could not be reached.
@@ -177,6 +183,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => ProblemKind::UnsupportedMediaType,
             ApiError::PayloadTooLarge => ProblemKind::PayloadTooLarge,
             ApiError::Validation(_) => ProblemKind::Validation,
+            ApiError::TooManyRequests { .. } => ProblemKind::TooManyRequests,
             ApiError::Unavailable => ProblemKind::Unavailable,
             ApiError::Storage(_) => ProblemKind::StorageFailed,
             ApiError::Internal(_) => ProblemKind::Internal,
@@ -223,10 +230,19 @@ impl IntoResponse for ApiError {
         let mut problem = Problem::new(kind, detail);
         let status =
             StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let retry_after = match &self {
+            ApiError::TooManyRequests { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            _ => None,
+        };
         if let ApiError::Validation(errors) = self {
             problem.errors = errors;
         }
         let mut response = problem_response(problem);
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         match status {
             StatusCode::SERVICE_UNAVAILABLE => {
                 response

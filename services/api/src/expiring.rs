@@ -50,6 +50,15 @@ impl<K: Eq + Hash, V: Clone, T: PartialOrd + Copy> ExpiringCache<K, V, T> {
         entries.insert(key, (value, until));
     }
 
+    /// Forgets the entry under `key`.
+    pub fn remove<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
+        self.lock().remove(key);
+    }
+
     /// Forgets everything (the keys changed, or a notification said the data did).
     pub fn clear(&self) {
         self.lock().clear();

@@ -15,6 +15,7 @@ pub mod expiring;
 pub mod external_issuers;
 pub mod extract;
 pub mod identity;
+mod identity_headers;
 pub mod issuance;
 pub mod metrics;
 mod notifications;
@@ -22,6 +23,7 @@ mod openapi;
 mod problem;
 pub mod routes;
 pub mod state;
+pub mod throttle;
 pub mod tokens;
 pub mod webhooks;
 
@@ -68,6 +70,36 @@ pub struct ApiConfig {
     pub dashboard: dashboard::DashboardConfig,
     /// Where the API may connect on a tenant's behalf, and how much of an answer it reads.
     pub outbound: OutboundConfig,
+    /// How many requests principals and tenants may make, the tenants' default quotas, and how
+    /// long `/readyz` may take.
+    pub limits: ApiLimits,
+}
+
+/// The API's protections of itself and of tenants from each other.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiLimits {
+    /// The quotas of tenants whose own limits do not say (`--tenant-defaults`).
+    pub tenant_defaults: shoal_domain::quotas::Quotas,
+    /// Management API requests per principal and per tenant (`--principal-rate`,
+    /// `--tenant-rate`).
+    pub rates: throttle::RequestRates,
+    /// The longest `/readyz` takes to answer (`--ready-timeout`): a probe that waits on a
+    /// stalled database is as good as none, so past it the answer is 503.
+    pub ready_timeout: Duration,
+}
+
+/// `/readyz`'s default deadline, Kubernetes' default probe timeout: a probe that has not
+/// answered by then counts as failed anyway.
+pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Default for ApiLimits {
+    fn default() -> Self {
+        ApiLimits {
+            tenant_defaults: shoal_domain::quotas::Quotas::default(),
+            rates: throttle::RequestRates::default(),
+            ready_timeout: DEFAULT_READY_TIMEOUT,
+        }
+    }
 }
 
 /// The egress policy's allowances beyond the public internet (`--egress-allow`) and the cap on
@@ -257,6 +289,7 @@ impl Application {
             issuance: issuance::Issuance::new(&public_url, tokens_config.lifetime),
             external_issuers,
             webhooks,
+            limits: config.limits,
         });
         Ok(Application {
             listener,
@@ -324,6 +357,7 @@ mod tests {
             identity: IdentityConfig::default(),
             dashboard: dashboard::DashboardConfig::default(),
             outbound: OutboundConfig::default(),
+            limits: ApiLimits::default(),
         };
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2"), "{printed}");

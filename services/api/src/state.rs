@@ -4,14 +4,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::FromRef;
+use shoal_domain::quotas::Quotas;
 use shoal_store::crypto::Cipher;
 use sqlx::PgPool;
 use tokio::sync::Mutex;
 
+use crate::ApiLimits;
 use crate::access::AccessCache;
 use crate::external_issuers::ExternalIssuers;
+use crate::identity_headers::KnownHeaders;
 use crate::issuance::Issuance;
 use crate::metrics::Metrics;
+use crate::throttle::RequestThrottle;
 use crate::tokens::TokenService;
 use crate::webhooks::Webhooks;
 
@@ -30,6 +34,14 @@ pub struct AppState {
     pub external_issuers: ExternalIssuers,
     /// The webhook ingress: its catalog of HTTP-triggered functions and its dispatcher.
     pub webhooks: Webhooks,
+    /// Management API requests per principal and per tenant.
+    pub throttle: Arc<RequestThrottle>,
+    /// How long `/readyz` may take.
+    pub ready_timeout: Duration,
+    /// The quotas of tenants whose own limits do not say.
+    pub tenant_defaults: Quotas,
+    /// Apps' identity headers the managed-identity endpoint read a moment ago.
+    pub msi_headers: Arc<KnownHeaders>,
     last_key_refresh: Arc<Mutex<Option<Instant>>>,
 }
 
@@ -43,6 +55,7 @@ pub struct StateParts {
     pub issuance: Issuance,
     pub external_issuers: ExternalIssuers,
     pub webhooks: Webhooks,
+    pub limits: ApiLimits,
 }
 
 /// Tokens naming unknown keys trigger at most one key reload this often, so a flood of
@@ -59,6 +72,7 @@ impl AppState {
             issuance,
             external_issuers,
             webhooks,
+            limits,
         } = parts;
         AppState {
             pool,
@@ -69,6 +83,10 @@ impl AppState {
             issuance: Arc::new(issuance),
             external_issuers,
             webhooks,
+            throttle: Arc::new(RequestThrottle::new(limits.rates)),
+            ready_timeout: limits.ready_timeout,
+            tenant_defaults: limits.tenant_defaults,
+            msi_headers: Arc::new(KnownHeaders::default()),
             last_key_refresh: Arc::new(Mutex::new(None)),
         }
     }

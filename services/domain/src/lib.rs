@@ -20,6 +20,7 @@ pub mod merge_patch;
 pub mod names;
 pub mod placement;
 pub mod queue_trigger;
+pub mod quotas;
 pub mod rate_limit;
 pub mod rbac;
 pub mod scale;

@@ -1,5 +1,5 @@
-//! The tenant resource (platform scope): a display name, the quota the scheduler enforces
-//! across all of the tenant's apps, and whether the tenant's connections may act as the
+//! The tenant resource (platform scope): a display name, the tenant's own limits (each
+//! absent one is the platform's default, see `quotas`), and whether the tenant's connections may act as the
 //! workers' own host identity (`allowHostIdentity`, see `connection::outbound`).
 
 use serde::{Deserialize, Serialize};
@@ -9,16 +9,28 @@ use utoipa::ToSchema;
 use crate::egress::{AllowEntry, AllowList};
 use crate::validation::{Problems, ValidationError, from_json, named_body};
 
-/// Ceiling on both limits; a larger number is almost certainly a typo.
+/// Ceiling on every limit; a larger number is almost certainly a typo.
 pub const MAX_LIMIT: u32 = 100_000;
 
+/// What a platform administrator set for the tenant; each absent limit is the platform's
+/// default (`--tenant-defaults`), and the tenant's `effectiveLimits` say what applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TenantLimits {
-    /// Most apps the tenant may have (absent = unlimited).
+    /// Most apps the tenant may have (0–100000; absent = the platform's default).
     pub max_apps: Option<u32>,
-    /// Most app instances running at once across the tenant (absent = unlimited).
+    /// Most app instances running at once across the tenant, and its weight when workers are
+    /// short (0–100000; absent = the platform's default).
     pub max_instances: Option<u32>,
+    /// Most functions one of the tenant's apps may have (0–100000; absent = the platform's
+    /// default).
+    pub max_functions_per_app: Option<u32>,
+    /// Most application settings one of the tenant's apps may have (0–100000; absent = the
+    /// platform's default).
+    pub max_settings_per_app: Option<u32>,
+    /// Highest `webhooks.requestsPerSecond` an app of the tenant may set; its `burst` may be
+    /// at most twice it (1–100000; absent = the platform's default).
+    pub max_webhook_requests_per_second: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,10 +88,22 @@ impl TenantSpec {
         for (path, value) in [
             ("limits.maxApps", limits.max_apps),
             ("limits.maxInstances", limits.max_instances),
+            ("limits.maxFunctionsPerApp", limits.max_functions_per_app),
+            ("limits.maxSettingsPerApp", limits.max_settings_per_app),
+            (
+                "limits.maxWebhookRequestsPerSecond",
+                limits.max_webhook_requests_per_second,
+            ),
         ] {
             if value.is_some_and(|v| v > MAX_LIMIT) {
                 problems.push(path, format!("must be at most {MAX_LIMIT}"));
             }
+        }
+        if limits.max_webhook_requests_per_second == Some(0) {
+            problems.push(
+                "limits.maxWebhookRequestsPerSecond",
+                "must be at least 1 (an app's webhooks take at least one request a second)",
+            );
         }
         let allow_host_identity = match &body.allow_host_identity {
             None | Some(Value::Null) => false,
@@ -159,6 +183,26 @@ mod tests {
         assert_eq!(err.errors[0].path, "limits.maxInstances");
         let err = TenantSpec::parse("t1", &json!({"limits": {"maxPods": 1}})).unwrap_err();
         assert_eq!(err.errors[0].path, "limits.maxPods");
+        let err = TenantSpec::parse(
+            "t1",
+            &json!({"limits": {"maxFunctionsPerApp": 100001, "maxWebhookRequestsPerSecond": 0}}),
+        )
+        .unwrap_err();
+        let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "limits.maxFunctionsPerApp",
+                "limits.maxWebhookRequestsPerSecond"
+            ]
+        );
+        let spec = TenantSpec::parse(
+            "t1",
+            &json!({"limits": {"maxSettingsPerApp": 0, "maxWebhookRequestsPerSecond": 5}}),
+        )
+        .unwrap();
+        assert_eq!(spec.limits.max_settings_per_app, Some(0));
+        assert_eq!(spec.limits.max_webhook_requests_per_second, Some(5));
     }
 
     #[test]

@@ -91,8 +91,23 @@ impl WebhookSecret {
 
     /// Checks an `X-IDENTITY-HEADER` value in constant time.
     pub fn verify_identity_header(&self, candidate: &str) -> bool {
-        constant_time_eq(candidate.as_bytes(), self.identity_header().as_bytes())
+        identity_headers_match(&self.identity_header(), candidate)
     }
+}
+
+/// Whether `candidate` is the identity header `expected` (one [`WebhookSecret::identity_header`]
+/// gave), in constant time: for callers that keep the header rather than the secret.
+pub fn identity_headers_match(expected: &str, candidate: &str) -> bool {
+    constant_time_eq(candidate.as_bytes(), expected.as_bytes())
+}
+
+/// Whether `candidate` has the identity header's shape (43 base64url characters, a SHA-256
+/// MAC), so malformed values are refused before anything is looked up.
+pub fn is_identity_header_shaped(candidate: &str) -> bool {
+    candidate.len() == 43
+        && candidate
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// What the identity header is derived for; the version lets a future scheme differ.
@@ -137,6 +152,21 @@ mod tests {
             Err(SecretError::Length)
         );
         assert_eq!(format!("{secret:?}"), "WebhookSecret(<redacted>)");
+    }
+
+    #[test]
+    fn identity_headers_have_a_checkable_shape() {
+        let header = WebhookSecret::from_bytes(vec![9; 32])
+            .unwrap()
+            .identity_header();
+        assert!(is_identity_header_shaped(&header), "{header}");
+        assert!(identity_headers_match(&header, &header));
+        assert!(!identity_headers_match(&header, &header[1..]));
+        let longer = format!("{header}x");
+        let symbols = header.replace(|c: char| c.is_ascii_alphanumeric(), "+");
+        for bad in ["", "short", longer.as_str(), symbols.as_str()] {
+            assert!(!is_identity_header_shaped(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use shoal_domain::egress::AllowList;
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
+use shoal_domain::quotas::Quotas;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
 use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
 use shoal_domain::service_bus_entity::settings::EntitySettings;
@@ -119,7 +120,8 @@ pub enum MetricSource {
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     pub apps: Vec<Arc<ScalableApp>>,
-    /// `maxInstances` per tenant (None = no quota).
+    /// `maxInstances` per tenant: its own or the platform's default (None only where a test
+    /// builds a snapshot without quotas).
     pub quotas: HashMap<String, Option<u32>>,
     /// Each tenant's egress allowances (set by a platform admin), which its apps' trigger
     /// metrics are read under; read every tick, since they change without any app's ETag.
@@ -134,12 +136,26 @@ struct Cached {
 }
 
 /// Keeps parsed apps between ticks.
-#[derive(Default)]
 pub struct Catalog {
     cache: HashMap<AppKey, Cached>,
+    /// `maxInstances` for tenants whose own limits do not set it (`--tenant-defaults`).
+    default_max_instances: u32,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog::new(&Quotas::default())
+    }
 }
 
 impl Catalog {
+    pub fn new(tenant_defaults: &Quotas) -> Catalog {
+        Catalog {
+            cache: HashMap::new(),
+            default_max_instances: tenant_defaults.max_instances,
+        }
+    }
+
     /// Reads every tenant's apps and functions: first their ETags (two small queries per
     /// tenant), then, only for a tenant where something changed, the apps with their settings
     /// and functions, parsing again just the apps whose ETags moved.
@@ -161,7 +177,8 @@ impl Catalog {
                 );
                 continue;
             };
-            snapshot.quotas.insert(name.clone(), quota);
+            let quota = quota.unwrap_or(self.default_max_instances);
+            snapshot.quotas.insert(name.clone(), Some(quota));
             let tenant = TenantId::new(tenant);
             let mut tx = begin_tenant(pool, &tenant).await?;
             let allow = egress_allow(&mut tx, &name).await?;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use shoal_connectors::ConnectorOptions;
 use shoal_domain::placement::DEFAULT_BALANCE;
+use shoal_domain::quotas::Quotas;
 use shoal_egress::Egress;
 
 #[derive(Clone, Debug)]
@@ -30,6 +31,9 @@ pub struct SchedulerConfig {
     pub public_url: Option<url::Url>,
     /// Workers silent for this long after their lease lapsed are removed from the registry.
     pub forget_workers_after: Duration,
+    /// The quotas of tenants whose own limits do not say (`--tenant-defaults`); the scheduler
+    /// uses `maxInstances`.
+    pub tenant_defaults: Quotas,
 }
 
 /// How trigger metrics are read: many apps on one storage account must not hammer it.
@@ -61,6 +65,7 @@ impl SchedulerConfig {
             egress: Egress::strict(),
             public_url: None,
             forget_workers_after: Duration::from_secs(3600),
+            tenant_defaults: Quotas::default(),
         }
     }
 

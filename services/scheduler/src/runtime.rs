@@ -103,7 +103,7 @@ impl Scheduler {
     async fn run(self, shutdown: CancellationToken) {
         let name = self.config.name.clone();
         tracing::info!(scheduler = name, tick = ?self.config.tick, lease_ttl = ?self.config.lease_ttl, "scheduler started");
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog::new(&self.config.tenant_defaults);
         let mut metrics = MetricReader::new(
             self.config.metrics.clone(),
             self.config.connector.clone(),

@@ -11,9 +11,11 @@ use shoal_store::pool::DatabaseUrl;
 
 use crate::telemetry::LogFormat;
 
+mod limits;
 mod outbound;
 mod parsers;
 
+pub use limits::{ApiLimitArgs, TenantDefaultsArgs};
 pub use outbound::{EgressArgs, OutboundArgs};
 pub use parsers::parse_ttl;
 use parsers::*;
@@ -136,6 +138,8 @@ pub struct ServeArgs {
     pub dashboard: DashboardArgs,
     #[command(flatten)]
     pub outbound: OutboundArgs,
+    #[command(flatten)]
+    pub limits: ApiLimitArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -354,6 +358,9 @@ pub struct SchedulerArgs {
     /// lengths behind identity-based connections are read signed in as the app's identity.
     #[arg(long, env = "SHOAL_PUBLIC_URL", value_parser = parse_public_url)]
     pub public_url: Option<url::Url>,
+    /// Tenants' instance quotas where their own limits do not set `maxInstances`.
+    #[command(flatten)]
+    pub tenant_defaults: TenantDefaultsArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -52,6 +52,7 @@ pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig>
     }
     config.tick = args.tick;
     config.lease_ttl = args.lease_ttl;
+    config.tenant_defaults = args.tenant_defaults.tenant_defaults;
     config.scale_in_window = args.scale_in_window;
     config.public_url = args.public_url.clone();
     config.egress = Egress::new(EgressPolicy::new(args.egress.allow_list(), Vec::new()));

@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 .unwrap_or_else(shoal_store::pool::default_max_connections),
             ..PoolConfig::default()
         },
+        limits: args.limits.limits(),
     };
     log_egress(&config.outbound);
     let app = Application::build(config).await?;

@@ -243,8 +243,7 @@ async fn the_host_identity_serves_only_a_tenant_opted_in_to_it() -> anyhow::Resu
         support::TENANT,
         &shoal_store::tenants::TenantWrite {
             display_name: "Contoso".into(),
-            max_apps: None,
-            max_instances: None,
+            limits: Default::default(),
             allow_host_identity: true,
             egress_allow: Vec::new(),
         },

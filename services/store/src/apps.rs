@@ -220,8 +220,8 @@ pub async fn versions_of_tenant(
     .await
 }
 
-/// Creates or replaces an app and all its settings, honouring the precondition and, on
-/// create, the tenant's `maxApps` quota.
+/// Creates or replaces an app and all its settings, honouring the precondition. The tenant's
+/// quotas are the caller's to check (the API does, with the platform's defaults).
 #[tracing::instrument(level = "debug", skip_all, fields(tenant = %tenant, app = name))]
 pub async fn put(
     tx: &mut Tx,
@@ -235,9 +235,6 @@ pub async fn put(
     measured(Operation::AppsPut, async move {
         let current = locked_etag(tx, LOCK, &[tenant.as_str(), name]).await?;
         precondition.check(current)?;
-        if current.is_none() {
-            check_app_quota(tx, tenant).await?;
-        }
         let wrote: Option<i32> = sqlx::query_scalar(
             "insert into apps (tenant_id, name, spec, etag) values ($1, $2, $3, $4)
              on conflict (tenant_id, name) do update set spec = excluded.spec, etag = excluded.etag
@@ -269,26 +266,17 @@ pub async fn put(
     .await
 }
 
-/// Locks the tenant row so concurrent creates cannot both slip under the quota.
-async fn check_app_quota(tx: &mut Tx, tenant: &TenantId) -> Result<(), StoreError> {
-    let max_apps: Option<i32> =
-        sqlx::query_scalar("select max_apps from tenants where name = $1 for update")
-            .bind(tenant.as_str())
-            .fetch_optional(&mut **tx)
-            .await?
-            .ok_or(StoreError::NotFound)?;
-    if let Some(max) = max_apps {
+/// How many apps the tenant has (for its `maxApps` quota; the caller locks the tenant row with
+/// `tenants::limits` first, so concurrent creates are counted one after the other).
+pub async fn count(tx: &mut Tx, tenant: &TenantId) -> Result<u32, StoreError> {
+    measured(Operation::AppsCount, async move {
         let count: i64 = sqlx::query_scalar("select count(*) from apps where tenant_id = $1")
             .bind(tenant.as_str())
             .fetch_one(&mut **tx)
             .await?;
-        if count >= i64::from(max) {
-            return Err(StoreError::QuotaExceeded(format!(
-                "tenant {tenant} may have at most {max} apps"
-            )));
-        }
-    }
-    Ok(())
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    })
+    .await
 }
 
 async fn replace_settings(

@@ -170,6 +170,36 @@ pub async fn all_of_apps(
 }
 
 /// Creates or replaces a function. The app must exist (NotFound otherwise).
+/// How many functions the app has (for the tenant's `maxFunctionsPerApp`; the caller locks
+/// the app's row first with [`lock_app`], so concurrent creates are counted one after the other).
+pub async fn count_of_app(tx: &mut Tx, tenant: &TenantId, app: &str) -> Result<u32, StoreError> {
+    measured(Operation::FunctionsCountOfApp, async move {
+        let count: i64 = sqlx::query_scalar(
+            "select count(*) from functions where tenant_id = $1 and app_name = $2",
+        )
+        .bind(tenant.as_str())
+        .bind(app)
+        .fetch_one(&mut **tx)
+        .await?;
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    })
+    .await
+}
+
+/// Holds the app's row until the transaction ends; `NotFound` when there is no such app.
+pub async fn lock_app(tx: &mut Tx, tenant: &TenantId, app: &str) -> Result<(), StoreError> {
+    measured(Operation::FunctionsLockApp, async move {
+        sqlx::query("select 1 from apps where tenant_id = $1 and name = $2 for update")
+            .bind(tenant.as_str())
+            .bind(app)
+            .fetch_optional(&mut **tx)
+            .await?
+            .map(|_| ())
+            .ok_or(StoreError::NotFound)
+    })
+    .await
+}
+
 pub async fn put(
     tx: &mut Tx,
     tenant: &TenantId,

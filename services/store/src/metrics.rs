@@ -19,6 +19,7 @@ use crate::StoreError;
 pub enum Operation {
     // apps
     AppsGet,
+    AppsCount,
     AppsRead,
     AppsExists,
     AppsList,
@@ -48,6 +49,8 @@ pub enum Operation {
     BreakersSet,
     // functions
     FunctionsGet,
+    FunctionsCountOfApp,
+    FunctionsLockApp,
     FunctionsList,
     FunctionsAllOfApp,
     FunctionsVersionsOfTenant,
@@ -108,6 +111,7 @@ pub enum Operation {
     SigningSecretsRegenerate,
     // tenants
     TenantsGet,
+    TenantsLimits,
     TenantsExists,
     TenantsList,
     TenantsAllNames,
@@ -138,6 +142,7 @@ impl Operation {
     pub fn label(self) -> &'static str {
         match self {
             Operation::AppsGet => "apps_get",
+            Operation::AppsCount => "apps_count",
             Operation::AppsRead => "apps_read",
             Operation::AppsExists => "apps_exists",
             Operation::AppsList => "apps_list",
@@ -163,6 +168,8 @@ impl Operation {
             Operation::BreakersProbeResult => "breakers_probe_result",
             Operation::BreakersSet => "breakers_set",
             Operation::FunctionsGet => "functions_get",
+            Operation::FunctionsCountOfApp => "functions_count_of_app",
+            Operation::FunctionsLockApp => "functions_lock_app",
             Operation::FunctionsList => "functions_list",
             Operation::FunctionsAllOfApp => "functions_all_of_app",
             Operation::FunctionsVersionsOfTenant => "functions_versions_of_tenant",
@@ -214,6 +221,7 @@ impl Operation {
             Operation::SigningSecretsGetOrCreate => "signing_secrets_get_or_create",
             Operation::SigningSecretsRegenerate => "signing_secrets_regenerate",
             Operation::TenantsGet => "tenants_get",
+            Operation::TenantsLimits => "tenants_limits",
             Operation::TenantsExists => "tenants_exists",
             Operation::TenantsList => "tenants_list",
             Operation::TenantsAllNames => "tenants_all_names",

@@ -1,6 +1,7 @@
 //! Tenants (platform scope): the unit of isolation and of quota.
 
 use chrono::{DateTime, Utc};
+use shoal_domain::tenants::TenantLimits;
 use sqlx::Row;
 
 use crate::conditional::{delete_checked, locked_etag};
@@ -12,8 +13,8 @@ use crate::{Etag, Precondition, StoreError, Tx, Written};
 pub struct TenantRecord {
     pub name: String,
     pub display_name: String,
-    pub max_apps: Option<i32>,
-    pub max_instances: Option<i32>,
+    /// What a platform administrator set; absent limits are the platform's defaults.
+    pub limits: TenantLimits,
     /// Connections may act as the worker host's identity (see migration 0008).
     pub allow_host_identity: bool,
     /// The egress policy's allowances for this tenant, as validated entries (migration 0011).
@@ -26,15 +27,24 @@ pub struct TenantRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TenantWrite {
     pub display_name: String,
-    pub max_apps: Option<i32>,
-    pub max_instances: Option<i32>,
+    pub limits: TenantLimits,
     pub allow_host_identity: bool,
     pub egress_allow: Vec<String>,
 }
 
+macro_rules! limit_columns {
+    () => {
+        "max_apps, max_instances, max_functions_per_app, max_settings_per_app, max_webhook_requests_per_second"
+    };
+}
+
 macro_rules! tenant_columns {
     () => {
-        "name, display_name, max_apps, max_instances, allow_host_identity, egress_allow, etag, created_at, updated_at"
+        concat!(
+            "name, display_name, ",
+            limit_columns!(),
+            ", allow_host_identity, egress_allow, etag, created_at, updated_at"
+        )
     };
 }
 
@@ -45,14 +55,50 @@ fn from_row(row: &sqlx::postgres::PgRow) -> Result<TenantRecord, sqlx::Error> {
     Ok(TenantRecord {
         name: row.try_get("name")?,
         display_name: row.try_get("display_name")?,
-        max_apps: row.try_get("max_apps")?,
-        max_instances: row.try_get("max_instances")?,
+        limits: limits_from_row(row)?,
         allow_host_identity: row.try_get("allow_host_identity")?,
         egress_allow: row.try_get("egress_allow")?,
         etag: row.try_get("etag")?,
         created_at: row.try_get("created_at")?,
         updated_at: row.try_get("updated_at")?,
     })
+}
+
+/// The limit columns, each absent or a count (the columns' checks keep them non-negative).
+fn limits_from_row(row: &sqlx::postgres::PgRow) -> Result<TenantLimits, sqlx::Error> {
+    let limit = |column: &str| -> Result<Option<u32>, sqlx::Error> {
+        let value: Option<i32> = row.try_get(column)?;
+        Ok(value.map(|v| u32::try_from(v).unwrap_or(0)))
+    };
+    Ok(TenantLimits {
+        max_apps: limit("max_apps")?,
+        max_instances: limit("max_instances")?,
+        max_functions_per_app: limit("max_functions_per_app")?,
+        max_settings_per_app: limit("max_settings_per_app")?,
+        max_webhook_requests_per_second: limit("max_webhook_requests_per_second")?,
+    })
+}
+
+/// The tenant's limits, read in a tenant's transaction; `lock` holds the tenant row until the
+/// transaction ends, so concurrent creates counted against a limit cannot both slip under it.
+pub async fn limits(tx: &mut Tx, name: &str, lock: bool) -> Result<TenantLimits, StoreError> {
+    measured(Operation::TenantsLimits, async move {
+        let query = match lock {
+            true => concat!(
+                "select ",
+                limit_columns!(),
+                " from tenants where name = $1 for update"
+            ),
+            false => concat!("select ", limit_columns!(), " from tenants where name = $1"),
+        };
+        let row = sqlx::query(query)
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+        Ok(limits_from_row(&row)?)
+    })
+    .await
 }
 
 pub async fn get(tx: &mut Tx, name: &str) -> Result<TenantRecord, StoreError> {
@@ -110,7 +156,8 @@ pub async fn all_names(tx: &mut Tx) -> Result<Vec<String>, StoreError> {
     .await
 }
 
-/// Every tenant's name with its instance quota (`maxInstances`), for the scheduler.
+/// Every tenant's name with its own instance quota (`maxInstances`; None: the platform's
+/// default), for the scheduler.
 pub async fn all_quotas(tx: &mut Tx) -> Result<Vec<(String, Option<u32>)>, StoreError> {
     measured(Operation::TenantsAllQuotas, async move {
         let rows = sqlx::query("select name, max_instances from tenants order by name")
@@ -155,10 +202,14 @@ pub async fn put(
         precondition.check(current)?;
         let etag = Etag::new_v4();
         let row = sqlx::query(concat!(
-            "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity, egress_allow)
-             values ($1, $2, $3, $4, $5, $7, $8)
+            "insert into tenants (name, display_name, max_apps, max_instances, etag, allow_host_identity, egress_allow,
+                 max_functions_per_app, max_settings_per_app, max_webhook_requests_per_second)
+             values ($1, $2, $3, $4, $5, $7, $8, $9, $10, $11)
              on conflict (name) do update set display_name = excluded.display_name,
                  max_apps = excluded.max_apps, max_instances = excluded.max_instances,
+                 max_functions_per_app = excluded.max_functions_per_app,
+                 max_settings_per_app = excluded.max_settings_per_app,
+                 max_webhook_requests_per_second = excluded.max_webhook_requests_per_second,
                  allow_host_identity = excluded.allow_host_identity,
                  egress_allow = excluded.egress_allow, etag = excluded.etag
                  where tenants.etag is not distinct from $6
@@ -167,12 +218,15 @@ pub async fn put(
         ))
         .bind(name)
         .bind(&write.display_name)
-        .bind(write.max_apps)
-        .bind(write.max_instances)
+        .bind(column(write.limits.max_apps))
+        .bind(column(write.limits.max_instances))
         .bind(etag)
         .bind(current)
         .bind(write.allow_host_identity)
         .bind(&write.egress_allow)
+        .bind(column(write.limits.max_functions_per_app))
+        .bind(column(write.limits.max_settings_per_app))
+        .bind(column(write.limits.max_webhook_requests_per_second))
         .fetch_optional(&mut **tx)
         .await?
         .ok_or_else(|| crate::lost_create_race(&precondition, &format!("tenant {name}")))?;
@@ -184,6 +238,11 @@ pub async fn put(
         Ok((from_row(&row)?, written))
     })
     .await
+}
+
+/// A limit as its column holds it (limits are validated to at most 100000).
+fn column(limit: Option<u32>) -> Option<i32> {
+    limit.map(|v| i32::try_from(v).unwrap_or(i32::MAX))
 }
 
 /// Deletes a tenant and, by cascade, everything it owns.

@@ -21,8 +21,7 @@ async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
     for name in ["contoso", "fabrikam"] {
         let write = TenantWrite {
             display_name: name.into(),
-            max_apps: None,
-            max_instances: None,
+            limits: Default::default(),
             allow_host_identity: false,
             egress_allow: Vec::new(),
         };
@@ -247,8 +246,7 @@ async fn app_identities_are_the_apps_own_in_its_tenant() -> anyhow::Result<()> {
     let mut tx = begin_platform(&pool).await?;
     let write = TenantWrite {
         display_name: "contoso".into(),
-        max_apps: None,
-        max_instances: None,
+        limits: Default::default(),
         allow_host_identity: true,
         egress_allow: Vec::new(),
     };

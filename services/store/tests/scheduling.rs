@@ -105,8 +105,7 @@ async fn seed_app(pool: &sqlx::PgPool, app: &str) -> anyhow::Result<()> {
     let mut tx = begin_platform(pool).await?;
     let write = TenantWrite {
         display_name: "C".into(),
-        max_apps: None,
-        max_instances: None,
+        limits: Default::default(),
         allow_host_identity: false,
         egress_allow: Vec::new(),
     };

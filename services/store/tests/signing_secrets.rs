@@ -28,8 +28,7 @@ async fn racing_first_reads_agree_on_one_secret() -> anyhow::Result<()> {
     let mut tx = begin_platform(&pool).await?;
     let write = TenantWrite {
         display_name: "C".into(),
-        max_apps: None,
-        max_instances: None,
+        limits: Default::default(),
         allow_host_identity: false,
         egress_allow: Vec::new(),
     };

@@ -58,8 +58,7 @@ async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
         let mut tx = begin_platform(&pool).await?;
         let write = TenantWrite {
             display_name: name.to_string(),
-            max_apps: None,
-            max_instances: None,
+            limits: Default::default(),
             allow_host_identity: false,
             egress_allow: Vec::new(),
         };

@@ -1,6 +1,7 @@
 //! A TCP proxy in front of Postgres that can cut its clients off, as an outage does: it refuses
-//! new connections and resets the open ones, then comes back on the same port. The API's outage
-//! tests and the workers' lease tests use it.
+//! new connections and resets the open ones, then comes back on the same port. It can also
+//! stall, as a frozen or partitioned database does: connections stay open and nothing comes
+//! back on them. The API's outage tests and the workers' lease tests use it.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +12,13 @@ use tokio_util::sync::CancellationToken;
 pub struct Proxy {
     pub port: u16,
     upstream: String,
-    running: Arc<Mutex<Option<CancellationToken>>>,
+    running: Arc<Mutex<Option<Running>>>,
+}
+
+/// The tokens of one serving period: `stop` drops every connection, `stall` freezes them.
+struct Running {
+    stop: CancellationToken,
+    stall: CancellationToken,
 }
 
 impl Proxy {
@@ -40,8 +47,11 @@ impl Proxy {
     }
 
     fn serve(&self, listener: TcpListener) {
-        let stop = CancellationToken::new();
-        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(stop.clone());
+        let (stop, stall) = (CancellationToken::new(), CancellationToken::new());
+        *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(Running {
+            stop: stop.clone(),
+            stall: stall.clone(),
+        });
         let upstream = self.upstream.clone();
         tokio::spawn(async move {
             loop {
@@ -50,11 +60,18 @@ impl Proxy {
                     accepted = listener.accept() => {
                         let Ok((mut client, _)) = accepted else { return };
                         let upstream = upstream.clone();
-                        let stop = stop.clone();
+                        let (stop, stall) = (stop.clone(), stall.clone());
                         tokio::spawn(async move {
+                            if stall.is_cancelled() {
+                                // Accepted, never answered: held until the proxy is cut.
+                                stop.cancelled().await;
+                                return;
+                            }
                             let Ok(mut server) = TcpStream::connect(&upstream).await else { return };
                             tokio::select! {
                                 _ = stop.cancelled() => {}
+                                // Both sockets stay open; nothing more is relayed.
+                                _ = stall.cancelled() => stop.cancelled().await,
                                 _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
                             }
                         });
@@ -66,18 +83,43 @@ impl Proxy {
 
     /// Refuses new connections and drops the open ones.
     pub fn cut(&self) {
-        if let Some(stop) = self
+        if let Some(running) = self
             .running
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
         {
-            stop.cancel();
+            running.stop.cancel();
         }
     }
 
+    /// Stops relaying without closing anything: open connections and new ones are held, and
+    /// nothing comes back on them, until [`Proxy::restore`] (or [`Proxy::cut`]).
+    pub fn stall(&self) {
+        if let Some(running) = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            running.stall.cancel();
+        }
+    }
+
+    /// Relays again on the same port; held or open connections are dropped first.
     pub async fn restore(&self) -> Result<()> {
-        let listener = TcpListener::bind(("127.0.0.1", self.port)).await?;
+        self.cut();
+        // The cut listener closes once its task sees the cancellation.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        let listener = loop {
+            match TcpListener::bind(("127.0.0.1", self.port)).await {
+                Ok(listener) => break listener,
+                Err(_) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
         self.serve(listener);
         Ok(())
     }

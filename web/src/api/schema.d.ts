@@ -1744,6 +1744,35 @@ export interface components {
              */
             visibilityTimeout?: components["schemas"]["TimeSpan"];
         };
+        /** @description Every limit with a value: a tenant's `effectiveLimits`, or the platform's defaults. */
+        Quotas: {
+            /**
+             * Format: int32
+             * @description Apps the tenant may have.
+             */
+            maxApps: number;
+            /**
+             * Format: int32
+             * @description App instances running at once across the tenant (the scheduler's share weight too).
+             */
+            maxInstances: number;
+            /**
+             * Format: int32
+             * @description Functions one app may have: diagnostics, the scheduler and every listener's work grow
+             *     with it.
+             */
+            maxFunctionsPerApp: number;
+            /**
+             * Format: int32
+             * @description Application settings one app may have.
+             */
+            maxSettingsPerApp: number;
+            /**
+             * Format: int32
+             * @description The highest `webhooks.requestsPerSecond` an app may set (its `burst` at most twice it).
+             */
+            maxWebhookRequestsPerSecond: number;
+        };
         /** @description A decision that changed the app's desired instances. */
         RecordedDecision: {
             /** Format: date-time */
@@ -2152,7 +2181,13 @@ export interface components {
         Tenant: {
             name: string;
             displayName: string;
+            /** @description What a platform administrator set; an absent limit is the platform's default. */
             limits: components["schemas"]["TenantLimits"];
+            /**
+             * @description What applies: each limit the tenant's own or else the platform's default
+             *     (`--tenant-defaults`).
+             */
+            effectiveLimits: components["schemas"]["Quotas"];
             /**
              * @description Identity-based connections of the tenant's apps act as the worker host's own identity
              *     instead of the app's (single-tenant installs; only platform administrators write
@@ -2175,17 +2210,40 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        /**
+         * @description What a platform administrator set for the tenant; each absent limit is the platform's
+         *     default (`--tenant-defaults`), and the tenant's `effectiveLimits` say what applies.
+         */
         TenantLimits: {
             /**
              * Format: int32
-             * @description Most apps the tenant may have (absent = unlimited).
+             * @description Most apps the tenant may have (0–100000; absent = the platform's default).
              */
             maxApps?: number | null;
             /**
              * Format: int32
-             * @description Most app instances running at once across the tenant (absent = unlimited).
+             * @description Most app instances running at once across the tenant, and its weight when workers are
+             *     short (0–100000; absent = the platform's default).
              */
             maxInstances?: number | null;
+            /**
+             * Format: int32
+             * @description Most functions one of the tenant's apps may have (0–100000; absent = the platform's
+             *     default).
+             */
+            maxFunctionsPerApp?: number | null;
+            /**
+             * Format: int32
+             * @description Most application settings one of the tenant's apps may have (0–100000; absent = the
+             *     platform's default).
+             */
+            maxSettingsPerApp?: number | null;
+            /**
+             * Format: int32
+             * @description Highest `webhooks.requestsPerSecond` an app of the tenant may set; its `burst` may be
+             *     at most twice it (1–100000; absent = the platform's default).
+             */
+            maxWebhookRequestsPerSecond?: number | null;
         };
         TenantList: {
             items: components["schemas"]["Tenant"][];

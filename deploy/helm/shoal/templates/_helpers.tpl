@@ -101,6 +101,14 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
+{{/* The quotas of tenants whose own limits do not set them: serve and scheduler must agree. */}}
+{{- define "shoal.tenantDefaultsEnv" -}}
+{{- with .Values.config.tenantDefaults }}
+- name: SHOAL_TENANT_DEFAULTS
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+
 {{- define "shoal.publicUrlEnv" -}}
 {{- with .Values.config.publicUrl -}}
 - name: SHOAL_PUBLIC_URL

@@ -427,6 +427,8 @@ async fn write(
     };
     let current_settings = current.as_ref().map_or(&[][..], |c| &c.settings[..]);
     let settings = settings_to_store(&written.spec.app_settings, current_settings)?;
+    let creating = current.is_none() && !apps::exists(tx, &id, app).await?;
+    super::quotas::check_app(state, tx, &id, &written.spec, settings.len(), creating).await?;
     if routes_written {
         setting_access::check_secret_routes(authorized, tenant, app, current_settings, &settings)?;
         super::egress::check_authorities(state, &mut *tx, tenant, &written.spec.app_settings)

@@ -14,7 +14,7 @@ use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::merge_patch::merge_patch;
 use shoal_domain::stream_trigger::DeadLetterTarget;
 use shoal_store::functions::{self, FunctionRecord};
-use shoal_store::{Precondition, StoreError, TenantId, Written, begin_tenant};
+use shoal_store::{Precondition, TenantId, Written, begin_tenant};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -349,17 +349,19 @@ async fn write(
     precondition: Precondition,
 ) -> Result<Response, ApiError> {
     let mut write = authorized.begin(&id).await?;
+    // The app is missing: say so rather than a bare 404 on a PUT.
+    let missing = |e: ApiError| match e {
+        ApiError::NotFound => {
+            ApiError::NotFoundDetail(format!("app {app} does not exist in tenant {id}"))
+        }
+        other => other,
+    };
+    super::quotas::check_function(authorized.state(), &mut write.tx, &id, app, function)
+        .await
+        .map_err(missing)?;
     let (record, outcome) = functions::put(&mut write.tx, &id, app, function, stored, precondition)
         .await
-        .map_err(|e| {
-            match e {
-                // The app is missing: say so rather than a bare 404 on a PUT.
-                StoreError::NotFound => {
-                    ApiError::NotFoundDetail(format!("app {app} does not exist in tenant {id}"))
-                }
-                other => other.into(),
-            }
-        })?;
+        .map_err(|e| missing(e.into()))?;
     let location = format!("/v1/tenants/{id}/apps/{app}/functions/{function}");
     write.commit(&location).await?;
     let status = if outcome == Written::Created {

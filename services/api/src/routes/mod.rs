@@ -18,6 +18,7 @@ pub mod oauth2;
 pub mod oidc;
 pub mod poison;
 pub mod principals;
+pub mod quotas;
 pub mod roles;
 pub mod scale;
 pub mod scale_history;

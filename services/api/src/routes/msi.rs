@@ -10,8 +10,14 @@
 //! user-assigned identities the app lists. Errors are App Service's JSON
 //! (`{statusCode, message, correlationId}`): 400 for a bad request or an identity the app does
 //! not have, 401 for a wrong header (or an app that does not exist: the two are not told apart).
+//!
+//! The endpoint takes requests from anyone who can reach it, so what needs no database is
+//! checked first (the header's presence and shape, the query, the resource), and an app's
+//! header is remembered for a few seconds (`identity_headers`): wrong headers for an app cost a
+//! comparison, not a transaction.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
@@ -20,11 +26,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use shoal_domain::connection::outbound::{AppIdentities, AppIdentity};
 use shoal_domain::names::{AppName, TenantName};
+use shoal_domain::webhooks::{identity_headers_match, is_identity_header_shaped};
 use shoal_store::principals;
 use shoal_store::{StoreError, TenantId, apps, begin_tenant, signing_secrets};
 use uuid::Uuid;
 
 use crate::identity::Principal;
+use crate::identity_headers::Known;
 use crate::issuance::names_audience;
 use crate::problem::{ProtocolError, REQUEST_ID};
 use crate::state::AppState;
@@ -168,12 +176,8 @@ async fn respond(
         return Err(MsiError::unauthorized());
     };
     let presented = presented.to_str().map_err(|_| MsiError::unauthorized())?;
-    let tenant_id = TenantId::new(tenant.clone());
-    let mut tx = begin_tenant(&state.pool, &tenant_id).await?;
-    let record = apps::get(&mut tx, &tenant_id, &state.cipher, app.as_str()).await?;
-    let secret =
-        signing_secrets::get_or_create(&mut tx, &tenant_id, &state.cipher, app.as_str()).await?;
-    if !secret.verify_identity_header(presented) {
+    // Everything that needs no database first: a request that cannot succeed costs nothing.
+    if !is_identity_header_shaped(presented) {
         return Err(MsiError::unauthorized());
     }
     let audience = state.tokens.audience();
@@ -181,6 +185,37 @@ async fn respond(
         return Err(MsiError::bad_request(format!(
             "Shoal issues tokens only for the resource {audience}"
         )));
+    }
+    let now = Instant::now();
+    let known = state
+        .msi_headers
+        .check(tenant.as_str(), app.as_str(), presented, now);
+    if known == Known::Refused {
+        return Err(MsiError::unauthorized());
+    }
+    let tenant_id = TenantId::new(tenant.clone());
+    let mut tx = begin_tenant(&state.pool, &tenant_id).await?;
+    let record = match apps::get(&mut tx, &tenant_id, &state.cipher, app.as_str()).await {
+        Err(StoreError::NotFound) => {
+            state
+                .msi_headers
+                .remember(tenant.as_str(), app.as_str(), None, now);
+            return Err(MsiError::unauthorized());
+        }
+        record => record?,
+    };
+    if known == Known::Unknown {
+        let expected =
+            signing_secrets::get_or_create(&mut tx, &tenant_id, &state.cipher, app.as_str())
+                .await?
+                .identity_header();
+        let matches = identity_headers_match(&expected, presented);
+        state
+            .msi_headers
+            .remember(tenant.as_str(), app.as_str(), Some(expected), now);
+        if !matches {
+            return Err(MsiError::unauthorized());
+        }
     }
     let spec = super::apps::parse_stored(&record).map_err(|_| MsiError {
         status: StatusCode::INTERNAL_SERVER_ERROR,

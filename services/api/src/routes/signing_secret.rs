@@ -81,6 +81,10 @@ async fn respond(
     write
         .commit(&format!("/v1/tenants/{id}/apps/{app}/signingSecret"))
         .await?;
+    if regenerate {
+        // The old identity header stops working here at once (other replicas: within seconds).
+        state.msi_headers.forget(id.as_str(), app.as_str());
+    }
     Ok(Json(SigningSecret {
         secret: secret.expose(),
     }))

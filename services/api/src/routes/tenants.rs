@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shoal_domain::merge_patch::merge_patch;
+use shoal_domain::quotas::Quotas;
 use shoal_domain::tenants::{TenantLimits, TenantSpec};
 use shoal_store::tenants::{self, TenantRecord, TenantWrite};
 use shoal_store::{Precondition, Written, begin_platform};
@@ -27,7 +28,11 @@ use shoal_domain::rbac::{Scope, actions};
 pub struct Tenant {
     pub name: String,
     pub display_name: String,
+    /// What a platform administrator set; an absent limit is the platform's default.
     pub limits: TenantLimits,
+    /// What applies: each limit the tenant's own or else the platform's default
+    /// (`--tenant-defaults`).
+    pub effective_limits: Quotas,
     /// Identity-based connections of the tenant's apps act as the worker host's own identity
     /// instead of the app's (single-tenant installs; only platform administrators write
     /// tenants). Default false.
@@ -66,13 +71,11 @@ pub struct TenantList {
     pub continuation_token: Option<String>,
 }
 
-impl From<TenantRecord> for Tenant {
-    fn from(r: TenantRecord) -> Tenant {
+impl Tenant {
+    fn new(r: TenantRecord, defaults: &Quotas) -> Tenant {
         Tenant {
-            limits: TenantLimits {
-                max_apps: r.max_apps.map(|v| v.max(0) as u32),
-                max_instances: r.max_instances.map(|v| v.max(0) as u32),
-            },
+            effective_limits: r.limits.effective(defaults),
+            limits: r.limits,
             allow_host_identity: r.allow_host_identity,
             egress_allow: r.egress_allow,
             etag: r.etag.to_string(),
@@ -104,7 +107,11 @@ pub async fn list_tenants(
     let page = tenants::list(&mut tx, &page).await?;
     shoal_store::commit(tx).await?;
     Ok(Json(TenantList {
-        items: page.items.into_iter().map(Tenant::from).collect(),
+        items: page
+            .items
+            .into_iter()
+            .map(|t| Tenant::new(t, &state.tenant_defaults))
+            .collect(),
         continuation_token: page.continuation_token,
     }))
 }
@@ -134,7 +141,7 @@ pub async fn get_tenant(
     }
     Ok((
         resource_headers(&record.etag, None),
-        Json(Tenant::from(record)),
+        Json(Tenant::new(record, &state.tenant_defaults)),
     )
         .into_response())
 }
@@ -173,7 +180,7 @@ pub async fn patch_tenant(
     precondition.check(Some(current.etag))?;
     let mut written = serde_json::json!({
         "displayName": current.display_name,
-        "limits": { "maxApps": current.max_apps, "maxInstances": current.max_instances },
+        "limits": current.limits,
         "allowHostIdentity": current.allow_host_identity,
         "egressAllow": current.egress_allow,
     });
@@ -197,8 +204,7 @@ async fn write(
 ) -> Result<Response, ApiError> {
     let write = TenantWrite {
         display_name: spec.display_name.clone(),
-        max_apps: spec.limits.max_apps.map(|v| v as i32),
-        max_instances: spec.limits.max_instances.map(|v| v as i32),
+        limits: spec.limits,
         allow_host_identity: spec.allow_host_identity,
         egress_allow: spec
             .egress_allow
@@ -220,7 +226,7 @@ async fn write(
     Ok((
         status,
         resource_headers(&record.etag, location.as_deref()),
-        Json(Tenant::from(record)),
+        Json(Tenant::new(record, &authorized.state().tenant_defaults)),
     )
         .into_response())
 }

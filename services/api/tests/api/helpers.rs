@@ -44,6 +44,10 @@ pub struct Options {
     /// The egress allowances and the answer cap: loopback is allowed, since the suites'
     /// handlers listen there (the API itself is strict by default).
     pub outbound: shoal_api::OutboundConfig,
+    /// Request rates and the readiness deadline (the API's defaults unless a test sets them).
+    pub limits: shoal_api::ApiLimits,
+    /// How long a request waits for a database connection (2 s unless a test sets it).
+    pub acquire_timeout: Duration,
 }
 
 impl Default for Options {
@@ -61,6 +65,8 @@ impl Default for Options {
                 .unwrap(),
                 ..Default::default()
             },
+            limits: Default::default(),
+            acquire_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -106,10 +112,11 @@ impl TestApp {
             },
             pool: PoolConfig {
                 max_connections: 4,
-                acquire_timeout: Duration::from_secs(2),
+                acquire_timeout: options.acquire_timeout,
             },
             dashboard: options.dashboard.clone(),
             outbound: options.outbound.clone(),
+            limits: options.limits,
         };
         let app = Application::build(config.clone())
             .await

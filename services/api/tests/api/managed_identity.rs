@@ -401,3 +401,56 @@ async fn identity_endpoint_list_is_for_owners_and_audited() {
     );
     assert!(listed.iter().any(|e| e.outcome == "denied"), "{entries:?}");
 }
+
+/// How many times this process has read an app from the database (all outcomes).
+async fn app_reads(app: &TestApp) -> u64 {
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    metrics
+        .lines()
+        .filter(|l| {
+            l.contains("store_operation_seconds_count") && l.contains("operation=\"apps_get\"")
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+#[tokio::test]
+async fn wrong_headers_are_refused_without_reading_the_database_each_time() {
+    let app = TestApp::spawn().await;
+    app_with_identities(&app).await;
+    let (_, header) = app.identity_endpoint("contoso", "orders").await;
+    let path = "/msi/contoso/orders/token?resource=api://shoal&api-version=2019-08-01";
+    let before = app_reads(&app).await;
+    // Malformed headers never get as far as the database; a well-formed wrong one is compared
+    // with the header read for the first request.
+    let wrong = "x".repeat(43);
+    for candidate in ["short", &format!("{header}!"), &wrong] {
+        for _ in 0..20 {
+            assert_eq!(
+                msi(&app, path, Some(candidate)).await.status(),
+                StatusCode::UNAUTHORIZED,
+                "{candidate}"
+            );
+        }
+    }
+    // One read, and one more each 5 s the loop may take on a loaded machine; it was 60.
+    let reads = app_reads(&app).await - before;
+    assert!(
+        reads <= 10,
+        "60 refused requests read the app {reads} times"
+    );
+    // The right header still works, and so does a request for an app that does not exist.
+    assert_eq!(
+        msi(&app, path, Some(&header)).await.status(),
+        StatusCode::OK
+    );
+    let missing = "/msi/contoso/nothing/token?resource=api://shoal&api-version=2019-08-01";
+    for _ in 0..20 {
+        assert_eq!(
+            msi(&app, missing, Some(&header)).await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let reads = app_reads(&app).await - before;
+    assert!(reads <= 20, "{reads} reads in all (81 requests)");
+}

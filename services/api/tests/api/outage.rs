@@ -81,3 +81,32 @@ async fn api_started_while_postgres_is_down_becomes_ready_by_itself() {
         StatusCode::CREATED
     );
 }
+
+#[tokio::test]
+async fn readiness_answers_within_its_deadline_while_the_database_stalls() {
+    let proxy = Proxy::to_postgres().await.unwrap();
+    // Requests would wait 30 s for a connection: only the probe's own deadline (1 s by
+    // default) can make it answer sooner.
+    let app = TestApp::spawn_with(Options {
+        through_port: Some(proxy.port),
+        acquire_timeout: std::time::Duration::from_secs(30),
+        ..Options::default()
+    })
+    .await;
+    wait_until_ready(&app).await;
+
+    proxy.stall();
+    let started = std::time::Instant::now();
+    let ready = app.get("/readyz").await;
+    let took = started.elapsed();
+    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(ready.headers().contains_key("retry-after"));
+    // Far from both figures, so a loaded machine cannot flip it: the deadline, not the pool.
+    assert!(
+        took < std::time::Duration::from_secs(15),
+        "/readyz waited {took:?} on a stalled database"
+    );
+
+    proxy.restore().await.unwrap();
+    wait_until_ready(&app).await;
+}

@@ -85,7 +85,8 @@ async fn merge_patch_changes_only_what_it_names() {
     assert_eq!(patched.status(), StatusCode::OK);
     let body: Value = patched.json().await.unwrap();
     assert_eq!(body["displayName"], "Contoso");
-    assert_eq!(body["limits"], json!({"maxApps": 3, "maxInstances": null}));
+    assert_eq!(body["limits"]["maxApps"], 3);
+    assert_eq!(body["limits"]["maxInstances"], Value::Null);
 }
 
 #[tokio::test]

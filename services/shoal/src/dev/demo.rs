@@ -144,8 +144,7 @@ pub async fn ensure_app(
             TENANT,
             &TenantWrite {
                 display_name: "Demo".into(),
-                max_apps: None,
-                max_instances: None,
+                limits: Default::default(),
                 allow_host_identity: false,
                 egress_allow: Vec::new(),
             },

@@ -68,6 +68,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
         identity: Default::default(),
         pool: PoolConfig::default(),
+        limits: Default::default(),
         dashboard: shoal_api::dashboard::DashboardConfig {
             dir: args.dashboard.web_dir()?,
             environment: Some(

@@ -50,8 +50,7 @@ async fn put_tenant(h: &Harness, tenant: &str) -> anyhow::Result<()> {
         tenant,
         &TenantWrite {
             display_name: tenant.into(),
-            max_apps: None,
-            max_instances: None,
+            limits: Default::default(),
             allow_host_identity: false,
             egress_allow: Vec::new(),
         },
@@ -256,5 +255,41 @@ async fn a_tenant_below_its_share_is_placed_within_a_tick_and_gives_the_slot_bac
             .all(|(_, why)| why.contains("holds 10 of its share of 10 of 10 slots")),
         "{starved:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_platforms_default_instance_quota_caps_a_tenant_without_its_own() -> anyhow::Result<()>
+{
+    let h = Harness::start(Behaviour::Delay(Duration::from_millis(10), json!({}))).await?;
+    // Six instances wanted; contoso sets no maxInstances of its own.
+    for i in 0..3 {
+        put_app(
+            &h,
+            TENANT,
+            &format!("b-{i}"),
+            json!({"limit": 2, "minimumInstances": 2}),
+        )
+        .await?;
+    }
+    // Two workers: an app's instances run on distinct workers.
+    let mut cluster = Cluster::new(&h);
+    cluster.worker_with_capacity("w0", 5);
+    cluster.worker_with_capacity("w1", 5);
+    cluster.wait_for_workers(2, Duration::from_secs(30)).await?;
+    cluster.scheduler_with("s1", &["--tenant-defaults", "maxInstances=3"]);
+    // Without the default quota all six would be placed (the workers have ten slots).
+    cluster
+        .until_value("3 instances placed", Duration::from_secs(30), || async {
+            Ok((placed(&h).await?.get(TENANT) == Some(&3)).then_some(()))
+        })
+        .await?;
+    // The quota wins over the apps' minimums: three instances wanted in all.
+    let desired: Option<i64> =
+        sqlx::query_scalar("select sum(desired)::bigint from app_scale where tenant_id = $1")
+            .bind(TENANT)
+            .fetch_one(&h.pool)
+            .await?;
+    assert_eq!(desired, Some(3));
     Ok(())
 }

@@ -472,8 +472,7 @@ async fn put_tenant(pool: &sqlx::PgPool, egress_allow: &[&str]) -> Result<()> {
         TENANT,
         &TenantWrite {
             display_name: "Contoso".into(),
-            max_apps: None,
-            max_instances: None,
+            limits: Default::default(),
             allow_host_identity: false,
             egress_allow: egress_allow.iter().map(|s| (*s).to_owned()).collect(),
         },

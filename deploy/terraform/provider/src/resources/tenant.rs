@@ -58,7 +58,7 @@ fn schema() -> Schema {
             attribute(
                 T::Number,
                 Optional,
-                "Most apps the tenant may have (unset: unlimited).",
+                "Most apps the tenant may have (unset: the platform's default, `--tenant-defaults`).",
             ),
         ),
         (
@@ -66,7 +66,7 @@ fn schema() -> Schema {
             attribute(
                 T::Number,
                 Optional,
-                "Most app instances running at once across the tenant (unset: unlimited).",
+                "Most app instances running at once across the tenant (unset: the platform's default, `--tenant-defaults`).",
             ),
         ),
     ]);
@@ -105,7 +105,7 @@ fn schema() -> Schema {
                     attribute(
                         T::AttributeSingle(limits),
                         Optional,
-                        "The tenant's quota, enforced by the scheduler across its apps (unset: unlimited).",
+                        "The tenant's quotas (unset: the platform's defaults, `--tenant-defaults`).",
                     ),
                 ),
                 (
@@ -156,7 +156,7 @@ fn body(planned: &TenantState) -> Json {
     Json::Object(tenant)
 }
 
-/// `limits` is Optional only (no limits means unlimited), so the API's `{}` stays `null` in
+/// `limits` is Optional only (no limits means the platform's defaults), so the API's `{}` stays `null` in
 /// state unless the configuration wrote an object (`prior`).
 fn from_api(tenant: &Json, id: &TenantId, prior: &TenantState) -> TenantState {
     let limits = &tenant["limits"];
