@@ -16,6 +16,7 @@ mod invocations;
 mod isolation;
 mod managed_identity;
 mod oauth2;
+mod oidc_issuer;
 mod openapi;
 mod outage;
 mod outbound_identity;
