@@ -32,6 +32,7 @@ mod signing_keys;
 mod stream_scaling;
 mod tenants;
 mod token_attacks;
+mod users;
 mod webhook_forwarding;
 mod webhook_identity;
 mod webhooks;
