@@ -242,6 +242,18 @@ impl ExternalIssuers {
         })
     }
 
+    /// Whether users may be registered with `issuer`: it is one of the configured issuers.
+    pub fn trusts(&self, issuer: &str) -> bool {
+        self.by_issuer.contains_key(issuer)
+    }
+
+    /// The configured issuers, sorted, for messages that name them.
+    pub fn trusted(&self) -> Vec<&str> {
+        let mut issuers: Vec<&str> = self.by_issuer.keys().map(String::as_str).collect();
+        issuers.sort_unstable();
+        issuers
+    }
+
     /// The registered user a token from a configured issuer acts as in a request about
     /// `tenant`; `None` when the token does not claim to come from one (it is then Shoal's own,
     /// or nobody's).

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use shoal_api::identity::Role;
 use uuid::Uuid;
 
-use crate::helpers::{Fetch, TestApp, minimal_app, problem};
+use crate::helpers::{Fetch, TestApp, error_paths, minimal_app, problem};
 use crate::oidc_issuer::{DEFAULT_KEY_AGE, DEFAULT_REFETCH, RsaKey, TestIssuer};
 
 /// `PUT …/users/{name}` as the tenant's Owner (an operator token of that tenant).
@@ -176,4 +176,76 @@ async fn a_subject_registered_first_by_another_tenant_is_still_registered_in_eac
             .status(),
         StatusCode::OK
     );
+}
+
+#[tokio::test]
+async fn users_are_registered_only_with_an_issuer_shoal_trusts() {
+    let key = RsaKey::generate();
+    let issuer = TestIssuer::start(&[&key]).await;
+    let app = issuer
+        .trusted_by_shoal(DEFAULT_REFETCH, DEFAULT_KEY_AGE)
+        .await;
+    app.put_tenant("contoso").await;
+
+    let untrusted = [
+        "https://login.example.com/other/v2.0".to_string(),
+        // `iss` is compared exactly, so a near miss is another issuer.
+        format!("{}/", issuer.issuer),
+    ];
+    for other in untrusted {
+        let refused = register(&app, "contoso", "mallory", &other, "someone").await;
+        assert_eq!(
+            refused.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{other}"
+        );
+        let body = problem(refused).await;
+        assert_eq!(error_paths(&body), ["issuer"], "{body}");
+        assert!(
+            body["errors"][0]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&issuer.issuer),
+            "{body}"
+        );
+    }
+    // Every problem at once, each at its field.
+    let both = register(
+        &app,
+        "contoso",
+        "mallory",
+        "https://login.example.com/other/v2.0",
+        "",
+    )
+    .await;
+    assert_eq!(error_paths(&problem(both).await), ["issuer", "subject"]);
+    assert_eq!(
+        app.get("/v1/tenants/contoso/users/mallory").await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        register(&app, "contoso", "alice", &issuer.issuer, "someone")
+            .await
+            .status(),
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test]
+async fn without_trusted_issuers_no_user_can_be_registered() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let refused = register(
+        &app,
+        "contoso",
+        "alice",
+        "https://login.example.com/x/v2.0",
+        "s",
+    )
+    .await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body = problem(refused).await;
+    assert_eq!(error_paths(&body), ["issuer"]);
+    let message = body["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("trusts no external issuer"), "{message}");
 }
