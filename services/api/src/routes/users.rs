@@ -70,9 +70,10 @@ pub async fn get_user(
     shared::get(&state, &caller, &tenant, KIND, &name, actions::USERS_READ).await
 }
 
-/// Register a user (201) or change its issuer and subject (200). The issuer must be one Shoal
-/// trusts (422 at `issuer` otherwise); another user of the tenant with the same issuer and
-/// subject is a 409. Other tenants' users play no part.
+/// Register a user (201) or change its issuer and subject (200).
+///
+/// The issuer must be one Shoal trusts (422 at `issuer` otherwise); another user of the tenant
+/// with the same issuer and subject is a 409. Other tenants' users play no part.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/users/{name}", tag = TAG_IDENTITY,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("name" = String, Path)), request_body = UserWrite,
     responses((status = 200, body = PrincipalView), (status = 201, body = PrincipalView), (status = 403, body = Problem),
