@@ -51,8 +51,12 @@ cleanup() {
 trap cleanup EXIT
 
 cargo build -q -p shoal
+# The seeded users' issuer (seed.py's ISSUER) must be one Shoal trusts; no token of it is
+# ever presented, so its keys are never fetched.
 "${CARGO_TARGET_DIR:-target}/debug/shoal" dev --listen "127.0.0.1:$port" --dir "$work" \
-    --database-url "$database_url" >"$work/dev.log" 2>&1 &
+    --database-url "$database_url" \
+    --external-issuer "issuer=https://login.example.com/contoso/v2.0,audience=api://shoal" \
+    >"$work/dev.log" 2>&1 &
 server=$!
 for _ in $(seq 1 300); do
     grep -q "export SHOAL_TOKEN=" "$work/dev.log" 2>/dev/null && break

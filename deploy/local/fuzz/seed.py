@@ -31,6 +31,7 @@ SCRATCH = {
 WEBHOOK = ("demo", "hello", "welcome")
 # And its queue function on `shoal dev`'s Azurite: a poison queue the API can reach.
 QUEUE_FUNCTION = ("demo", "hello", "greet")
+# Users are registered only with an issuer Shoal trusts: fuzz.sh starts `shoal dev` trusting this.
 ISSUER = "https://login.example.com/contoso/v2.0"
 
 

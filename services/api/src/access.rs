@@ -169,14 +169,16 @@ async fn load(pool: &PgPool, tenant: &TenantName, id: uuid::Uuid) -> Result<Gran
     };
     let mut grants = Vec::with_capacity(held.len());
     for (definition, scope) in held {
-        // A stored scope or definition that no longer parses grants nothing.
+        // A stored scope or definition that no longer parses grants nothing, and neither does a
+        // scope outside the principal's tenant (the API writes none): a registration's
+        // assignments reach its own tenant only, even for a user other tenants register too.
         match (definition.to_domain(), Scope::parse(&scope)) {
-            (Ok(role), Ok(scope)) => grants.push(Assigned {
+            (Ok(role), Ok(scope)) if scope.tenant_name() == Some(tenant) => grants.push(Assigned {
                 role: Arc::new(role),
                 scope,
             }),
             _ => {
-                tracing::warn!(scope, role = %definition.name, "ignoring an unreadable role assignment")
+                tracing::warn!(scope, role = %definition.name, %tenant, "ignoring a role assignment that does not parse or lies outside its tenant")
             }
         }
     }

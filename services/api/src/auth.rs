@@ -4,9 +4,10 @@
 
 use std::time::Instant;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, RawPathParams};
 use axum::http::header;
 use axum::http::request::Parts;
+use shoal_domain::names::TenantName;
 
 use crate::access::Caller;
 use crate::error::ApiError;
@@ -64,10 +65,11 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
+        let tenant = request_tenant(parts, state).await;
         let token = bearer_token(parts)?;
         let principal = match state
             .external_issuers
-            .authenticate(&state.pool, token)
+            .authenticate(&state.pool, token, tenant.as_ref())
             .await?
         {
             Some(principal) => principal,
@@ -113,4 +115,24 @@ fn throttle(state: &AppState, principal: &Principal) -> Result<(), ApiError> {
                 retry_after: wait,
             }
         })
+}
+
+/// The tenant a request is about: its `{tenant}` path segment, else its `tenant` query parameter
+/// (`GET /v1/me?tenant=`). An external user registered in several tenants acts in each as that
+/// tenant's registration; a request about none (or a segment that is not a tenant name, which
+/// the handler refuses) acts as their first.
+async fn request_tenant(parts: &mut Parts, state: &AppState) -> Option<TenantName> {
+    let from_path = match RawPathParams::from_request_parts(parts, state).await {
+        Ok(params) => params
+            .iter()
+            .find(|(name, _)| *name == "tenant")
+            .map(|(_, value)| value.to_owned()),
+        Err(_) => None,
+    };
+    let raw = from_path.or_else(|| {
+        url::form_urlencoded::parse(parts.uri.query()?.as_bytes())
+            .find(|(name, _)| name == "tenant")
+            .map(|(_, value)| value.into_owned())
+    })?;
+    TenantName::parse(&raw).ok()
 }

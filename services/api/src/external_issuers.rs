@@ -1,14 +1,17 @@
 //! Bearer tokens from external OIDC issuers (Entra ID, Keycloak, …) that the operator trusts.
 //!
-//! A user is a principal registered in one tenant with the `(issuer, subject)` of their
-//! account at the identity provider; their access is their role assignments, as for any
-//! registered principal. A token is routed here by its (unverified) `iss` claim when that
-//! names a configured issuer; anything else is Shoal's own token and verified as such. The
-//! signature is checked against the issuer's published JWK set (see [`keys`]), then the
-//! subject is looked up among the registered users.
+//! A user is a principal registered in a tenant with the `(issuer, subject)` of their account
+//! at the identity provider; their access is their role assignments, as for any registered
+//! principal. Each tenant registers its users itself, so one account may be a user of several
+//! tenants: a request about tenant T acts as T's registration, and no registration's
+//! assignments reach beyond its own tenant. A token is routed here by its (unverified) `iss`
+//! claim when that names a configured issuer; anything else is Shoal's own token and verified
+//! as such. The signature is checked against the issuer's published JWK set (see [`keys`]),
+//! then the subject is looked up among the registered users.
 
 mod jwk;
 mod keys;
+mod registrations;
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -17,13 +20,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use shoal_domain::names::TenantName;
-use shoal_store::{begin_platform, principals};
 use sqlx::PgPool;
 use url::Url;
 
 use crate::error::ApiError;
 use crate::expiring::ExpiringCache;
 use crate::identity::Principal;
+use registrations::{acting_as, registered_in, registrations};
 
 /// One identity provider whose tokens Shoal accepts (`--external-issuer`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,15 +177,21 @@ impl Default for ExternalIssuersConfig {
     }
 }
 
-/// A verified token's user is remembered this long at most (and never past the token's
-/// expiry), so a user deleted and registered again is found anew within a minute.
+/// A verified token's registrations are remembered this long at most (and never past the
+/// token's expiry), so a user deleted and registered again is found anew within a minute. A
+/// request about a tenant the remembered registrations lack reads them again at once, so a new
+/// registration needs no wait.
 const VERIFIED_TTL: u64 = 60;
 const VERIFIED_CACHE_CAPACITY: usize = 4096;
 
 /// A token that verified and names a registered user.
 #[derive(Clone)]
 struct Remembered {
-    principal: Principal,
+    subject: String,
+    /// The token's `exp` (Unix time).
+    expires: u64,
+    /// The subject's registrations ([`Principal::Registered`]), one per tenant, by tenant name.
+    registrations: Arc<[Principal]>,
     issuer: Arc<keys::TrustedIssuer>,
     /// The issuer's key generation it verified with: void once the keys change.
     generation: u64,
@@ -233,66 +242,83 @@ impl ExternalIssuers {
         })
     }
 
-    /// The registered user a token from a configured issuer belongs to; `None` when the token
-    /// does not claim to come from one (it is then Shoal's own, or nobody's).
+    /// Whether users may be registered with `issuer`: it is one of the configured issuers.
+    pub fn trusts(&self, issuer: &str) -> bool {
+        self.by_issuer.contains_key(issuer)
+    }
+
+    /// The configured issuers, sorted, for messages that name them.
+    pub fn trusted(&self) -> Vec<&str> {
+        let mut issuers: Vec<&str> = self.by_issuer.keys().map(String::as_str).collect();
+        issuers.sort_unstable();
+        issuers
+    }
+
+    /// The registered user a token from a configured issuer acts as in a request about
+    /// `tenant`; `None` when the token does not claim to come from one (it is then Shoal's own,
+    /// or nobody's).
     pub async fn authenticate(
         &self,
         pool: &PgPool,
         token: &str,
+        tenant: Option<&TenantName>,
     ) -> Result<Option<Principal>, ApiError> {
         if self.by_issuer.is_empty() {
             return Ok(None);
         }
         let now = unix_now();
-        if let Some(hit) = self.verified.get(token, now)
-            && hit.issuer.generation() == hit.generation
-        {
-            hit.issuer.refresh_if_old();
-            return Ok(Some(hit.principal.clone()));
-        }
-        let Some(issuer) = claimed_issuer(token).and_then(|iss| self.by_issuer.get(&iss)) else {
-            return Ok(None);
+        let (issuer, subject, expires, generation) = match self.verified.get(token, now) {
+            Some(hit) if hit.issuer.generation() == hit.generation => {
+                hit.issuer.refresh_if_old();
+                // A tenant the remembered registrations lack may have registered the user
+                // since: read them again rather than make a new registration wait.
+                let remembered = match tenant {
+                    Some(tenant) => registered_in(&hit.registrations, tenant),
+                    None => hit.registrations.first(),
+                };
+                if let Some(principal) = remembered {
+                    return Ok(Some(principal.clone()));
+                }
+                (hit.issuer, hit.subject, hit.expires, hit.generation)
+            }
+            _ => {
+                let Some(issuer) = claimed_issuer(token).and_then(|iss| self.by_issuer.get(&iss))
+                else {
+                    return Ok(None);
+                };
+                let verified = issuer.verify(token).await.map_err(|reason| {
+                    tracing::debug!(issuer = %issuer.issuer(), %reason, "external token refused");
+                    ApiError::Unauthorized(reason)
+                })?;
+                (
+                    issuer.clone(),
+                    verified.subject,
+                    verified.expires,
+                    verified.generation,
+                )
+            }
         };
-        let verified = issuer.verify(token).await.map_err(|reason| {
-            tracing::debug!(issuer = %issuer.issuer(), %reason, "external token refused");
-            ApiError::Unauthorized(reason)
-        })?;
-        let principal = registered_user(pool, issuer.issuer(), &verified.subject).await?;
+        let registrations = registrations(pool, issuer.issuer(), &subject).await?;
+        let Some(principal) = acting_as(&registrations, tenant).cloned() else {
+            return Err(ApiError::Unauthorized(format!(
+                "the token's subject is not registered in any tenant as a user of {}",
+                issuer.issuer()
+            )));
+        };
         self.verified.insert(
             token.to_string(),
             Remembered {
-                principal: principal.clone(),
-                issuer: issuer.clone(),
-                generation: verified.generation,
+                subject,
+                expires,
+                registrations,
+                issuer,
+                generation,
             },
-            verified.expires.min(now + VERIFIED_TTL),
+            expires.min(now + VERIFIED_TTL),
             now,
         );
         Ok(Some(principal))
     }
-}
-
-/// The user registered with this issuer and subject, in whichever tenant that is.
-async fn registered_user(
-    pool: &PgPool,
-    issuer: &str,
-    subject: &str,
-) -> Result<Principal, ApiError> {
-    let mut tx = begin_platform(pool).await?;
-    let user = principals::find_external(&mut tx, issuer, subject).await?;
-    shoal_store::commit(tx).await?;
-    let user = user.ok_or_else(|| {
-        ApiError::Unauthorized(format!(
-            "the token's subject is not registered in any tenant as a user of {issuer}"
-        ))
-    })?;
-    let tenant = TenantName::parse(&user.tenant).map_err(|e| {
-        ApiError::Internal(anyhow::anyhow!("stored tenant of user {}: {e}", user.id))
-    })?;
-    Ok(Principal::Registered {
-        id: user.id,
-        tenant,
-    })
 }
 
 /// The `iss` claim of a JWT, unverified: it only chooses which keys to verify with.

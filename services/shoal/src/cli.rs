@@ -381,6 +381,14 @@ pub struct DevArgs {
     /// Loopback is always allowed in `dev`, so handlers on this machine can be reached.
     #[command(flatten)]
     pub outbound: OutboundArgs,
+    /// As `serve --external-issuer`: users may be registered with these issuers and sign in.
+    #[arg(
+        long = "external-issuer",
+        env = "SHOAL_EXTERNAL_ISSUERS",
+        value_name = "SPEC",
+        value_delimiter = ';'
+    )]
+    pub external_issuers: Vec<shoal_api::external_issuers::ExternalIssuer>,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -160,11 +160,12 @@ pub async fn ensure(
     .await
 }
 
-/// An external (issuer, subject) is registered once across the platform.
+/// An external (issuer, subject) is registered once per tenant, so a token acts in a tenant as
+/// one user; other tenants' registrations never conflict (nor show through a 409).
 fn external_conflict(e: sqlx::Error) -> StoreError {
     on_violation(e, Violation::Named("principals_external"), || {
         StoreError::Conflict(
-            "another user is already registered with this issuer and subject".into(),
+            "another user of this tenant is already registered with this issuer and subject".into(),
         )
     })
 }
@@ -400,12 +401,14 @@ pub async fn authenticate_client(
     .await
 }
 
-/// Platform scope: the user registered for this external issuer and subject.
+/// Platform scope: the users registered with this external issuer and subject, one per tenant
+/// that registered it, by tenant name. Only those rows are visible to the lookup (see the
+/// `directory_lookup` policy).
 pub async fn find_external(
     tx: &mut Tx,
     issuer: &str,
     subject: &str,
-) -> Result<Option<PrincipalRecord>, StoreError> {
+) -> Result<Vec<PrincipalRecord>, StoreError> {
     measured(Operation::PrincipalsFindExternal, async move {
         sqlx::query(
             "select set_config('shoal.lookup_issuer', $1, true), set_config('shoal.lookup_subject', $2, true)",
@@ -414,16 +417,16 @@ pub async fn find_external(
         .bind(subject)
         .execute(&mut **tx)
         .await?;
-        let row: Option<Row> = sqlx::query_as(concat!(
+        let rows: Vec<Row> = sqlx::query_as(concat!(
             "select ",
             columns!(),
-            " from principals where issuer = $1 and subject = $2"
+            " from principals where issuer = $1 and subject = $2 order by tenant_id"
         ))
         .bind(issuer)
         .bind(subject)
-        .fetch_optional(&mut **tx)
+        .fetch_all(&mut **tx)
         .await?;
-        row.map(record).transpose()
+        rows.into_iter().map(record).collect()
     })
     .await
 }

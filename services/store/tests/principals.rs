@@ -1,23 +1,31 @@
 //! Principals and roles against Postgres: the built-in definitions the migrations store are the
 //! ones the domain evaluates operator tokens with; the directory lookups see exactly the one
 //! principal they name; deleting a principal takes its assignments; a system-assigned identity
-//! goes with its app.
+//! goes with its app; an external user is registered per tenant.
 
 use serde_json::json;
 use shoal_domain::names::TenantName;
 use shoal_domain::rbac::{Scope, built_in_roles};
 use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::pool::{MIGRATOR, PoolConfig, connect_lazy, migrate};
 use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
 use shoal_store::tenants::TenantWrite;
-use shoal_store::{Precondition, TenantId, apps, begin_platform, begin_tenant, roles, tenants};
+use shoal_store::{
+    Precondition, StoreError, TenantId, apps, begin_platform, begin_tenant, roles, tenants,
+};
 use shoal_testkit::ScratchDatabase;
 
 async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
     let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
     migrate(db.url()).await?;
     let pool = connect_lazy(db.url(), &PoolConfig::default())?;
-    let mut tx = begin_platform(&pool).await?;
+    put_tenants(&pool).await?;
+    Ok((db, pool))
+}
+
+/// Tenants contoso and fabrikam.
+async fn put_tenants(pool: &sqlx::PgPool) -> anyhow::Result<()> {
+    let mut tx = begin_platform(pool).await?;
     for name in ["contoso", "fabrikam"] {
         let write = TenantWrite {
             display_name: name.into(),
@@ -28,7 +36,7 @@ async fn setup() -> anyhow::Result<(ScratchDatabase, sqlx::PgPool)> {
         tenants::put(&mut tx, name, &write, Precondition::None).await?;
     }
     shoal_store::commit(tx).await?;
-    Ok((db, pool))
+    Ok(())
 }
 
 fn tenant(name: &str) -> TenantId {
@@ -259,5 +267,122 @@ async fn app_identities_are_the_apps_own_in_its_tenant() -> anyhow::Result<()> {
     assert!(found.host_identity_allowed);
     assert!(found.system_assigned.is_none());
     shoal_store::commit(tx).await?;
+    Ok(())
+}
+
+fn user<'a>(name: &'a str, issuer: &'a str, subject: &'a str) -> NewPrincipal<'a> {
+    NewPrincipal {
+        kind: PrincipalKind::User,
+        name,
+        app_name: None,
+        issuer: Some(issuer),
+        subject: Some(subject),
+    }
+}
+
+const ISSUER: &str = "https://login.example.com/x/v2.0";
+
+/// One external account registered by two tenants: each registration stands on its own, a
+/// second name for it within a tenant is a conflict, and the sign-in lookup reads every
+/// tenant's registration of that subject and nothing else.
+#[tokio::test]
+async fn an_external_subject_is_registered_once_per_tenant() -> anyhow::Result<()> {
+    let (_db, pool) = setup().await?;
+    let mut ids = Vec::new();
+    for (tenant_name, user_name) in [("fabrikam", "squatter"), ("contoso", "alice")] {
+        let id = tenant(tenant_name);
+        let mut tx = begin_tenant(&pool, &id).await?;
+        let (record, created) =
+            principals::ensure(&mut tx, &id, &user(user_name, ISSUER, "oid-1")).await?;
+        assert!(created, "{tenant_name}");
+        principals::ensure(&mut tx, &id, &user("bob", ISSUER, "oid-2")).await?;
+        shoal_store::commit(tx).await?;
+        ids.push((tenant_name, record.id));
+    }
+
+    let contoso = tenant("contoso");
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let again = principals::ensure(&mut tx, &contoso, &user("alice-2", ISSUER, "oid-1")).await;
+    assert!(
+        matches!(&again, Err(StoreError::Conflict(m)) if m.contains("of this tenant")),
+        "{again:?}"
+    );
+    drop(tx);
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let (bob, _) = principals::ensure(&mut tx, &contoso, &user("bob", ISSUER, "oid-2")).await?;
+    let moved = principals::set_external(&mut tx, &contoso, bob.id, ISSUER, "oid-1").await;
+    assert!(matches!(moved, Err(StoreError::Conflict(_))), "{moved:?}");
+    drop(tx);
+
+    let mut tx = begin_platform(&pool).await?;
+    let found = principals::find_external(&mut tx, ISSUER, "oid-1").await?;
+    let found: Vec<(String, uuid::Uuid)> = found.into_iter().map(|p| (p.tenant, p.id)).collect();
+    let mut expected: Vec<(String, uuid::Uuid)> =
+        ids.iter().map(|(t, id)| (t.to_string(), *id)).collect();
+    expected.sort();
+    assert_eq!(found, expected, "both registrations, by tenant name");
+    let visible: i64 = sqlx::query_scalar("select count(*) from principals")
+        .fetch_one(&mut *tx)
+        .await?;
+    assert_eq!(visible, 2, "the lookup opens only the subject's rows");
+    assert!(
+        principals::find_external(&mut tx, "https://other.example.com", "oid-1")
+            .await?
+            .is_empty()
+    );
+    Ok(())
+}
+
+/// Users registered before 0013 keep their rows, ids and assignments; afterwards another
+/// tenant may register the same subject.
+#[tokio::test]
+async fn per_tenant_users_keep_the_users_registered_before() -> anyhow::Result<()> {
+    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
+    let owner = sqlx::PgPool::connect(db.url()).await?;
+    MIGRATOR.run_to(12, &owner).await?;
+    let pool = connect_lazy(db.url(), &PoolConfig::default())?;
+    // Written as tenants were then: today's store writes columns that later migrations add.
+    for name in ["contoso", "fabrikam"] {
+        sqlx::query("insert into tenants (name, display_name, etag) values ($1, $1, $2)")
+            .bind(name)
+            .bind(uuid_v4())
+            .execute(&owner)
+            .await?;
+    }
+    let contoso = tenant("contoso");
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let (alice, _) = principals::ensure(&mut tx, &contoso, &user("alice", ISSUER, "oid-1")).await?;
+    let scope = Scope::parse("/tenants/contoso")?;
+    roles::create_assignment(
+        &mut tx,
+        &contoso,
+        uuid_v4(),
+        alice.id,
+        shoal_domain::rbac::READER_ID,
+        &scope,
+    )
+    .await?;
+    shoal_store::commit(tx).await?;
+
+    MIGRATOR.run(&owner).await?;
+
+    let mut tx = begin_tenant(&pool, &contoso).await?;
+    let kept = principals::get(&mut tx, &contoso, PrincipalKind::User, "alice").await?;
+    assert_eq!(kept.as_ref(), Some(&alice));
+    assert_eq!(
+        roles::held_by(&mut tx, &contoso, alice.id)
+            .await?
+            .map(|h| h.len()),
+        Some(1)
+    );
+    drop(tx);
+    let fabrikam = tenant("fabrikam");
+    let mut tx = begin_tenant(&pool, &fabrikam).await?;
+    let (theirs, created) =
+        principals::ensure(&mut tx, &fabrikam, &user("alice", ISSUER, "oid-1")).await?;
+    assert!(created);
+    assert_ne!(theirs.id, alice.id);
+    shoal_store::commit(tx).await?;
+    owner.close().await;
     Ok(())
 }

@@ -611,7 +611,11 @@ export interface paths {
         };
         /** Read a registered user. */
         get: operations["get_user"];
-        /** Register a user (201) or change its issuer and subject (200). */
+        /**
+         * Register a user (201) or change its issuer and subject (200).
+         * @description The issuer must be one Shoal trusts (422 at `issuer` otherwise); another user of the tenant
+         *     with the same issuer and subject is a 409. Other tenants' users play no part.
+         */
         put: operations["put_user"];
         post?: never;
         /** Remove a user with its role assignments. */
@@ -2271,7 +2275,10 @@ export interface components {
         TimeSpan: string;
         /** @description What a client sends to register a user. */
         UserWrite: {
-            /** @description The token issuer (`iss`), exactly as the provider writes it. */
+            /**
+             * @description The token issuer (`iss`), exactly as the provider writes it: one of the issuers Shoal
+             *     is configured to trust.
+             */
             issuer: string;
             /** @description The user's subject at that issuer (`oid` for Entra ID, otherwise `sub`). */
             subject: string;

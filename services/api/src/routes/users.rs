@@ -1,5 +1,11 @@
 //! `/v1/tenants/{tenant}/users`: people who sign in with a trusted external OIDC issuer,
 //! registered by issuer and subject so that role assignments can name them.
+//!
+//! Each tenant registers its own users: the same (issuer, subject) may be a user of several
+//! tenants, each registration with its own name and assignments, and no tenant learns of
+//! another's. Within one tenant a subject is registered once (409 for a second name), so a
+//! token acts there as one user. Only the issuers Shoal trusts (`--external-issuer`) are
+//! accepted: a user of any other could never sign in.
 
 use axum::Json;
 use axum::extract::State;
@@ -7,6 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use shoal_domain::rbac::{Scope, actions};
+use shoal_domain::validation::{Problems, body_from_json};
 use shoal_store::principals::{self, NewPrincipal, PrincipalKind};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -16,6 +23,7 @@ use super::principals::{self as shared, PrincipalList, PrincipalView, name_param
 use super::{TAG_IDENTITY, authorize};
 use crate::access::Caller;
 use crate::error::{ApiError, Problem};
+use crate::external_issuers::ExternalIssuers;
 use crate::extract::{JsonBody, TenantPath, TenantScoped};
 use crate::state::AppState;
 
@@ -25,7 +33,8 @@ const KIND: PrincipalKind = PrincipalKind::User;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserWrite {
-    /// The token issuer (`iss`), exactly as the provider writes it.
+    /// The token issuer (`iss`), exactly as the provider writes it: one of the issuers Shoal
+    /// is configured to trust.
     pub issuer: String,
     /// The user's subject at that issuer (`oid` for Entra ID, otherwise `sub`).
     pub subject: String,
@@ -62,6 +71,9 @@ pub async fn get_user(
 }
 
 /// Register a user (201) or change its issuer and subject (200).
+///
+/// The issuer must be one Shoal trusts (422 at `issuer` otherwise); another user of the tenant
+/// with the same issuer and subject is a 409. Other tenants' users play no part.
 #[utoipa::path(put, path = "/v1/tenants/{tenant}/users/{name}", tag = TAG_IDENTITY,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("name" = String, Path)), request_body = UserWrite,
     responses((status = 200, body = PrincipalView), (status = 201, body = PrincipalView), (status = 403, body = Problem),
@@ -80,7 +92,7 @@ pub async fn put_user(
     )
     .await?;
     let name = name_param(&name)?;
-    let write = parse(&body)?;
+    let write = parse(&body, &state.external_issuers)?;
     let (id, mut audited) = authorized.begin_existing(&tenant).await?;
     let (mut record, created) = principals::ensure(
         &mut audited.tx,
@@ -119,22 +131,36 @@ pub async fn put_user(
     Ok((status, Json(PrincipalView::from(record))).into_response())
 }
 
-fn parse(body: &serde_json::Value) -> Result<UserWrite, ApiError> {
-    let write: UserWrite = serde_json::from_value(body.clone())
-        .map_err(|e| ApiError::validation("", e.to_string()))?;
-    let mut errors = Vec::new();
-    for (path, value) in [("issuer", &write.issuer), ("subject", &write.subject)] {
-        if value.trim().is_empty() || value.len() > 1024 || value.chars().any(char::is_control) {
-            errors.push(shoal_domain::validation::FieldError {
-                path: path.into(),
-                message: "must be 1–1024 printable characters".into(),
-            });
-        }
+fn parse(body: &serde_json::Value, trusted: &ExternalIssuers) -> Result<UserWrite, ApiError> {
+    let write: UserWrite = body_from_json(body)?;
+    let printable =
+        |v: &str| !v.trim().is_empty() && v.len() <= 1024 && !v.chars().any(char::is_control);
+    let mut problems = Problems::new();
+    if !printable(&write.issuer) {
+        problems.push("issuer", "must be 1–1024 printable characters");
+    } else if !trusted.trusts(&write.issuer) {
+        problems.push("issuer", untrusted(trusted));
     }
-    if errors.is_empty() {
-        Ok(write)
+    if !printable(&write.subject) {
+        problems.push("subject", "must be 1–1024 printable characters");
+    }
+    problems.finish()?;
+    Ok(write)
+}
+
+/// Names the issuers a user may be registered with: they are the operator's configuration,
+/// the same for every tenant, and a tenant needs them to register anyone.
+fn untrusted(trusted: &ExternalIssuers) -> String {
+    let issuers = trusted.trusted();
+    if issuers.is_empty() {
+        "Shoal trusts no external issuer (an operator configures them with --external-issuer), \
+         so no user can be registered"
+            .into()
     } else {
-        Err(ApiError::Validation(errors))
+        format!(
+            "must be an issuer Shoal trusts, exactly as written: {}",
+            issuers.join(", ")
+        )
     }
 }
 

@@ -11,9 +11,12 @@ use shoal_api::identity::Principal;
 use shoal_domain::names::TenantName;
 use uuid::Uuid;
 
-use crate::helpers::{Fetch, TestApp, minimal_app};
+use crate::helpers::{Fetch, Options, TestApp, minimal_app};
 
 const T: &str = "contoso";
+/// The issuer the fixtures register users with, which Shoal must trust (no token of it is ever
+/// presented, so its keys are never fetched).
+const FIXTURE_ISSUER: &str = "https://idp.example";
 
 fn queue_function() -> Value {
     json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}]})
@@ -240,7 +243,7 @@ fn endpoints() -> Vec<Endpoint> {
         e(
             Method::PUT,
             "/v1/tenants/contoso/users/user-{r}",
-            Some(json!({"issuer": "https://idp.example", "subject": "user-{r}"})),
+            Some(json!({"issuer": FIXTURE_ISSUER, "subject": "user-{r}"})),
             MANAGE,
         ),
         e(
@@ -349,7 +352,7 @@ async fn fixtures(app: &TestApp, r: &str) -> Fixtures {
         assert!(s.is_success(), "{s}");
     }
     let s = admin(Method::PUT, format!("/v1/tenants/{T}/users/gone-{r}"))
-        .json(&json!({"issuer": "https://idp.example", "subject": format!("gone-{r}")}))
+        .json(&json!({"issuer": FIXTURE_ISSUER, "subject": format!("gone-{r}")}))
         .fetch()
         .await
         .status();
@@ -427,9 +430,21 @@ async fn shared_fixtures(app: &TestApp) {
     }
 }
 
+async fn spawn_trusting_fixture_issuer() -> TestApp {
+    let issuer = format!("issuer={FIXTURE_ISSUER},audience=api://shoal").parse();
+    TestApp::spawn_with(Options {
+        external_issuers: shoal_api::external_issuers::ExternalIssuersConfig {
+            issuers: vec![issuer.unwrap()],
+            ..Default::default()
+        },
+        ..Options::default()
+    })
+    .await
+}
+
 #[tokio::test]
 async fn every_built_in_role_against_every_endpoint() {
-    let app = TestApp::spawn().await;
+    let app = spawn_trusting_fixture_issuer().await;
     shared_fixtures(&app).await;
     let roles = ["Owner", "Contributor", "Reader", "Function Invoker"];
     let mut failures = Vec::new();
@@ -474,7 +489,7 @@ async fn every_built_in_role_against_every_endpoint() {
 
 #[tokio::test]
 async fn another_tenants_principals_get_404_and_no_data() {
-    let app = TestApp::spawn().await;
+    let app = spawn_trusting_fixture_issuer().await;
     shared_fixtures(&app).await;
     let f = fixtures(&app, "x").await;
     for role in ["Owner", "Contributor", "Reader", "Function Invoker"] {

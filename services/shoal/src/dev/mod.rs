@@ -12,6 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
+use shoal_api::external_issuers::ExternalIssuersConfig;
 use shoal_api::identity::{Principal, Role};
 use shoal_api::{ApiConfig, Application, OutboundConfig};
 use shoal_domain::egress::{AllowList, EgressPolicy};
@@ -48,10 +49,12 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 }
 
 async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> anyhow::Result<()> {
+    let issuer = shoal_api::tokens::DEFAULT_ISSUER;
+    shoal_api::external_issuers::check_distinct(&args.external_issuers, issuer)
+        .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
     migrate(database_url)
         .await
         .context("migrating the database")?;
-    let issuer = shoal_api::tokens::DEFAULT_ISSUER;
     let audience = shoal_api::tokens::DEFAULT_AUDIENCE;
     // Handlers run on this machine in development: loopback is allowed, and said so below.
     let egress_allow = AllowList::loopback().union(&args.outbound.allow_list());
@@ -66,7 +69,13 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         issuer: issuer.into(),
         audience: audience.into(),
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
-        identity: Default::default(),
+        identity: shoal_api::IdentityConfig {
+            external_issuers: ExternalIssuersConfig {
+                issuers: args.external_issuers.clone(),
+                ..ExternalIssuersConfig::default()
+            },
+            ..Default::default()
+        },
         pool: PoolConfig::default(),
         limits: Default::default(),
         dashboard: shoal_api::dashboard::DashboardConfig {
