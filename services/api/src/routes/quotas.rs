@@ -55,13 +55,11 @@ pub async fn check_app(
     if !problems.is_empty() {
         return Err(ApiError::Validation(problems));
     }
-    if creating {
-        if apps::count(tx, tenant).await? >= quotas.max_apps {
-            return Err(ApiError::Conflict(format!(
-                "tenant {tenant} may have at most {} apps (its maxApps quota)",
-                quotas.max_apps
-            )));
-        }
+    if creating && apps::count(tx, tenant).await? >= quotas.max_apps {
+        return Err(ApiError::Conflict(format!(
+            "tenant {tenant} may have at most {} apps (its maxApps quota)",
+            quotas.max_apps
+        )));
     }
     Ok(())
 }
