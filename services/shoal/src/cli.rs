@@ -112,17 +112,8 @@ pub struct ServeArgs {
     /// `1h` (at most 24h).
     #[arg(long, env = "SHOAL_TOKEN_LIFETIME", default_value = "1h", value_parser = parse_ttl)]
     pub token_lifetime: Duration,
-    /// Accept tokens of an OIDC identity provider for the users registered with it:
-    /// `issuer=URL,audience=AUD[,subject=oid|sub][,jwks=URL]` (subject: the claim users are
-    /// registered by, default `oid` if present else `sub`; jwks: default from the issuer's
-    /// discovery document). Repeatable; the variable takes several separated by `;`.
-    #[arg(
-        long = "external-issuer",
-        env = "SHOAL_EXTERNAL_ISSUERS",
-        value_name = "SPEC",
-        value_delimiter = ';'
-    )]
-    pub external_issuers: Vec<shoal_api::external_issuers::ExternalIssuer>,
+    #[command(flatten)]
+    pub external: ExternalIssuerArgs,
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "SHOAL_MAX_BODY_BYTES", default_value_t = shoal_api::DEFAULT_MAX_BODY_BYTES,
           value_parser = clap::value_parser!(usize))]
@@ -142,6 +133,22 @@ pub struct ServeArgs {
     pub limits: ApiLimitArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// `serve` and `dev`: the OIDC providers whose users may be registered and sign in.
+#[derive(Debug, Args)]
+pub struct ExternalIssuerArgs {
+    /// Accept tokens of an OIDC identity provider for the users registered with it:
+    /// `issuer=URL,audience=AUD[,subject=oid|sub][,jwks=URL]` (subject: the claim users are
+    /// registered by, default `oid` if present else `sub`; jwks: default from the issuer's
+    /// discovery document). Repeatable; the variable takes several separated by `;`.
+    #[arg(
+        long = "external-issuer",
+        env = "SHOAL_EXTERNAL_ISSUERS",
+        value_name = "SPEC",
+        value_delimiter = ';'
+    )]
+    pub external_issuers: Vec<shoal_api::external_issuers::ExternalIssuer>,
 }
 
 /// `shoal local-bus`: the stand-in `shoal dev` runs, as a process of its own.
@@ -381,14 +388,9 @@ pub struct DevArgs {
     /// Loopback is always allowed in `dev`, so handlers on this machine can be reached.
     #[command(flatten)]
     pub outbound: OutboundArgs,
-    /// As `serve --external-issuer`: users may be registered with these issuers and sign in.
-    #[arg(
-        long = "external-issuer",
-        env = "SHOAL_EXTERNAL_ISSUERS",
-        value_name = "SPEC",
-        value_delimiter = ';'
-    )]
-    pub external_issuers: Vec<shoal_api::external_issuers::ExternalIssuer>,
+    // As `serve --external-issuer`: users may be registered with these issuers and sign in.
+    #[command(flatten)]
+    pub external: ExternalIssuerArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -505,6 +507,7 @@ mod tests {
             panic!("serve parses as serve");
         };
         let issuers: Vec<&str> = args
+            .external
             .external_issuers
             .iter()
             .map(|i| i.issuer.as_str())
@@ -520,7 +523,7 @@ mod tests {
         let Command::Serve(none) = serve(&[]).unwrap().command else {
             panic!("serve parses as serve");
         };
-        assert!(none.external_issuers.is_empty());
+        assert!(none.external.external_issuers.is_empty());
         for bad in [
             "issuer=http://login.example.com,audience=x",
             "issuer=https://login.example.com",

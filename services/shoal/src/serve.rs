@@ -11,8 +11,11 @@ use crate::cli::ServeArgs;
 use crate::signals::shutdown_on_signal;
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    shoal_api::external_issuers::check_distinct(&args.external_issuers, &args.issuer.issuer)
-        .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
+    shoal_api::external_issuers::check_distinct(
+        &args.external.external_issuers,
+        &args.issuer.issuer,
+    )
+    .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
     if args.migrate {
         migrate(args.database.url.expose())
             .await
@@ -40,7 +43,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 ..TokenConfig::default()
             },
             external_issuers: ExternalIssuersConfig {
-                issuers: args.external_issuers,
+                issuers: args.external.external_issuers,
                 ..ExternalIssuersConfig::default()
             },
         },

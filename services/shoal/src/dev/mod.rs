@@ -50,7 +50,7 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
 
 async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> anyhow::Result<()> {
     let issuer = shoal_api::tokens::DEFAULT_ISSUER;
-    shoal_api::external_issuers::check_distinct(&args.external_issuers, issuer)
+    shoal_api::external_issuers::check_distinct(&args.external.external_issuers, issuer)
         .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
     migrate(database_url)
         .await
@@ -71,7 +71,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
         max_body_bytes: shoal_api::DEFAULT_MAX_BODY_BYTES,
         identity: shoal_api::IdentityConfig {
             external_issuers: ExternalIssuersConfig {
-                issuers: args.external_issuers.clone(),
+                issuers: args.external.external_issuers.clone(),
                 ..ExternalIssuersConfig::default()
             },
             ..Default::default()

@@ -43,6 +43,21 @@ async fn put_app(h: &Harness, tenant: &str, app: &str, scale: Value) -> anyhow::
     Ok(())
 }
 
+/// A harness whose tenant contoso has `apps` apps, `b-0`…, each keeping two instances.
+async fn with_apps_keeping_two(apps: usize) -> anyhow::Result<Harness> {
+    let h = Harness::start(Behaviour::Delay(Duration::from_millis(10), json!({}))).await?;
+    for i in 0..apps {
+        put_app(
+            &h,
+            TENANT,
+            &format!("b-{i}"),
+            json!({"limit": 2, "minimumInstances": 2}),
+        )
+        .await?;
+    }
+    Ok(h)
+}
+
 async fn put_tenant(h: &Harness, tenant: &str) -> anyhow::Result<()> {
     let mut tx = begin_platform(&h.pool).await?;
     tenants::put(
@@ -90,16 +105,7 @@ fn free_port() -> anyhow::Result<u16> {
 #[tokio::test]
 async fn a_tenant_below_its_share_is_placed_within_a_tick_and_gives_the_slot_back_at_zero()
 -> anyhow::Result<()> {
-    let h = Harness::start(Behaviour::Delay(Duration::from_millis(10), json!({}))).await?;
-    for i in 0..10 {
-        put_app(
-            &h,
-            TENANT,
-            &format!("b-{i}"),
-            json!({"limit": 2, "minimumInstances": 2}),
-        )
-        .await?;
-    }
+    let h = with_apps_keeping_two(10).await?;
     put_tenant(&h, OTHER).await?;
     let mut cluster = Cluster::new(&h);
     cluster.worker_with_capacity("w0", 5);
@@ -261,17 +267,8 @@ async fn a_tenant_below_its_share_is_placed_within_a_tick_and_gives_the_slot_bac
 #[tokio::test]
 async fn the_platforms_default_instance_quota_caps_a_tenant_without_its_own() -> anyhow::Result<()>
 {
-    let h = Harness::start(Behaviour::Delay(Duration::from_millis(10), json!({}))).await?;
     // Six instances wanted; contoso sets no maxInstances of its own.
-    for i in 0..3 {
-        put_app(
-            &h,
-            TENANT,
-            &format!("b-{i}"),
-            json!({"limit": 2, "minimumInstances": 2}),
-        )
-        .await?;
-    }
+    let h = with_apps_keeping_two(3).await?;
     // Two workers: an app's instances run on distinct workers.
     let mut cluster = Cluster::new(&h);
     cluster.worker_with_capacity("w0", 5);
