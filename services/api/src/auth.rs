@@ -2,12 +2,13 @@
 //! throttle, and extracted, together with the role assignments it holds, as a [`Caller`].
 //! What the caller may do is decided in `access`.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::extract::{FromRequestParts, RawPathParams};
 use axum::http::header;
 use axum::http::request::Parts;
 use shoal_domain::names::TenantName;
+use shoal_domain::rate_limit::RetryAfter;
 
 use crate::access::Caller;
 use crate::error::ApiError;
@@ -76,7 +77,7 @@ impl FromRequestParts<AppState> for Caller {
             None => verify_shoal_token(state, token).await?,
         };
         // Before the role assignments are read: a throttled caller costs no database work.
-        throttle(state, &principal)?;
+        throttle(state, &principal).await?;
         let grants = state.access.grants_of(&state.pool, &principal).await?;
         let request_id = parts
             .headers
@@ -91,30 +92,30 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
-/// Admits one request of `principal`, or answers 429 naming the budget it has used up. The
-/// platform's administrators are not throttled (see `RequestThrottle`).
-fn throttle(state: &AppState, principal: &Principal) -> Result<(), ApiError> {
+/// Admits one request of `principal`, or answers 429 naming the budget it has used up, after
+/// holding the answer for part of its wait (`RequestThrottle::hold`). The platform's
+/// administrators are not throttled (see `RequestThrottle`).
+async fn throttle(state: &AppState, principal: &Principal) -> Result<(), ApiError> {
     let Some(tenant) = principal.tenant() else {
         return Ok(());
     };
     let key = format!("{tenant}/{}", principal.subject());
+    let Err(refusal) = state.throttle.admit(&key, tenant, Instant::now()) else {
+        return Ok(());
+    };
     let rates = state.throttle.rates();
-    state
-        .throttle
-        .admit(&key, tenant, Instant::now())
-        .map_err(|refusal| {
-            let (whose, rate, wait) = match refusal {
-                Refusal::Tenant(wait) => (format!("tenant {tenant}"), rates.tenant, wait),
-                Refusal::Principal(wait) => ("this principal".to_string(), rates.principal, wait),
-            };
-            ApiError::TooManyRequests {
-                detail: format!(
-                    "{whose} has used its {} requests ({} a second)",
-                    rate.burst, rate.per_second
-                ),
-                retry_after: wait,
-            }
-        })
+    let (whose, rate, wait) = match refusal {
+        Refusal::Tenant(wait) => (format!("tenant {tenant}"), rates.tenant, wait),
+        Refusal::Principal(wait) => ("this principal".to_string(), rates.principal, wait),
+    };
+    let left = state.throttle.hold(wait).await;
+    Err(ApiError::TooManyRequests {
+        detail: format!(
+            "{whose} has used its {} requests ({} a second)",
+            rate.burst, rate.per_second
+        ),
+        retry_after: Duration::from_secs(RetryAfter(left).seconds()),
+    })
 }
 
 /// The tenant a request is about: its `{tenant}` path segment, else its `tenant` query parameter

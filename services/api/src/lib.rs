@@ -83,6 +83,9 @@ pub struct ApiLimits {
     /// Management API requests per principal and per tenant (`--principal-rate`,
     /// `--tenant-rate`).
     pub rates: throttle::RequestRates,
+    /// The longest a throttled request's 429 is held before it is answered
+    /// (`--throttle-hold`; see `throttle::RequestThrottle`).
+    pub throttle_hold: Duration,
     /// The longest `/readyz` takes to answer (`--ready-timeout`): a probe that waits on a
     /// stalled database is as good as none, so past it the answer is 503.
     pub ready_timeout: Duration,
@@ -97,6 +100,7 @@ impl Default for ApiLimits {
         ApiLimits {
             tenant_defaults: shoal_domain::quotas::Quotas::default(),
             rates: throttle::RequestRates::default(),
+            throttle_hold: throttle::DEFAULT_HOLD,
             ready_timeout: DEFAULT_READY_TIMEOUT,
         }
     }

@@ -83,7 +83,7 @@ impl AppState {
             issuance: Arc::new(issuance),
             external_issuers,
             webhooks,
-            throttle: Arc::new(RequestThrottle::new(limits.rates)),
+            throttle: Arc::new(RequestThrottle::new(limits.rates, limits.throttle_hold)),
             ready_timeout: limits.ready_timeout,
             tenant_defaults: limits.tenant_defaults,
             msi_headers: Arc::new(KnownHeaders::default()),

@@ -129,16 +129,33 @@ impl Default for RequestRates {
     }
 }
 
+/// How long a refused request's answer is held by default (`--throttle-hold`).
+pub const DEFAULT_HOLD: Duration = Duration::from_secs(1);
+
+/// Refused requests held at once, per replica; past it refusals are answered at once, so the
+/// hold's memory is bounded whatever the number of connections.
+const MAX_HELD: usize = 1024;
+
 /// The management API's request throttle: a bucket per principal and one per tenant, the
 /// tenant being the one the principal belongs to (never the one a path names, so nobody can
 /// spend another tenant's budget by sending requests at it). The platform's administrators
 /// belong to no tenant and are not throttled: they are the operators, and an incident is when
 /// they make the most requests.
+///
+/// A refusal costs no database work, but a client that retries the moment it is refused still
+/// turns its connections into a stream of refusals that takes the CPU other tenants need (the
+/// bench's noisy-neighbour step measured it). So a refusal's answer is held for up to
+/// [`RequestThrottle::hold`] of the `Retry-After` it carries, the time the client should wait
+/// anyway, and the header then says what is left: a client that honours `Retry-After` waits no
+/// longer in all, one that does not sends one request per connection per hold. nginx's
+/// `limit_req` delays excess requests the same way.
 #[derive(Debug)]
 pub struct RequestThrottle {
     rates: RequestRates,
     principals: Throttle,
     tenants: Throttle,
+    hold: Duration,
+    held: tokio::sync::Semaphore,
 }
 
 /// Which bucket refused a request.
@@ -149,11 +166,14 @@ pub enum Refusal {
 }
 
 impl RequestThrottle {
-    pub fn new(rates: RequestRates) -> RequestThrottle {
+    /// `hold`: the longest a refusal's answer is held (zero answers at once).
+    pub fn new(rates: RequestRates, hold: Duration) -> RequestThrottle {
         RequestThrottle {
             rates,
             principals: Throttle::at(rates.principal),
             tenants: Throttle::at(rates.tenant),
+            hold,
+            held: tokio::sync::Semaphore::new(MAX_HELD),
         }
     }
 
@@ -174,6 +194,20 @@ impl RequestThrottle {
         self.tenants
             .admit(tenant.as_str(), now)
             .map_err(Refusal::Tenant)
+    }
+
+    /// Holds a refusal that told the client to wait `wait` for up to the configured hold (while
+    /// fewer than [`MAX_HELD`] are held), and returns the wait left for `Retry-After`.
+    pub async fn hold(&self, wait: Duration) -> Duration {
+        let hold = wait.min(self.hold);
+        if hold.is_zero() {
+            return wait;
+        }
+        let Ok(_slot) = self.held.try_acquire() else {
+            return wait;
+        };
+        tokio::time::sleep(hold).await;
+        wait - hold
     }
 }
 
@@ -240,18 +274,76 @@ mod tests {
         );
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_is_held_for_part_of_its_wait_and_says_what_is_left() {
+        let throttle = RequestThrottle::new(RequestRates::default(), Duration::from_secs(1));
+        let start = tokio::time::Instant::now();
+        assert_eq!(
+            throttle.hold(Duration::from_secs(3)).await,
+            Duration::from_secs(2)
+        );
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        // A wait shorter than the hold is held whole.
+        let start = tokio::time::Instant::now();
+        assert_eq!(
+            throttle.hold(Duration::from_millis(400)).await,
+            Duration::ZERO
+        );
+        assert_eq!(start.elapsed(), Duration::from_millis(400));
+        // No hold configured: answered at once.
+        let immediate = RequestThrottle::new(RequestRates::default(), Duration::ZERO);
+        let start = tokio::time::Instant::now();
+        assert_eq!(
+            immediate.hold(Duration::from_secs(3)).await,
+            Duration::from_secs(3)
+        );
+        assert_eq!(start.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_held_refusals_allowed_the_rest_are_answered_at_once() {
+        let throttle = std::sync::Arc::new(RequestThrottle::new(
+            RequestRates::default(),
+            Duration::from_secs(1),
+        ));
+        let held: Vec<_> = (0..MAX_HELD)
+            .map(|_| {
+                let throttle = throttle.clone();
+                tokio::spawn(async move { throttle.hold(Duration::from_secs(1)).await })
+            })
+            .collect();
+        // Let every holder take its slot (time is paused: none of them wakes meanwhile).
+        while throttle.held.available_permits() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let start = tokio::time::Instant::now();
+        assert_eq!(
+            throttle.hold(Duration::from_secs(1)).await,
+            Duration::from_secs(1)
+        );
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        for holder in held {
+            assert_eq!(holder.await.unwrap(), Duration::ZERO);
+        }
+        // The slots come back.
+        assert_eq!(throttle.held.available_permits(), MAX_HELD);
+    }
+
     #[test]
     fn a_principal_and_its_tenant_are_throttled_apart_from_others() {
-        let throttle = RequestThrottle::new(RequestRates {
-            principal: Rate {
-                per_second: 1,
-                burst: 2,
+        let throttle = RequestThrottle::new(
+            RequestRates {
+                principal: Rate {
+                    per_second: 1,
+                    burst: 2,
+                },
+                tenant: Rate {
+                    per_second: 1,
+                    burst: 3,
+                },
             },
-            tenant: Rate {
-                per_second: 1,
-                burst: 3,
-            },
-        });
+            Duration::ZERO,
+        );
         let (a, b) = (
             TenantName::parse("tenant-a").unwrap(),
             TenantName::parse("tenant-b").unwrap(),

@@ -10,7 +10,8 @@ use shoal_api::throttle::{Rate, RequestRates};
 use crate::helpers::*;
 
 /// Requests `path` with `token` until one is refused (at most `limit`); returns how many were
-/// admitted and the refusal's problem, after checking its `Retry-After`.
+/// admitted and the refusal's problem, after checking its `Retry-After` and that its answer was
+/// held (the default `--throttle-hold` of 1 s, the whole of a 1-a-second bucket's wait).
 async fn until_refused(
     app: &TestApp,
     token: &str,
@@ -18,6 +19,7 @@ async fn until_refused(
     limit: usize,
 ) -> (usize, serde_json::Value) {
     for admitted in 0..limit {
+        let sent = std::time::Instant::now();
         let response = app
             .request(Method::GET, path, Some(token))
             .send()
@@ -32,6 +34,8 @@ async fn until_refused(
                     .parse()
                     .unwrap();
                 assert!(retry_after >= 1, "Retry-After: {retry_after}");
+                let held = sent.elapsed();
+                assert!(held >= std::time::Duration::from_secs(1), "held {held:?}");
                 return (admitted, problem(response).await);
             }
             other => panic!("{path}: {other}"),

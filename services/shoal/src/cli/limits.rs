@@ -42,6 +42,11 @@ pub struct ApiLimitArgs {
     /// subscription-wide limit).
     #[arg(long, env = "SHOAL_TENANT_RATE", value_name = "RATE", value_parser = parse_rate)]
     pub tenant_rate: Option<Rate>,
+    /// The longest a throttled request's 429 is held before it is answered, e.g. `1s`, `0s`
+    /// to answer at once (at most 10s; never longer than its Retry-After, which then says
+    /// what is left): a client that retries at once sends one request a connection per hold.
+    #[arg(long, env = "SHOAL_THROTTLE_HOLD", default_value = "1s", value_parser = parse_throttle_hold)]
+    pub throttle_hold: Duration,
     /// The longest /readyz waits on the database before answering 503, e.g. `1s`, `500ms`
     /// (from 50ms to 60s).
     #[arg(long, env = "SHOAL_READY_TIMEOUT", default_value = "1s", value_parser = parse_ready_timeout)]
@@ -57,6 +62,7 @@ impl ApiLimitArgs {
                 principal: self.principal_rate.unwrap_or(defaults.principal),
                 tenant: self.tenant_rate.unwrap_or(defaults.tenant),
             },
+            throttle_hold: self.throttle_hold,
             ready_timeout: self.ready_timeout,
         }
     }
@@ -96,6 +102,14 @@ fn parse_ready_timeout(text: &str) -> Result<Duration, String> {
     Ok(timeout)
 }
 
+fn parse_throttle_hold(text: &str) -> Result<Duration, String> {
+    let hold = parse_duration(text)?;
+    if hold > Duration::from_secs(10) {
+        return Err(format!("{text}: must be at most 10s"));
+    }
+    Ok(hold)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +129,14 @@ mod tests {
                 .unwrap_err()
                 .contains("at least the rate")
         );
+    }
+
+    #[test]
+    fn throttle_holds_are_bounded() {
+        assert_eq!(parse_throttle_hold("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_throttle_hold("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_throttle_hold("11s").is_err());
+        assert!(parse_throttle_hold("soon").is_err());
     }
 
     #[test]
