@@ -3,8 +3,8 @@
 //! later); it is reported here instead, and the listener does not start. Identity-based
 //! connections also show how they sign in: the app's Shoal identity, the Entra client it is
 //! exchanged for, the federated credential Entra needs, and the last token error listeners
-//! reported. What the app's live listeners report (token errors, outputs the handler sets in
-//! vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
+//! reported. What the app's live listeners report (a listener stopped or in error, token
+//! errors, outputs the handler sets in vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
 //! that are stored without effect are listed too (`noEffect`), after the function checks.
 //! A Service Bus trigger's entity is probed through the management API: missing, unreachable,
 //! listen-only, and each declared entity setting the live entity lacks.
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::extract::State;
 use shoal_domain::connection::outbound::federation_issuer;
+use shoal_domain::diagnostics::health::check_listeners;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
 use shoal_domain::diagnostics::{
     CheckStatus, Diagnostics, check_breaker, check_function, check_host_config,
@@ -123,6 +124,10 @@ pub async fn get_diagnostics(
         }
     }
     checks.extend(check_host_config(&host_config));
+    // What the live listeners report (stopped, in error, a failed token request), as the apps
+    // list's health does, after the configuration checks so a function is not reported twice.
+    let from_listeners = check_listeners(&listeners, &checks);
+    checks.extend(from_listeners);
     let healthy = checks.iter().all(|c| c.status != CheckStatus::Error);
     Ok(Json(Diagnostics {
         app: record.name,

@@ -30,13 +30,21 @@ async fn put_function(app: &TestApp, name: &str, function: &str, body: &Value) {
 
 /// A live worker reporting one listener of `app`'s `ship`, with this token error.
 async fn report_listener(app: &TestApp, name: &str, token_error: &str) {
-    let listener: ListenerReport = serde_json::from_value(json!({
-        "tenant": "contoso", "app": name, "instance": 0, "function": "ship",
-        "trigger": "queueTrigger", "source": "orders", "status": "listening",
-        "received": 0, "succeeded": 0, "failed": 0, "poisoned": 0, "inFlight": 0,
-        "currentBackoffMs": 0, "lastTokenError": token_error,
-    }))
-    .unwrap();
+    report(
+        app,
+        json!({
+            "tenant": "contoso", "app": name, "instance": 0, "function": "ship",
+            "trigger": "queueTrigger", "source": "orders", "status": "listening",
+            "received": 0, "succeeded": 0, "failed": 0, "poisoned": 0, "inFlight": 0,
+            "currentBackoffMs": 0, "lastTokenError": token_error,
+        }),
+    )
+    .await;
+}
+
+/// A live worker, `worker-a`, reporting `listener` (a `ListenerReport` in JSON) and no other.
+async fn report(app: &TestApp, listener: Value) {
+    let listener: ListenerReport = serde_json::from_value(listener).unwrap();
     let (pool, mut tx) = app.platform_tx().await;
     heartbeat(
         &mut tx,
@@ -179,4 +187,82 @@ async fn an_unknown_expansion_is_422_naming_the_parameter() {
     let response = app.get("/v1/tenants/contoso/apps?expand=everything").await;
     assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error_paths(&problem(response).await), vec!["expand"]);
+}
+
+/// The app's diagnostics say what its live listeners report, for each trigger kind: a
+/// listener in error (here, a broker refusing the binding) makes the app unhealthy there as in
+/// the apps list, with a check naming the listener's source and status. (A Service Bus trigger
+/// is left out: its diagnostics probe the entity over the network; its listener is checked
+/// the same way.)
+#[tokio::test]
+async fn diagnostics_report_a_listener_in_error_for_every_trigger_kind() {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let kinds = [
+        (
+            "queueTrigger",
+            json!({"type": "queueTrigger", "direction": "in", "name": "msg",
+                "queueName": "orders", "connection": ""}),
+        ),
+        (
+            "eventHubTrigger",
+            json!({"type": "eventHubTrigger", "direction": "in", "name": "event",
+                "eventHubName": "orders", "connection": "Hub"}),
+        ),
+        (
+            "kafkaTrigger",
+            json!({"type": "kafkaTrigger", "direction": "in", "name": "event",
+                "brokerList": "%Brokers%", "topic": "orders"}),
+        ),
+    ];
+    for (kind, binding) in kinds {
+        let name = kind.to_lowercase().replace("trigger", "");
+        app.put_app(
+            "contoso",
+            &name,
+            &json!({"handler": {"url": "https://handler.example.com/api"},
+                "appSettings": {
+                    "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+                    "Hub": "Endpoint=sb://hub.servicebus.windows.net/;SharedAccessKeyName=listen;SharedAccessKey=c2VjcmV0",
+                    "Brokers": "broker.example.com:9092"}}),
+        )
+        .await;
+        put_function(&app, &name, "ship", &json!({"bindings": [binding]})).await;
+        let path = format!("/v1/tenants/contoso/apps/{name}/diagnostics");
+        let before: Value = app.admin(Method::GET, &path).fetch_json().await;
+        let listener_checks = |diagnostics: &Value| -> Vec<Value> {
+            diagnostics["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c["subject"] == "listener")
+                .cloned()
+                .collect()
+        };
+        assert_eq!(before["healthy"], true, "{kind}: {before}");
+        assert!(listener_checks(&before).is_empty(), "{kind}: {before}");
+
+        let status = "error: the broker refused the binding: SASL authentication failed";
+        report(
+            &app,
+            json!({
+                "tenant": "contoso", "app": name, "instance": 0, "function": "ship",
+                "trigger": kind, "source": "orders", "status": status,
+                "received": 0, "succeeded": 0, "failed": 0, "poisoned": 0, "inFlight": 0,
+                "currentBackoffMs": 0,
+            }),
+        )
+        .await;
+        let after: Value = app.admin(Method::GET, &path).fetch_json().await;
+        assert_eq!(after["healthy"], false, "{kind}: {after}");
+        let checks = listener_checks(&after);
+        assert_eq!(checks.len(), 1, "{kind}: {after}");
+        assert_eq!(checks[0]["function"], "ship");
+        assert_eq!(checks[0]["status"], "error");
+        assert_eq!(
+            checks[0]["detail"],
+            format!("listener on orders: {status}"),
+            "{kind}"
+        );
+    }
 }
