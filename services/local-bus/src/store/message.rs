@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use fe2o3_amqp::types::messaging::{
-    Body, Header, Message, MessageAnnotations, message::__private::Serializable,
+    Body, Header, Message, MessageAnnotations, Properties, message::__private::Serializable,
 };
 use fe2o3_amqp::types::primitives::{SimpleValue, Timestamp, Value};
 use uuid::Uuid;
@@ -65,6 +65,12 @@ impl StoredMessage {
         // AMQP's `ttl` is milliseconds in a u32 (about 49 days), longer TTLs stay unsaid.
         header.ttl = ttl.and_then(|ttl| u32::try_from(ttl.as_millis()).ok());
         message.header = Some(header);
+        // Service Bus stamps `absolute-expiry-time` with the expiry it applies (enqueued time
+        // plus the effective TTL), whatever the sender put there; .NET's `ExpiresAt` and Go's
+        // azservicebus read it (the Python SDK derives it from `ttl`). A message that never
+        // expires carries none.
+        let properties = message.properties.get_or_insert_with(Properties::default);
+        properties.absolute_expiry_time = self.expires_at.map(timestamp);
         let mut annotations = message.message_annotations.take().unwrap_or_default();
         annotations.insert(
             "x-opt-enqueued-time".into(),
@@ -134,3 +140,64 @@ pub fn decode(bytes: &[u8]) -> Result<Message<Body<Value>>, serde_amqp::Error> {
 
 /// The annotations map type, so callers need not spell its path.
 pub type Annotations = MessageAnnotations;
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    /// A message whose sender said it expires at `sent_expiry`, stored as enqueued at
+    /// `enqueued_at` and expiring at `expires_at` under the entity's rules.
+    fn stored(
+        sent_expiry: DateTime<Utc>,
+        enqueued_at: DateTime<Utc>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> StoredMessage {
+        let message = Message::builder()
+            .properties(Properties {
+                absolute_expiry_time: Some(timestamp(sent_expiry)),
+                ..Properties::default()
+            })
+            .body(Body::Value(fe2o3_amqp::types::messaging::AmqpValue(
+                Value::String("hello".into()),
+            )))
+            .build();
+        StoredMessage {
+            sequence_number: 1,
+            message,
+            enqueued_at,
+            expires_at,
+            state: MessageState::Active,
+            delivery_count: 0,
+            lock: None,
+            session_id: None,
+            dead_letter_source: None,
+        }
+    }
+
+    fn wire_expiry(message: &StoredMessage) -> Option<DateTime<Utc>> {
+        let wire = message.to_wire(None);
+        let expiry = wire.properties.and_then(|p| p.absolute_expiry_time)?;
+        from_timestamp(&expiry)
+    }
+
+    #[test]
+    fn the_expiry_on_the_wire_is_the_one_the_entity_applies() {
+        let sent = Utc.with_ymd_and_hms(2026, 1, 1, 10, 0, 0).unwrap();
+        let minutes = |m| chrono::Duration::minutes(m);
+        // A 2 h TTL capped by a 10 min default: expires 10 min after enqueueing.
+        let capped = stored(sent + minutes(120), sent, Some(sent + minutes(10)));
+        assert_eq!(wire_expiry(&capped), Some(sent + minutes(10)));
+        // Scheduled an hour on with a 10 min TTL: expires after it is enqueued, not before.
+        let scheduled = stored(
+            sent + minutes(10),
+            sent + minutes(60),
+            Some(sent + minutes(70)),
+        );
+        assert_eq!(wire_expiry(&scheduled), Some(sent + minutes(70)));
+        // Never expires: no expiry on the wire, whatever the sender wrote.
+        let forever = stored(sent + minutes(10), sent, None);
+        assert_eq!(wire_expiry(&forever), None);
+    }
+}
