@@ -20,8 +20,7 @@ use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
-use crate::names::QueueName;
-use crate::queue_trigger::trigger_queue_name;
+use crate::queue_trigger::{NoPoisonQueue, poison_queue_name, trigger_queue_name};
 use crate::stream_trigger::{stream_output, stream_source};
 
 pub mod sign_in;
@@ -82,16 +81,33 @@ pub struct Diagnostics {
 }
 
 /// The checks for one function (pure, so the rules are unit-tested without HTTP).
-/// The queue a binding's `queueName` resolves to, by the rules the worker applies.
-fn queue_name_check(
-    binding: &Binding,
-    name: &QueueName,
-    settings: &BTreeMap<String, String>,
-) -> Result<QueueName, String> {
-    if binding.is_trigger() {
-        trigger_queue_name(name, settings)
-    } else {
-        name.resolve(settings)
+/// Where `queue`'s failed messages go after `maxDequeueCount` attempts. A queue without a poison
+/// queue is a warning when that is because of its name's length (a surprise: its failures are
+/// retried for ever), not when it is itself a poison queue (a function draining one is the usual
+/// reason to trigger on it).
+fn poison_queue_check(
+    queue: &str,
+    host: &HostConfig,
+    check: impl Fn(CheckStatus, String) -> Check,
+) -> Check {
+    let attempts = host.extensions.queues.max_dequeue_count;
+    match poison_queue_name(queue) {
+        Ok(poison) => check(
+            CheckStatus::Ok,
+            format!("messages that fail {attempts} attempts go to {poison}"),
+        ),
+        Err(reason) => {
+            let status = match reason {
+                NoPoisonQueue::IsPoisonQueue(_) => CheckStatus::Ok,
+                NoPoisonQueue::NameTooLong(_) => CheckStatus::Warning,
+            };
+            check(
+                status,
+                format!(
+                    "no poison queue: {reason}; a failed message stays on {queue}, invisible until its invisibility lapses, and is tried again up to {attempts} attempts, then left there"
+                ),
+            )
+        }
     }
 }
 
@@ -129,7 +145,7 @@ pub fn check_function(
         if let Some(name) = queue_name
             && let Some(setting) = name.setting_reference()
         {
-            checks.push(match queue_name_check(binding, name, settings) {
+            checks.push(match trigger_queue_name(name, settings) {
                 Ok(value) => check(
                     binding,
                     "queueName",
@@ -138,6 +154,16 @@ pub fn check_function(
                 ),
                 Err(message) => check(binding, "queueName", CheckStatus::Error, message),
             });
+        }
+        // Where a queue trigger's finally failed messages go, or that they stay on the queue.
+        if let Binding::QueueTrigger(trigger) = binding
+            && let Ok(queue) = trigger_queue_name(&trigger.queue_name, settings)
+        {
+            checks.push(poison_queue_check(
+                queue.as_str(),
+                host,
+                |status, detail| check(binding, "poisonQueue", status, detail),
+            ));
         }
         // A stream binding resolves its brokers, topic and group (or says what is missing),
         // exactly as its listener or output will.
@@ -266,9 +292,51 @@ mod tests {
             json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders", "connection": "Missing"}]),
         );
         let checks = check_function("f", &spec, &BTreeMap::new(), &HostConfig::default());
-        assert_eq!(checks.len(), 1);
-        assert_eq!(checks[0].status, CheckStatus::Error);
-        assert_eq!(checks[0].subject, "connection");
+        let errors: Vec<_> = checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Error)
+            .collect();
+        assert_eq!(errors.len(), 1, "{checks:?}");
+        assert_eq!(errors[0].subject, "connection");
+    }
+
+    #[test]
+    fn a_queue_trigger_says_where_its_failed_messages_go() {
+        let poison_check = |queue: &str| {
+            let spec = function(
+                json!([{"type": "queueTrigger", "direction": "in", "name": "m",
+                "queueName": queue, "connection": ""}]),
+            );
+            let settings = BTreeMap::from([(
+                "AzureWebJobsStorage".into(),
+                "UseDevelopmentStorage=true".into(),
+            )]);
+            let checks = check_function("f", &spec, &settings, &HostConfig::default());
+            let poison = checks.into_iter().find(|c| c.subject == "poisonQueue");
+            let poison = poison.expect("a poisonQueue check");
+            (poison.status, poison.detail)
+        };
+        assert_eq!(
+            poison_check("orders"),
+            (
+                CheckStatus::Ok,
+                "messages that fail 5 attempts go to orders-poison".into()
+            )
+        );
+        // A poison queue drained by a function: none of its own, and that is expected.
+        let (status, detail) = poison_check("orders-poison");
+        assert_eq!(status, CheckStatus::Ok);
+        assert!(
+            detail.starts_with("no poison queue: queue orders-poison is itself a poison queue"),
+            "{detail}"
+        );
+        // A name too long for one: a warning, since its failures are retried for ever.
+        let (status, detail) = poison_check(&"q".repeat(60));
+        assert_eq!(status, CheckStatus::Warning);
+        assert!(
+            detail.contains("would be longer than 63 characters"),
+            "{detail}"
+        );
     }
 
     #[test]

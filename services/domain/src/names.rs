@@ -166,12 +166,9 @@ name_type! {
     example = "myQueueItem",
 }
 
-/// What a queue trigger appends to its queue's name for the poison queue (`<queue>-poison`).
-/// Here, beside the queue name, because a trigger's queue name is checked against it on write.
+/// What a queue trigger appends to its queue's name for the poison queue (`<queue>-poison`;
+/// see `queue_trigger::poison_queue_name` for the queues that have none).
 pub const POISON_SUFFIX: &str = "-poison";
-
-/// Longest trigger queue name whose poison queue is still a valid queue name (63 characters).
-pub const MAX_TRIGGER_QUEUE_NAME: usize = 63 - POISON_SUFFIX.len();
 
 impl QueueName {
     /// The app setting named by a `%SettingName%` reference, or `None` for a literal queue name.

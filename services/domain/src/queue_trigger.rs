@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use crate::bindings::DataType;
 use crate::host_config::{MessageEncoding, QueuesOptions};
+pub use crate::names::POISON_SUFFIX;
 use crate::names::QueueName;
-pub use crate::names::{MAX_TRIGGER_QUEUE_NAME, POISON_SUFFIX};
 
 mod polling;
 #[cfg(test)]
@@ -27,26 +27,41 @@ pub fn renewal_period(invisibility: Duration) -> Duration {
     invisibility / 2
 }
 
-/// The queue a function's messages go to after `maxDequeueCount` failed deliveries.
-pub fn poison_queue_name(queue: &str) -> String {
-    format!("{queue}{POISON_SUFFIX}")
+/// Why a trigger queue has no poison queue.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoPoisonQueue {
+    #[error("queue {0} is itself a poison queue (its name ends in {POISON_SUFFIX})")]
+    IsPoisonQueue(String),
+    #[error("{0}{POISON_SUFFIX} would be longer than {MAX_QUEUE_NAME} characters")]
+    NameTooLong(String),
 }
 
-/// The queue a trigger listens to: its `queueName` resolved (see [`QueueName::resolve`]), short
-/// enough that its poison queue is a valid name. A literal name was checked on write; one taken
-/// from an app setting is checked here.
+/// The longest queue name Azure Storage accepts.
+const MAX_QUEUE_NAME: usize = 63;
+
+/// The queue a function's messages go to after `maxDequeueCount` failed deliveries,
+/// `<queue>-poison`, or none, as Azure decides (`QueueListenerFactory.CreatePoisonQueueReference`
+/// in azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.Storage.Queues`): a queue that is
+/// itself a poison queue gets none, and neither does one whose poison queue's name would be too
+/// long. Without one, a failed message is left invisible and tried again when its invisibility
+/// lapses ([`AfterFailure::LeaveInvisible`]).
+pub fn poison_queue_name(queue: &str) -> Result<String, NoPoisonQueue> {
+    if queue.ends_with(POISON_SUFFIX) {
+        return Err(NoPoisonQueue::IsPoisonQueue(queue.to_owned()));
+    }
+    if queue.len() + POISON_SUFFIX.len() > MAX_QUEUE_NAME {
+        return Err(NoPoisonQueue::NameTooLong(queue.to_owned()));
+    }
+    Ok(format!("{queue}{POISON_SUFFIX}"))
+}
+
+/// The queue a trigger listens to: its `queueName` resolved (see [`QueueName::resolve`]). A
+/// literal name was checked on write; one taken from an app setting is checked here.
 pub fn trigger_queue_name(
     name: &QueueName,
     settings: &BTreeMap<String, String>,
 ) -> Result<QueueName, String> {
-    let resolved = name.resolve(settings)?;
-    if resolved.as_str().len() > MAX_TRIGGER_QUEUE_NAME {
-        return Err(format!(
-            "trigger queue {} is longer than {MAX_TRIGGER_QUEUE_NAME} characters, so its poison queue would not be a valid queue name",
-            resolved.as_str()
-        ));
-    }
-    Ok(resolved)
+    name.resolve(settings)
 }
 
 /// Whether the listener may fetch another batch: only once in-flight work has dropped to
@@ -68,13 +83,19 @@ pub enum Arrival {
     /// Its dequeue count is already past `maxDequeueCount` (for instance a worker crashed on
     /// its last attempt): move it to the poison queue without invoking the function.
     Poison,
+    /// Past `maxDequeueCount` on a queue without a poison queue: neither invoked nor moved,
+    /// left invisible for the rest of the invisibility it was received with (Azure's
+    /// `QueueProcessor.BeginProcessingMessageAsync` skips it and its poison step does nothing
+    /// without a poison queue).
+    LeaveInvisible,
 }
 
-pub fn on_arrival(dequeue_count: u32, options: &QueuesOptions) -> Arrival {
-    if dequeue_count > options.max_dequeue_count {
-        Arrival::Poison
-    } else {
-        Arrival::Process
+/// `has_poison_queue`: whether [`poison_queue_name`] gave the trigger one.
+pub fn on_arrival(dequeue_count: u32, options: &QueuesOptions, has_poison_queue: bool) -> Arrival {
+    match (dequeue_count > options.max_dequeue_count, has_poison_queue) {
+        (false, _) => Arrival::Process,
+        (true, true) => Arrival::Poison,
+        (true, false) => Arrival::LeaveInvisible,
     }
 }
 
@@ -85,14 +106,33 @@ pub enum AfterFailure {
     Poison,
     /// Make it visible again after this delay (`visibilityTimeout`).
     Release(Duration),
+    /// A queue without a poison queue: leave the message invisible, so it comes back when its
+    /// invisibility lapses rather than at once. Azure's `QueueProcessor.
+    /// CompleteProcessingMessageAsync` does the same, "to prevent a fast infinite loop"
+    /// (azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.Storage.Common`
+    /// `src/Shared/Queues/QueueProcessor.cs`).
+    LeaveInvisible,
 }
 
-pub fn after_failure(dequeue_count: u32, options: &QueuesOptions) -> AfterFailure {
-    if dequeue_count >= options.max_dequeue_count {
+/// `has_poison_queue`: whether [`poison_queue_name`] gave the trigger one.
+pub fn after_failure(
+    dequeue_count: u32,
+    options: &QueuesOptions,
+    has_poison_queue: bool,
+) -> AfterFailure {
+    if !has_poison_queue {
+        AfterFailure::LeaveInvisible
+    } else if is_last_attempt(dequeue_count, options) {
         AfterFailure::Poison
     } else {
         AfterFailure::Release(options.visibility_timeout.as_duration())
     }
+}
+
+/// Whether a delivery with this dequeue count is the last `maxDequeueCount` allows: the next
+/// receive of the same message would arrive past it.
+pub fn is_last_attempt(dequeue_count: u32, options: &QueuesOptions) -> bool {
+    dequeue_count >= options.max_dequeue_count
 }
 
 /// Why a message body could not be turned into what the handler receives.

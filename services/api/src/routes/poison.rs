@@ -427,9 +427,15 @@ impl Source {
                 )
                 .map_err(|e| unusable(e.to_string()))?;
                 let open = |name: &str| queues.queue(name).map_err(|e| unusable(e.to_string()));
+                // As in Azure, some queues have none: their failed messages stay on the queue.
+                let poison = poison_queue_name(queue_name.as_str()).map_err(|reason| {
+                    ApiError::Conflict(format!(
+                        "the function has no poison queue: {reason}; its failed messages stay on {queue_name}"
+                    ))
+                })?;
                 Ok(Source::Queue(TriggerQueues {
                     trigger: open(queue_name.as_str())?,
-                    poison: open(&poison_queue_name(queue_name.as_str()))?,
+                    poison: open(&poison)?,
                 }))
             }
             Some(Binding::ServiceBusTrigger(trigger)) => {

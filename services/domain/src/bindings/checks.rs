@@ -8,7 +8,7 @@ use super::{
     HttpTriggerBinding, KNOWN_TYPES, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
     QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
-use crate::names::{MAX_TRIGGER_QUEUE_NAME, QueueName, SettingName};
+use crate::names::SettingName;
 use crate::service_bus_entity::path::check_binding_entity;
 use crate::service_bus_entity::settings::{self, EntityContext};
 use crate::validation::{Problems, from_json, join_path};
@@ -48,9 +48,7 @@ pub(super) fn read_properties(
     let is_batched_written = properties.contains_key("isBatched");
     let binding = match t {
         "queueTrigger" => {
-            let b: QueueTriggerBinding = props(properties, prefix, problems)?;
-            check_poison_queue_fits(problems, &path("queueName"), &b.queue_name);
-            Binding::QueueTrigger(b)
+            Binding::QueueTrigger(props::<QueueTriggerBinding>(properties, prefix, problems)?)
         }
         "queue" => Binding::Queue(props(properties, prefix, problems)?),
         "serviceBusTrigger" => {
@@ -144,19 +142,6 @@ pub(super) fn read_properties(
 }
 
 /// `connection` names an app setting or a prefix of settings, so it must be a valid setting name.
-/// The trigger's poison queue `<queue>-poison` must itself be a valid queue name.
-fn check_poison_queue_fits(problems: &mut Problems, path: &str, queue: &QueueName) {
-    if queue.setting_reference().is_none() && queue.as_str().len() > MAX_TRIGGER_QUEUE_NAME {
-        let queue = queue.as_str();
-        problems.push(
-            path.to_owned(),
-            format!(
-                "a trigger queue name may have at most {MAX_TRIGGER_QUEUE_NAME} characters, so that its poison queue {queue}-poison is a valid queue name"
-            ),
-        );
-    }
-}
-
 fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str>) {
     if let Some(connection) = connection.filter(|c| !c.is_empty())
         && let Err(message) = SettingName::parse(connection)

@@ -26,32 +26,77 @@ fn default_capacity_is_sixteen_plus_eight() {
 #[test]
 fn arrival_past_max_dequeue_count_goes_straight_to_poison() {
     let o = options(16, 8, 5, TimeSpan::ZERO);
-    assert_eq!(on_arrival(1, &o), Arrival::Process);
-    assert_eq!(on_arrival(5, &o), Arrival::Process);
-    assert_eq!(on_arrival(6, &o), Arrival::Poison);
+    assert_eq!(on_arrival(1, &o, true), Arrival::Process);
+    assert_eq!(on_arrival(5, &o, true), Arrival::Process);
+    assert_eq!(on_arrival(6, &o, true), Arrival::Poison);
+    // Without a poison queue it is left where it is.
+    assert_eq!(on_arrival(5, &o, false), Arrival::Process);
+    assert_eq!(on_arrival(6, &o, false), Arrival::LeaveInvisible);
 }
 
 #[test]
 fn failure_releases_until_the_last_attempt_then_poisons() {
     let o = options(16, 8, 3, TimeSpan::from_secs(7));
     assert_eq!(
-        after_failure(1, &o),
+        after_failure(1, &o, true),
         AfterFailure::Release(Duration::from_secs(7))
     );
     assert_eq!(
-        after_failure(2, &o),
+        after_failure(2, &o, true),
         AfterFailure::Release(Duration::from_secs(7))
     );
-    assert_eq!(after_failure(3, &o), AfterFailure::Poison);
-    assert_eq!(after_failure(9, &o), AfterFailure::Poison);
+    assert_eq!(after_failure(3, &o, true), AfterFailure::Poison);
+    assert_eq!(after_failure(9, &o, true), AfterFailure::Poison);
+    assert!(!is_last_attempt(2, &o));
+    assert!(is_last_attempt(3, &o));
 }
 
 #[test]
-fn poison_queue_name_appends_suffix_and_fits_the_limit() {
-    assert_eq!(poison_queue_name("orders"), "orders-poison");
+fn without_a_poison_queue_every_failure_leaves_the_message_invisible() {
+    let o = options(16, 8, 3, TimeSpan::from_secs(7));
+    for dequeue_count in [1, 2, 3, 9] {
+        assert_eq!(
+            after_failure(dequeue_count, &o, false),
+            AfterFailure::LeaveInvisible,
+            "{dequeue_count}"
+        );
+    }
+}
+
+#[test]
+fn poison_queues_are_named_as_azure_names_them_or_not_at_all() {
+    assert_eq!(poison_queue_name("orders"), Ok("orders-poison".to_owned()));
+    // The longest name that still has one: 56 characters, whose poison queue has 63.
+    let longest = "a".repeat(56);
+    assert_eq!(poison_queue_name(&longest).unwrap().len(), 63);
+    // 57 to 63 characters are valid queue names without a poison queue.
+    for len in [57, 63] {
+        let name = "a".repeat(len);
+        assert_eq!(
+            poison_queue_name(&name),
+            Err(NoPoisonQueue::NameTooLong(name.clone()))
+        );
+    }
+    // A poison queue has no poison queue of its own.
     assert_eq!(
-        poison_queue_name(&"a".repeat(MAX_TRIGGER_QUEUE_NAME)).len(),
-        63
+        poison_queue_name("orders-poison"),
+        Err(NoPoisonQueue::IsPoisonQueue("orders-poison".into()))
+    );
+    assert_eq!(
+        poison_queue_name("orders-poison").unwrap_err().to_string(),
+        "queue orders-poison is itself a poison queue (its name ends in -poison)"
+    );
+    assert_eq!(
+        poison_queue_name(&"a".repeat(60)).unwrap_err().to_string(),
+        format!(
+            "{}-poison would be longer than 63 characters",
+            "a".repeat(60)
+        )
+    );
+    // Only the exact suffix counts, as Azure's ordinal `EndsWith`.
+    assert_eq!(
+        poison_queue_name("poisonous"),
+        Ok("poisonous-poison".to_owned())
     );
 }
 
@@ -183,15 +228,20 @@ proptest! {
 }
 
 #[test]
-fn trigger_queue_from_a_setting_must_leave_room_for_its_poison_queue() {
+fn trigger_queue_from_a_setting_may_be_any_queue_name() {
     let settings = std::collections::BTreeMap::from([
-        ("Short".to_owned(), "q".repeat(56)),
-        ("Long".to_owned(), "q".repeat(57)),
+        ("Long".to_owned(), "q".repeat(63)),
+        ("Bad".to_owned(), "Not A Queue".to_owned()),
     ]);
     let name = |n: &str| crate::names::QueueName::parse(n).unwrap();
-    assert!(trigger_queue_name(&name("%Short%"), &settings).is_ok());
-    let err = trigger_queue_name(&name("%Long%"), &settings).unwrap_err();
-    assert!(err.contains("poison queue"), "{err}");
+    assert_eq!(
+        trigger_queue_name(&name("%Long%"), &settings)
+            .unwrap()
+            .as_str(),
+        "q".repeat(63)
+    );
+    let err = trigger_queue_name(&name("%Bad%"), &settings).unwrap_err();
+    assert!(err.contains("app setting Bad"), "{err}");
     assert_eq!(
         trigger_queue_name(&name("orders"), &settings)
             .unwrap()

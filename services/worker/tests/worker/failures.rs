@@ -82,6 +82,51 @@ async fn message_past_max_dequeue_count_goes_straight_to_poison() -> anyhow::Res
     Ok(())
 }
 
+/// A queue whose name ends in `-poison` has no poison queue of its own, as in Azure
+/// (`QueueListenerFactory.CreatePoisonQueueReference`): a failed message is not released but
+/// stays invisible until its invisibility lapses, however short `visibilityTimeout` is; past
+/// `maxDequeueCount` it is left on the queue, not invoked again, and no `-poison-poison` queue
+/// appears.
+#[tokio::test]
+async fn a_poison_queue_gets_no_poison_queue_and_keeps_its_failed_messages() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"maxDequeueCount": 2, "visibilityTimeout": "00:00:00"}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function("drain", queue_trigger("jobs-poison"))
+        .await?;
+    h.enqueue("jobs-poison", &base64("still failing")).await?;
+    let mut config = h.worker_config("w1");
+    let invisibility = Duration::from_secs(2);
+    config.invisibility = invisibility;
+    let worker = h.start_worker(config)?;
+
+    let attempts = h.handler.wait_for(2, WAIT).await?;
+    let gap = attempts[1].at - attempts[0].at;
+    assert!(
+        gap >= invisibility - Duration::from_millis(200),
+        "left invisible for the invisibility ({invisibility:?}), not released at once: {gap:?}"
+    );
+    // Past maxDequeueCount: received again after each invisibility, never invoked, never moved.
+    tokio::time::sleep(invisibility * 3).await;
+    assert_eq!(h.handler.count(), 2, "invoked past maxDequeueCount");
+    match h.queue("jobs-poison-poison").approximate_length().await {
+        Err(shoal_connectors::QueueError::QueueNotFound { .. }) => {}
+        other => panic!("a poison queue of the poison queue: {other:?}"),
+    }
+    let report = &worker.stats.reports()[0];
+    assert_eq!((report.failed, report.poisoned), (2, 0));
+    worker.shut_down().await?;
+    assert_eq!(
+        h.queue("jobs-poison").approximate_length().await?,
+        1,
+        "the message stays on its queue"
+    );
+    Ok(())
+}
+
 /// Each way a handler can fail ends, with `maxDequeueCount` 1, in the poison queue after one
 /// attempt.
 async fn fails_into_poison(

@@ -2,6 +2,8 @@
 //! already past `maxDequeueCount` → poison without invoking; otherwise decode, invoke the
 //! handler while renewing the invisibility at half its period, then on success write the
 //! outputs and delete; on failure poison (last attempt) or release after `visibilityTimeout`.
+//! A queue without a poison queue (a poison queue itself, or a name too long for one) leaves a
+//! failed message invisible instead, as Azure does, and one past `maxDequeueCount` untouched.
 //! While the function's circuit breaker is open a message is neither invoked nor poisoned: it
 //! goes back to the queue (`hold_back`).
 //! If the worker's drain deadline passes first, or its lease lapses (see `lease.rs`), the
@@ -16,7 +18,8 @@ use shoal_domain::bindings::DataType;
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::invocation::{QueueDelivery, queue_payload};
 use shoal_domain::queue_trigger::{
-    AfterFailure, Arrival, after_failure, on_arrival, renewal_period, trigger_value,
+    AfterFailure, Arrival, after_failure, is_last_attempt, on_arrival, renewal_period,
+    trigger_value,
 };
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
@@ -35,7 +38,9 @@ pub struct QueueFunction {
     /// Its `dataType`: `binary` delivers the message's bytes in base64.
     pub data_type: Option<DataType>,
     pub queue: Queue,
-    pub poison: Queue,
+    /// `<queue>-poison`; none for queues Azure gives none (`poison_queue_name`), whose failed
+    /// messages are left invisible instead.
+    pub poison: Option<Queue>,
     pub poison_created: OnceCell<()>,
     pub options: QueuesOptions,
     pub invisibility: Duration,
@@ -61,10 +66,17 @@ pub async fn deliver(
             hold_back(&ctx, &message, &receipt).await;
             return;
         }
-        if on_arrival(message.dequeue_count, &ctx.options) == Arrival::Poison {
-            tracing::warn!("message arrived past maxDequeueCount; moving it to the poison queue");
-            poison(&ctx, &message, &receipt).await;
-            return;
+        match on_arrival(message.dequeue_count, &ctx.options, ctx.poison.is_some()) {
+            Arrival::Process => {}
+            Arrival::Poison => {
+                tracing::warn!("message arrived past maxDequeueCount; moving it to the poison queue");
+                poison(&ctx, &message, &receipt).await;
+                return;
+            }
+            Arrival::LeaveInvisible => {
+                tracing::warn!("message arrived past maxDequeueCount on a queue without a poison queue; leaving it invisible, not invoked");
+                return;
+            }
         }
         let outcome = tokio::select! {
             outcome = attempt(&ctx, &message, invocation_id) => outcome,
@@ -83,7 +95,7 @@ pub async fn deliver(
             }
             Outcome::Failed(reason) => {
                 ctx.function.stats.failed();
-                match after_failure(message.dequeue_count, &ctx.options) {
+                match after_failure(message.dequeue_count, &ctx.options, ctx.poison.is_some()) {
                     AfterFailure::Poison => {
                         tracing::warn!(reason, "invocation failed on its last attempt; moving the message to the poison queue");
                         poison(&ctx, &message, &receipt).await;
@@ -91,6 +103,9 @@ pub async fn deliver(
                     AfterFailure::Release(delay) => {
                         tracing::warn!(reason, retry_in = ?delay, "invocation failed; the message becomes visible again");
                         release(&ctx, &message.message_id, &receipt, delay).await;
+                    }
+                    AfterFailure::LeaveInvisible => {
+                        tracing::warn!(reason, "invocation failed on a queue without a poison queue; the message stays invisible until its invisibility lapses");
                     }
                 }
             }
@@ -173,7 +188,9 @@ async fn release(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>, delay: 
 /// new dequeue count (then the original is deleted; if that fails it may be delivered twice,
 /// never lost).
 async fn hold_back(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>) {
-    if after_failure(message.dequeue_count, &ctx.options) == AfterFailure::Poison {
+    // Whether or not the queue has a poison queue: past its last attempt the message would
+    // never be invoked again.
+    if is_last_attempt(message.dequeue_count, &ctx.options) {
         let copied = settle(ctx, "requeue", || ctx.queue.enqueue(&message.text)).await;
         if copied {
             delete(ctx, &message.message_id, receipt).await;
@@ -186,11 +203,15 @@ async fn hold_back(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<
 /// Copies the message, body untouched, to `<queue>-poison` (created on first use), then
 /// deletes it. If the delete fails the message may be poisoned twice, never lost.
 async fn poison(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>) {
+    let Some(poison) = &ctx.poison else {
+        // Only reached through `on_arrival`/`after_failure`, which never poison without one.
+        return;
+    };
     let copied = settle(ctx, "poison", || async {
         ctx.poison_created
-            .get_or_try_init(|| ctx.poison.create_if_missing())
+            .get_or_try_init(|| poison.create_if_missing())
             .await?;
-        ctx.poison.enqueue(&message.text).await
+        poison.enqueue(&message.text).await
     })
     .await;
     if !copied {

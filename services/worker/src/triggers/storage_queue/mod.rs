@@ -60,9 +60,14 @@ impl TriggerKind for StorageQueueTrigger {
         let queue_name = trigger_queue_name(&trigger.queue_name, &app.settings)?;
         let queue_name = queue_name.as_str();
         let queue = queues.queue(queue_name).map_err(|e| e.to_string())?;
-        let poison = queues
-            .queue(&poison_queue_name(queue_name))
-            .map_err(|e| e.to_string())?;
+        // Some queues have no poison queue, as in Azure (see `poison_queue_name`).
+        let poison = match poison_queue_name(queue_name) {
+            Ok(name) => Some(queues.queue(&name).map_err(|e| e.to_string())?),
+            Err(reason) => {
+                tracing::info!(%reason, "no poison queue: failed messages stay on the queue");
+                None
+            }
+        };
         Ok(Box::new(BoundQueueTrigger {
             binding: trigger.name.as_str().to_owned(),
             data_type: trigger.data_type,
@@ -74,12 +79,12 @@ impl TriggerKind for StorageQueueTrigger {
     }
 }
 
-/// A queue trigger connected to its queue and poison queue.
+/// A queue trigger connected to its queue and its poison queue, if it has one.
 struct BoundQueueTrigger {
     binding: String,
     data_type: Option<DataType>,
     queue: Queue,
-    poison: Queue,
+    poison: Option<Queue>,
     options: QueuesOptions,
     invisibility: Duration,
 }
