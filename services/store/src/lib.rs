@@ -17,6 +17,7 @@ mod conditional;
 pub mod crypto;
 mod error;
 pub mod functions;
+pub mod held_messages;
 pub mod invocation_telemetry;
 pub mod leadership;
 pub mod listen;

@@ -47,6 +47,9 @@ pub enum Operation {
     BreakersClaimProbe,
     BreakersProbeResult,
     BreakersSet,
+    // held queue messages
+    HeldMessagesHold,
+    HeldMessagesHolds,
     // functions
     FunctionsGet,
     FunctionsCountOfApp,
@@ -167,6 +170,8 @@ impl Operation {
             Operation::BreakersClaimProbe => "breakers_claim_probe",
             Operation::BreakersProbeResult => "breakers_probe_result",
             Operation::BreakersSet => "breakers_set",
+            Operation::HeldMessagesHold => "held_messages_hold",
+            Operation::HeldMessagesHolds => "held_messages_holds",
             Operation::FunctionsGet => "functions_get",
             Operation::FunctionsCountOfApp => "functions_count_of_app",
             Operation::FunctionsLockApp => "functions_lock_app",

@@ -11,6 +11,7 @@ use shoal_invoker::Invoker;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::breaker::held::HeldMessages;
 use crate::breaker::{Breakers, FunctionKey};
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
@@ -27,6 +28,8 @@ pub struct Services {
     pub watcher: Arc<WriteWatcher>,
     pub breakers: Arc<Breakers>,
     pub invoker: Invoker,
+    /// For what deliveries keep in Postgres (the messages a breaker held back).
+    pub pool: sqlx::PgPool,
 }
 
 pub async fn run_app(
@@ -139,15 +142,15 @@ fn host(
     outputs: Vec<outputs::Output>,
     stats: Arc<ListenerStats>,
 ) -> FunctionHost {
-    let breaker = services.breakers.register(
-        FunctionKey {
-            tenant: app.instance.tenant.clone(),
-            app: app.instance.app.clone(),
-            function: function.name.clone(),
-        },
-        function.spec.breaker(),
-        app.secret.clone(),
-    );
+    let key = FunctionKey {
+        tenant: app.instance.tenant.clone(),
+        app: app.instance.app.clone(),
+        function: function.name.clone(),
+    };
+    let held = HeldMessages::new(services.pool.clone(), key.clone());
+    let breaker = services
+        .breakers
+        .register(key, function.spec.breaker(), app.secret.clone());
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());
     FunctionHost {
@@ -170,5 +173,6 @@ fn host(
         stats,
         watcher: services.watcher.clone(),
         breaker,
+        held,
     }
 }

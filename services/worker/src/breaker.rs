@@ -10,6 +10,7 @@
 //! change, else every tick) and sets each function's gate: listeners of an open breaker
 //! receive nothing until it closes; the worker whose probe claim wins receives one message.
 
+pub mod held;
 pub mod sync;
 
 use std::collections::{HashMap, VecDeque};

@@ -14,6 +14,7 @@ use url::Url;
 use uuid::Uuid;
 
 use crate::breaker::FunctionBreaker;
+use crate::breaker::held::HeldMessages;
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
 use crate::watcher::WriteWatcher;
@@ -41,6 +42,8 @@ pub struct FunctionHost {
     /// The function's circuit breaker: listeners ask it before receiving, invocations tell it
     /// how they ended.
     pub breaker: Arc<FunctionBreaker>,
+    /// The queue messages the breaker gave back, by every worker (see `breaker::held`).
+    pub held: HeldMessages,
 }
 
 /// How a delivery ended, for the trigger to settle by.

@@ -143,6 +143,7 @@ impl Worker {
                 watcher: self.watcher.clone(),
                 breakers,
                 invoker,
+                pool: self.pool.clone(),
             },
         );
         let mut lease_changes = lease.subscribe();

@@ -1,6 +1,7 @@
 //! The worker under a function's circuit breaker: a paused Service Bus function receives
 //! nothing (its messages stay in the entity) until it is resumed; a retry loop stops when the
-//! breaker opens and gives the message back instead of poisoning it.
+//! breaker opens and gives the message back instead of poisoning it, keeping its id and its
+//! attempts.
 
 use std::time::Duration;
 
@@ -86,15 +87,26 @@ async fn an_opening_breaker_stops_retries_and_poisons_nothing() -> anyhow::Resul
     };
     assert_eq!(poison, 0, "nothing is poisoned because of the pause");
 
-    // Resumed with the handler working: the message (a fresh copy) is processed.
+    // Resumed with the handler working: the same message is processed, its held receive not
+    // counted as an attempt, under the same webhook-id as before the pause.
     h.handler.set_behaviour(Behaviour::Respond(json!({})));
     set_by_hand(&h, "fails", BreakerCause::Resumed).await?;
     h.wait_until_empty("jobs", Duration::from_secs(20)).await?;
-    let last = h.handler.requests().pop().unwrap();
+    let requests = h.handler.requests();
+    let (first, last) = (&requests[0], requests.last().unwrap());
     assert_eq!(last.body["Data"]["msg"], "job");
     assert_eq!(
         last.body["Metadata"]["DequeueCount"], 1,
-        "a fresh dequeue count"
+        "the pause cost no attempt"
+    );
+    assert_eq!(
+        last.header("webhook-id"),
+        first.header("webhook-id"),
+        "the idempotency key survives the pause"
+    );
+    assert_eq!(
+        last.body["Metadata"]["Id"], first.body["Metadata"]["Id"],
+        "the same message, not a copy"
     );
     worker.shut_down().await?;
     Ok(())

@@ -5,7 +5,7 @@
 //! A queue without a poison queue (a poison queue itself, or a name too long for one) leaves a
 //! failed message invisible instead, as Azure does, and one past `maxDequeueCount` untouched.
 //! While the function's circuit breaker is open a message is neither invoked nor poisoned: it
-//! goes back to the queue (`hold_back`).
+//! goes back to the queue (`hold_back`), and that receive does not count as an attempt.
 //! If the worker's drain deadline passes first, or its lease lapses (see `lease.rs`), the
 //! message is released at once (it was not the handler's failure, and another worker can take
 //! it now).
@@ -61,13 +61,21 @@ pub async fn deliver(
         instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
+        let attempts = attempts(&ctx, &message).await;
+        let dequeue_count = attempts.count;
         if !function.breaker.invokes() {
             // Received as the breaker opened: back to the queue, not invoked.
-            hold_back(&ctx, &message, &receipt).await;
+            hold_back(&ctx, &message, &receipt, dequeue_count).await;
             return;
         }
-        match on_arrival(message.dequeue_count, &ctx.options, ctx.poison.is_some()) {
+        match on_arrival(dequeue_count, &ctx.options, ctx.poison.is_some()) {
             Arrival::Process => {}
+            Arrival::Poison if !attempts.known => {
+                tracing::warn!("message may be past maxDequeueCount, but its holds could not be read; trying again later rather than poisoning it on a guess");
+                let later = ctx.options.visibility_timeout.as_duration();
+                release(&ctx, &message.message_id, &receipt, later).await;
+                return;
+            }
             Arrival::Poison => {
                 tracing::warn!("message arrived past maxDequeueCount; moving it to the poison queue");
                 poison(&ctx, &message, &receipt).await;
@@ -79,7 +87,7 @@ pub async fn deliver(
             }
         }
         let outcome = tokio::select! {
-            outcome = attempt(&ctx, &message, invocation_id) => outcome,
+            outcome = attempt(&ctx, &message, dequeue_count, invocation_id) => outcome,
             _ = renew_invisibility(&ctx, &message.message_id, &receipt) => unreachable_renewal(),
             _ = abandon.cancelled() => Outcome::Abandoned,
         };
@@ -91,11 +99,16 @@ pub async fn deliver(
             Outcome::Failed(reason) if ctx.function.breaker.holds_back() => {
                 ctx.function.stats.failed();
                 tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the message goes back to the queue, not to the poison queue");
-                hold_back(&ctx, &message, &receipt).await;
+                hold_back(&ctx, &message, &receipt, dequeue_count).await;
             }
             Outcome::Failed(reason) => {
                 ctx.function.stats.failed();
-                match after_failure(message.dequeue_count, &ctx.options, ctx.poison.is_some()) {
+                match after_failure(dequeue_count, &ctx.options, ctx.poison.is_some()) {
+                    AfterFailure::Poison if !attempts.known => {
+                        let later = ctx.options.visibility_timeout.as_duration();
+                        tracing::warn!(reason, retry_in = ?later, "invocation failed on what may be its last attempt, but its holds could not be read; the message becomes visible again rather than poisoned on a guess");
+                        release(&ctx, &message.message_id, &receipt, later).await;
+                    }
                     AfterFailure::Poison => {
                         tracing::warn!(reason, "invocation failed on its last attempt; moving the message to the poison queue");
                         poison(&ctx, &message, &receipt).await;
@@ -127,9 +140,47 @@ fn unreachable_renewal() -> Outcome {
     Outcome::Failed("invisibility renewal stopped".into())
 }
 
+/// A message's attempts so far, this one included: its dequeue count less the receives a
+/// circuit breaker held back (those invoked nothing). `known` is false when Postgres could not
+/// say, and the count is then the dequeue count itself.
+struct Attempts {
+    count: u32,
+    known: bool,
+}
+
+/// Only a message received before can have been held back, so a first delivery reads nothing.
+async fn attempts(ctx: &QueueFunction, message: &QueueMessage) -> Attempts {
+    let raw = message.dequeue_count;
+    if raw <= 1 {
+        return Attempts {
+            count: raw,
+            known: true,
+        };
+    }
+    match ctx.function.held.holds(&message.message_id).await {
+        Ok(holds) => Attempts {
+            count: raw.saturating_sub(holds).max(1),
+            known: true,
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "reading whether the message was held back failed; counting every receive as an attempt");
+            Attempts {
+                count: raw,
+                known: false,
+            }
+        }
+    }
+}
+
 /// The handler's invocation for the message, with the function's retries: each attempt's
-/// request is built afresh (its `sys.UtcNow`, its `RetryContext`).
-async fn attempt(ctx: &QueueFunction, message: &QueueMessage, invocation_id: Uuid) -> Outcome {
+/// request is built afresh (its `sys.UtcNow`, its `RetryContext`). `DequeueCount` is the
+/// message's attempts (see [`attempts`]).
+async fn attempt(
+    ctx: &QueueFunction,
+    message: &QueueMessage,
+    dequeue_count: u32,
+    invocation_id: Uuid,
+) -> Outcome {
     let text = match trigger_value(&message.text, ctx.options.message_encoding, ctx.data_type) {
         Ok(text) => text,
         Err(e) => return Outcome::Failed(e.to_string()),
@@ -142,7 +193,7 @@ async fn attempt(ctx: &QueueFunction, message: &QueueMessage, invocation_id: Uui
             text: &text,
             id: &message.message_id,
             pop_receipt: &message.pop_receipt,
-            dequeue_count: message.dequeue_count,
+            dequeue_count,
             insertion_time: message.insertion_time,
             expiration_time: message.expiration_time,
             next_visible_time: message.next_visible_time,
@@ -183,18 +234,33 @@ async fn release(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>, delay: 
 }
 
 /// Gives a message back while the function's circuit breaker is open, so that the pause
-/// poisons nothing: visible again at once (no listener of the function receives while open),
-/// or, when this was its last attempt by `maxDequeueCount`, as a fresh copy of the body with a
-/// new dequeue count (then the original is deleted; if that fails it may be delivered twice,
-/// never lost).
-async fn hold_back(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>) {
-    // Whether or not the queue has a poison queue: past its last attempt the message would
-    // never be invoked again.
-    if is_last_attempt(message.dequeue_count, &ctx.options) {
-        let copied = settle(ctx, "requeue", || ctx.queue.enqueue(&message.text)).await;
-        if copied {
-            delete(ctx, &message.message_id, receipt).await;
-            return;
+/// poisons nothing and costs no attempt: the hold is recorded (every worker subtracts it from
+/// the dequeue count, see [`attempts`]) and the message is visible again at once (no listener
+/// of the function receives while open). It keeps its id, so its `webhook-id` stays the same.
+/// Only if the hold cannot be recorded, and this was its last attempt, is the message replaced
+/// by a fresh copy of its body (a new id and dequeue count; then the original is deleted, and
+/// if that fails it may be delivered twice, never lost).
+async fn hold_back(
+    ctx: &QueueFunction,
+    message: &QueueMessage,
+    receipt: &Mutex<String>,
+    dequeue_count: u32,
+) {
+    let recorded = ctx
+        .function
+        .held
+        .hold(&message.message_id, message.expiration_time)
+        .await;
+    if let Err(e) = recorded {
+        tracing::warn!(error = %e, "recording the held-back message failed");
+        // Whether or not the queue has a poison queue: past its last attempt the message would
+        // never be invoked again.
+        if is_last_attempt(dequeue_count, &ctx.options) {
+            let copied = settle(ctx, "requeue", || ctx.queue.enqueue(&message.text)).await;
+            if copied {
+                delete(ctx, &message.message_id, receipt).await;
+                return;
+            }
         }
     }
     release(ctx, &message.message_id, receipt, Duration::ZERO).await;
