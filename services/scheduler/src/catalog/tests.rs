@@ -6,6 +6,9 @@ use shoal_domain::functions::FunctionSpec;
 
 use super::*;
 
+/// An app's functions by name, as written.
+pub(crate) type Functions = Vec<(&'static str, Value)>;
+
 pub(crate) fn queue() -> Value {
     json!({"bindings": [
         {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"}
@@ -47,7 +50,7 @@ pub(crate) fn app(functions: &[(&str, Value)]) -> ScalableApp {
 fn a_function_nothing_runs_does_not_scale() {
     let names =
         |app: ScalableApp| -> Vec<String> { app.functions.into_iter().map(|f| f.name).collect() };
-    let cases: [(&str, Vec<(&str, Value)>, Vec<&str>); 4] = [
+    let cases: [(&str, Functions, Vec<&str>); 4] = [
         ("queue", vec![("q", queue())], vec!["q"]),
         ("cosmos alone", vec![("c", cosmos())], vec![]),
         (

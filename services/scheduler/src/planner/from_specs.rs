@@ -4,11 +4,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use shoal_domain::placement::WorkerSlot;
 
 use super::*;
-use crate::catalog::tests::{app, cosmos, queue};
+use crate::catalog::tests::{Functions, app, cosmos, queue};
 use crate::catalog::{AppKey, MetricSource, ScalableApp, Snapshot};
 use crate::trigger_metrics::{QueueReading, Reading};
 
@@ -61,7 +60,7 @@ fn first_decision(app: ScalableApp, backlog: u64) -> u32 {
 #[test]
 fn a_function_nothing_runs_keeps_no_instances() {
     // (case, functions, backlog of the readable sources, instances decided)
-    let cases: [(&str, Vec<(&str, Value)>, u64, u32); 6] = [
+    let cases: [(&str, Functions, u64, u32); 6] = [
         ("cosmos alone", vec![("c", cosmos())], 0, 0),
         ("queue idle", vec![("q", queue())], 0, 0),
         (
