@@ -44,20 +44,41 @@ pub enum Binding {
     CosmosDbTrigger(CosmosDbTriggerBinding),
 }
 
-/// `(type, is trigger)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, bool); 11] = [
-    ("queueTrigger", true),
-    ("queue", false),
-    ("serviceBusTrigger", true),
-    ("serviceBus", false),
-    ("httpTrigger", true),
-    ("http", false),
-    ("eventHubTrigger", true),
-    ("eventHub", false),
-    ("kafkaTrigger", true),
-    ("kafka", false),
-    ("cosmosDBTrigger", true),
+/// What Shoal does with a binding type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Output,
+    /// A trigger something in Shoal runs: a worker's listener (the worker's trigger kinds, whose
+    /// tests check them against this table) or, for `httpTrigger`, the webhook ingress.
+    Trigger,
+    /// A trigger accepted and stored as written that nothing runs yet. Its function gets no
+    /// instances (a backlog nobody reads is no reason to hold one) and diagnostics say so; its
+    /// listener, when it comes, makes it a [`Role::Trigger`].
+    NotRunTrigger,
+}
+
+/// `(type, role)` for every binding type Shoal knows, in the order error messages list them.
+const KNOWN_TYPES: [(&str, Role); 11] = [
+    ("queueTrigger", Role::Trigger),
+    ("queue", Role::Output),
+    ("serviceBusTrigger", Role::Trigger),
+    ("serviceBus", Role::Output),
+    ("httpTrigger", Role::Trigger),
+    ("http", Role::Output),
+    ("eventHubTrigger", Role::Trigger),
+    ("eventHub", Role::Output),
+    ("kafkaTrigger", Role::Trigger),
+    ("kafka", Role::Output),
+    ("cosmosDBTrigger", Role::NotRunTrigger),
 ];
+
+/// The trigger types something in Shoal runs, in table order.
+pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
+    KNOWN_TYPES
+        .iter()
+        .filter(|(_, role)| *role == Role::Trigger)
+        .map(|(t, _)| *t)
+}
 
 impl Binding {
     pub fn type_name(&self) -> &'static str {
@@ -105,6 +126,12 @@ impl Binding {
         is_trigger_type(self.type_name())
     }
 
+    /// Whether something in Shoal runs this trigger (see [`triggers_with_runner`]); false for
+    /// outputs.
+    pub fn has_runner(&self) -> bool {
+        triggers_with_runner().any(|t| t == self.type_name())
+    }
+
     /// The `connection` property, `None` when absent or empty (the type's default connection).
     pub fn connection(&self) -> Option<&str> {
         let connection = match self {
@@ -127,7 +154,7 @@ impl Binding {
 fn is_trigger_type(type_name: &str) -> bool {
     KNOWN_TYPES
         .iter()
-        .any(|(t, trigger)| *t == type_name && *trigger)
+        .any(|(t, role)| *t == type_name && *role != Role::Output)
 }
 
 /// Validate a bindings array: every element an object with a known `type`, a `direction`

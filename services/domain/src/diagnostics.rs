@@ -190,13 +190,14 @@ pub fn check_function(
                 Err(message) => check(binding, "stream", CheckStatus::Error, message),
             });
         }
-        if binding.is_trigger() && matches!(binding, Binding::CosmosDbTrigger(_)) {
+        if binding.is_trigger() && !binding.has_runner() {
             checks.push(check(
                 binding,
                 "trigger",
                 CheckStatus::Unsupported,
                 format!(
-                    "{} is accepted, but Shoal does not run its listener yet",
+                    "{} is accepted, but nothing in Shoal runs it yet: the function is never \
+                     invoked and gets no instances",
                     binding.type_name()
                 ),
             ));
@@ -491,5 +492,31 @@ mod tests {
             ]
         );
         assert!(!checks.iter().any(|c| c.status == CheckStatus::Unsupported));
+    }
+
+    #[test]
+    fn a_trigger_nothing_runs_says_its_function_gets_no_instances() {
+        let trigger_checks = |binding: Value| {
+            let spec = function(json!([binding]));
+            check_function("f", &spec, &BTreeMap::new(), &HostConfig::default())
+                .into_iter()
+                .filter(|c| c.subject == "trigger")
+                .map(|c| (c.status, c.detail))
+                .collect::<Vec<_>>()
+        };
+        let cosmos = json!({"type": "cosmosDBTrigger", "direction": "in", "name": "d",
+                            "databaseName": "db", "containerName": "c", "connection": "Cosmos"});
+        assert_eq!(
+            trigger_checks(cosmos),
+            [(
+                CheckStatus::Unsupported,
+                "cosmosDBTrigger is accepted, but nothing in Shoal runs it yet: the function is \
+                 never invoked and gets no instances"
+                    .to_owned()
+            )]
+        );
+        let queue =
+            json!({"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"});
+        assert_eq!(trigger_checks(queue), []);
     }
 }

@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use shoal_domain::apps::{AppState, Identity};
+use shoal_domain::apps::{AppSpec, AppState, Identity};
 use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::egress::AllowList;
+use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
 use shoal_domain::queue_trigger::trigger_queue_name;
@@ -312,9 +313,23 @@ fn parse_app(
     functions: &[&functions::FunctionRecord],
 ) -> Option<ScalableApp> {
     let spec = revalidate::app(&key.tenant, record, "not scaled")?;
+    let functions = revalidate::functions(&key.tenant, functions.iter().copied(), "not scaled");
+    Some(scalable_app(
+        key,
+        &spec,
+        functions.iter().map(|(f, spec)| (f.name.as_str(), spec)),
+    ))
+}
+
+/// The app as the scale math sees it, from its validated specification and functions (without
+/// I/O, so which functions scale, and on what, is tested without Postgres).
+fn scalable_app<'a>(
+    key: &AppKey,
+    spec: &AppSpec,
+    functions: impl IntoIterator<Item = (&'a str, &'a FunctionSpec)>,
+) -> ScalableApp {
     let mut scalable = Vec::new();
-    for (f, function) in revalidate::functions(&key.tenant, functions.iter().copied(), "not scaled")
-    {
+    for (name, function) in functions {
         if !function.runs() {
             continue;
         }
@@ -325,22 +340,22 @@ fn parse_app(
             continue;
         };
         scalable.push(ScalableFunction {
-            name: f.name.clone(),
+            name: name.to_owned(),
             rule,
             source: metric_source(trigger, &spec.app_settings, &spec.host_config),
         });
     }
-    Some(ScalableApp {
+    ScalableApp {
         key: key.clone(),
         running: spec.state == AppState::Running,
         mode: spec.scale.mode,
         limit: spec.scale.limit,
         minimum: spec.scale.minimum_instances,
         visible_only: spec.scale.visible_only,
-        identity: spec.identity,
+        identity: spec.identity.clone(),
         identities: AppIdentities::default(),
         functions: scalable,
-    })
+    }
 }
 
 fn metric_source(
@@ -415,3 +430,6 @@ fn service_bus_source(
         Err(e) => MetricSource::Unreadable(e),
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

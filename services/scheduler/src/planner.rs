@@ -275,6 +275,9 @@ fn stopped(app: &ScalableApp, current: u32) -> ScaleDecision {
 }
 
 #[cfg(test)]
+mod from_specs;
+
+#[cfg(test)]
 mod tests {
     use std::sync::Arc;
 

@@ -525,3 +525,30 @@ fn service_bus_entity_settings_read_back_as_written() {
     let bindings = parse_bindings(&written, "bindings").unwrap();
     assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
 }
+
+#[test]
+fn only_triggers_something_runs_have_a_runner() {
+    assert_eq!(
+        triggers_with_runner().collect::<Vec<_>>(),
+        [
+            "queueTrigger",
+            "serviceBusTrigger",
+            "httpTrigger",
+            "eventHubTrigger",
+            "kafkaTrigger"
+        ]
+    );
+    let cosmos = parse_binding(
+        &json!({"type": "cosmosDBTrigger", "direction": "in", "name": "d", "databaseName": "db",
+                "containerName": "c", "connection": "Cosmos"}),
+        "bindings[0]",
+    )
+    .unwrap();
+    assert!(cosmos.is_trigger() && !cosmos.has_runner());
+    let output = parse_binding(
+        &json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out"}),
+        "bindings[0]",
+    )
+    .unwrap();
+    assert!(!output.has_runner());
+}

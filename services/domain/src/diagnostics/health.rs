@@ -84,14 +84,16 @@ pub fn check_listeners(listeners: &[ListenerReport], configured: &[Check]) -> Ve
     checks
 }
 
-/// The summary of `checks`: errors and warnings counted (other statuses do not affect
-/// health), the worst of them the state.
+/// The summary of `checks`: errors and warnings counted (`ok` and `noEffect` do not affect
+/// health), the worst of them the state. A trigger nothing runs (`unsupported`) counts as a
+/// warning: its function is never invoked, which the tenant most likely does not intend.
 pub fn summarize(checks: &[Check]) -> HealthSummary {
     let of = |status: CheckStatus| checks.iter().filter(move |c| c.status == status);
+    let warning = || of(CheckStatus::Warning).chain(of(CheckStatus::Unsupported));
     let errors = of(CheckStatus::Error).count();
-    let warnings = of(CheckStatus::Warning).count();
+    let warnings = warning().count();
     let reasons = of(CheckStatus::Error)
-        .chain(of(CheckStatus::Warning))
+        .chain(warning())
         .take(MAX_REASONS)
         .map(|c| match &c.function {
             Some(function) => format!("{function}: {}", c.detail),
@@ -142,16 +144,17 @@ mod tests {
     #[test]
     fn the_worst_check_is_the_state_and_errors_lead_the_reasons() {
         use CheckStatus::*;
-        let cases: [(Vec<Check>, HealthState, u32, u32); 4] = [
+        let cases: [(Vec<Check>, HealthState, u32, u32); 5] = [
             (vec![], HealthState::Healthy, 0, 0),
+            (vec![check(None, NoEffect, "x")], HealthState::Healthy, 0, 0),
             (
                 vec![
                     check(None, NoEffect, "x"),
                     check(Some("f"), Unsupported, "y"),
                 ],
-                HealthState::Healthy,
+                HealthState::Warning,
                 0,
-                0,
+                1,
             ),
             (
                 vec![

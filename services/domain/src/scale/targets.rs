@@ -71,14 +71,24 @@ pub struct MetricSample {
 }
 
 /// The rule for a trigger binding, with the per-instance figure Azure documents for it.
-/// `None` for triggers that do not scale on a backlog (`httpTrigger`) and for non-trigger
-/// bindings.
+/// `None` for triggers that do not scale on a backlog (`httpTrigger`), for triggers nothing in
+/// Shoal runs ([`Binding::has_runner`]) and for non-trigger bindings.
 ///
 /// Service Bus follows Azure's `ServiceBusTargetScaler`: batched (`isBatched` or
 /// `cardinality: many`) uses `maxMessageBatchSize` even when sessions are on, then sessions use
 /// `maxConcurrentSessions`, otherwise `maxConcurrentCalls`. Event Hubs uses
 /// `targetUnprocessedEventThreshold` when it is set and positive, else `maxEventBatchSize`.
 pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
+    // No listener takes a backlog nothing runs, so it asks for no instances: not a target, and
+    // not the one instance an unreadable metric keeps to report from. Diagnostics say why.
+    if !trigger.has_runner() {
+        return None;
+    }
+    documented_rule(trigger, host)
+}
+
+/// The rule Azure documents for a trigger, whether or not Shoal runs it yet.
+fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     let ext = &host.extensions;
     let (metric, per_instance) = match trigger {
         Binding::QueueTrigger(_) => (MetricKind::QueueLength, ext.queues.batch_size),
@@ -316,8 +326,28 @@ mod tests {
             ("output bindings have no rule", queue_out, tuned, None),
         ];
         for (name, b, h, want) in cases {
-            assert_eq!(target_rule(&binding(b), &host(h)), want, "{name}");
+            assert_eq!(documented_rule(&binding(b), &host(h)), want, "{name}");
         }
+    }
+
+    #[test]
+    fn a_trigger_nothing_runs_has_no_rule() {
+        let cosmos = binding(
+            json!({"type": "cosmosDBTrigger", "name": "d", "direction": "in",
+                                    "databaseName": "db", "containerName": "c",
+                                    "connection": "Cosmos"}),
+        );
+        let queue = binding(
+            json!({"type": "queueTrigger", "name": "m", "direction": "in",
+                                   "queueName": "orders"}),
+        );
+        let h = HostConfig::default();
+        assert_eq!(target_rule(&cosmos, &h), None, "cosmosDBTrigger");
+        assert_eq!(
+            target_rule(&queue, &h),
+            rule(MetricKind::QueueLength, 16),
+            "queueTrigger"
+        );
     }
 
     #[test]

@@ -45,4 +45,17 @@ mod tests {
         assert!(types.contains(&"kafkaTrigger"));
         assert!(types.contains(&"eventHubTrigger"));
     }
+
+    /// The domain's table of triggers something runs is what the scheduler scales and what
+    /// diagnostics report on, so it must name exactly the kinds here (and `httpTrigger`, which
+    /// the webhook ingress serves).
+    #[test]
+    fn the_kinds_are_the_triggers_the_domain_says_something_runs() {
+        let mut kinds: Vec<&str> = KINDS.iter().map(|k| k.binding_type()).collect();
+        kinds.push("httpTrigger");
+        kinds.sort();
+        let mut runners: Vec<&str> = shoal_domain::bindings::triggers_with_runner().collect();
+        runners.sort();
+        assert_eq!(kinds, runners);
+    }
 }
