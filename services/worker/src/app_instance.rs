@@ -62,15 +62,10 @@ pub async fn run_app(
         if matches!(trigger, Binding::HttpTrigger(_)) {
             continue;
         }
+        // A trigger nothing in Shoal runs (`Binding::has_runner`, e.g. cosmosDBTrigger) has no
+        // listener and no line: a "stopped" line would make the whole app's health an error,
+        // while its diagnostics already say the function runs nowhere and gets no instances.
         let Some(kind) = triggers::kind_of(trigger) else {
-            let key = key(&app, function, trigger.type_name(), String::new());
-            lines.push(stats.register(
-                key,
-                format!(
-                    "stopped: {} listeners are not available yet",
-                    trigger.type_name()
-                ),
-            ));
             continue;
         };
         let key = key(

@@ -242,3 +242,32 @@ fn base64_decode(text: &str) -> Vec<u8> {
         .decode(text)
         .expect("base64")
 }
+
+/// A function whose trigger nothing in Shoal runs (cosmosDBTrigger) gets no listener and no
+/// statistics line beside the app's running functions: a "stopped" line would turn the whole
+/// app's health into an error for a function that, as its diagnostics say, runs nowhere.
+#[tokio::test]
+async fn a_trigger_nothing_runs_gets_no_listener_line_beside_running_ones() -> anyhow::Result<()> {
+    use crate::service_bus_support::wait_for_line;
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("ship", queue_trigger("orders")).await?;
+    h.put_function_body(
+        APP,
+        "changes",
+        json!({"bindings": [{"type": "cosmosDBTrigger", "direction": "in", "name": "docs",
+            "databaseName": "db", "containerName": "items", "connection": "Cosmos"}]}),
+    )
+    .await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    wait_for_line(&worker, "ship", |r| r.status == "listening").await?;
+    let functions: Vec<String> = worker
+        .stats
+        .reports()
+        .into_iter()
+        .map(|r| format!("{}: {}", r.function, r.status))
+        .collect();
+    assert_eq!(functions, vec!["ship: listening".to_owned()]);
+    worker.shut_down().await?;
+    Ok(())
+}
