@@ -142,15 +142,17 @@ pub fn check_function(
                 Err(err) => check(binding, "connection", CheckStatus::Error, err.to_string()),
             });
         }
+        // A name written in another case, or with %Setting% references, says what it stands for.
         if let Some(name) = queue_name
-            && let Some(setting) = name.setting_reference()
+            && (name.has_setting_references()
+                || name.as_str().bytes().any(|b| b.is_ascii_uppercase()))
         {
             checks.push(match trigger_queue_name(name, settings) {
                 Ok(value) => check(
                     binding,
                     "queueName",
                     CheckStatus::Ok,
-                    format!("%{setting}% resolves to {value}"),
+                    format!("{name} resolves to {value}"),
                 ),
                 Err(message) => check(binding, "queueName", CheckStatus::Error, message),
             });

@@ -130,17 +130,19 @@ name_type! {
 
 name_type! {
     /// A storage queue by Azure Storage's rule (3–63 lowercase letters, digits and hyphens,
-    /// starting and ending with a letter or digit, no consecutive hyphens), or an app-setting
-    /// reference `%SettingName%` that the worker resolves when it starts the listener — the
-    /// binding expression Azure Functions users write to vary queue names per environment.
+    /// starting and ending with a letter or digit, no consecutive hyphens), with the two
+    /// liberties Azure's queue extension takes: upper case, which it lower-cases before checking
+    /// (`QueueTriggerAttributeBindingProvider.NormalizeAndValidate`), and `%SettingName%`
+    /// references anywhere in the name (`orders-%Env%`), each replaced by that app setting's
+    /// value when the worker starts the listener (`INameResolver.ResolveWholeString`).
     ///
-    /// Azure's extension lower-cases queue names before checking them; Shoal rejects upper
-    /// case instead, so what a read returns is exactly what was written.
+    /// The name is stored as written, so a read returns exactly what was written;
+    /// [`QueueName::resolve`] gives the queue it stands for.
     QueueName,
     validate = validate_queue,
-    pattern = "^(%[A-Za-z0-9_.:-]{1,256}%|[a-z0-9](-?[a-z0-9])*)$",
+    pattern = "^([A-Za-z0-9-]|%[A-Za-z0-9_.:-]{1,256}%)+$",
     min = 3,
-    max = 258,
+    max = 1024,
     example = "orders",
 }
 
@@ -171,32 +173,89 @@ name_type! {
 pub const POISON_SUFFIX: &str = "-poison";
 
 impl QueueName {
-    /// The app setting named by a `%SettingName%` reference, or `None` for a literal queue name.
+    /// The app setting named by a name that is one `%SettingName%` reference and nothing else,
+    /// or `None` (a literal name, or references among other text).
     pub fn setting_reference(&self) -> Option<&str> {
         self.0
             .strip_prefix('%')
             .and_then(|rest| rest.strip_suffix('%'))
+            .filter(|inner| !inner.contains('%'))
     }
 
-    /// The queue this name stands for: a literal name as is, or the value of the app setting a
-    /// `%Setting%` reference names (matched case-insensitively like other settings), which must
-    /// itself be a valid literal queue name. Errors name the setting, never other values.
+    /// Whether the name has `%Setting%` references to resolve.
+    pub fn has_setting_references(&self) -> bool {
+        self.0.contains('%')
+    }
+
+    /// The queue this name stands for: each `%Setting%` reference replaced by that app
+    /// setting's value (matched case-insensitively like other settings; not resolved again),
+    /// the whole lower-cased, then checked as a literal queue name. Errors name the settings,
+    /// never their values.
     pub fn resolve(
         &self,
         settings: &std::collections::BTreeMap<String, String>,
     ) -> Result<QueueName, String> {
-        let Some(setting) = self.setting_reference() else {
-            return Ok(self.clone());
-        };
-        let value = setting_value(settings, setting)?;
-        match QueueName::parse(value) {
-            Ok(name) if name.setting_reference().is_none() => Ok(name),
-            Ok(_) => Err(format!("app setting {setting} is not a valid queue name")),
-            Err(m) => Err(format!(
-                "app setting {setting} is not a valid queue name: {m}"
-            )),
+        let mut resolved = String::with_capacity(self.0.len());
+        let mut references = Vec::new();
+        // Checked when parsed, so the parts are there.
+        for part in queue_name_parts(&self.0)? {
+            match part {
+                QueueNamePart::Literal(text) => resolved.push_str(text),
+                QueueNamePart::Setting(setting) => {
+                    resolved.push_str(setting_value(settings, setting)?);
+                    references.push(setting);
+                }
+            }
+        }
+        let resolved = resolved.to_ascii_lowercase();
+        match validate_literal_queue(&resolved) {
+            Ok(()) => Ok(QueueName(resolved)),
+            Err(m) => Err(match references.as_slice() {
+                [] => m,
+                [setting] if self.setting_reference().is_some() => {
+                    format!("app setting {setting} is not a valid queue name: {m}")
+                }
+                settings => format!(
+                    "{} with app settings {} is not a valid queue name: {m}",
+                    self.0,
+                    settings.join(", ")
+                ),
+            }),
         }
     }
+}
+
+/// A piece of a written queue name.
+enum QueueNamePart<'a> {
+    Literal(&'a str),
+    Setting(&'a str),
+}
+
+/// A written queue name as literal text and `%Setting%` references, in order; an unclosed `%`
+/// is an error, as in Azure's `ResolveWholeString`.
+fn queue_name_parts(s: &str) -> Result<Vec<QueueNamePart<'_>>, String> {
+    let mut parts = Vec::new();
+    let mut rest = s;
+    let mut at = 0;
+    while let Some(start) = rest.find('%') {
+        if start > 0 {
+            parts.push(QueueNamePart::Literal(&rest[..start]));
+        }
+        let Some(len) = rest[start + 1..].find('%') else {
+            return Err(format!(
+                "the '%' at position {} has no closing '%'",
+                at + start
+            ));
+        };
+        parts.push(QueueNamePart::Setting(&rest[start + 1..start + 1 + len]));
+        let consumed = start + len + 2;
+        at += consumed;
+        rest = &rest[consumed..];
+    }
+    if !rest.is_empty() {
+        parts.push(QueueNamePart::Literal(rest));
+    }
+    Ok(parts)
 }
 
 impl BindingName {
@@ -252,17 +311,43 @@ fn validate_function(s: &str) -> Result<(), String> {
 }
 
 fn validate_queue(s: &str) -> Result<(), String> {
-    if let Some(setting) = s.strip_prefix('%').and_then(|rest| rest.strip_suffix('%')) {
-        return validate_setting(setting)
-            .map_err(|message| format!("app setting reference %{setting}%: name {message}"));
+    if s.contains('{') {
+        return Err(
+            "binding expressions such as {queueTrigger} or {rand-guid} are not supported in queue names; write the name, or build it from app settings with %Setting% references"
+                .to_owned(),
+        );
     }
+    if !s.contains('%') {
+        // Azure lower-cases the name before checking it.
+        return validate_literal_queue(&s.to_ascii_lowercase());
+    }
+    check_length(s, 3, 1024)?;
+    for part in queue_name_parts(s)? {
+        match part {
+            QueueNamePart::Setting(setting) => validate_setting(setting)
+                .map_err(|message| format!("app setting reference %{setting}%: name {message}"))?,
+            QueueNamePart::Literal(text) => {
+                if !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                    return Err(
+                        "may contain only letters, digits and hyphens besides %Setting% references"
+                            .to_owned(),
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Azure Storage's rule for a queue name, on the lower-cased name.
+fn validate_literal_queue(s: &str) -> Result<(), String> {
     check_length(s, 3, 63)?;
     if !s
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     {
         return Err(
-            "may contain only lowercase letters, digits and hyphens (or be an app setting reference like %QueueName%)"
+            "may contain only letters, digits and hyphens (or app setting references like %QueueName%)"
                 .to_owned(),
         );
     }
@@ -390,12 +475,48 @@ mod tests {
                 &long_ok,
                 "%OrdersQueue%",
                 "%My.Queue:Name%",
+                // Azure lower-cases names and resolves references anywhere.
+                "Orders",
+                "MyQueue",
+                "orders-%Env%",
+                "%Region%-%Env%",
+                "%A%%B%",
             ],
             &[
-                "", "ab", "Orders", "-abc", "abc-", "a--b", "a_b", "a.b", &too_long, "%%", "%a b%",
-                "%abc", "abc%",
+                "",
+                "ab",
+                "-abc",
+                "abc-",
+                "a--b",
+                "a_b",
+                "a.b",
+                &too_long,
+                "%%",
+                "%a b%",
+                "%abc",
+                "abc%",
+                "a%b%c%",
+                "out-{Id}",
+                "{queueTrigger}",
+                "orders_%Env%",
             ],
         );
+    }
+
+    #[test]
+    fn queue_names_say_why_they_are_refused() {
+        let refused = |n: &str| QueueName::parse(n).unwrap_err().to_string();
+        assert!(
+            refused("out-{Id}").contains("binding expressions such as {queueTrigger}"),
+            "{}",
+            refused("out-{Id}")
+        );
+        assert!(
+            refused("orders-%Env").contains("'%' at position 7 has no closing '%'"),
+            "{}",
+            refused("orders-%Env")
+        );
+        assert!(refused("a--b").contains("consecutive hyphens"));
     }
 
     #[test]
@@ -404,12 +525,22 @@ mod tests {
             ("OrdersQueue".to_owned(), "orders".to_owned()),
             ("Bad".to_owned(), "Not_Valid".to_owned()),
             ("Nested".to_owned(), "%OrdersQueue%".to_owned()),
+            ("Env".to_owned(), "Prod".to_owned()),
+            ("Region".to_owned(), "weu".to_owned()),
         ]);
         let resolve = |n: &str| QueueName::parse(n).unwrap().resolve(&settings);
         assert_eq!(resolve("plain").unwrap().as_str(), "plain");
         assert_eq!(resolve("%ordersqueue%").unwrap().as_str(), "orders");
+        // Lower-cased, as Azure does, whether written or taken from a setting.
+        assert_eq!(resolve("MyQueue").unwrap().as_str(), "myqueue");
+        assert_eq!(resolve("orders-%Env%").unwrap().as_str(), "orders-prod");
+        assert_eq!(resolve("%Region%-%Env%").unwrap().as_str(), "weu-prod");
         assert_eq!(
             resolve("%Nope%").unwrap_err(),
+            "app setting Nope is not set"
+        );
+        assert_eq!(
+            resolve("orders-%Nope%").unwrap_err(),
             "app setting Nope is not set"
         );
         assert!(
@@ -417,10 +548,20 @@ mod tests {
                 .unwrap_err()
                 .contains("not a valid queue name")
         );
+        // A value is not resolved again.
         assert!(
             resolve("%Nested%")
                 .unwrap_err()
                 .contains("not a valid queue name")
+        );
+        let err = resolve("x-%Bad%").unwrap_err();
+        assert!(
+            err.contains("x-%Bad% with app settings Bad is not a valid queue name"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("Not_Valid"),
+            "a setting's value is not echoed: {err}"
         );
     }
 
@@ -428,8 +569,16 @@ mod tests {
     fn queue_setting_reference_is_exposed() {
         let reference = QueueName::parse("%OrdersQueue%").unwrap();
         assert_eq!(reference.setting_reference(), Some("OrdersQueue"));
+        assert!(reference.has_setting_references());
         assert_eq!(
             QueueName::parse("orders").unwrap().setting_reference(),
+            None
+        );
+        let mixed = QueueName::parse("orders-%Env%").unwrap();
+        assert_eq!(mixed.setting_reference(), None);
+        assert!(mixed.has_setting_references());
+        assert_eq!(
+            QueueName::parse("%A%%B%").unwrap().setting_reference(),
             None
         );
     }

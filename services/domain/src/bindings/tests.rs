@@ -199,10 +199,10 @@ fn properties_are_validated_with_their_paths() {
             ),
         ),
         (
-            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "Orders"}),
+            json!({"type": "queueTrigger", "direction": "in", "name": "a", "queueName": "Orders_Q"}),
             e(
                 "bindings[0].queueName",
-                "may contain only lowercase letters, digits and hyphens (or be an app setting reference like %QueueName%)",
+                "may contain only letters, digits and hyphens (or app setting references like %QueueName%)",
             ),
         ),
         (

@@ -271,3 +271,33 @@ async fn a_trigger_nothing_runs_gets_no_listener_line_beside_running_ones() -> a
     worker.shut_down().await?;
     Ok(())
 }
+
+/// A queue name is resolved as Azure's queue extension resolves it: `%Setting%` references
+/// anywhere in it (`INameResolver.ResolveWholeString`), then lower-cased
+/// (`QueueTriggerAttributeBindingProvider.NormalizeAndValidate`): `Jobs-%Env%` with `Env`
+/// = `Blue` listens to `jobs-blue`, and an output written `Receipts-%Env%` writes to
+/// `receipts-blue`.
+#[tokio::test]
+async fn queue_names_take_settings_anywhere_and_any_case() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({"Outputs": {"receipt": "done"}}))).await?;
+    let mut settings = h.storage_settings();
+    settings["Env"] = json!("Blue");
+    h.put_app(json!({}), json!({"appSettings": settings}))
+        .await?;
+    h.put_function(
+        "ship",
+        json!([
+            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "Jobs-%Env%"},
+            {"type": "queue", "direction": "out", "name": "receipt", "queueName": "Receipts-%Env%"}
+        ]),
+    )
+    .await?;
+    h.enqueue("jobs-blue", &base64("job")).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let receipts = h.wait_for_messages("receipts-blue", 1, WAIT).await?;
+    assert_eq!(receipts.len(), 1);
+    let request = &h.handler.requests()[0];
+    assert_eq!(request.body["Data"]["msg"], "job");
+    worker.shut_down().await?;
+    Ok(())
+}

@@ -133,19 +133,23 @@ impl Harness {
         self.put_app_named(APP, host_config, extra).await
     }
 
-    pub async fn put_app_named(&self, app: &str, host_config: Value, extra: Value) -> Result<()> {
-        let mut settings = json!({"AzureWebJobsStorage": self.azurite.connection_string()});
+    /// The app settings that reach Azurite: a connection string, or over HTTPS an identity.
+    pub fn storage_settings(&self) -> Value {
         if self.azurite.is_https() {
-            settings = Value::Object(
+            return Value::Object(
                 identity_settings(&self.azurite)
                     .into_iter()
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect(),
             );
         }
+        json!({"AzureWebJobsStorage": self.azurite.connection_string()})
+    }
+
+    pub async fn put_app_named(&self, app: &str, host_config: Value, extra: Value) -> Result<()> {
         let mut body = json!({
             "handler": {"url": self.handler.url().as_str(), "timeoutSeconds": 5},
-            "appSettings": settings,
+            "appSettings": self.storage_settings(),
             "hostConfig": host_config,
         });
         merge(&mut body, extra);
