@@ -33,4 +33,6 @@ pub use dead_letter::{
 };
 pub use output::{StreamRecord, stream_output_records};
 pub use payload::{StreamEvent, StreamInvocation, batch_payload, single_payload};
-pub use source::{StartFrom, StreamKind, StreamSource, StreamTarget, stream_output, stream_source};
+pub use source::{
+    StartFrom, StreamKind, StreamSource, StreamTarget, stream_client, stream_output, stream_source,
+};

@@ -1003,17 +1003,35 @@ export interface components {
              */
             notifyUrl?: string | null;
         };
-        /** @description One identity-based connection of a binding. */
+        /** @description One identity-based connection of a binding, or a stream binding's client. */
         ConnectionSignIn: {
             function: string;
             binding: string;
-            /** @description The setting prefix the connection was found under, e.g. `AzureWebJobsStorage`. */
+            /**
+             * @description The setting prefix the connection was found under, e.g. `AzureWebJobsStorage`; for an
+             *     event hub the setting holding its connection string, for a Kafka binding its
+             *     `brokerList` as written.
+             */
             connection: string;
             /**
              * @description `appIdentity` (workload identity federation), `hostIdentity` (the tenant is opted in),
-             *     `clientSecret`, or `none` when it cannot sign in (see `error`).
+             *     `clientSecret`, or `none` when it cannot sign in (see `error`). Stream bindings:
+             *     `password` (SASL with a user name and password), `connectionString` (an event hub, user
+             *     `$ConnectionString`), `clientCertificate` (`SSL` with a client certificate) or
+             *     `anonymous` (no sign-in).
              */
             signsInAs: components["schemas"]["SignInKind"];
+            /** @description A stream binding's security protocol: `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`. */
+            protocol?: string | null;
+            /**
+             * @description A stream binding's SASL mechanism (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`); absent
+             *     when the protocol is not SASL.
+             */
+            mechanism?: string | null;
+            /** @description The SASL user name (`$ConnectionString` for an event hub). Never the password. */
+            username?: string | null;
+            /** @description The brokers a stream binding reaches (`bootstrap.servers`), as `host:port`. */
+            brokers?: string[] | null;
             shoalIdentity?: components["schemas"]["ShoalIdentity"] | null;
             /**
              * @description The Entra application or user-assigned managed identity the app's identity is exchanged
@@ -2174,7 +2192,7 @@ export interface components {
             clientId: string;
         };
         /** @enum {string} */
-        SignInKind: "appIdentity" | "hostIdentity" | "clientSecret" | "none";
+        SignInKind: "appIdentity" | "hostIdentity" | "clientSecret" | "none" | "password" | "connectionString" | "clientCertificate" | "anonymous";
         SigningSecret: {
             /**
              * @description `whsec_` + base64 of the key, the form Standard Webhooks libraries take.

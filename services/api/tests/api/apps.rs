@@ -459,6 +459,73 @@ async fn diagnostics_report_unresolved_connections() {
     assert_eq!(diagnostics["connections"][0]["signsInAs"], "appIdentity");
 }
 
+/// A stream binding's diagnostics say how it signs in (protocol, mechanism, user, brokers), and
+/// never the password or the connection string it signs in with.
+#[tokio::test]
+async fn diagnostics_say_how_stream_bindings_sign_in_without_their_secrets() {
+    const HUB_KEY: &str = "c2VjcmV0LWV2ZW50LWh1Yi1rZXk=";
+    const KAFKA_PASSWORD: &str = "s3cret-kafka-password";
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    app.admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {
+            "Hub": format!("Endpoint=sb://contoso.servicebus.windows.net/;SharedAccessKeyName=listen;SharedAccessKey={HUB_KEY};EntityPath=orders"),
+            "Brokers": "broker-1:9092",
+            "KafkaUser": "alice",
+            "KafkaPassword": KAFKA_PASSWORD,
+        }}))
+        .fetch()
+        .await;
+    let function = json!({"bindings": [
+        {"type": "eventHubTrigger", "direction": "in", "name": "order", "connection": "Hub"},
+        {"type": "kafka", "direction": "out", "name": "shipped", "brokerList": "%Brokers%",
+            "topic": "shipped", "protocol": "saslSsl", "authenticationMode": "scramSha256",
+            "username": "%KafkaUser%", "password": "%KafkaPassword%"},
+    ]});
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Ship",
+        )
+        .json(&function)
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+
+    let body = app
+        .get("/v1/tenants/contoso/apps/orders/diagnostics")
+        .await
+        .text()
+        .await
+        .unwrap();
+    for secret in [HUB_KEY, KAFKA_PASSWORD, "SharedAccessKey"] {
+        assert!(!body.contains(secret), "{secret} in {body}");
+    }
+    let diagnostics: Value = serde_json::from_str(&body).unwrap();
+    let connections = diagnostics["connections"].as_array().unwrap();
+    let of = |binding: &str| {
+        connections
+            .iter()
+            .find(|c| c["binding"] == binding)
+            .unwrap_or_else(|| panic!("no connection for {binding}: {diagnostics}"))
+    };
+    let hub = of("order");
+    assert_eq!(hub["signsInAs"], "connectionString", "{hub}");
+    assert_eq!(hub["protocol"], "SASL_SSL");
+    assert_eq!(hub["mechanism"], "PLAIN");
+    assert_eq!(hub["username"], "$ConnectionString");
+    assert_eq!(
+        hub["brokers"],
+        json!(["contoso.servicebus.windows.net:9093"])
+    );
+    let kafka = of("shipped");
+    assert_eq!(kafka["signsInAs"], "password", "{kafka}");
+    assert_eq!(kafka["protocol"], "SASL_SSL");
+    assert_eq!(kafka["mechanism"], "SCRAM-SHA-256");
+    assert_eq!(kafka["username"], "alice");
+    assert_eq!(kafka["brokers"], json!(["broker-1:9092"]));
+}
+
 #[tokio::test]
 async fn concurrent_creates_never_overwrite_each_other() {
     let app = TestApp::spawn().await;

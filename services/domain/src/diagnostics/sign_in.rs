@@ -1,6 +1,7 @@
 //! How each identity-based connection of an app signs in, for `diagnostics`: which Shoal
 //! identity, which Entra client and tenant, the exact federated credential Entra needs, and the
-//! last token error a listener reported — or why the connection cannot sign in at all.
+//! last token error a listener reported — or why the connection cannot sign in at all. Stream
+//! bindings say their protocol, SASL mechanism, user and brokers instead ([`stream`]).
 
 use std::collections::BTreeMap;
 
@@ -13,17 +14,39 @@ use crate::connection::outbound::{AppIdentities, FederatedCredential, Outbound, 
 use crate::connection::{ConnectionKind, ConnectionSpec, resolve};
 use crate::functions::FunctionSpec;
 
-/// One identity-based connection of a binding.
+mod stream;
+
+use stream::stream_sign_in;
+
+/// One identity-based connection of a binding, or a stream binding's client.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionSignIn {
     pub function: String,
     pub binding: String,
-    /// The setting prefix the connection was found under, e.g. `AzureWebJobsStorage`.
+    /// The setting prefix the connection was found under, e.g. `AzureWebJobsStorage`; for an
+    /// event hub the setting holding its connection string, for a Kafka binding its
+    /// `brokerList` as written.
     pub connection: String,
     /// `appIdentity` (workload identity federation), `hostIdentity` (the tenant is opted in),
-    /// `clientSecret`, or `none` when it cannot sign in (see `error`).
+    /// `clientSecret`, or `none` when it cannot sign in (see `error`). Stream bindings:
+    /// `password` (SASL with a user name and password), `connectionString` (an event hub, user
+    /// `$ConnectionString`), `clientCertificate` (`SSL` with a client certificate) or
+    /// `anonymous` (no sign-in).
     pub signs_in_as: SignInKind,
+    /// A stream binding's security protocol: `PLAINTEXT`, `SSL`, `SASL_PLAINTEXT`, `SASL_SSL`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// A stream binding's SASL mechanism (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`); absent
+    /// when the protocol is not SASL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<String>,
+    /// The SASL user name (`$ConnectionString` for an event hub). Never the password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The brokers a stream binding reaches (`bootstrap.servers`), as `host:port`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub brokers: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shoal_identity: Option<ShoalIdentity>,
     /// The Entra application or user-assigned managed identity the app's identity is exchanged
@@ -52,6 +75,35 @@ pub enum SignInKind {
     HostIdentity,
     ClientSecret,
     None,
+    /// A stream binding that signs in with a SASL user name and password.
+    Password,
+    /// An event hub read or written with its connection string (user `$ConnectionString`).
+    ConnectionString,
+    /// A stream binding over `SSL` that presents a client certificate.
+    ClientCertificate,
+    /// A stream binding that does not sign in (`PLAINTEXT`, or `SSL` without a certificate).
+    Anonymous,
+}
+
+impl ConnectionSignIn {
+    fn new(function: &str, binding: &Binding, connection: String, signs_in_as: SignInKind) -> Self {
+        ConnectionSignIn {
+            function: function.to_owned(),
+            binding: binding.name().to_string(),
+            connection,
+            signs_in_as,
+            protocol: None,
+            mechanism: None,
+            username: None,
+            brokers: None,
+            shoal_identity: None,
+            entra_client_id: None,
+            entra_tenant_id: None,
+            federated_credential: None,
+            last_token_error: None,
+            error: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
@@ -76,8 +128,8 @@ pub struct SignInContext<'a> {
     pub token_errors: &'a [(String, String)],
 }
 
-/// The sign-in of every identity-based connection of `spec`, and a check per connection that
-/// cannot sign in or whose last token request failed.
+/// The sign-in of every identity-based connection and stream binding of `spec`, and a check per
+/// connection that cannot sign in or whose last token request failed.
 pub fn sign_ins(
     function: &str,
     spec: &FunctionSpec,
@@ -89,6 +141,16 @@ pub fn sign_ins(
         let kind = match binding {
             Binding::QueueTrigger(_) | Binding::Queue(_) => ConnectionKind::StorageQueue,
             Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => ConnectionKind::ServiceBus,
+            Binding::KafkaTrigger(_)
+            | Binding::Kafka(_)
+            | Binding::EventHubTrigger(_)
+            | Binding::EventHub(_) => {
+                if let Some((entry, check)) = stream_sign_in(function, binding, context.settings) {
+                    sign_ins.push(entry);
+                    checks.extend(check);
+                }
+                continue;
+            }
             _ => continue,
         };
         let Ok(ConnectionSpec::Identity(connection)) =
@@ -96,18 +158,12 @@ pub fn sign_ins(
         else {
             continue;
         };
-        let mut entry = ConnectionSignIn {
-            function: function.to_owned(),
-            binding: binding.name().to_string(),
-            connection: connection.setting_prefix.clone(),
-            signs_in_as: SignInKind::None,
-            shoal_identity: None,
-            entra_client_id: None,
-            entra_tenant_id: None,
-            federated_credential: None,
-            last_token_error: None,
-            error: None,
-        };
+        let mut entry = ConnectionSignIn::new(
+            function,
+            binding,
+            connection.setting_prefix.clone(),
+            SignInKind::None,
+        );
         let check = |status, detail| Check {
             function: Some(function.to_owned()),
             binding: Some(binding.name().to_string()),

@@ -28,7 +28,7 @@ use std::time::Duration;
 use crate::bindings::{
     Binding, Cardinality, EventHubTriggerBinding, KafkaClientSettings, KafkaTriggerBinding,
 };
-use crate::connection::{self, ConnectionKind, ConnectionSpec};
+use crate::connection::{self, ConnectionKind, ConnectionSpec, ServiceBusConnectionString};
 use crate::host_config::HostConfig;
 use crate::host_config::InitialOffsetType;
 use crate::names::setting_value;
@@ -238,6 +238,27 @@ fn event_hubs(
     })
 }
 
+/// The connection string an event hub binding's `connection` (or the default one) names.
+pub fn event_hubs_connection(
+    connection: Option<&str>,
+    settings: &BTreeMap<String, String>,
+) -> Result<ServiceBusConnectionString, String> {
+    let name = connection
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or(DEFAULT_EVENT_HUBS_CONNECTION);
+    match connection::resolve(ConnectionKind::ServiceBus, Some(name), settings)
+        .map_err(|e| e.to_string())?
+    {
+        ConnectionSpec::ServiceBusConnectionString(c) => Ok(c),
+        ConnectionSpec::Identity(_) => Err(format!(
+            "connection {name} is identity-based; reading an event hub through its Kafka endpoint needs a connection string for now (OAUTHBEARER with an Entra token is not supported yet)"
+        )),
+        ConnectionSpec::StorageConnectionString(_) => Err(format!(
+            "connection {name} is not an Event Hubs connection string"
+        )),
+    }
+}
+
 /// The event hub (as a topic) and the client properties for a binding's `connection` and
 /// `eventHubName`.
 fn event_hub_client(
@@ -245,24 +266,7 @@ fn event_hub_client(
     event_hub_name: Option<&str>,
     settings: &BTreeMap<String, String>,
 ) -> Result<(String, Vec<(String, String)>), String> {
-    let name = connection
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or(DEFAULT_EVENT_HUBS_CONNECTION);
-    let connection = match connection::resolve(ConnectionKind::ServiceBus, Some(name), settings)
-        .map_err(|e| e.to_string())?
-    {
-        ConnectionSpec::ServiceBusConnectionString(c) => c,
-        ConnectionSpec::Identity(_) => {
-            return Err(format!(
-                "connection {name} is identity-based; reading an event hub through its Kafka endpoint needs a connection string for now (OAUTHBEARER with an Entra token is not supported yet)"
-            ));
-        }
-        ConnectionSpec::StorageConnectionString(_) => {
-            return Err(format!(
-                "connection {name} is not an Event Hubs connection string"
-            ));
-        }
-    };
+    let connection = event_hubs_connection(connection, settings)?;
     let raw = setting_value(settings, &connection.setting)?.to_owned();
     let written = event_hub_name
         .map(|n| resolve_secure(n, settings).map_err(|e| format!("eventHubName: {e}")))
@@ -329,14 +333,32 @@ pub fn stream_output(
     binding: &Binding,
     settings: &BTreeMap<String, String>,
 ) -> Result<StreamTarget, String> {
+    match binding {
+        Binding::Kafka(_) | Binding::EventHub(_) => stream_client(binding, settings),
+        other => Err(format!("{} is not a stream output", other.type_name())),
+    }
+}
+
+/// The topic and client any stream binding, trigger or output, connects with: how it signs in,
+/// without a trigger's consumer group and batching (diagnostics' `connections`).
+pub fn stream_client(
+    binding: &Binding,
+    settings: &BTreeMap<String, String>,
+) -> Result<StreamTarget, String> {
     let (topic, properties) = match binding {
+        Binding::KafkaTrigger(b) => kafka_client(&b.client(), settings)?,
         Binding::Kafka(b) => kafka_client(&b.client(), settings)?,
+        Binding::EventHubTrigger(b) => event_hub_client(
+            b.connection.as_deref(),
+            b.event_hub_name.as_deref(),
+            settings,
+        )?,
         Binding::EventHub(b) => event_hub_client(
             b.connection.as_deref(),
             b.event_hub_name.as_deref(),
             settings,
         )?,
-        other => return Err(format!("{} is not a stream output", other.type_name())),
+        other => return Err(format!("{} is not a stream binding", other.type_name())),
     };
     Ok(StreamTarget { topic, properties })
 }
