@@ -1025,7 +1025,8 @@ export interface components {
             protocol?: string | null;
             /**
              * @description A stream binding's SASL mechanism (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`); absent
-             *     when the protocol is not SASL.
+             *     when the protocol is not SASL. `GSSAPI` (with `error` set) for a SASL protocol without
+             *     `authenticationMode`: librdkafka's fallback, Kerberos, which Shoal is built without.
              */
             mechanism?: string | null;
             /** @description The SASL user name (`$ConnectionString` for an event hub). Never the password. */

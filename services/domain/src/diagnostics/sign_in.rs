@@ -38,7 +38,8 @@ pub struct ConnectionSignIn {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// A stream binding's SASL mechanism (`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512`); absent
-    /// when the protocol is not SASL.
+    /// when the protocol is not SASL. `GSSAPI` (with `error` set) for a SASL protocol without
+    /// `authenticationMode`: librdkafka's fallback, Kerberos, which Shoal is built without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mechanism: Option<String>,
     /// The SASL user name (`$ConnectionString` for an event hub). Never the password.
