@@ -21,6 +21,11 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 CARGO ?= cargo
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+# A CI run builds once from a clean clone: incremental compilation's caches would only cost disk
+# (several GB across the workspace's test binaries).
+ifeq ($(CI),true)
+export CARGO_INCREMENTAL := 0
+endif
 # Queries live in one module per aggregate (services/store), checked by the tests against a
 # real Postgres; sqlx's macros are not used, so nothing here reads DATABASE_URL at build time.
 
