@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::connection::outbound::AppIdentities;
-use crate::diagnostics::sign_in::{SignInContext, sign_ins};
+use crate::diagnostics::Check;
+use crate::diagnostics::sign_in::{ConnectionSignIn, SignInContext, sign_ins};
 use crate::functions::FunctionSpec;
 
 const PASSWORD: &str = "s3cret-kafka-password";
@@ -34,6 +35,19 @@ fn settings() -> BTreeMap<String, String> {
     .collect()
 }
 
+/// What `spec` signs in as under [`settings`] and no identities.
+fn sign_ins_of(spec: &FunctionSpec) -> (Vec<ConnectionSignIn>, Vec<Check>) {
+    let settings = settings();
+    let identities = AppIdentities::default();
+    let context = SignInContext {
+        settings: &settings,
+        identities: &identities,
+        issuer: None,
+        token_errors: &[],
+    };
+    sign_ins("stream", spec, &context)
+}
+
 /// The `connections` entries of a function with one binding, as JSON.
 fn connections(binding: Value) -> Vec<Value> {
     // A function needs a trigger; an output's has none to report.
@@ -45,15 +59,7 @@ fn connections(binding: Value) -> Vec<Value> {
     let spec = FunctionSpec::parse("stream", &json!({ "bindings": bindings }))
         .expect("test function is valid")
         .spec;
-    let settings = settings();
-    let identities = AppIdentities::default();
-    let context = SignInContext {
-        settings: &settings,
-        identities: &identities,
-        issuer: None,
-        token_errors: &[],
-    };
-    let (sign_ins, checks) = sign_ins("stream", &spec, &context);
+    let (sign_ins, checks) = sign_ins_of(&spec);
     assert!(checks.is_empty(), "{checks:?}");
     let answer = serde_json::to_string(&sign_ins).unwrap();
     for secret in [PASSWORD, EH_KEY, "SharedAccessKey", "MHcCAQ", "MIIBcl"] {
@@ -173,15 +179,7 @@ fn a_sasl_protocol_without_a_mechanism_falls_back_to_kerberos_and_says_so() {
     )
     .unwrap()
     .spec;
-    let settings = settings();
-    let identities = AppIdentities::default();
-    let context = SignInContext {
-        settings: &settings,
-        identities: &identities,
-        issuer: None,
-        token_errors: &[],
-    };
-    let (sign_ins, checks) = sign_ins("stream", &spec, &context);
+    let (sign_ins, checks) = sign_ins_of(&spec);
     let entry = serde_json::to_value(&sign_ins).unwrap()[0].clone();
     assert_eq!(entry["mechanism"], "GSSAPI", "{entry}");
     assert!(
