@@ -49,6 +49,15 @@ struct OAuth {
     token_endpoint: TokenEndpoint,
 }
 
+/// Flags of an Azurite process beyond its port and TLS.
+#[derive(Clone, Copy, Default)]
+struct Launch {
+    /// `--silent`: no access log.
+    silent: bool,
+    /// `--skipApiVersionCheck`: any `x-ms-version` is served.
+    any_api_version: bool,
+}
+
 /// Azurite's stdout (access log and start-up lines) and stderr, line by line.
 #[derive(Clone, Default)]
 struct Output {
@@ -59,19 +68,35 @@ struct Output {
 impl Azurite {
     /// Plain HTTP, shared key and SAS authentication.
     pub async fn start() -> Result<Azurite> {
-        Self::start_plain(false).await
+        Self::start_plain(Launch::default()).await
     }
 
     /// [`Azurite::start`] without the access log (`--silent`): for long runs (`shoal dev`,
     /// benchmarks) where keeping one line per request would only grow memory.
     /// [`Azurite::requests_matching`] sees no requests then.
     pub async fn start_silent() -> Result<Azurite> {
-        Self::start_plain(true).await
+        Self::start_plain(Launch {
+            silent: true,
+            any_api_version: false,
+        })
+        .await
     }
 
-    async fn start_plain(silent: bool) -> Result<Azurite> {
+    /// [`Azurite::start_silent`] for `shoal dev`, accepting any `x-ms-version`
+    /// (`--skipApiVersionCheck`): a developer's current Storage SDK asks for a newer service
+    /// version than this Azurite knows and would otherwise get 400 on every call. Tests keep
+    /// the check, so the version Shoal pins (`STORAGE_API_VERSION`) stays one Azurite serves.
+    pub async fn start_for_dev() -> Result<Azurite> {
+        Self::start_plain(Launch {
+            silent: true,
+            any_api_version: true,
+        })
+        .await
+    }
+
+    async fn start_plain(launch: Launch) -> Result<Azurite> {
         let dir = tempfile::tempdir()?;
-        let (child, port, output) = spawn(&dir, None, silent).await?;
+        let (child, port, output) = spawn(&dir, None, launch).await?;
         Ok(Azurite {
             child,
             port,
@@ -88,7 +113,7 @@ impl Azurite {
         let dir = tempfile::tempdir()?;
         let ca = TestCa::generate(dir.path())?;
         let token_endpoint = TokenEndpoint::start(ca.server_config()?).await?;
-        let (child, port, output) = spawn(&dir, Some(&ca), false).await?;
+        let (child, port, output) = spawn(&dir, Some(&ca), Launch::default()).await?;
         Ok(Azurite {
             child,
             port,
@@ -262,13 +287,13 @@ fn is_request_line(line: &str) -> bool {
 async fn spawn(
     dir: &tempfile::TempDir,
     tls: Option<&TestCa>,
-    silent: bool,
+    launch: Launch,
 ) -> Result<(Child, u16, Output)> {
     let binary = azurite_binary()?;
     let mut last_error = anyhow!("Azurite did not start");
     for _ in 0..START_ATTEMPTS {
         let port = free_port()?;
-        match spawn_on(&binary, dir.path(), port, tls, silent).await {
+        match spawn_on(&binary, dir.path(), port, tls, launch).await {
             Ok((child, output)) => return Ok((child, port, output)),
             Err(StartError::PortTaken(e)) => last_error = e,
             Err(StartError::Failed(e)) => return Err(e),
@@ -292,11 +317,14 @@ async fn spawn_on(
     dir: &Path,
     port: u16,
     tls: Option<&TestCa>,
-    silent: bool,
+    launch: Launch,
 ) -> Result<(Child, Output), StartError> {
     let mut command = Command::new(binary);
-    if silent {
+    if launch.silent {
         command.arg("--silent");
+    }
+    if launch.any_api_version {
+        command.arg("--skipApiVersionCheck");
     }
     command
         .args(["--inMemoryPersistence", "--disableTelemetry"])

@@ -92,7 +92,7 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
             dev_sign_in: args.listen.ip().is_loopback(),
         },
     };
-    let azurite = shoal_devstack::azurite::Azurite::start_silent()
+    let azurite = shoal_devstack::azurite::Azurite::start_for_dev()
         .await
         .context("starting Azurite (make dev installs it; SHOAL_AZURITE_BIN overrides)")?;
     let bus = service_bus::start().await?;

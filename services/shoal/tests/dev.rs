@@ -1,4 +1,6 @@
-//! `shoal dev` polls with the local-development maximum polling interval (2 s, as Azure
+//! `shoal dev` as a developer on their machine meets it.
+//!
+//! Polling: `shoal dev` polls with the local-development maximum polling interval (2 s, as Azure
 //! Functions Core Tools do) where an app leaves `maxPollingInterval` unset, not Azure's 1 min.
 //! Seen from outside: the idle demo listener's back-off, as its worker reports it in the
 //! heartbeats `GET /v1/workers` shows, settles at 2 s and never exceeds it. With Azure's
@@ -80,4 +82,47 @@ async fn dev_workers_poll_at_most_every_two_seconds() {
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// A developer's current Storage SDK sends a newer `x-ms-version` than the Azurite `shoal dev`
+/// runs knows (azure-storage-queue 12.18 sends 2026-10-06); with Azurite's version check on,
+/// every call of theirs against the printed connection string was a 400 "API version ... is not
+/// supported by Azurite". `shoal dev` starts Azurite with `--skipApiVersionCheck`.
+#[tokio::test]
+async fn dev_azurite_serves_a_newer_storage_sdk() {
+    /// Newer than any version Azurite 3.35 knows.
+    const SDK_VERSION: &str = "2026-10-06";
+    let database = ScratchDatabase::create(&admin_url(), "shoal_dev_sdk")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dev =
+        support::dev::DevProcess::start(database.url(), dir.path(), "warn", Stdio::null()).await;
+    let connection = support::dev::printed(&dev.banner, "connection string ");
+    let endpoint = connection
+        .split(';')
+        .find_map(|part| part.strip_prefix("QueueEndpoint="))
+        .unwrap_or_else(|| panic!("a queue endpoint in {connection}"));
+    let sas = shoal_connectors::account_sas(
+        shoal_devstack::azurite::ACCOUNT_NAME,
+        shoal_devstack::azurite::ACCOUNT_KEY,
+        chrono::Utc::now() + chrono::Duration::hours(1),
+    )
+    .unwrap();
+    let response = reqwest::Client::new()
+        .get(format!(
+            "{}/demo-in/messages?peekonly=true&{sas}",
+            endpoint.trim_end_matches('/')
+        ))
+        .header("x-ms-version", SDK_VERSION)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    assert!(
+        status.is_success(),
+        "peeking at the demo's queue with x-ms-version {SDK_VERSION}: {status} {body}"
+    );
+    assert!(body.contains("<QueueMessagesList"), "{body}");
 }
