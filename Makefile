@@ -39,6 +39,13 @@ tools:
 IMPORT_CHECK = python3 deploy/local/check-imports.py --self-test && \
 	python3 deploy/local/check-imports.py --enforce all
 
+# nextest runs no doc tests, and `cargo test --doc` rebuilds every library for rustdoc (~10 min on
+# two cores): it runs only when a doc comment of the workspace holds a Rust example
+# (deploy/local/doc-tests.py says which, and is checked by its own self-test first).
+DOC_TESTS = python3 deploy/local/doc-tests.py --self-test >/dev/null; \
+	if python3 deploy/local/doc-tests.py >/dev/null; then $(CARGO) test --workspace --doc; \
+	else echo "make test: no doc tests in the workspace (deploy/local/doc-tests.py); cargo test --doc skipped" >&2; fi
+
 # The Helm chart, the Dockerfile and the Compose file, checked offline, and the binary started
 # with exactly what they give each container (deploy/local/check-deploy.py), the dashboard the
 # image copies in included (built first into web/dist). Needs DATABASE_URL.
@@ -57,7 +64,7 @@ test: tools
 	$(CARGO) clippy --workspace --all-targets -- -D warnings; \
 	$(IMPORT_CHECK); \
 	if $(CARGO) nextest --version >/dev/null 2>&1; then \
-		$(CARGO) test --workspace --doc; \
+		$(DOC_TESTS); \
 		$(CARGO) nextest run --workspace; \
 	else \
 		$(CARGO) test --workspace; \
