@@ -309,7 +309,7 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     (
         "extensions.serviceBus.enableCrossEntityTransactions",
-        "Shoal sends a handler's outputs after the trigger message is settled, never in one transaction with it",
+        "Shoal sends a handler's outputs before the trigger message is settled, never in one transaction with it: a settlement that fails after the outputs were sent delivers the message again (at least once)",
     ),
     (
         "extensions.serviceBus.batchOptions.operationTimeout",

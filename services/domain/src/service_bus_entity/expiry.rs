@@ -1,5 +1,6 @@
-//! Message expiry as Service Bus defines it (reference document 001), written once for Shoal:
-//! the trigger reasons with it and the local Service Bus stand-in enforces it.
+//! Message expiry as Service Bus defines it (reference document 001), enforced by the local
+//! Service Bus stand-in. The trigger does not apply these rules: against Azure the broker does,
+//! and a delivered message's expiry is what the broker sent.
 //!
 //! * `expires-at-utc = enqueued-time-utc + time-to-live`;
 //! * the entity's default TTL applies to a message without one and caps a longer one;
