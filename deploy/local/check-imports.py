@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Finds import circles between the modules of each crate under services/*/src.
+"""Finds import circles between the modules of each crate of the workspace.
 
 What counts as an edge
 ----------------------
 Every Rust file is a module: src/lib.rs and src/main.rs are the crate root, src/a.rs and
 src/a/mod.rs are `a`, src/a/b.rs is `a::b`. The script reads these paths in a file (test
 modules, i.e. everything from a `#[cfg(test)]` attribute followed by `mod` to the end of
-the file, and `//` comments are skipped):
+the file, comments, and the text of string and character literals are skipped):
 
 * `use crate::…;` and `use super::…;` statements, brace groups expanded;
 * `crate::a::b::…` and `super::…` paths anywhere else in the code.
@@ -26,8 +26,10 @@ A cycle among the edges is an import circle. Usage:
     check-imports.py [--root DIR] [--enforce CRATE ...]   # default root: the repository
     check-imports.py --self-test
 
-Circles in the crates named by --enforce (directory names under services/, e.g. `api`, or
-`all`) make the exit status 1; circles elsewhere are printed as warnings. Standard library only.
+The crates are the root Cargo.toml's workspace `members` (each one's `src`). Circles in the
+crates named by --enforce (a member's path, e.g. `deploy/terraform/provider`, or its last
+component, e.g. `api`, or `all`) make the exit status 1; circles elsewhere are printed as
+warnings. Standard library only.
 """
 
 import argparse
@@ -35,6 +37,7 @@ import os
 import re
 import sys
 import tempfile
+import tomllib
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 TEST_MODULE = re.compile(r"^\s*#\[cfg\(test\)\]\s*\n\s*(pub(\([^)]*\))?\s+)?mod\s", re.M)
@@ -50,12 +53,69 @@ def module_of(src, path):
     return tuple(rel)
 
 
+def blank_literals_and_comments(text):
+    """`text` with comments and the insides of string and character literals replaced by
+    spaces (newlines kept, so line numbers hold): `"use `x`"` must not read as a use."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(a, b):
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            blank(i, end)
+            i = end
+        elif text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text.startswith("/*", j):
+                    depth, j = depth + 1, j + 2
+                elif text.startswith("*/", j):
+                    depth, j = depth - 1, j + 2
+                else:
+                    j += 1
+            blank(i, j)
+            i = j
+        elif (raw := re.match(r'b?r(#*)"', text[i : i + 260])) and (
+            i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
+        ):
+            close = '"' + raw.group(1)
+            start = i + raw.end()
+            end = text.find(close, start)
+            end = n if end < 0 else end
+            blank(start, end)
+            i = end + len(close)
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, min(j, n))
+            i = j + 1
+        elif c == "'":
+            # A character literal ('x', '\n', '\u{..}', '"'); otherwise a lifetime or label.
+            char = re.match(r"'(\\(u\{[0-9A-Fa-f]*\}|x[0-9A-Fa-f]{2}|.)|[^\\'\n])'", text[i : i + 12])
+            if char:
+                blank(i + 1, i + char.end() - 1)
+                i += char.end()
+            else:
+                i += 1
+        else:
+            i += 1
+    return "".join(out)
+
+
 def strip(text):
-    """The code of a file without its test module and line comments."""
+    """The code of a file without its test module, comments and literals' text."""
     match = TEST_MODULE.search(text)
     if match:
         text = text[: match.start()]
-    return re.sub(r"//[^\n]*", "", text)
+    return blank_literals_and_comments(text)
 
 
 def expand(tree):
@@ -237,23 +297,34 @@ def report(crate, edges, out):
     return len(found)
 
 
+def workspace_crates(root):
+    """{member path: its src directory} for the workspace's members that have one."""
+    with open(os.path.join(root, "Cargo.toml"), "rb") as f:
+        members = tomllib.load(f).get("workspace", {}).get("members", [])
+    crates = {}
+    for member in members:
+        src = os.path.join(root, member, "src")
+        if os.path.isdir(src):
+            crates[member] = src
+    return crates
+
+
 def check(root, enforce, out=sys.stdout):
-    services = os.path.join(root, "services")
-    if "all" in enforce:
-        enforce = [c for c in os.listdir(services) if os.path.isdir(os.path.join(services, c, "src"))]
+    crates = workspace_crates(root)
+
+    def named(crate, names):
+        return "all" in names or crate in names or crate.rsplit("/", 1)[-1] in names
+
     failed = False
-    for crate in sorted(os.listdir(services)):
-        src = os.path.join(services, crate, "src")
-        if not os.path.isdir(src):
-            continue
+    for crate, src in sorted(crates.items()):
         count = report(crate, crate_graph(src), out)
-        if count and crate in enforce:
+        if count and named(crate, enforce):
             failed = True
         elif count:
             print(f"{crate}: {count} circle(s), not enforced", file=out)
-    for crate in enforce:
-        if not os.path.isdir(os.path.join(services, crate, "src")):
-            print(f"no crate services/{crate}", file=out)
+    for name in enforce:
+        if name != "all" and not any(named(c, [name]) for c in crates):
+            print(f"no workspace crate {name}", file=out)
             failed = True
     return 1 if failed else 0
 
@@ -262,10 +333,12 @@ def self_test():
     """A tiny synthetic tree: the check must fail on a circle and pass on a tree shape."""
     import io
 
-    def tree(files):
+    def tree(files, member="services/demo"):
         root = tempfile.mkdtemp()
+        with open(os.path.join(root, "Cargo.toml"), "w", encoding="utf-8") as f:
+            f.write(f'[workspace]\nmembers = ["{member}"]\n')
         for rel, text in files.items():
-            path = os.path.join(root, "services", "demo", "src", rel)
+            path = os.path.join(root, member, "src", rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -321,9 +394,30 @@ def self_test():
         {"lib.rs": ""},
         0,
     )
+    expect(
+        "literals and comments that look like paths or uses are not read",
+        {
+            "lib.rs": lib,
+            "a.rs": 'const HELP: &str = "use `crate::b::{x` to see";\n'
+            'const RAW: &str = r#"crate::c::C"#;\nconst Q: char = \'"\';\n'
+            "fn f<'a>(x: &'a str) -> &'a str { /* crate::b::B */ x }\n"
+            'const AFTER: &str = "use crate::c::C;";\n',
+            "b.rs": "use crate::a::HELP;\n",
+            "c.rs": "use crate::b::B;\n",
+        },
+        0,
+    )
     out = io.StringIO()
     if check(tree({"lib.rs": ""}), ["missing"], out) != 1:
         failures.append("a missing enforced crate must fail")
+    out = io.StringIO()
+    provider_circle = {
+        "lib.rs": "mod provider;\nmod resource;\n",
+        "provider.rs": "use crate::resource::R;\n",
+        "resource.rs": "use crate::provider::P;\n",
+    }
+    if check(tree(provider_circle, "deploy/terraform/provider"), ["all"], out) != 1:
+        failures.append(f"a crate outside services/ must be checked too:\n{out.getvalue()}")
     for failure in failures:
         print("self-test failed:", failure, file=sys.stderr)
     if not failures:

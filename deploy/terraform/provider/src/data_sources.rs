@@ -14,10 +14,10 @@ use tf_provider::{AttributePath, DataSource, Diagnostics};
 use crate::client::ApiClient;
 use crate::ids::{AppId, ChildId, FunctionId};
 use crate::problem::{FieldMap, report};
-use crate::provider::{SharedClient, configured};
 use crate::resources::function::{self, FunctionState};
 use crate::resources::function_app::model::{self, AppState};
 use crate::resources::{attribute, attributes, computed_copy, json_bool, json_string};
+use crate::shared_client::{SharedClient, configured};
 
 const NO_FIELDS: FieldMap = FieldMap {
     documents: &[],

@@ -12,6 +12,7 @@ pub mod json_doc;
 pub mod problem;
 pub mod provider;
 pub mod resources;
+pub mod shared_client;
 pub mod spelling;
 
 pub use provider::ShoalProvider;

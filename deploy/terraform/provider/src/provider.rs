@@ -2,7 +2,7 @@
 //! `client_id` and `client_secret`), each falling back to a `SHOAL_*` environment variable.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -21,23 +21,7 @@ use crate::resources::principal::{PrincipalKind, PrincipalResource};
 use crate::resources::role_assignment::RoleAssignmentResource;
 use crate::resources::role_definition::RoleDefinitionResource;
 use crate::resources::tenant::TenantResource;
-
-/// The client `configure` builds, shared with every resource (Terraform configures the
-/// provider after it has asked for the resources).
-pub type SharedClient = Arc<RwLock<Option<Arc<ApiClient>>>>;
-
-/// The configured client, or an error diagnostic saying the provider is not configured.
-pub fn configured(shared: &SharedClient, diags: &mut Diagnostics) -> Option<Arc<ApiClient>> {
-    let client = shared.read().ok().and_then(|c| c.clone());
-    if client.is_none() {
-        diags.root_error(
-            "The Shoal provider is not configured",
-            "Terraform called a resource before configuring the provider; this is a bug in \
-             the provider or an unknown provider configuration value.",
-        );
-    }
-    client
-}
+use crate::shared_client::SharedClient;
 
 #[derive(Default)]
 pub struct ShoalProvider {

@@ -14,9 +14,9 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::ids::ChildId;
 use crate::problem::FieldMap;
-use crate::provider::{SharedClient, configured};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, attribute, attributes, json_string};
+use crate::shared_client::{SharedClient, configured};
 
 const COLLECTION: &str = "roleAssignments";
 

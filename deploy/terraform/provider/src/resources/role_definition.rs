@@ -16,11 +16,11 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 use crate::client::Precondition;
 use crate::ids::ChildId;
 use crate::problem::FieldMap;
-use crate::provider::{SharedClient, configured};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
     PrivateState, attribute, attributes, json_string, put_known, unknown_if_null,
 };
+use crate::shared_client::{SharedClient, configured};
 
 const COLLECTION: &str = "roleDefinitions";
 

@@ -14,12 +14,12 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 use crate::client::Precondition;
 use crate::ids::TenantId;
 use crate::problem::FieldMap;
-use crate::provider::{SharedClient, configured};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
     PrivateState, attribute, attributes, etag_of, json_bool, json_i64, json_string, put_known,
     unknown_if_null,
 };
+use crate::shared_client::{SharedClient, configured};
 
 const FIELDS: FieldMap = FieldMap {
     documents: &[],

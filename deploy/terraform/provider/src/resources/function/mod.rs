@@ -13,9 +13,9 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::{AppId, FunctionId};
-use crate::provider::{SharedClient, configured};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, etag_of, unknown_if_null};
+use crate::shared_client::{SharedClient, configured};
 use model::{FIELDS, body, check_document};
 pub use model::{FunctionState, Retry, from_api, schema};
 

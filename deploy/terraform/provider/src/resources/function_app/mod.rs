@@ -14,9 +14,9 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 use crate::client::{ApiClient, Precondition};
 use crate::ids::AppId;
 use crate::json_doc;
-use crate::provider::{SharedClient, configured};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, etag_of};
+use crate::shared_client::{SharedClient, configured};
 use model::{AppState, FIELDS};
 
 pub struct FunctionAppResource {
