@@ -1,8 +1,22 @@
 //! Resource ids as Terraform stores and imports them. They are the resources' API paths
 //! without `/v1` (`/tenants/{tenant}/apps/{app}`), the form `mi_res_id` already uses for
 //! identities, so an id read from state also names the resource in the API.
+//!
+//! Parsing checks each name by the API's rule (an imported id with `nightly#2` is refused
+//! there), and every path segment is percent-encoded on its way into a URL all the same.
 
 use std::fmt;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::names::NameKind;
+
+/// What stays as it is in a path segment: RFC 3986's unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TenantId {
@@ -13,7 +27,7 @@ impl TenantId {
     pub fn parse(id: &str) -> Result<TenantId, String> {
         match segments(id)?.as_slice() {
             ["tenants", tenant] => Ok(TenantId {
-                tenant: (*tenant).to_owned(),
+                tenant: named(id, NameKind::Tenant, tenant)?,
             }),
             _ => Err(format!(
                 "`{id}` is not a tenant id: expected /tenants/{{tenant}}"
@@ -22,7 +36,7 @@ impl TenantId {
     }
 
     pub fn api_path(&self) -> String {
-        format!("/v1{self}")
+        api_path(&["tenants", &self.tenant])
     }
 }
 
@@ -48,8 +62,8 @@ impl AppId {
     pub fn parse(id: &str) -> Result<AppId, String> {
         match segments(id)?.as_slice() {
             ["tenants", tenant, "apps", app] => Ok(AppId {
-                tenant: (*tenant).to_owned(),
-                app: (*app).to_owned(),
+                tenant: named(id, NameKind::Tenant, tenant)?,
+                app: named(id, NameKind::App, app)?,
             }),
             _ => Err(format!(
                 "`{id}` is not a function app id: expected /tenants/{{tenant}}/apps/{{app}}"
@@ -59,7 +73,7 @@ impl AppId {
 
     /// The API path (under the endpoint) of the app.
     pub fn api_path(&self) -> String {
-        format!("/v1{self}")
+        api_path(&["tenants", &self.tenant, "apps", &self.app])
     }
 }
 
@@ -74,10 +88,10 @@ impl FunctionId {
         match segments(id)?.as_slice() {
             ["tenants", tenant, "apps", app, "functions", function] => Ok(FunctionId {
                 app: AppId {
-                    tenant: (*tenant).to_owned(),
-                    app: (*app).to_owned(),
+                    tenant: named(id, NameKind::Tenant, tenant)?,
+                    app: named(id, NameKind::App, app)?,
                 },
-                function: (*function).to_owned(),
+                function: named(id, NameKind::Function, function)?,
             }),
             _ => Err(format!(
                 "`{id}` is not a function id: expected \
@@ -87,7 +101,14 @@ impl FunctionId {
     }
 
     pub fn api_path(&self) -> String {
-        format!("/v1{self}")
+        api_path(&[
+            "tenants",
+            &self.app.tenant,
+            "apps",
+            &self.app.app,
+            "functions",
+            &self.function,
+        ])
     }
 }
 
@@ -110,7 +131,7 @@ impl ChildId {
     pub fn parse(id: &str, collection: &'static str) -> Result<ChildId, String> {
         match segments(id)?.as_slice() {
             ["tenants", tenant, c, name] if *c == collection => Ok(ChildId {
-                tenant: (*tenant).to_owned(),
+                tenant: named(id, NameKind::Tenant, tenant)?,
                 collection,
                 name: (*name).to_owned(),
             }),
@@ -121,7 +142,7 @@ impl ChildId {
     }
 
     pub fn api_path(&self) -> String {
-        format!("/v1{self}")
+        api_path(&["tenants", &self.tenant, self.collection, &self.name])
     }
 }
 
@@ -133,6 +154,23 @@ impl fmt::Display for ChildId {
             self.tenant, self.collection, self.name
         )
     }
+}
+
+/// `segments` as a path under the API's `/v1`, each percent-encoded as a path segment.
+fn api_path(segments: &[&str]) -> String {
+    let mut path = String::from("/v1");
+    for segment in segments {
+        path.push('/');
+        path.extend(utf8_percent_encode(segment, SEGMENT));
+    }
+    path
+}
+
+/// `segment` of `id` when it is a valid name of `kind`.
+fn named(id: &str, kind: NameKind, segment: &str) -> Result<String, String> {
+    kind.check(segment)
+        .map(|()| segment.to_owned())
+        .map_err(|reason| format!("`{id}`: `{segment}` is not a valid name: {reason}"))
 }
 
 /// The non-empty segments of an absolute id; names in Shoal never contain `/`, so a
@@ -166,6 +204,45 @@ mod tests {
         ] {
             assert!(TenantId::parse(bad).is_err(), "{bad} is refused");
         }
+    }
+
+    #[test]
+    fn names_follow_the_apis_rules_and_segments_are_encoded() {
+        for bad in [
+            "/tenants/contoso/apps/nightly#2",
+            "/tenants/Contoso/apps/orders",
+            "/tenants/contoso/apps/orders/functions/pro?cess",
+            "/tenants/contoso/apps/a",
+        ] {
+            let refused = AppId::parse(bad)
+                .map(drop)
+                .and_then(|()| FunctionId::parse(bad).map(drop));
+            assert!(refused.is_err(), "{bad} is refused");
+        }
+        assert!(
+            FunctionId::parse("/tenants/contoso/apps/orders/functions/pro?cess")
+                .unwrap_err()
+                .contains("`pro?cess` is not a valid name")
+        );
+        // A custom role's name may hold a space; it reaches the API as one segment.
+        let role = ChildId::parse(
+            "/tenants/contoso/roleDefinitions/Function Invoker",
+            "roleDefinitions",
+        )
+        .unwrap();
+        assert_eq!(
+            role.api_path(),
+            "/v1/tenants/contoso/roleDefinitions/Function%20Invoker"
+        );
+        let odd = ChildId {
+            tenant: "contoso".into(),
+            collection: "identities",
+            name: "a#b?c/d+e".into(),
+        };
+        assert_eq!(
+            odd.api_path(),
+            "/v1/tenants/contoso/identities/a%23b%3Fc%2Fd%2Be"
+        );
     }
 
     #[test]

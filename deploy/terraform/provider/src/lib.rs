@@ -9,6 +9,7 @@ pub mod credentials;
 pub mod data_sources;
 pub mod ids;
 pub mod json_doc;
+pub mod names;
 pub mod problem;
 pub mod provider;
 pub mod resources;

@@ -289,6 +289,80 @@ resource "shoal_function" "process" {
     );
 }
 
+/// A name the API would refuse fails the plan at its attribute (before, `nightly#2` planned
+/// cleanly and the apply created an app called `nightly`: `#` ended the URL's path); an unknown
+/// role fails the apply at `role_definition`. With `RUST_BACKTRACE` set, as many developers
+/// have it, no diagnostic carries a Rust backtrace.
+#[tokio::test(flavor = "multi_thread")]
+async fn names_and_roles_are_refused_at_their_attribute() {
+    let shoal = Shoal::start().await;
+    shoal.tenant("contoso").await;
+    let mut ws = Workspace::new(&shoal);
+    ws.set_env("RUST_BACKTRACE", "1");
+    ws.config(
+        r#"
+resource "shoal_function_app" "nightly" {
+  tenant = "contoso"
+  name = "nightly#2"
+  handler = { url = "http://127.0.0.1:7071/api" }
+}
+"#,
+    );
+    let plan = ws.plan();
+    assert_eq!(plan.code, 1, "{}\n{}", plan.stdout, plan.stderr);
+    assert!(
+        plan.stderr.contains("Invalid function app name"),
+        "{}",
+        plan.stderr
+    );
+    // Terraform quotes the line the diagnostic's attribute path points at.
+    assert!(
+        plan.stderr.contains(r#"name = "nightly#2""#),
+        "{}",
+        plan.stderr
+    );
+    assert!(
+        !plan.stderr.contains("Diagnostic::new"),
+        "a backtrace in the diagnostic: {}",
+        plan.stderr
+    );
+    let apply = ws.apply();
+    assert_ne!(apply.code, 0);
+    assert_eq!(
+        shoal.get("/v1/tenants/contoso/apps/nightly").await.0,
+        404,
+        "nothing was created under a cut-off name"
+    );
+
+    ws.config(
+        r#"
+resource "shoal_service_principal" "pipeline" {
+  tenant = "contoso"
+  name   = "pipeline"
+}
+
+resource "shoal_role_assignment" "reads" {
+  tenant       = "contoso"
+  principal_id = shoal_service_principal.pipeline.principal_id
+  role_definition = "NoSuchRole"
+  scope        = "/tenants/contoso"
+}
+"#,
+    );
+    let apply = ws.apply();
+    assert_ne!(apply.code, 0);
+    assert!(
+        apply.stderr.contains(r#"role_definition = "NoSuchRole""#),
+        "the error sits at role_definition: {}",
+        apply.stderr
+    );
+    assert!(
+        !apply.stderr.contains("Diagnostic::new"),
+        "a backtrace in the diagnostic: {}",
+        apply.stderr
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_change_made_after_the_plan_is_not_overwritten() {
     let shoal = Shoal::start().await;

@@ -16,10 +16,7 @@
 
 //! [`Diagnostics`] module
 
-use std::{
-    backtrace::{Backtrace, BacktraceStatus},
-    borrow::Cow,
-};
+use std::borrow::Cow;
 
 use crate::{attribute_path::AttributePath, tfplugin6, utils::CollectDiagnostics};
 
@@ -204,18 +201,12 @@ impl Diagnostic {
         detail: D,
         attribute: AttributePath,
     ) -> Self {
-        let backtrace = Backtrace::capture();
-        let mut detail = detail.into();
-        if backtrace.status() == BacktraceStatus::Captured {
-            if detail.is_empty() {
-                detail = format!("{}", backtrace).into();
-            } else {
-                detail = format!("{}\n{}", detail, backtrace).into();
-            }
-        }
+        // PATCHED: no backtrace appended to the detail. `Backtrace::capture` follows
+        // RUST_BACKTRACE, so a user with it set in their shell got a Rust backtrace inside every
+        // diagnostic Terraform printed.
         Self {
             summary: summary.into(),
-            detail,
+            detail: detail.into(),
             attribute,
         }
     }

@@ -13,6 +13,7 @@ use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::ids::ChildId;
+use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, attribute, attributes, json_string};
@@ -127,6 +128,12 @@ impl Resource for PrincipalResource {
     type State<'a> = PrincipalState;
     type PrivateState<'a> = PrivateState;
     type ProviderMetaState<'a> = ValueEmpty;
+
+    /// The tenant by the API's rule, at plan time and at its attribute.
+    async fn validate<'a>(&self, diags: &mut Diagnostics, config: PrincipalState) -> Option<()> {
+        check_attribute(diags, "tenant", NameKind::Tenant, &config.tenant);
+        Some(())
+    }
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
         let noun = self.kind.noun();

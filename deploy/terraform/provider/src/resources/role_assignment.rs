@@ -13,6 +13,7 @@ use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::ids::ChildId;
+use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, attribute, attributes, json_string};
@@ -20,8 +21,11 @@ use crate::shared_client::{SharedClient, configured};
 
 const COLLECTION: &str = "roleAssignments";
 
+/// The API names the role `roleDefinitionId`; here the argument is `role_definition`, where an
+/// unknown role's error lands. Only the apply can tell: checking at plan time would refuse a
+/// custom role (or a tenant) this same configuration creates.
 const FIELDS: FieldMap = FieldMap {
-    documents: &[],
+    documents: &[("roleDefinitionId", "role_definition")],
     maps: &[],
 };
 
@@ -165,6 +169,12 @@ impl Resource for RoleAssignmentResource {
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
         Some(schema())
+    }
+
+    /// Names by the API's rules, at plan time and at their attribute.
+    async fn validate<'a>(&self, diags: &mut Diagnostics, config: AssignmentState) -> Option<()> {
+        check_attribute(diags, "tenant", NameKind::Tenant, &config.tenant);
+        Some(())
     }
 
     async fn read<'a>(

@@ -15,6 +15,7 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::ChildId;
+use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
@@ -230,6 +231,12 @@ impl Resource for RoleDefinitionResource {
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
         Some(schema())
+    }
+
+    /// Names by the API's rules, at plan time and at their attribute.
+    async fn validate<'a>(&self, diags: &mut Diagnostics, config: RoleState) -> Option<()> {
+        check_attribute(diags, "tenant", NameKind::Tenant, &config.tenant);
+        Some(())
     }
 
     async fn read<'a>(

@@ -13,6 +13,7 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::TenantId;
+use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{
@@ -191,6 +192,12 @@ impl Resource for TenantResource {
 
     fn schema(&self, _diags: &mut Diagnostics) -> Option<Schema> {
         Some(schema())
+    }
+
+    /// Names by the API's rules, at plan time and at their attribute.
+    async fn validate<'a>(&self, diags: &mut Diagnostics, config: TenantState) -> Option<()> {
+        check_attribute(diags, "name", NameKind::Tenant, &config.name);
+        Some(())
     }
 
     async fn read<'a>(

@@ -13,6 +13,7 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 
 use crate::client::Precondition;
 use crate::ids::{AppId, FunctionId};
+use crate::names::{NameKind, check_attribute};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, etag_of, unknown_if_null};
 use crate::shared_client::{SharedClient, configured};
@@ -74,6 +75,7 @@ impl Resource for FunctionResource {
     }
 
     async fn validate<'a>(&self, diags: &mut Diagnostics, config: FunctionState) -> Option<()> {
+        check_attribute(diags, "name", NameKind::Function, &config.name);
         if let Value::Value(text) = &config.config_json
             && let Err(message) = check_document(text)
         {

@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn reads_keep_the_users_document_while_the_server_agrees() {
-        let id = FunctionId::parse("/tenants/t/apps/a/functions/f").unwrap();
+        let id = FunctionId::parse("/tenants/tt/apps/aa/functions/f").unwrap();
         let mine =
             r#"{"bindings":[{"type":"queueTrigger","direction":"in","name":"m","queueName":"q"}]}"#;
         let prior = FunctionState {
@@ -296,7 +296,7 @@ mod tests {
             ..FunctionState::default()
         };
         let read = json!({
-            "name": "f", "app": "a", "triggerType": "queueTrigger", "disabled": false,
+            "name": "f", "app": "aa", "triggerType": "queueTrigger", "disabled": false,
             "excluded": false, "retry": null, "scriptFile": null,
             "bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "q"}],
             "etag": "x"
@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(state.config_json, Value::Value(mine.into()));
         assert_eq!(
             state.function_app_id,
-            Value::Value("/tenants/t/apps/a".into())
+            Value::Value("/tenants/tt/apps/aa".into())
         );
         assert_eq!(state.retry, Value::Null);
         let imported = from_api(&read, &id, &FunctionState::default());

@@ -14,6 +14,7 @@ use tf_provider::{AttributePath, Diagnostics, Resource};
 use crate::client::{ApiClient, Precondition};
 use crate::ids::AppId;
 use crate::json_doc;
+use crate::names::{NameKind, check_attribute};
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, etag_of};
 use crate::shared_client::{SharedClient, configured};
@@ -108,6 +109,8 @@ impl Resource for FunctionAppResource {
     }
 
     async fn validate<'a>(&self, diags: &mut Diagnostics, config: AppState) -> Option<()> {
+        check_attribute(diags, "tenant", NameKind::Tenant, &config.tenant);
+        check_attribute(diags, "name", NameKind::App, &config.name);
         if let Value::Value(text) = &config.host_config
             && let Err(message) = json_doc::parse_object(text)
         {
