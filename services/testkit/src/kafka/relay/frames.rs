@@ -106,7 +106,7 @@ impl<'a> Reader<'a> {
 
     /// An array's length (-1, null, counts as none).
     fn count(&mut self) -> Option<usize> {
-        Some(usize::try_from(self.i32()?.max(0)).ok()?)
+        usize::try_from(self.i32()?.max(0)).ok()
     }
 
     fn string(&mut self) -> Option<&'a str> {
