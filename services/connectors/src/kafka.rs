@@ -6,7 +6,8 @@
 //!   [`StreamEvent`]s and commits the next offsets only when told to.
 //! * [`StreamProducer`]: writes records, acknowledged by all in-sync replicas.
 //! * [`consumer_lag`]: a group's lag per partition, read from outside the group (for scaling).
-//! * [`create_topic`] (idempotent).
+//! * [`create_topic`] (idempotent), and [`create_topic_like`]: a missing topic created with
+//!   another's partition count.
 //! * [`check_cluster`]: the bootstrap and advertised brokers under the egress policy, before a
 //!   client dials them.
 //!
@@ -22,7 +23,7 @@ mod lag;
 mod producer;
 mod properties;
 
-pub use admin::create_topic;
+pub use admin::{TopicCreation, create_topic, create_topic_like};
 pub use consumer::{StartFrom, StreamConsumer, StreamEvent};
 pub use egress::check_cluster;
 pub use error::KafkaError;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail, ensure};
 use chrono::Utc;
 use shoal_connectors::kafka::{
     KafkaError, KafkaProperties, OutgoingRecord, StartFrom, StreamConsumer, StreamEvent,
-    StreamProducer, check_cluster, consumer_lag, create_topic,
+    StreamProducer, TopicCreation, check_cluster, consumer_lag, create_topic, create_topic_like,
 };
 use shoal_testkit::kafka::TansuBroker;
 use tokio::time::Instant;
@@ -463,6 +463,40 @@ async fn create_topic_is_idempotent_and_refuses_what_cannot_work() -> Result<()>
     assert!(
         matches!(refused, KafkaError::InvalidRequest(_)),
         "{refused:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn create_topic_like_creates_a_missing_topic_with_the_other_ones_partition_count()
+-> Result<()> {
+    let broker = start("orders", 4).await?;
+    let props = props(&broker);
+
+    let created = create_topic_like(&props, "orders-poison", "orders").await?;
+    assert_eq!(created, TopicCreation::Created { partitions: 4 });
+    let lag = consumer_lag(&props, GROUP, "orders-poison").await?;
+    assert_eq!(lag.partitions.len(), 4);
+    assert_eq!(
+        create_topic_like(&props, "orders-poison", "orders").await?,
+        TopicCreation::Existed
+    );
+    // An existing topic is left as it is, whatever the other's count.
+    broker.create_topic("small", 1).await?;
+    assert_eq!(
+        create_topic_like(&props, "small", "orders").await?,
+        TopicCreation::Existed
+    );
+    assert_eq!(
+        consumer_lag(&props, GROUP, "small").await?.partitions.len(),
+        1
+    );
+    let missing = create_topic_like(&props, "x-poison", "x")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&missing, KafkaError::TopicNotFound { topic } if topic == "x"),
+        "{missing:?}"
     );
     Ok(())
 }

@@ -176,6 +176,21 @@ impl TansuBroker {
         self.relay.as_ref().map_or(0, Relay::accepted)
     }
 
+    /// Whether clients that reach the broker through the relay of
+    /// [`TansuBroker::start_behind_relay`] (everything bootstrapped from
+    /// [`TansuBroker::bootstrap`]) may create `topic`: refused, a CreateTopics request for it
+    /// gets `TOPIC_AUTHORIZATION_FAILED`, as from a broker that does not let the client create
+    /// topics. (tansu 0.6 never creates a topic on its own, so a missing topic then can be
+    /// neither written nor created.) An error without a relay.
+    pub fn refuse_topic_creation(&self, topic: &str, refuse: bool) -> Result<()> {
+        let relay = self
+            .relay
+            .as_ref()
+            .context("refusing topic creation needs a broker started behind its relay")?;
+        relay.refuse_creating(topic, refuse);
+        Ok(())
+    }
+
     /// [`TansuBroker::relay_connections`] once it has not changed for three seconds (at most
     /// 15 s): the broker's own test clients (admin, producer) may still be connecting through
     /// the relay for a moment after their call returned.

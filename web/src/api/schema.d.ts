@@ -1063,7 +1063,11 @@ export interface components {
         /**
          * @description `deadLetter`, for `kafkaTrigger` and `eventHubTrigger` functions only: either `topic` (on
          *     the trigger's own brokers; a `%Setting%` reference is resolved) or `queueName` with an
-         *     optional `connection` (a Storage queue; absent means `AzureWebJobsStorage`).
+         *     optional `connection` (a Storage queue; absent means `AzureWebJobsStorage`). Without
+         *     `deadLetter` the target is the topic `<topic>-poison`. A target topic or queue that does not
+         *     exist is created before the first write, a topic with the trigger topic's partition count;
+         *     while it can be neither written nor created, the partition waits and the listener's status
+         *     says why.
          */
         DeadLetterDoc: {
             /** @example orders-failed */

@@ -114,13 +114,13 @@ pub async fn consumer_lag(
     })?
 }
 
-enum PartitionsError {
+pub(super) enum PartitionsError {
     Kafka(rdkafka::error::KafkaError),
     Missing(KafkaError),
 }
 
 /// The partition ids of `topic`, from a metadata request for it alone.
-fn partitions_of<C: rdkafka::consumer::ConsumerContext>(
+pub(super) fn partitions_of<C: rdkafka::consumer::ConsumerContext>(
     client: &BaseConsumer<C>,
     topic: &str,
 ) -> Result<Vec<i32>, PartitionsError> {

@@ -16,8 +16,10 @@
 //! * absent — the topic `<topic>-poison` on the trigger's brokers, named like the Storage
 //!   Queue trigger's `<queue>-poison`.
 //!
-//! The checkpoint moves only once the write succeeded; while the target cannot be written the
-//! partition's progress stops and the listener says why, so no event is dropped.
+//! A target topic or queue that does not exist is created by the worker before its first write
+//! (a topic with the source topic's partition count). The checkpoint moves only once the write
+//! succeeded; while the target cannot be written the partition's progress stops and the
+//! listener says why, so no event is dropped.
 
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};

@@ -1,7 +1,8 @@
 //! The Kafka trigger against a real Kafka-protocol broker (tansu): delivery with the Kafka
 //! extension's metadata, one event or a batch per invocation, the checkpoint committed after
 //! each batch, a failing batch whose commit waits for its retries and whose events then go to
-//! the dead-letter topic, and a paused function that leaves the group and resumes from its
+//! the dead-letter topic (created when the brokers do not have it; held, and said so, while it
+//! can be neither written nor created), and a paused function that leaves the group and resumes from its
 //! last commit, in order.
 
 use std::time::Duration;
@@ -10,6 +11,8 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use shoal_connectors::kafka::{KafkaProperties, StreamConsumer, consumer_lag};
 use shoal_domain::circuit_breaker::BreakerCause;
+use shoal_domain::diagnostics::CheckStatus;
+use shoal_domain::diagnostics::health::check_listeners;
 use shoal_domain::stream_trigger::{StartFrom, StreamEvent};
 use shoal_testkit::handler::Behaviour;
 use shoal_testkit::kafka::TansuBroker;
@@ -28,10 +31,15 @@ struct Stream {
 impl Stream {
     /// A harness and a broker with `orders` (`partitions` partitions) and `orders-poison`.
     async fn start(behaviour: Behaviour, partitions: i32) -> Result<Stream> {
-        let h = Harness::start(behaviour).await?;
         let broker = TansuBroker::start().await.context("tansu starts")?;
-        broker.create_topic("orders", partitions).await?;
         broker.create_topic("orders-poison", 1).await?;
+        Stream::on(broker, behaviour, partitions).await
+    }
+
+    /// A harness on `broker`, where `orders` (`partitions` partitions) is created.
+    async fn on(broker: TansuBroker, behaviour: Behaviour, partitions: i32) -> Result<Stream> {
+        let h = Harness::start(behaviour).await?;
+        broker.create_topic("orders", partitions).await?;
         h.put_app(
             json!({}),
             json!({
@@ -275,6 +283,86 @@ async fn a_failing_event_holds_the_checkpoint_through_its_retries_then_goes_to_t
 }
 
 #[tokio::test]
+async fn a_missing_dead_letter_topic_is_created_like_the_source_and_the_partition_moves_on()
+-> Result<()> {
+    // tansu, like Event Hubs, creates no topic when a client writes to a missing one.
+    let broker = TansuBroker::start().await.context("tansu starts")?;
+    let s = Stream::on(broker, Behaviour::Respond(json!({})), 3).await?;
+    s.h.handler.script(vec![Behaviour::Status(500)]);
+    s.put_function(json!({"bindings": trigger(json!({}))}))
+        .await?;
+    s.produce(1, &["poison", "fine"]).await?;
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+
+    s.wait_for_lag(0).await?;
+    assert_eq!(delivered(&s.h), ["poison", "fine"], "in order, none twice");
+    let dead = s.read_topic("orders-poison", 1).await?;
+    anyhow::ensure!(dead.len() == 1, "one dead letter, found {}", dead.len());
+    assert_eq!(dead[0].value.as_deref(), Some(&b"poison"[..]));
+    let created = consumer_lag(&s.properties(), GROUP, "orders-poison").await?;
+    assert_eq!(
+        created.partitions.len(),
+        3,
+        "the dead-letter topic has the source's partition count"
+    );
+    let line = wait_for_line(&worker, "bill", |r| r.poisoned == 1).await?;
+    assert_eq!(line.status, "listening");
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dead_letter_topic_that_cannot_be_written_holds_the_partition_and_says_why_until_it_can()
+-> Result<()> {
+    // The brokers neither create `orders-poison` on a write (tansu never does) nor let the
+    // worker create it (the relay answers TOPIC_AUTHORIZATION_FAILED), until the test allows it.
+    let broker = TansuBroker::start_behind_relay()
+        .await
+        .context("tansu starts")?;
+    broker.refuse_topic_creation("orders-poison", true)?;
+    let s = Stream::on(broker, Behaviour::Respond(json!({})), 1).await?;
+    s.h.handler.script(vec![Behaviour::Status(500)]);
+    s.put_function(json!({"bindings": trigger(json!({}))}))
+        .await?;
+    s.produce(0, &["poison", "next"]).await?;
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+
+    let line = wait_for_line(&worker, "bill", |r| r.status.starts_with("error")).await?;
+    assert!(
+        line.status
+            .contains("dead-letter target topic orders-poison")
+            && line.status.contains("orders partition 0 waits at offset 0")
+            && line.status.contains("not authorized to create"),
+        "{}",
+        line.status
+    );
+    // The app's diagnostics report the function in error with that reason.
+    let checks = check_listeners(std::slice::from_ref(&line), &[]);
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0].status, CheckStatus::Error);
+    assert!(checks[0].detail.contains("orders-poison"), "{checks:?}");
+    // The partition holds: nothing committed, the next event not invoked, nothing written.
+    assert_eq!(
+        s.lag().await?,
+        2,
+        "the checkpoint stays before the failed event"
+    );
+    assert_eq!(delivered(&s.h), ["poison"], "the next event waits its turn");
+    assert_eq!(line.poisoned, 0);
+
+    s.broker.refuse_topic_creation("orders-poison", false)?;
+    s.wait_for_lag(0).await?;
+    let dead = s.read_topic("orders-poison", 1).await?;
+    anyhow::ensure!(dead.len() == 1, "one dead letter, found {}", dead.len());
+    assert_eq!(dead[0].value.as_deref(), Some(&b"poison"[..]));
+    assert_eq!(delivered(&s.h), ["poison", "next"], "in order, none twice");
+    let line = wait_for_line(&worker, "bill", |r| r.poisoned == 1 && r.succeeded == 1).await?;
+    assert_eq!(line.status, "listening", "the error clears once written");
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_paused_stream_leaves_its_group_and_resumes_from_the_last_commit_in_order() -> Result<()>
 {
     let s = Stream::start(Behaviour::Respond(json!({})), 1).await?;
@@ -410,7 +498,8 @@ async fn a_kafka_trigger_signs_in_with_scram_and_a_wrong_password_is_refused() -
 /// A Kafka trigger over mutual TLS (tansu behind the test CA's TLS front), its TLS material in
 /// app settings as the extension's `sslCaPEM`, `sslCertificatePEM` and `sslKeyPEM` name it:
 /// without a client certificate the broker refuses the handshake and the status says so; with
-/// one, the events arrive and the group commits.
+/// one, the events arrive and the group commits, and a failed one is dead-lettered over the
+/// same TLS.
 #[tokio::test]
 async fn a_kafka_trigger_reads_over_mutual_tls_with_the_pem_of_its_app_settings() -> Result<()> {
     let ca = shoal_testkit::tls::ThrowawayCa::generate("shoal-kafka-test-ca")?;
@@ -461,6 +550,14 @@ async fn a_kafka_trigger_reads_over_mutual_tls_with_the_pem_of_its_app_settings(
     properties.set("ssl.certificate.pem", reader.certificate_pem);
     properties.set("ssl.key.pem", reader.key_pem);
     wait_for_group_lag(&properties, 0).await?;
+
+    // A failed event goes to `orders-poison` over the same TLS, created there first.
+    h.handler.set_behaviour(Behaviour::Status(500));
+    broker.produce("orders", 0, None, b"failing", &[]).await?;
+    h.handler.wait_for(2, WAIT).await?;
+    wait_for_group_lag(&properties, 0).await?;
+    let dead = consumer_lag(&properties, "inspect", "orders-poison").await?;
+    assert_eq!(dead.partitions.iter().map(|p| p.high).sum::<i64>(), 1);
     worker.shut_down().await?;
     Ok(())
 }

@@ -1,12 +1,20 @@
 //! Writing a stream function's given-up events to its dead-letter target: a topic on the
 //! trigger's own brokers, or a Storage queue (see the domain's `stream_trigger::dead_letter`).
-//! The checkpoint waits for this write: it is retried, with a growing pause and the reason on
-//! the listener's line, until it succeeds or the listener is abandoned — never skipped.
-
+//!
+//! A topic the brokers do not have is created before the first write, with the source topic's
+//! partition count (as a Storage queue target is created when missing): brokers without
+//! automatic topic creation — Event Hubs' Kafka endpoint among them — would otherwise refuse
+//! every write to the default `<topic>-poison`. The checkpoint waits for the write: while the
+//! target cannot be written (creation refused, brokers unreachable) it is retried with a
+//! growing pause (at most 30 s), the listener's status says why — so the app's diagnostics
+//! report the function in error — and the events are never skipped. Once a write succeeds the
+//! status is `listening` again.
 use chrono::Utc;
 use futures::future::try_join_all;
 use shoal_connectors::Queue;
-use shoal_connectors::kafka::{KafkaProperties, OutgoingRecord, StreamProducer};
+use shoal_connectors::kafka::{
+    KafkaError, KafkaProperties, OutgoingRecord, StreamProducer, TopicCreation, create_topic_like,
+};
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::stream_trigger::dead_letter::Failure;
@@ -26,12 +34,22 @@ use crate::stats::ListenerStats;
 use crate::triggers::backoff::Retry;
 
 /// Client properties a producer takes from the trigger's: where the brokers are and how to
-/// sign in, nothing of the consumer's.
+/// sign in (`sasl.*`, and the TLS material `ssl.*`: without the trigger's CA or client
+/// certificate the write could never reach a broker the trigger reads over TLS), nothing of
+/// the consumer's.
 const PRODUCER_PROPERTIES: &[&str] = &["bootstrap.servers", "security.protocol"];
+const PRODUCER_PREFIXES: &[&str] = &["sasl.", "ssl."];
+
+/// How long librdkafka keeps trying to deliver one dead-letter record before the write fails
+/// and is retried from here (its default is 5 minutes): long enough for a leader to move,
+/// short enough that a write that cannot succeed shows in the listener's status soon.
+const DELIVERY_TIMEOUT_MS: &str = "30000";
 
 pub enum DeadLetterSink {
     Topic {
         topic: String,
+        /// The trigger's topic, whose partition count a created target gets.
+        source_topic: String,
         properties: KafkaProperties,
         producer: OnceCell<StreamProducer>,
         egress: Egress,
@@ -56,12 +74,16 @@ impl DeadLetterSink {
                     .map_err(|e| format!("deadLetter.topic: {e}"))?;
                 let mut properties = KafkaProperties::new();
                 for (key, value) in &source.properties {
-                    if PRODUCER_PROPERTIES.contains(&key.as_str()) || key.starts_with("sasl.") {
+                    if PRODUCER_PROPERTIES.contains(&key.as_str())
+                        || PRODUCER_PREFIXES.iter().any(|p| key.starts_with(p))
+                    {
                         properties.set(key, value);
                     }
                 }
+                properties.set("message.timeout.ms", DELIVERY_TIMEOUT_MS);
                 Ok(DeadLetterSink::Topic {
                     topic,
+                    source_topic: source.topic.clone(),
                     properties,
                     producer: OnceCell::new(),
                     egress: config.egress.for_tenant(&app.egress_allow),
@@ -101,23 +123,34 @@ impl DeadLetterSink {
             at: Utc::now(),
         };
         let mut retry = Retry::default();
+        let mut failed = false;
         loop {
             match self.try_write(events, &failure).await {
                 Ok(()) => {
                     for _ in events {
                         stats.poisoned();
                     }
+                    if failed {
+                        tracing::info!(
+                            function,
+                            target = self.describe(),
+                            "the dead-letter target can be written again; the partition moves on"
+                        );
+                        stats.set_status("listening");
+                    }
                     return true;
                 }
                 Err(error) => {
+                    failed = true;
+                    let waiting = waiting(events);
                     tracing::warn!(
                         function,
                         target = self.describe(),
                         error,
-                        "writing failed events to the dead-letter target failed; the partition's checkpoint waits for it"
+                        "writing failed events to the dead-letter target failed; {waiting} until it succeeds"
                     );
                     stats.set_status(format!(
-                        "error: writing to the dead-letter target {} failed: {error}",
+                        "error: cannot write to the dead-letter target {} ({waiting}; retried with back-off): {error}",
                         self.describe()
                     ));
                     stats.error(&WorkerError::SettleMessage(error.into()));
@@ -137,12 +170,13 @@ impl DeadLetterSink {
         match self {
             DeadLetterSink::Topic {
                 topic,
+                source_topic,
                 properties,
                 producer,
                 egress,
             } => {
                 let producer = producer
-                    .get_or_try_init(|| connections::stream_producer(properties, topic, egress))
+                    .get_or_try_init(|| topic_producer(properties, topic, source_topic, egress))
                     .await
                     .map_err(|e| e.to_string())?;
                 try_join_all(events.iter().map(|event| {
@@ -187,5 +221,98 @@ impl DeadLetterSink {
             DeadLetterSink::Topic { topic, .. } => format!("topic {topic}"),
             DeadLetterSink::Queue { queue, .. } => format!("queue {}", queue.name()),
         }
+    }
+}
+
+/// A producer for the dead-letter `topic`, once the brokers pass the egress policy and the
+/// topic exists (created with `source_topic`'s partition count when it did not).
+async fn topic_producer(
+    properties: &KafkaProperties,
+    topic: &str,
+    source_topic: &str,
+    egress: &Egress,
+) -> Result<StreamProducer, KafkaError> {
+    // Checks the brokers (bootstrap and advertised) before anything dials them.
+    let producer = connections::stream_producer(properties, topic, egress).await?;
+    match create_topic_like(properties, topic, source_topic)
+        .await
+        .map_err(|e| creation_refused(topic, e))?
+    {
+        TopicCreation::Created { partitions } => {
+            tracing::info!(
+                topic,
+                partitions,
+                source_topic,
+                "created the dead-letter topic"
+            );
+        }
+        TopicCreation::Existed => {}
+    }
+    Ok(producer)
+}
+
+/// Says that it was the topic's creation that failed, which a bare "not authorized" would not.
+fn creation_refused(topic: &str, error: KafkaError) -> KafkaError {
+    match error {
+        KafkaError::Unauthorized { message, .. } => KafkaError::Unauthorized {
+            op: "create the dead-letter topic",
+            message: format!(
+                "{message} (create topic {topic} on the brokers, or let this connection create topics)"
+            ),
+        },
+        other => other,
+    }
+}
+
+/// Which checkpoints wait for the write, for the status: `orders partition 0 waits at offset
+/// 5`, or for a batch the partitions it spans.
+fn waiting(events: &[&StreamEvent]) -> String {
+    let mut partitions: Vec<(i32, i64)> = Vec::new();
+    for event in events {
+        if !partitions.iter().any(|(p, _)| *p == event.partition) {
+            partitions.push((event.partition, event.offset));
+        }
+    }
+    let topic = events.first().map_or("", |e| e.topic.as_str());
+    match partitions.as_slice() {
+        [(partition, offset)] => {
+            format!("{topic} partition {partition} waits at offset {offset}")
+        }
+        _ => {
+            let list: Vec<String> = partitions
+                .iter()
+                .map(|(p, o)| format!("{p} at offset {o}"))
+                .collect();
+            format!("{topic} partitions {} wait", list.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(partition: i32, offset: i64) -> StreamEvent {
+        StreamEvent {
+            topic: "orders".into(),
+            partition,
+            offset,
+            key: None,
+            value: None,
+            timestamp: None,
+            headers: Vec::new(),
+            leader_epoch: None,
+        }
+    }
+
+    #[test]
+    fn the_status_names_the_checkpoints_that_wait() {
+        let (a, b, c) = (event(0, 5), event(0, 6), event(2, 9));
+        assert_eq!(waiting(&[&a]), "orders partition 0 waits at offset 5");
+        assert_eq!(waiting(&[&a, &b]), "orders partition 0 waits at offset 5");
+        assert_eq!(
+            waiting(&[&a, &c, &b]),
+            "orders partitions 0 at offset 5, 2 at offset 9 wait"
+        );
     }
 }
