@@ -48,7 +48,9 @@ DOC_TESTS = python3 deploy/local/doc-tests.py --self-test >/dev/null; \
 
 # The Helm chart, the Dockerfile and the Compose file, checked offline, and the binary started
 # with exactly what they give each container (deploy/local/check-deploy.py), the dashboard the
-# image copies in included (built first into web/dist). Needs DATABASE_URL.
+# image copies in included (built first into web/dist); the chart's processes run inside the
+# image's runtime filesystem, rebuilt from its Debian packages (cached in ~/.cache/shoal; root,
+# for chroot). Needs DATABASE_URL.
 # `;`, not `&&`: under `set -e` a failed build must stop the recipe, which `&&` would not.
 DEPLOY_CHECK = $(CARGO) build -q -p shoal; deploy/local/web.sh build; \
 	.shoal/python/bin/python deploy/local/check-deploy.py --shoal $(TARGET_DIR)/debug/shoal

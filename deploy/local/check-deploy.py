@@ -13,14 +13,19 @@ Part of `make test`; run with the project's venv (deploy/local/ensure-tools.sh):
    `cargo build --locked --release`, the dashboard built after `npm ci` and copied where
    ENV SHOAL_WEB_DIR points; .dockerignore leaves build output out of the context.
 4. deploy/compose/compose.yaml parses under the Compose Specification (strict).
-5. The real binary runs with exactly the argv (the Dockerfile's ENTRYPOINT plus the container's
+5. The image's runtime root filesystem is built from its base's Debian packages (the
+   Dockerfile's `# runtime-packages:`, which must be its FROM's; cached under ~/.cache/shoal),
+   the binary and the dashboard are put where the final stage COPYs them, and every shared
+   library the binary needs (readelf -d, transitively) must be one of those packages' files.
+   The real binary runs with exactly the argv (the Dockerfile's ENTRYPOINT plus the container's
    args/command) and environment (Secrets and field references resolved) of every chart value
-   set and of compose (with the image's ENV, and paths the image or Compose puts in the
-   container found on this host): the migration Job or service exits 0; `serve`, `scheduler`
-   and `worker` become ready and show their configuration took effect in Postgres; `serve`
-   answers / with the dashboard; Compose's `local-bus` takes a message from Microsoft's
-   Service Bus SDK and gives it back; all stop cleanly on SIGTERM. Every variable set must be
-   one the subcommand reads (its --help).
+   set and of compose (with the image's ENV; each chart value set's processes run inside the
+   image's root filesystem with chroot, as the image's USER; Compose's on this host, with paths
+   the image or Compose puts in the container found here): the migration Job or service exits
+   0; `serve`, `scheduler` and `worker` become ready and show their configuration took effect
+   in Postgres; `serve` answers / with the dashboard; Compose's `local-bus` takes a message
+   from Microsoft's Service Bus SDK and gives it back; all stop cleanly on SIGTERM. Every
+   variable set must be one the subcommand reads (its --help).
 6. The worker autoscaler (ScaledObject and HPA) selects a series the leading scheduler really
    exports, and not a standby's.
 """
@@ -42,7 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from deploy_check import (  # noqa: E402
-    autoscaling, chart, compose, image, launch, manifests, processes, schema, self_test,
+    autoscaling, chart, compose, image, launch, manifests, processes, rootfs, schema, self_test,
     service_bus)
 from deploy_check.fail import CheckFailed  # noqa: E402
 
@@ -92,6 +97,9 @@ def static_checks() -> None:
     image.check(launch.image())
     say("Dockerfile: ENTRYPOINT, non-root user, no HEALTHCHECK, locked release build, the "
         "dashboard from `npm ci` at SHOAL_WEB_DIR; .dockerignore keeps build output out")
+    packages = rootfs.check_dockerfile()
+    say(f"Dockerfile: the runtime stage's `# runtime-packages:` are its base's ({len(packages)} "
+        "Debian 12 packages)")
 
 
 def seconds(duration: str) -> float:
@@ -134,7 +142,7 @@ def check_grace_period(objects: list[dict[str, Any]], label: str) -> None:
 
 
 def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Path,
-              logs: Path) -> None:
+              logs: Path, inside: rootfs.Inside) -> None:
     ports = {"api": free_port(), "scheduler": free_port(), "worker": free_port()}
     values = chart.merge(values, {c: {"port": p} for c, p in ports.items()})
     objects = chart.render(values)
@@ -152,12 +160,12 @@ def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Pa
             raise CheckFailed(f"chart `{label}`: no {kind} for {component}")
         return launch.from_pod(obj, container, img, store, f"{obj['metadata']['name']}-0")
 
-    processes.run_to_completion(pod("Job", "migrate", "migrate"), binary)
+    processes.run_to_completion(pod("Job", "migrate", "migrate"), binary, inside=inside)
     launches = [pod("Deployment", c, c) for c in ("api", "scheduler", "worker")]
     running: list[processes.Running] = []
     try:
         for item in launches:
-            running.append(processes.start(item, binary, logs))
+            running.append(processes.start(item, binary, logs, inside))
         for item in running:
             processes.wait_ready(item)
         api, scheduler, worker = running
@@ -175,8 +183,9 @@ def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Pa
         processes.kill_all(running)
         raise
     processes.stop_all(running)
-    say(f"chart `{label}`: migrate, serve (the dashboard at /), scheduler and worker ran with "
-        f"the manifests' argv and environment, became ready and stopped cleanly{detail}")
+    say(f"chart `{label}`: migrate, serve (the dashboard at /), scheduler and worker ran in the "
+        f"image's root filesystem as {inside.user} with the manifests' argv and environment, "
+        f"became ready and stopped cleanly{detail}")
 
 
 def check_dashboard(api: processes.Running) -> None:
@@ -278,6 +287,20 @@ def check_worker_grace(data: dict[str, Any], binary: Path) -> None:
                                   f"not longer than its drain deadline {deadline}")
 
 
+def image_root(binary: Path, into: Path) -> rootfs.Inside:
+    """The image's runtime filesystem: its base's Debian packages (cached) with what the final
+    stage copies in, every library the binary needs found there."""
+    packages = rootfs.check_dockerfile()
+    started = time.monotonic()
+    cached = rootfs.build(packages)
+    root = rootfs.populate(cached, binary, into)
+    found = rootfs.check_libraries(cached, root, processes.IMAGE_BINARY, packages)
+    owners = ", ".join(f"{lib} ({pkg})" for lib, pkg in sorted(found.items()))
+    say(f"image root filesystem ({cached}, {time.monotonic() - started:.1f} s): every shared "
+        f"library the binary needs is in the runtime's packages: {owners}")
+    return rootfs.Inside(root, launch.image().user)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
@@ -306,8 +329,9 @@ def main() -> int:
         key = base64.b64encode(secrets.token_bytes(32)).decode()
         try:
             with tempfile.TemporaryDirectory(prefix="check-deploy-") as logs:
+                inside = image_root(args.shoal, Path(logs))
                 for label, values in chart.value_sets(url, key).items():
-                    run_chart(label, values, url, key, args.shoal, Path(logs))
+                    run_chart(label, values, url, key, args.shoal, Path(logs), inside)
                 run_compose(url, key, args.shoal, Path(logs))
         finally:
             psql(admin, f"drop database if exists {database} with (force)")

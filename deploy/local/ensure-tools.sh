@@ -48,6 +48,12 @@ command -v cmake >/dev/null || apt_missing+=(cmake)
 pkg-config --exists libcurl 2>/dev/null || apt_missing+=(libcurl4-openssl-dev)
 # aws-lc-rs builds with the C compiler alone on x86_64/aarch64 Linux (pre-generated bindings,
 # no CMake), so neither cmake nor clang is needed.
+# The deploy check (deploy/local/deploy_check/rootfs.py) builds the image's runtime root
+# filesystem by unpacking the distroless base's Debian 12 debs, fetched with apt-get download
+# and unpacked with dpkg-deb (both come with apt), and lists the binary's libraries with readelf
+# (binutils). Not debootstrap: it installs Debian's `required` set and every dependency and runs
+# maintainer scripts, a larger filesystem than the image's, which would hide a missing library.
+command -v readelf >/dev/null || apt_missing+=(binutils)
 # Azurite (deploy/local/package.json) runs on Node.js.
 command -v node >/dev/null || apt_missing+=(nodejs)
 command -v npm >/dev/null || apt_missing+=(npm)

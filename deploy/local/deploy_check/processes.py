@@ -14,8 +14,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import rootfs
 from .fail import CheckFailed
 from .launch import Launch
+from .rootfs import Inside
 
 # Where the image puts the binary (deploy/docker/Dockerfile); the check runs the one cargo built.
 IMAGE_BINARY = "/usr/local/bin/shoal"
@@ -74,16 +76,20 @@ def check_env_names(launch: Launch, binary: Path) -> None:
                           f"{', '.join(unknown)} (it reads {', '.join(sorted(accepted))})")
 
 
-def argv_for_host(launch: Launch, binary: Path) -> list[str]:
+def argv_for_host(launch: Launch, binary: Path, inside: Inside | None = None) -> list[str]:
     if not launch.argv or launch.argv[0] not in (IMAGE_BINARY, "shoal"):
         raise CheckFailed(f"{launch.origin}: runs {launch.argv}, not {IMAGE_BINARY}")
+    if inside is not None:
+        # The image's own copy of the binary, by the path (or PATH lookup) the container uses.
+        return rootfs.command(inside.root, inside.user, launch.argv)
     return [str(binary)] + launch.argv[1:]
 
 
-def run_to_completion(launch: Launch, binary: Path, timeout: float = 120) -> None:
+def run_to_completion(launch: Launch, binary: Path, timeout: float = 120,
+                      inside: Inside | None = None) -> None:
     """A Job's container (`shoal migrate`): must exit 0."""
     check_env_names(launch, binary)
-    result = subprocess.run(argv_for_host(launch, binary), env=clean_env(launch),
+    result = subprocess.run(argv_for_host(launch, binary, inside), env=clean_env(launch, inside),
                             capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise CheckFailed(f"{launch.origin}: {' '.join(launch.argv)} exited "
@@ -96,6 +102,7 @@ class Running:
     process: subprocess.Popen
     log: Path
     url: str
+    inside: Inside | None = None
 
     def stop(self, within: float = 60) -> None:
         """SIGTERM, as Kubernetes and Compose stop a container; it must exit 0 in time."""
@@ -128,22 +135,32 @@ def kill_all(running: list[Running]) -> None:
             item.process.wait()
 
 
-def clean_env(launch: Launch) -> dict[str, str]:
+def clean_env(launch: Launch, inside: Inside | None = None) -> dict[str, str]:
     """Only what the container would have (plus PATH): nothing leaks in from this shell. The
     image's ENV comes first, the container's own overrides it; a value naming a path inside the
-    container names what is there on this host instead."""
+    container names what is there on this host instead (or, run in the image's root filesystem,
+    must be there)."""
     env = {**launch.image_env, **launch.env}
+    if inside is not None:
+        for name, value in env.items():
+            for path in launch.paths:
+                if (value == path or value.startswith(path.rstrip("/") + "/")) and \
+                        not (inside.root / value.lstrip("/")).exists():
+                    raise CheckFailed(f"{launch.origin}: {name}={value}, which the image does "
+                                      "not have")
+        # The base image's ENV (PATH, SSL_CERT_FILE) under the Dockerfile's and the container's.
+        return {**rootfs.BASE_ENV, **env}
     for name, value in env.items():
-        for inside, host in launch.paths.items():
-            if value == inside or value.startswith(inside.rstrip("/") + "/"):
-                env[name] = str(host) + value[len(inside.rstrip("/")):]
+        for path, host in launch.paths.items():
+            if value == path or value.startswith(path.rstrip("/") + "/"):
+                env[name] = str(host) + value[len(path.rstrip("/")):]
                 if not Path(env[name]).exists():
                     raise CheckFailed(f"{launch.origin}: {name}={value} is {env[name]} here, "
                                       "which does not exist (deploy/local/web.sh build?)")
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
 
 
-def start(launch: Launch, binary: Path, log_dir: Path) -> Running:
+def start(launch: Launch, binary: Path, log_dir: Path, inside: Inside | None = None) -> Running:
     check_env_names(launch, binary)
     if launch.subcommand not in LISTEN:
         raise CheckFailed(f"{launch.origin}: unexpected subcommand {launch.argv}")
@@ -159,12 +176,12 @@ def start(launch: Launch, binary: Path, log_dir: Path) -> Running:
             raise CheckFailed(f"{launch.origin}: readiness probe {launch.probe} but the process "
                               f"serves {path} on port {port}")
     log = log_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', launch.origin)}.log"
-    process = subprocess.Popen(argv_for_host(launch, binary), env=clean_env(launch),
+    process = subprocess.Popen(argv_for_host(launch, binary, inside), env=clean_env(launch, inside),
                                stdout=log.open("w"), stderr=subprocess.STDOUT)
     connect = "[::1]" if ":" in host else "127.0.0.1"
     if path is None:
-        return Running(launch, process, log, f"tcp://{connect}:{port}")
-    return Running(launch, process, log, f"http://{connect}:{port}{path}")
+        return Running(launch, process, log, f"tcp://{connect}:{port}", inside)
+    return Running(launch, process, log, f"http://{connect}:{port}{path}", inside)
 
 
 def split_listen(listen: str) -> tuple[str, int]:
@@ -194,6 +211,8 @@ def wait_ready(running: Running) -> None:
         try:
             with urllib.request.urlopen(running.url, timeout=2) as response:
                 if response.status == 200:
+                    if running.inside is not None:
+                        rootfs.confirm(running.process.pid, running.inside, running.launch.origin)
                     return
         except (urllib.error.URLError, OSError) as e:
             last = str(e)

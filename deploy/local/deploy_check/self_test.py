@@ -7,6 +7,7 @@ from .autoscaling import Selector, parse_exposition, parse_query
 from .compose import interpolate
 from .fail import CheckFailed
 from .processes import split_listen
+from .rootfs import CC, check_dockerfile, copies
 
 
 def run() -> int:
@@ -55,4 +56,21 @@ def run() -> int:
                          ("127.0.0.1:1", ("127.0.0.1", 1))]:
         expect(split_listen(listen), want, f"split_listen {listen}")
     refuses(lambda: split_listen("localhost"), "split_listen without a port")
+    # The runtime stage's base and its declared packages (deploy_check/rootfs.py).
+    listed = "# runtime-packages: " + " ".join(CC)
+    stage = "FROM rust AS build\nRUN x\n{listed}\nFROM {base} AS runtime\nUSER 1\n"
+    for base in ("gcr.io/distroless/cc-debian12:nonroot",
+                 "gcr.io/distroless/cc-debian12@sha256:ab"):
+        expect(check_dockerfile(stage.format(listed=listed, base=base)), CC,
+               f"runtime packages of {base}")
+    refuses(lambda: check_dockerfile(stage.format(listed=listed + " zlib1g",
+                                                  base="gcr.io/distroless/cc-debian12")),
+            "a package the base does not have")
+    refuses(lambda: check_dockerfile(stage.format(listed=listed, base="debian:bookworm-slim")),
+            "a base the check does not know")
+    refuses(lambda: check_dockerfile(stage.format(listed="", base="gcr.io/distroless/cc-debian12")),
+            "no runtime-packages line")
+    expect(copies(["COPY --from=build /out/shoal /usr/local/bin/shoal"]),
+           [("build", "/out/shoal", "/usr/local/bin/shoal")], "COPY --from")
+    refuses(lambda: copies(["ADD https://example.com/x /x"]), "ADD")
     return cases
