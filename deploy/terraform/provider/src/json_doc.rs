@@ -8,6 +8,7 @@
 //! shows as drift.
 
 use serde_json::{Map, Value};
+use shoal_domain::host_config::HostConfig;
 
 /// Parses the text of a document attribute, which must be one JSON object.
 pub fn parse_object(text: &str) -> Result<Map<String, Value>, String> {
@@ -65,10 +66,53 @@ pub fn reconcile(prior: Option<&str>, read: &Value) -> String {
     read.to_string()
 }
 
+/// Whether two `host_config` texts mean the same configuration to the API: each as the API
+/// reads it (`shoal_domain::host_config::HostConfig::parse`, the server's defaults filled in)
+/// gives the same document. Text that does not parse is never the same as anything.
+pub fn same_host_config(a: &str, b: &str) -> bool {
+    let effective = |text: &str| {
+        let written = serde_json::from_str::<Value>(text).ok()?;
+        let config = HostConfig::parse(&written, "hostConfig").ok()?;
+        serde_json::to_value(config).ok()
+    };
+    match (effective(a), effective(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn host_configs_are_the_same_when_the_api_reads_them_alike() {
+        let full = serde_json::to_value(
+            HostConfig::parse(&json!({"extensions": {"queues": {"batchSize": 16}}}), "h").unwrap(),
+        )
+        .unwrap()
+        .to_string();
+        let cases = [
+            (
+                r#"{"extensions":{"queues":{"batchSize":16}}}"#,
+                full.as_str(),
+                true,
+            ),
+            ("{}", full.as_str(), true),
+            (
+                r#"{"extensions":{"queues":{"batchSize":8}}}"#,
+                full.as_str(),
+                false,
+            ),
+            (r#"{"functionTimeout":"00:07:00"}"#, "{}", false),
+            ("not json", "not json", false),
+            (r#"{"unknownSection":1}"#, r#"{"unknownSection":1}"#, false),
+        ];
+        for (a, b, same) in cases {
+            assert_eq!(same_host_config(a, b), same, "{a} ~ {b}");
+        }
+    }
 
     #[test]
     fn subset_cases() {

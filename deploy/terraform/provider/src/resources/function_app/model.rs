@@ -257,6 +257,15 @@ pub fn plan_create(mut planned: AppState) -> AppState {
 /// The planned state of an update: Terraform's proposal (configuration over prior state), with
 /// the computed values the change will move marked unknown or computed ahead.
 pub fn plan_update(prior: &AppState, mut planned: AppState) -> AppState {
+    // Terraform accepts the prior value in place of the configuration's when the provider
+    // holds them equal. After an import the prior is the server's whole document, defaults
+    // included; a configuration that means the same must plan no change.
+    if let (Value::Value(written), Value::Value(held)) = (&planned.host_config, &prior.host_config)
+        && written != held
+        && json_doc::same_host_config(written, held)
+    {
+        planned.host_config = prior.host_config.clone();
+    }
     let mode = expected_mode(&planned.app_settings);
     if let Value::Value(scale) = &mut planned.scale {
         scale.mode = mode;
