@@ -6,7 +6,9 @@
 //! Problems in different bindings are all reported at once, each with its path.
 
 mod checks;
+mod output_names;
 mod properties;
+mod trigger_data;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -21,12 +23,14 @@ use crate::names::BindingName;
 use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
+pub use output_names::{OutputQueueName, resolved_queue_name};
 pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
     EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
     KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
     ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
+pub use trigger_data::check_for_trigger;
 
 /// One element of `bindings`, by `type`.
 #[derive(Clone, Debug, PartialEq)]
@@ -159,8 +163,9 @@ fn is_trigger_type(type_name: &str) -> bool {
 
 /// Validate a bindings array: every element an object with a known `type`, a `direction`
 /// matching it (triggers `in`, outputs `out`), a valid `name`, the type's required properties
-/// and no unknown ones; binding names unique (case-insensitively, as Azure compares them); and
-/// exactly one trigger. Every problem found is reported.
+/// and no unknown ones; binding names unique (case-insensitively, as Azure compares them);
+/// exactly one trigger; and output names' binding expressions ones the trigger supplies (see
+/// [`check_for_trigger`]). Every problem found is reported.
 pub fn parse_bindings(value: &Value, prefix: &str) -> Result<Vec<Binding>, ValidationError> {
     let Some(items) = value.as_array() else {
         return Err(ValidationError::single(prefix, "expected an array"));
@@ -169,6 +174,8 @@ pub fn parse_bindings(value: &Value, prefix: &str) -> Result<Vec<Binding>, Valid
     let mut bindings = Vec::with_capacity(items.len());
     let mut triggers = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
+    // Where each parsed binding sits in `items` (invalid ones are left out of `bindings`).
+    let mut positions = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let path = join_path(prefix, &format!("[{index}]"));
         if let Some(type_name) = item.get("type").and_then(Value::as_str)
@@ -196,6 +203,17 @@ pub fn parse_bindings(value: &Value, prefix: &str) -> Result<Vec<Binding>, Valid
             problems.push(name_path, "\"$return\" is only allowed on output bindings");
         }
         bindings.push(binding);
+        positions.push(index);
+    }
+    if let Some(trigger) = bindings.iter().find(|b| b.is_trigger()) {
+        for (index, binding) in bindings.iter().enumerate() {
+            for (field, template) in checks::output_templates(binding) {
+                if let Err(message) = trigger_data::check_for_trigger(&template, trigger) {
+                    let at = join_path(prefix, &format!("[{}]", positions[index]));
+                    problems.push(join_path(&at, field), message);
+                }
+            }
+        }
     }
     if triggers.len() != 1 {
         let found = if triggers.is_empty() {
@@ -324,7 +342,11 @@ impl PartialSchema for Binding {
             .description(Some(
                 "One function.json binding: `type`, `direction`, `name` and the type's own properties \
                  (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). \
-                 A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`.",
+                 A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`. \
+                 The target name of a `queue`, `serviceBus` or `kafka` output (`queueName`, `topicName`, `topic`) may hold \
+                 binding expressions such as `out-{Id}` or `{region}-%Env%`, resolved for each message from the trigger's \
+                 binding data (its metadata, `sys`, `{rand-guid}`, `{DateTime}`, and a JSON body's properties); a trigger's \
+                 own names may not.",
             ))
             .property("type", string().enum_values(Some(known)))
             .property("direction", string().enum_values(Some(["in", "out"])))

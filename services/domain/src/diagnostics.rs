@@ -128,8 +128,11 @@ pub fn check_function(
     };
     for binding in &spec.bindings {
         let (kind, queue_name) = match binding {
-            Binding::QueueTrigger(b) => (Some(ConnectionKind::StorageQueue), Some(&b.queue_name)),
-            Binding::Queue(b) => (Some(ConnectionKind::StorageQueue), Some(&b.queue_name)),
+            Binding::QueueTrigger(b) => (
+                Some(ConnectionKind::StorageQueue),
+                Some(b.queue_name.clone()),
+            ),
+            Binding::Queue(b) => (Some(ConnectionKind::StorageQueue), b.queue_name.literal()),
             Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => {
                 (Some(ConnectionKind::ServiceBus), None)
             }
@@ -142,8 +145,26 @@ pub fn check_function(
                 Err(err) => check(binding, "connection", CheckStatus::Error, err.to_string()),
             });
         }
+        // An output name with binding expressions: its settings resolve now, the rest per message.
+        if let Binding::Queue(output) = binding
+            && let Ok(template) = output.queue_name.template()
+            && template.has_expressions()
+        {
+            checks.push(match template.bind_settings(settings) {
+                Ok(_) => check(
+                    binding,
+                    "queueName",
+                    CheckStatus::Ok,
+                    format!(
+                        "{} is resolved for each message from the trigger's binding data",
+                        output.queue_name
+                    ),
+                ),
+                Err(message) => check(binding, "queueName", CheckStatus::Error, message),
+            });
+        }
         // A name written in another case, or with %Setting% references, says what it stands for.
-        if let Some(name) = queue_name
+        if let Some(name) = &queue_name
             && (name.has_setting_references()
                 || name.as_str().bytes().any(|b| b.is_ascii_uppercase()))
         {

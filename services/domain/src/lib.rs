@@ -7,6 +7,7 @@
 
 pub mod apps;
 pub mod async_invocation;
+pub mod binding_expressions;
 pub mod bindings;
 pub mod circuit_breaker;
 pub mod connection;

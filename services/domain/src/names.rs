@@ -95,6 +95,9 @@ macro_rules! name_type {
     };
 }
 
+/// For the names other modules declare with the same shape (`bindings::OutputQueueName`).
+pub(crate) use name_type;
+
 name_type! {
     /// A tenant: 2–63 lowercase ASCII letters, digits and hyphens, not starting or ending with
     /// a hyphen. Kept this strict because the name is written into Postgres session settings
@@ -265,7 +268,7 @@ impl BindingName {
     }
 }
 
-fn check_length(s: &str, min: usize, max: usize) -> Result<(), String> {
+pub(crate) fn check_length(s: &str, min: usize, max: usize) -> Result<(), String> {
     let len = s.chars().count();
     if len < min || len > max {
         return Err(format!("must be {min} to {max} characters long"));
@@ -310,10 +313,12 @@ fn validate_function(s: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn validate_queue(s: &str) -> Result<(), String> {
-    if s.contains('{') {
+pub(crate) fn validate_queue(s: &str) -> Result<(), String> {
+    if s.contains(['{', '}']) {
+        // Azure's queue trigger refuses them too: `QueueTriggerAttributeBindingProvider` resolves
+        // the name once, with no binding data to resolve it from.
         return Err(
-            "binding expressions such as {queueTrigger} or {rand-guid} are not supported in queue names; write the name, or build it from app settings with %Setting% references"
+            "a trigger's queue name cannot have binding expressions such as {Id}: there is no message to resolve them from yet; write the name, or build it from app settings with %Setting% references (output bindings' names may use them)"
                 .to_owned(),
         );
     }
@@ -340,7 +345,7 @@ fn validate_queue(s: &str) -> Result<(), String> {
 }
 
 /// Azure Storage's rule for a queue name, on the lower-cased name.
-fn validate_literal_queue(s: &str) -> Result<(), String> {
+pub(crate) fn validate_literal_queue(s: &str) -> Result<(), String> {
     check_length(s, 3, 63)?;
     if !s
         .chars()
@@ -507,7 +512,7 @@ mod tests {
     fn queue_names_say_why_they_are_refused() {
         let refused = |n: &str| QueueName::parse(n).unwrap_err().to_string();
         assert!(
-            refused("out-{Id}").contains("binding expressions such as {queueTrigger}"),
+            refused("out-{Id}").contains("a trigger's queue name cannot have binding expressions"),
             "{}",
             refused("out-{Id}")
         );

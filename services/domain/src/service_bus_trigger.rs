@@ -17,7 +17,7 @@ pub mod metadata;
 pub mod output;
 pub mod settlement;
 
-pub use entity::{EntityPath, output_entity, trigger_entity};
+pub use entity::{EntityPath, check_output_entity, output_entity, trigger_entity};
 pub use metadata::{InvocationContext, ReceivedMessage, batch_payload, single_payload};
 pub use output::{OutgoingMessage, OutputError, service_bus_output_messages};
 pub use settlement::{

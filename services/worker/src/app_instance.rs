@@ -154,6 +154,11 @@ fn host(
         instance: app.instance.index,
         worker: config.name.clone(),
         function: function.name.clone(),
+        trigger: function
+            .spec
+            .trigger()
+            .map(|t| t.name().as_str().to_owned())
+            .unwrap_or_default(),
         output_names: outputs.iter().map(|o| o.binding.clone()).collect(),
         outputs,
         handler: app.handler.url.clone(),

@@ -27,6 +27,9 @@ pub struct FunctionHost {
     pub instance: u32,
     pub worker: String,
     pub function: String,
+    /// The trigger binding's name: `Data.<trigger>` is the value outputs' binding expressions
+    /// may read JSON properties from.
+    pub trigger: String,
     pub outputs: Vec<Output>,
     pub output_names: Vec<String>,
     pub handler: Url,
@@ -123,9 +126,9 @@ impl FunctionHost {
                 }
                 .insert_into(&mut body);
             }
-            let body =
+            let encoded =
                 serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
-            let attempt = self.attempt(webhook_id, invocation_id, body, &accept);
+            let attempt = self.attempt(webhook_id, invocation_id, &body, encoded, &accept);
             let reason = match self.stats.observe(invocation_id, attempt).await {
                 Ok(accepted) => return Ok(accepted),
                 Err(reason) => reason,
@@ -152,11 +155,13 @@ impl FunctionHost {
         }
     }
 
-    /// One call of the handler and, when it succeeds and `accept` agrees, the outputs.
+    /// One call of the handler with `body` (`request`, encoded) and, when it succeeds and
+    /// `accept` agrees, the outputs, resolved from `request`.
     async fn attempt<T>(
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
+        request: &Value,
         body: Vec<u8>,
         accept: &impl Fn(&HandlerResponse) -> Result<T, String>,
     ) -> Result<T, String> {
@@ -182,7 +187,11 @@ impl FunctionHost {
                 self.stats.handler_logs(invocation_id, &response.logs);
                 self.note_undeclared_outputs(&response);
                 let accepted = accept(&response)?;
-                match outputs::write(&self.outputs, &response, &self.watcher).await {
+                let invocation = outputs::Invocation {
+                    request,
+                    trigger: &self.trigger,
+                };
+                match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),
                     Err(e) => Err(format!("writing output bindings failed: {e}")),
                 }

@@ -5,20 +5,32 @@
 //! Kafka topic or an event hub through its Kafka endpoint (`kafka`, `eventHub`; the producer is
 //! made on first use, every record acknowledged by the brokers before the invocation counts as
 //! done).
+//!
+//! A target name with binding expressions (`out-{Id}`) is resolved for each invocation from the
+//! request the handler was sent (see `shoal_domain::binding_expressions`), every such name
+//! before anything is written, so a name that does not resolve to a valid one fails the
+//! invocation — and the message takes the trigger's retry, poison or dead-letter path — without
+//! half its outputs written. Names without expressions are resolved once, when bound.
 
+use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::Mutex as SyncMutex;
 
 use futures::future::try_join_all;
 use serde_json::Value;
 use shoal_connectors::kafka::{KafkaProperties, OutgoingRecord, StreamProducer};
-use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace};
-use shoal_domain::bindings::Binding;
+use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace, StorageQueues};
+use shoal_domain::binding_expressions::{BindingData, BoundTemplate, Template};
+use shoal_domain::bindings::{Binding, resolved_queue_name};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::invocation::{HandlerResponse, queue_output_messages};
 use shoal_domain::queue_trigger::encode_body;
-use shoal_domain::service_bus_trigger::{output_entity, service_bus_output_messages};
+use shoal_domain::service_bus_trigger::{
+    check_output_entity, output_entity, service_bus_output_messages,
+};
+use shoal_domain::stream_trigger::source::check_topic;
 use shoal_domain::stream_trigger::{stream_output, stream_output_records};
 use shoal_egress::Egress;
 use tokio::sync::{Mutex, OnceCell};
@@ -35,10 +47,58 @@ pub const RETURN_BINDING: &str = "$return";
 pub struct Output {
     pub binding: String,
     target: Target,
+    /// The target's name when it has binding expressions, resolved for each invocation.
+    name: Option<NameTemplate>,
+}
+
+/// A target name with binding expressions, its `%Setting%` references already resolved.
+struct NameTemplate {
+    written: String,
+    bound: BoundTemplate,
+}
+
+impl NameTemplate {
+    /// `None` for a name without expressions (bound once, the way it always was).
+    fn of(
+        written: &str,
+        settings: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Option<NameTemplate>, String> {
+        let template = Template::parse(written)?;
+        if !template.has_expressions() {
+            return Ok(None);
+        }
+        Ok(Some(NameTemplate {
+            written: written.to_owned(),
+            bound: template.bind_settings(settings)?,
+        }))
+    }
+
+    /// The name for this invocation, checked as `target`'s names are: a queue name lower-cased
+    /// first, as Azure does (`QueuesExtensionConfigProvider.GetQueue`).
+    fn resolve(&self, data: &BindingData<'_>, target: &Target) -> Result<String, String> {
+        let resolved = self.bound.resolve(data)?;
+        match target {
+            Target::Queue(_) | Target::QueueByName(_) => {
+                resolved_queue_name(&self.written, &resolved).map(|q| q.as_str().to_owned())
+            }
+            Target::ServiceBus(out) => {
+                check_output_entity(&out.binding, &resolved).map(|()| resolved)
+            }
+            Target::Stream(_) => match check_topic(&resolved) {
+                Ok(()) => Ok(resolved),
+                Err(e) => Err(format!(
+                    "{} resolves to {resolved:?}, which {e}",
+                    self.written
+                )),
+            },
+        }
+    }
 }
 
 enum Target {
     Queue(OutputQueue),
+    /// A queue whose name is resolved per invocation.
+    QueueByName(Box<NamedQueues>),
     /// Boxed: it carries the connection settings, far larger than a queue handle.
     ServiceBus(Box<ServiceBusOutput>),
     Stream(Box<StreamOutput>),
@@ -63,13 +123,28 @@ pub struct OutputQueue {
     created: OnceCell<()>,
 }
 
+/// The queues of one storage connection an output with an expression in its name writes to.
+pub struct NamedQueues {
+    queues: StorageQueues,
+    encoding: MessageEncoding,
+    /// Queues already created (or found) by this output, so each is created once; cleared when
+    /// it reaches [`CREATED_KEPT`] (names such as `{rand-guid}` never repeat).
+    created: SyncMutex<HashSet<String>>,
+}
+
+/// The most created queue names an output remembers.
+const CREATED_KEPT: usize = 1024;
+
 /// A Service Bus queue or topic; the connection and the sender are made on first use and kept.
 pub struct ServiceBusOutput {
+    binding: shoal_domain::bindings::ServiceBusOutputBinding,
     spec: ConnectionSpec,
     identities: AppIdentities,
     connector: shoal_connectors::ConnectorOptions,
     entity: String,
     sender: Mutex<Option<MessageSender>>,
+    /// Senders to the entities a name with expressions resolved to, oldest first.
+    named_senders: Mutex<Vec<(String, MessageSender)>>,
     /// The namespace connection, kept so a failed sender can be reopened on it.
     namespace: Arc<OnceCell<ServiceBusNamespace>>,
 }
@@ -84,6 +159,7 @@ impl Output {
                 encoding,
                 created: OnceCell::new(),
             }),
+            name: None,
         }
     }
 }
@@ -100,25 +176,44 @@ pub fn bind(
         match binding {
             Binding::Queue(out) => {
                 let queues = connections::storage_queues(out.connection.as_deref(), app, config)?;
-                let name = out.queue_name.resolve(&app.settings)?;
+                let encoding = app.host.extensions.queues.message_encoding;
+                let name = NameTemplate::of(out.queue_name.as_str(), &app.settings)
+                    .map_err(|e| format!("output {}: {e}", out.name))?;
+                if let Some(name) = name {
+                    outputs.push(Output {
+                        binding: out.name.as_str().to_owned(),
+                        target: Target::QueueByName(Box::new(NamedQueues {
+                            queues,
+                            encoding,
+                            created: SyncMutex::new(HashSet::new()),
+                        })),
+                        name: Some(name),
+                    });
+                    continue;
+                }
+                let Some(literal) = out.queue_name.literal() else {
+                    return Err(format!("output {}: the queue name did not parse", out.name));
+                };
+                let name = literal.resolve(&app.settings)?;
                 let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
-                outputs.push(Output::queue(
-                    out.name.as_str().to_owned(),
-                    queue,
-                    app.host.extensions.queues.message_encoding,
-                ));
+                outputs.push(Output::queue(out.name.as_str().to_owned(), queue, encoding));
             }
             Binding::ServiceBus(out) => {
                 let spec = connections::service_bus(out.connection.as_deref(), app, config)?;
                 let entity = output_entity(out, &app.settings)?;
+                let name = NameTemplate::of(&entity, &app.settings)
+                    .map_err(|e| format!("output {}: {e}", out.name))?;
                 outputs.push(Output {
                     binding: out.name.as_str().to_owned(),
+                    name,
                     target: Target::ServiceBus(Box::new(ServiceBusOutput {
+                        binding: out.clone(),
                         spec,
                         identities: app.identities.clone(),
                         connector: connections::connector_options(app, config),
                         entity,
                         sender: Mutex::new(None),
+                        named_senders: Mutex::new(Vec::new()),
                         namespace: Arc::new(OnceCell::new()),
                     })),
                 });
@@ -132,8 +227,11 @@ pub fn bind(
                 for (key, value) in &target.properties {
                     properties.set(key, value);
                 }
+                let name = NameTemplate::of(&target.topic, &app.settings)
+                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
                 outputs.push(Output {
                     binding: binding.name().as_str().to_owned(),
+                    name,
                     target: Target::Stream(Box::new(StreamOutput {
                         topic: target.topic,
                         properties,
@@ -155,14 +253,22 @@ pub fn bind(
     Ok(outputs)
 }
 
+/// What an invocation's outputs are resolved from: the request its handler was sent and the
+/// name of its trigger binding (`Data.<trigger>`).
+pub struct Invocation<'a> {
+    pub request: &'a Value,
+    pub trigger: &'a str,
+}
+
 /// Writes every output value of `response`. Returns how many messages were written. Listeners
 /// of the written Storage Queues on this worker are woken (see [`WriteWatcher`]). Every
-/// Service Bus value is checked before anything is written, so a malformed one fails the
-/// invocation without half its outputs sent.
+/// Service Bus value and every name with binding expressions is checked before anything is
+/// written, so a malformed one fails the invocation without half its outputs sent.
 pub async fn write(
     outputs: &[Output],
     response: &HandlerResponse,
     watcher: &WriteWatcher,
+    invocation: &Invocation<'_>,
 ) -> Result<usize, TriggerSourceError> {
     let value_of = |output: &Output| -> Option<&Value> {
         if output.binding == RETURN_BINDING {
@@ -177,13 +283,44 @@ pub async fn write(
             service_bus.push(service_bus_output_messages(&output.binding, value)?);
         }
     }
+    // Read only when some output that writes something names its target with expressions.
+    let mut data = None;
+    let mut names = Vec::with_capacity(outputs.len());
+    for output in outputs {
+        let name = match (&output.name, value_of(output)) {
+            (Some(name), Some(value)) if writes_something(value) => {
+                let data = data.get_or_insert_with(|| {
+                    BindingData::from_request(
+                        invocation.request,
+                        invocation.trigger,
+                        chrono::Utc::now(),
+                    )
+                });
+                Some(
+                    name.resolve(data, &output.target)
+                        .map_err(|e| format!("output {}: {e}", output.binding))?,
+                )
+            }
+            _ => None,
+        };
+        names.push(name);
+    }
     let mut service_bus = service_bus.into_iter();
     let mut written = 0;
-    for output in outputs {
+    for (output, name) in outputs.iter().zip(names) {
         let Some(value) = value_of(output) else {
             continue;
         };
         match &output.target {
+            Target::QueueByName(queues) => {
+                let messages = queue_output_messages(value);
+                let Some(name) = name.filter(|_| !messages.is_empty()) else {
+                    continue;
+                };
+                let queue = queues.write(&name, &messages).await?;
+                written += messages.len();
+                watcher.written(&queue.address());
+            }
             Target::Queue(queue) => {
                 let messages = queue_output_messages(value);
                 if messages.is_empty() {
@@ -207,18 +344,59 @@ pub async fn write(
                 if messages.is_empty() {
                     continue;
                 }
-                target.send(&messages).await?;
+                match name {
+                    Some(entity) => target.send_to(&entity, &messages).await?,
+                    None => target.send(&messages).await?,
+                }
                 written += messages.len();
             }
-            Target::Stream(target) => written += target.send(value).await?,
+            Target::Stream(target) => {
+                let topic = name.as_deref().unwrap_or(&target.topic);
+                written += target.send(topic, value).await?;
+            }
         }
     }
     Ok(written)
 }
 
+/// `null`, and an array of nothing but `null`s, write nothing to any target.
+fn writes_something(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Array(items) => items.iter().any(|v| !v.is_null()),
+        _ => true,
+    }
+}
+
+impl NamedQueues {
+    /// Enqueues `messages` on `name`, creating the queue the first time this output writes to
+    /// it (as Azure's queue output binding creates its queue).
+    async fn write(&self, name: &str, messages: &[String]) -> Result<Queue, TriggerSourceError> {
+        let queue = self.queues.queue(name)?;
+        let known = self
+            .created
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(name);
+        if !known {
+            queue.create_if_missing().await?;
+            let mut created = self.created.lock().unwrap_or_else(|p| p.into_inner());
+            if created.len() >= CREATED_KEPT {
+                created.clear();
+            }
+            created.insert(name.to_owned());
+        }
+        for text in messages {
+            queue.enqueue(&encode_body(text, self.encoding)).await?;
+        }
+        Ok(queue)
+    }
+}
+
 impl StreamOutput {
-    /// Produces the records `value` stands for and waits for every acknowledgement.
-    async fn send(&self, value: &Value) -> Result<usize, TriggerSourceError> {
+    /// Produces the records `value` stands for to `topic` (the binding's, or what its name's
+    /// expressions resolved to) and waits for every acknowledgement.
+    async fn send(&self, topic: &str, value: &Value) -> Result<usize, TriggerSourceError> {
         let records = stream_output_records(value, self.event_data_form);
         if records.is_empty() {
             return Ok(0);
@@ -232,7 +410,7 @@ impl StreamOutput {
         let count = records.len();
         try_join_all(records.into_iter().map(|record| {
             producer.send(
-                &self.topic,
+                topic,
                 OutgoingRecord {
                     key: record.key,
                     value: record.value,
@@ -242,7 +420,7 @@ impl StreamOutput {
             )
         }))
         .await
-        .map_err(|e| format!("producing to {}: {e}", self.topic))?;
+        .map_err(|e| format!("producing to {topic}: {e}"))?;
         Ok(count)
     }
 }
@@ -276,4 +454,50 @@ impl ServiceBusOutput {
         }
         Ok(())
     }
+
+    /// Sends to `entity`, what this invocation's expressions resolved the name to. Senders are
+    /// kept per entity, up to [`SENDERS_KEPT`] (each is a connection of its own); past that the
+    /// oldest is closed.
+    async fn send_to(
+        &self,
+        entity: &str,
+        messages: &[shoal_domain::service_bus_trigger::OutgoingMessage],
+    ) -> Result<(), TriggerSourceError> {
+        let mut senders = self.named_senders.lock().await;
+        let position = senders.iter().position(|(name, _)| name == entity);
+        let (_, sender) = match position {
+            Some(at) => &mut senders[at],
+            None => {
+                let namespace = self
+                    .namespace
+                    .get_or_try_init(|| {
+                        ServiceBusNamespace::connect_for_app(
+                            &self.spec,
+                            &self.connector,
+                            &self.identities,
+                        )
+                    })
+                    .await?;
+                let opened = namespace.sender(entity).await?;
+                if senders.len() >= SENDERS_KEPT {
+                    let (oldest, sender) = senders.remove(0);
+                    if let Err(e) = sender.close().await {
+                        tracing::debug!(entity = oldest, error = %e, "closing a Service Bus sender failed");
+                    }
+                }
+                senders.push((entity.to_owned(), opened));
+                let last = senders.len() - 1;
+                &mut senders[last]
+            }
+        };
+        if let Err(e) = sender.send(messages).await {
+            // A broken link is reopened by the next invocation that sends there.
+            senders.retain(|(name, _)| name != entity);
+            return Err(format!("sending to {entity}: {e}").into());
+        }
+        Ok(())
+    }
 }
+
+/// The most Service Bus senders an output whose entity name has expressions keeps open.
+const SENDERS_KEPT: usize = 8;

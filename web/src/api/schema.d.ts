@@ -794,7 +794,7 @@ export interface components {
             nextBefore?: number | null;
         };
         /**
-         * @description One function.json binding: `type`, `direction`, `name` and the type's own properties (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`.
+         * @description One function.json binding: `type`, `direction`, `name` and the type's own properties (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`. The target name of a `queue`, `serviceBus` or `kafka` output (`queueName`, `topicName`, `topic`) may hold binding expressions such as `out-{Id}` or `{region}-%Env%`, resolved for each message from the trigger's binding data (its metadata, `sys`, `{rand-guid}`, `{DateTime}`, and a JSON body's properties); a trigger's own names may not.
          * @example {
          *       "connection": "OrdersStorage",
          *       "direction": "in",

@@ -140,3 +140,102 @@ async fn binding_errors_are_422_with_field_paths() {
     assert_eq!(bad_name.status(), StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(error_paths(&problem(bad_name).await), vec!["function"]);
 }
+
+/// Output names may use the trigger's binding data, as Azure's seed functions do (`out-{Id}`);
+/// they are stored and read back as written.
+#[tokio::test]
+async fn output_names_with_binding_expressions_are_accepted() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let bindings = json!([
+        {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"},
+        {"type": "queue", "direction": "out", "name": "byId", "queueName": "out-{Id}"},
+        {"type": "queue", "direction": "out", "name": "byRegion", "queueName": "{region}-%Env%"},
+        {"type": "queue", "direction": "out", "name": "byDay", "queueName": "audit-{DateTime:yyyyMMdd}"}
+    ]);
+    let created = app
+        .admin(Method::PUT, PATH)
+        .json(&json!({"bindings": bindings}))
+        .fetch()
+        .await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let body: Value = created.json().await.unwrap();
+    assert_eq!(body["bindings"], bindings);
+}
+
+/// An expression the trigger can never supply, a malformed one, one in a trigger's own queue
+/// name, or one in an event hub name is a 422 naming the field and the reason.
+#[tokio::test]
+async fn binding_expressions_a_function_cannot_resolve_are_422_with_the_reason() {
+    let app = TestApp::spawn().await;
+    app.with_app("contoso", "orders").await;
+    let trigger =
+        json!({"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "orders"});
+    let with_output = |output: Value| json!({"bindings": [trigger.clone(), output]});
+    let cases = [
+        (
+            with_output(
+                json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out-{Id.x}"}),
+            ),
+            "bindings[1].queueName",
+            "Id is a value, not an object",
+        ),
+        (
+            with_output(
+                json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out-{Id"}),
+            ),
+            "bindings[1].queueName",
+            "has no closing '}'",
+        ),
+        (
+            with_output(
+                json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out_{Id}"}),
+            ),
+            "bindings[1].queueName",
+            "'_' cannot be part of a queue name",
+        ),
+        (
+            with_output(
+                json!({"type": "serviceBus", "direction": "out", "name": "o", "queueName": "q-{sys.Nope}"}),
+            ),
+            "bindings[1].queueName",
+            "sys has",
+        ),
+        (
+            with_output(
+                json!({"type": "eventHub", "direction": "out", "name": "o", "eventHubName": "h-{Id}"}),
+            ),
+            "bindings[1].eventHubName",
+            "not resolved",
+        ),
+        (
+            json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "in-{Id}"}]}),
+            "bindings[0].queueName",
+            "a trigger's queue name cannot have binding expressions",
+        ),
+        (
+            json!({"bindings": [
+                {"type": "serviceBusTrigger", "direction": "in", "name": "m", "queueName": "q", "isBatched": true},
+                {"type": "queue", "direction": "out", "name": "o", "queueName": "out-{MessageId}"}
+            ]}),
+            "bindings[1].queueName",
+            "MessageId is an array (MessageIdArray) for a batched serviceBusTrigger",
+        ),
+    ];
+    for (body, path, reason) in cases {
+        let response = app.admin(Method::PUT, PATH).json(&body).fetch().await;
+        assert_eq!(
+            response.status(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}"
+        );
+        let problem = problem(response).await;
+        let errors = problem["errors"].as_array().unwrap();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e["path"] == path && e["message"].as_str().unwrap().contains(reason)),
+            "expected {path}: …{reason}… in {errors:?} for {body}"
+        );
+    }
+}

@@ -8,10 +8,28 @@ use super::{
     HttpTriggerBinding, KNOWN_TYPES, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
     QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
+use crate::binding_expressions::{Template, output_name};
 use crate::names::SettingName;
 use crate::service_bus_entity::path::check_binding_entity;
 use crate::service_bus_entity::settings::{self, EntityContext};
 use crate::validation::{Problems, from_json, join_path};
+
+/// The target names of an output binding that may hold binding expressions, by property.
+pub(super) fn output_templates(binding: &Binding) -> Vec<(&'static str, Template)> {
+    let written: Vec<(&'static str, &str)> = match binding {
+        Binding::Queue(b) => vec![("queueName", b.queue_name.as_str())],
+        Binding::ServiceBus(b) => [("queueName", &b.queue_name), ("topicName", &b.topic_name)]
+            .into_iter()
+            .filter_map(|(field, name)| Some((field, name.as_deref()?)))
+            .collect(),
+        Binding::Kafka(b) => vec![("topic", b.topic.as_str())],
+        _ => Vec::new(),
+    };
+    written
+        .into_iter()
+        .filter_map(|(field, name)| Template::parse(name).ok().map(|t| (field, t)))
+        .collect()
+}
 
 pub(super) fn unknown_type_message(written: &str) -> String {
     if let Some((known, _)) = KNOWN_TYPES
@@ -72,7 +90,25 @@ pub(super) fn read_properties(
         }
         "serviceBus" => {
             let b: ServiceBusOutputBinding = props(properties, prefix, problems)?;
-            check_service_bus_entity(problems, prefix, &b.queue_name, &b.topic_name, None);
+            // Names with expressions are checked as templates here and as names once resolved.
+            let mut literal = |field: &str, name: &Option<String>| match name.as_deref() {
+                Some(written) => match output_name(
+                    written,
+                    service_bus_char,
+                    "a Service Bus queue or topic name",
+                ) {
+                    Ok(Some(_)) => Some("templated".to_owned()),
+                    Ok(None) => Some(written.to_owned()),
+                    Err(message) => {
+                        problems.push(path(field), message);
+                        Some("refused".to_owned())
+                    }
+                },
+                None => None,
+            };
+            let queue = literal("queueName", &b.queue_name);
+            let topic = literal("topicName", &b.topic_name);
+            check_service_bus_entity(problems, prefix, &queue, &topic, None);
             Binding::ServiceBus(b)
         }
         "httpTrigger" => {
@@ -94,13 +130,23 @@ pub(super) fn read_properties(
         "eventHub" => {
             let b: EventHubOutputBinding = props(properties, prefix, problems)?;
             if let Some(name) = &b.event_hub_name {
-                check_entity_name(problems, &path("eventHubName"), name, 256, false);
+                if name.contains(['{', '}']) {
+                    // Azure binds `EventHubAttribute.EventHubName` as written: it is not
+                    // `[AutoResolve]` (azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.EventHubs`,
+                    // `src/EventHubAttribute.cs`, `Config/EventHubExtensionConfigProvider.cs`).
+                    problems.push(
+                        path("eventHubName"),
+                        "binding expressions are not resolved in an eventHub output's eventHubName (Azure Functions binds it as written); name the event hub, or use a %Setting% reference",
+                    );
+                } else {
+                    check_entity_name(problems, &path("eventHubName"), name, 256, false);
+                }
             }
             Binding::EventHub(b)
         }
         "kafkaTrigger" => {
             let b: KafkaTriggerBinding = props(properties, prefix, problems)?;
-            check_kafka(problems, prefix, &b.client());
+            check_kafka(problems, prefix, &b.client(), false);
             if let Some(group) = &b.consumer_group {
                 check_consumer_group(problems, &path("consumerGroup"), group);
             }
@@ -111,7 +157,7 @@ pub(super) fn read_properties(
         }
         "kafka" => {
             let b: KafkaOutputBinding = props(properties, prefix, problems)?;
-            check_kafka(problems, prefix, &b.client());
+            check_kafka(problems, prefix, &b.client(), true);
             Binding::Kafka(b)
         }
         "cosmosDBTrigger" => {
@@ -139,6 +185,16 @@ pub(super) fn read_properties(
     };
     check_connection(problems, &path("connection"), binding.connection());
     Some(binding)
+}
+
+/// What Service Bus queue and topic paths are made of (see `service_bus_entity::path`).
+fn service_bus_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/')
+}
+
+/// What Kafka topics are made of.
+fn stream_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')
 }
 
 /// `connection` names an app setting or a prefix of settings, so it must be a valid setting name.
@@ -262,10 +318,26 @@ fn check_http(problems: &mut Problems, prefix: &str, binding: &HttpTriggerBindin
     }
 }
 
-fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClientSettings<'_>) {
+/// `output`: an output binding's topic may hold binding expressions.
+fn check_kafka(
+    problems: &mut Problems,
+    prefix: &str,
+    binding: &KafkaClientSettings<'_>,
+    output: bool,
+) {
     let path = |field: &str| join_path(prefix, field);
     if binding.broker_list.trim().is_empty() {
         problems.push(path("brokerList"), "must not be empty");
+    }
+    if output {
+        match output_name(binding.topic, stream_char, "a Kafka topic name") {
+            Ok(Some(_)) => return check_kafka_client(problems, prefix, binding),
+            Ok(None) => {}
+            Err(message) => {
+                problems.push(path("topic"), message);
+                return check_kafka_client(problems, prefix, binding);
+            }
+        }
     }
     let topic_ok = is_setting_reference(binding.topic)
         || (!binding.topic.is_empty()
@@ -277,6 +349,12 @@ fn check_kafka(problems: &mut Problems, prefix: &str, binding: &KafkaClientSetti
     if !topic_ok {
         problems.push(path("topic"), "must be 1 to 249 letters, digits, '.', '_' and '-' (or an app setting reference like %Topic%)");
     }
+    check_kafka_client(problems, prefix, binding);
+}
+
+/// Everything of a Kafka binding's client but its topic.
+fn check_kafka_client(problems: &mut Problems, prefix: &str, binding: &KafkaClientSettings<'_>) {
+    let path = |field: &str| join_path(prefix, field);
     let choices: [(&str, &Option<&str>, &[&str]); 2] = [
         (
             "protocol",

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::OutputQueueName;
 use crate::names::{BindingName, QueueName};
 use crate::service_bus_entity::settings::EntitySettings;
 
@@ -69,7 +70,8 @@ binding_struct!(
 binding_struct!(
     /// `queue` (out): enqueues the handler's output after a successful invocation.
     QueueOutputBinding {
-        queue_name: QueueName,
+        /// May hold binding expressions (`out-{Id}`), resolved per invocation.
+        queue_name: OutputQueueName,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         connection: Option<String>,
     }

@@ -552,3 +552,116 @@ fn only_triggers_something_runs_have_a_runner() {
     .unwrap();
     assert!(!output.has_runner());
 }
+
+#[test]
+fn output_names_may_use_the_trigger_s_binding_data() {
+    let written = json!([
+        queue_trigger(),
+        {"type": "queue", "direction": "out", "name": "byId", "queueName": "out-{Id}"},
+        {"type": "queue", "direction": "out", "name": "byBody", "queueName": "{region}-%Env%"},
+        {"type": "serviceBus", "direction": "out", "name": "sb", "topicName": "audit.{DateTime:yyyyMM}"},
+        {"type": "kafka", "direction": "out", "name": "k", "brokerList": "b:9092", "topic": "t-{DequeueCount}"}
+    ]);
+    let bindings = parse_bindings(&written, "bindings").unwrap();
+    assert_eq!(
+        serde_json::to_value(&bindings).unwrap(),
+        written,
+        "stored as written"
+    );
+}
+
+#[test]
+fn output_names_with_expressions_are_checked_with_their_paths() {
+    let out = |b: Value| json!([queue_trigger(), b]);
+    let cases = [
+        (
+            out(json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out_{Id}"})),
+            "bindings[1].queueName",
+            "'_' cannot be part of a queue name",
+        ),
+        (
+            out(json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out-{Id"})),
+            "bindings[1].queueName",
+            "has no closing '}'",
+        ),
+        (
+            out(
+                json!({"type": "queue", "direction": "out", "name": "o", "queueName": "out-{Id.x}"}),
+            ),
+            "bindings[1].queueName",
+            "Id is a value, not an object",
+        ),
+        (
+            out(
+                json!({"type": "serviceBus", "direction": "out", "name": "o", "queueName": "q-{DequeueCount.x}"}),
+            ),
+            "bindings[1].queueName",
+            "DequeueCount is a value, not an object",
+        ),
+        (
+            out(
+                json!({"type": "serviceBus", "direction": "out", "name": "o", "queueName": "q {Id}"}),
+            ),
+            "bindings[1].queueName",
+            "' ' cannot be part of a Service Bus queue or topic name",
+        ),
+        (
+            out(
+                json!({"type": "kafka", "direction": "out", "name": "o", "brokerList": "b:9092", "topic": "t/{Id}"}),
+            ),
+            "bindings[1].topic",
+            "'/' cannot be part of a Kafka topic name",
+        ),
+        (
+            out(
+                json!({"type": "eventHub", "direction": "out", "name": "o", "eventHubName": "h-{Id}"}),
+            ),
+            "bindings[1].eventHubName",
+            "not resolved in an eventHub output's eventHubName",
+        ),
+        (
+            json!([
+                {"type": "httpTrigger", "direction": "in", "name": "req"},
+                {"type": "queue", "direction": "out", "name": "o", "queueName": "out-{Id}"}
+            ]),
+            "bindings[1].queueName",
+            "must be written out",
+        ),
+        (
+            json!([
+                {"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "in-{Id}"}
+            ]),
+            "bindings[0].queueName",
+            "a trigger's queue name cannot have binding expressions",
+        ),
+        (
+            json!([
+                {"type": "kafkaTrigger", "direction": "in", "name": "m", "brokerList": "b:9092", "topic": "t-{Id}"}
+            ]),
+            "bindings[0].topic",
+            "must be 1 to 249",
+        ),
+    ];
+    for (written, path, want) in cases {
+        let found = errors(written.clone());
+        assert!(
+            found.iter().any(|(p, m)| p == path && m.contains(want)),
+            "{want} at {path} for {written}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn the_path_of_an_output_name_counts_invalid_bindings_before_it() {
+    // The first output is invalid and not parsed; the second's problem keeps its own index.
+    let written = json!([
+        queue_trigger(),
+        {"type": "queue", "direction": "out", "name": "a"},
+        {"type": "queue", "direction": "out", "name": "b", "queueName": "x-{PopReceipt.y}"}
+    ]);
+    let paths: Vec<String> = errors(written).into_iter().map(|(p, _)| p).collect();
+    assert!(
+        paths.contains(&"bindings[2].queueName".to_owned()),
+        "{paths:?}"
+    );
+}

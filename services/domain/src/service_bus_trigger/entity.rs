@@ -23,19 +23,38 @@ pub fn trigger_entity(
     )
 }
 
-/// The queue or topic a `serviceBus` output binding sends to.
+/// The queue or topic a `serviceBus` output binding sends to. A name with binding expressions
+/// comes back as written: its writer resolves it per invocation and checks the result with
+/// [`check_output_entity`] (`ServiceBusAttribute.QueueOrTopicName` is `[AutoResolve]` in
+/// azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.ServiceBus`, `src/ServiceBusAttribute.cs`).
 pub fn output_entity(
     binding: &ServiceBusOutputBinding,
     settings: &BTreeMap<String, String>,
 ) -> Result<String, String> {
-    let (kind, written) = match (&binding.queue_name, &binding.topic_name) {
-        (Some(queue), None) => (NameKind::Queue, queue),
-        (None, Some(topic)) => (NameKind::Topic, topic),
-        _ => return Err("a Service Bus output binding needs queueName or topicName".into()),
-    };
+    let (kind, written) = output_kind(binding)?;
+    if crate::binding_expressions::has_expressions(written) {
+        return Ok(written.to_owned());
+    }
     let name = resolve_name(written, settings)?;
     check_name(kind, &name).map_err(|e| format!("{written} resolves to {name:?}: {e}"))?;
     Ok(name)
+}
+
+fn output_kind(binding: &ServiceBusOutputBinding) -> Result<(NameKind, &str), String> {
+    match (&binding.queue_name, &binding.topic_name) {
+        (Some(queue), None) => Ok((NameKind::Queue, queue)),
+        (None, Some(topic)) => Ok((NameKind::Topic, topic)),
+        _ => Err("a Service Bus output binding needs queueName or topicName".into()),
+    }
+}
+
+/// Checks what an output's binding expressions resolved to, as a written name is checked.
+pub fn check_output_entity(
+    binding: &ServiceBusOutputBinding,
+    resolved: &str,
+) -> Result<(), String> {
+    let (kind, written) = output_kind(binding)?;
+    check_name(kind, resolved).map_err(|e| format!("{written} resolves to {resolved:?}: {e}"))
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use crate::binding_expressions::has_expressions;
 use crate::bindings::{
     Binding, Cardinality, EventHubTriggerBinding, KafkaClientSettings, KafkaTriggerBinding,
 };
@@ -172,8 +173,15 @@ fn kafka_client(
         if brokers.trim().is_empty() {
             return Err("brokerList resolves to an empty value".into());
         }
-        let topic = resolve_secure(client.topic, settings).map_err(|e| format!("topic: {e}"))?;
-        check_topic(&topic).map_err(|e| format!("topic: {e}"))?;
+        // An output's topic with binding expressions is resolved per invocation by its writer.
+        let topic = if has_expressions(client.topic) {
+            client.topic.to_owned()
+        } else {
+            let topic =
+                resolve_secure(client.topic, settings).map_err(|e| format!("topic: {e}"))?;
+            check_topic(&topic).map_err(|e| format!("topic: {e}"))?;
+            topic
+        };
         let mut properties = vec![("bootstrap.servers".to_owned(), brokers.trim().to_owned())];
         if let Some(protocol) = client.protocol {
             properties.push((
@@ -423,7 +431,9 @@ fn resolve_references(value: &str, settings: &BTreeMap<String, String>) -> Resul
     Ok(out)
 }
 
-fn check_topic(topic: &str) -> Result<(), String> {
+/// A topic (or event hub) name as Kafka allows it; also checks what an output's binding
+/// expressions resolved to.
+pub fn check_topic(topic: &str) -> Result<(), String> {
     let ok = !topic.is_empty()
         && topic.len() <= 249
         && topic

@@ -641,3 +641,33 @@ async fn kafka_outputs_are_produced_after_a_successful_invocation_with_key_and_h
     worker.shut_down().await?;
     Ok(())
 }
+
+/// A `kafka` output's topic with a binding expression is resolved for each event, here from
+/// the partition it was read from.
+#[tokio::test]
+async fn a_kafka_output_topic_with_an_expression_is_resolved_per_event() -> Result<()> {
+    let s = Stream::start(
+        Behaviour::Respond(json!({"Outputs": {"routed": "from partition one"}})),
+        2,
+    )
+    .await?;
+    s.broker.create_topic("routed-1", 1).await?;
+    let mut bindings = trigger(json!({}));
+    bindings
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"type": "kafka", "direction": "out",
+        "name": "routed", "brokerList": "%KafkaBrokers%", "topic": "routed-{Partition}"}));
+    s.put_function(json!({"bindings": bindings})).await?;
+    s.produce(1, &["order"]).await?;
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+    s.wait_for_lag(0).await?;
+
+    let records = s.read_topic("routed-1", 1).await?;
+    assert_eq!(
+        records[0].value.as_deref(),
+        Some(&b"from partition one"[..])
+    );
+    worker.shut_down().await?;
+    Ok(())
+}

@@ -361,3 +361,38 @@ async fn outputs_go_to_a_queue_and_a_topic_with_properties() -> anyhow::Result<(
     let _ = OutgoingMessage::default();
     Ok(())
 }
+
+/// A `serviceBus` output's name with a binding expression is resolved for each message, here
+/// from a property of the message's JSON body.
+#[tokio::test]
+async fn an_output_name_with_an_expression_sends_to_the_entity_it_resolves_to() -> anyhow::Result<()>
+{
+    let (h, bus) = start(
+        Behaviour::Respond(json!({"Outputs": {"routed": "on its way"}})),
+        namespace(
+            json!([
+                queue_entity("orders", json!({})),
+                queue_entity("shipped-eu", json!({}))
+            ]),
+            json!([]),
+        ),
+    )
+    .await?;
+    put_app(&h, &bus, json!({})).await?;
+    h.put_function(
+        "route",
+        json!([
+            {"type": "serviceBusTrigger", "direction": "in", "name": "msg", "queueName": "orders"},
+            {"type": "serviceBus", "direction": "out", "name": "routed", "queueName": "shipped-{dest}"},
+        ]),
+    )
+    .await?;
+    bus.send_text("orders", &[r#"{"dest": "eu"}"#]).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    let shipped = bus.take(&queue("shipped-eu"), 1, false).await?;
+    assert_eq!(shipped[0].message.body, b"on its way");
+    wait_for_line(&worker, "route", |r| r.succeeded == 1 && r.in_flight == 0).await?;
+    worker.shut_down().await?;
+    Ok(())
+}
