@@ -28,7 +28,7 @@ pub use error::QueueError;
 pub use queues::{PeekedMessage, Queue, QueueMessage, Receipt, StorageQueues};
 pub use service_bus::{
     MessageReceiver, MessageSender, PeekedServiceBusMessage, Received, SERVICE_BUS_SCOPE,
-    ServiceBusError, ServiceBusNamespace,
+    ServiceBusError, ServiceBusNamespace, SessionAcceptor,
 };
 pub use service_bus_admin::{
     EntityDescription, MessageCounts, SERVICE_BUS_MANAGEMENT_API_VERSION, ServiceBusAdmin,

@@ -3,7 +3,12 @@
 //! connection to a namespace, authorized by the connection string's SAS key or SAS, or by an
 //! Entra ID token for identity-based connections (`<name>__fullyQualifiedNamespace`, signed in
 //! as `shoal_domain::connection::outbound` decides, like Storage Queues); it opens
-//! [`MessageReceiver`]s (peek-lock, plain or for one session) and [`MessageSender`]s.
+//! [`MessageReceiver`]s and [`MessageSender`]s, and makes [`SessionAcceptor`]s, which accept
+//! sessions on connections of their own.
+//!
+//! The client library waits without limit for some of the broker's answers (a link's attach, the
+//! connection's open), so every such call here is bounded: a broker or connection that stops
+//! answering costs one attempt, never a listener.
 //!
 //! The client library's futures are large; they are boxed where they are awaited so that the
 //! tasks awaiting them (a delivery inside a listener inside a select) stay small on the stack.
@@ -12,6 +17,7 @@
 //! local stand-in's endpoint); everything else over TLS (rustls). Errors are
 //! [`ServiceBusError`]s whose messages never contain keys, signatures or tokens.
 
+mod acceptor;
 mod error;
 mod message;
 mod receiver;
@@ -24,11 +30,13 @@ use std::time::Duration;
 use azservicebus::authorization::{AzureNamedKeyCredential, AzureSasCredential};
 use azservicebus::core::BasicRetryPolicy;
 use azservicebus::prelude::*;
+use futures::future::BoxFuture;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::connection::{ConnectionSpec, ServiceBusConnectionString, ServiceBusCredential};
 use shoal_domain::service_bus_trigger::EntityPath;
 use tokio::sync::Mutex;
 
+pub use acceptor::SessionAcceptor;
 pub use error::ServiceBusError;
 pub use message::{PeekedServiceBusMessage, Received};
 pub use receiver::MessageReceiver;
@@ -50,8 +58,10 @@ pub struct ServiceBusNamespace {
 struct Namespace {
     /// How this connection was made, for the senders, which open their own (see `sender.rs`).
     connect: Connect,
-    /// The client's `create_*` calls take `&mut self`; they are rare (a receiver per listener or
-    /// session, a sender per output binding).
+    /// The client's `create_*` calls take `&mut self`, and the library itself serializes them
+    /// per connection (`AmqpClient` locks its connection scope for a whole link attach); they
+    /// are rare here (a receiver per listener, tools) and bounded by [`OPERATION_TIMEOUT`].
+    /// Sessions are accepted on connections of their own ([`SessionAcceptor`]).
     client: Mutex<ServiceBusClient<BasicRetryPolicy>>,
     description: String,
     redactor: Redactor,
@@ -66,13 +76,20 @@ pub(crate) struct Connect {
     pub sign_in: SignIn,
 }
 
-/// How long one operation (attach, settle, renew, send) may take before it is retried, and how
-/// often: short enough that an unreachable namespace shows in the listener's status quickly.
+/// How long one operation may take: the library's try timeout for settle, renew and send, and
+/// Shoal's own bound on opening a connection or a plain receiver, which the library does not
+/// time (`azservicebus` 0.25 `AmqpConnectionScope::open_receiver_link` awaits the attach without
+/// a limit). Short enough that an unreachable namespace shows in the listener's status quickly;
+/// a broker answers a connection's open and a plain receiver's attach at once when it answers
+/// at all. (Accepting a session waits longer: see [`SessionAcceptor`].)
+pub(crate) const OPERATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The library's retries of one operation, each attempt up to [`OPERATION_TIMEOUT`].
 fn client_options() -> ServiceBusClientOptions {
     ServiceBusClientOptions {
         retry_options: ServiceBusRetryOptions {
             max_retries: 2,
-            try_timeout: Duration::from_secs(30),
+            try_timeout: OPERATION_TIMEOUT,
             ..ServiceBusRetryOptions::default()
         },
         ..ServiceBusClientOptions::default()
@@ -110,9 +127,27 @@ impl ServiceBusNamespace {
         Self::connect_as(spec, options, &sign_in).await
     }
 
-    /// Opens the AMQP connection (and its CBS link); fails if the namespace cannot be reached
-    /// or refuses the credentials.
+    /// Opens the AMQP connection (and its CBS link); fails if the namespace cannot be reached,
+    /// refuses the credentials, or does not answer within [`OPERATION_TIMEOUT`].
     pub async fn connect_as(
+        spec: &ConnectionSpec,
+        options: &ConnectorOptions,
+        sign_in: &SignIn,
+    ) -> Result<ServiceBusNamespace, ServiceBusError> {
+        // A boxed `dyn` future: the connection's future type is deep, and wrapped in a timeout
+        // it made the futures that await it (the worker's listeners) too deep for the
+        // compiler's auto-trait checks (E0275).
+        let connecting: BoxFuture<'_, Result<ServiceBusNamespace, ServiceBusError>> =
+            Box::pin(Self::connect_unbounded(spec, options, sign_in));
+        tokio::time::timeout(OPERATION_TIMEOUT, connecting)
+            .await
+            .map_err(|_| ServiceBusError::NoAnswer {
+                op: "connect".into(),
+                after: OPERATION_TIMEOUT,
+            })?
+    }
+
+    async fn connect_unbounded(
         spec: &ConnectionSpec,
         options: &ConnectorOptions,
         sign_in: &SignIn,
@@ -204,60 +239,44 @@ impl ServiceBusNamespace {
             sub_queue,
             ..ServiceBusReceiverOptions::default()
         };
-        let mut client = self.inner.client.lock().await;
-        let receiver = match entity {
-            EntityPath::Queue(queue) => {
-                Box::pin(client.create_receiver_for_queue(queue, options)).await
+        let opening: BoxFuture<'_, Result<_, azure_core_025::Error>> = Box::pin(async {
+            let mut client = self.inner.client.lock().await;
+            match entity {
+                EntityPath::Queue(queue) => {
+                    Box::pin(client.create_receiver_for_queue(queue, options)).await
+                }
+                EntityPath::Subscription {
+                    topic,
+                    subscription,
+                } => {
+                    Box::pin(client.create_receiver_for_subscription(topic, subscription, options))
+                        .await
+                }
             }
-            EntityPath::Subscription {
-                topic,
-                subscription,
-            } => {
-                Box::pin(client.create_receiver_for_subscription(topic, subscription, options))
-                    .await
-            }
-        }
-        .map_err(|e| self.error("open receiver", &e))?;
+        });
+        let receiver = tokio::time::timeout(OPERATION_TIMEOUT, opening)
+            .await
+            .map_err(|_| ServiceBusError::NoAnswer {
+                op: "open receiver".into(),
+                after: OPERATION_TIMEOUT,
+            })?
+            .map_err(|e| self.error("open receiver", &e))?;
         Ok(MessageReceiver::plain(
             receiver,
             self.inner.redactor.clone(),
         ))
     }
 
-    /// A receiver of the next session of `entity` with messages that no one else holds, or
-    /// `None` when none became available within the broker's wait.
-    pub async fn accept_next_session(
+    /// An acceptor of `entity`'s sessions on a connection of its own, made the same way as
+    /// this one when it is first needed; each attempt to accept waits at most `bound` for the
+    /// broker (see [`SessionAcceptor`]).
+    pub fn session_acceptor(
         &self,
         entity: &EntityPath,
         prefetch: u32,
-    ) -> Result<Option<MessageReceiver>, ServiceBusError> {
-        let options = ServiceBusSessionReceiverOptions {
-            prefetch_count: prefetch,
-            receive_mode: ServiceBusReceiveMode::PeekLock,
-            identifier: None,
-        };
-        let mut client = self.inner.client.lock().await;
-        let accepted = match entity {
-            EntityPath::Queue(queue) => {
-                Box::pin(client.accept_next_session_for_queue(queue, options)).await
-            }
-            EntityPath::Subscription {
-                topic,
-                subscription,
-            } => {
-                Box::pin(client.accept_next_session_for_subscription(topic, subscription, options))
-                    .await
-            }
-        };
-        match accepted {
-            Ok(receiver) => Ok(Some(MessageReceiver::session(
-                receiver,
-                self.inner.redactor.clone(),
-            ))),
-            // No session available: the broker ends the attach with a timeout.
-            Err(e) if error::is_timeout(&e) => Ok(None),
-            Err(e) => Err(self.error("accept next session", &e)),
-        }
+        bound: Duration,
+    ) -> SessionAcceptor {
+        SessionAcceptor::new(self.inner.connect.clone(), entity.clone(), prefetch, bound)
     }
 
     /// A sender to queue or topic `entity`, on a connection of its own made the same way as
@@ -267,12 +286,17 @@ impl ServiceBusNamespace {
     }
 
     /// Closes the connection if this is its last handle (receivers hold their own links and
-    /// are closed by themselves).
+    /// are closed by themselves), waiting at most [`receiver::CLOSE_TIMEOUT`] for the broker;
+    /// a connection given up on is dropped.
     pub async fn close(self) {
         if let Ok(namespace) = Arc::try_unwrap(self.inner) {
             let client = namespace.client.into_inner();
-            if let Err(e) = client.dispose().await {
-                tracing::debug!(error = %namespace.redactor.redact(&e.to_string()), "closing the Service Bus connection failed");
+            match tokio::time::timeout(receiver::CLOSE_TIMEOUT, client.dispose()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %namespace.redactor.redact(&e.to_string()), "closing the Service Bus connection failed");
+                }
+                Err(_) => tracing::debug!("closing the Service Bus connection got no answer"),
             }
         }
     }

@@ -144,6 +144,20 @@ impl LocalBus {
             .unwrap_or_else(|_| unreachable_url())
     }
 
+    /// How many accept-next-session attaches (a session receiver asking for the next available
+    /// session) the stand-in has seen, answered or not: how hard idle session listeners poll.
+    pub fn next_session_attaches(&self) -> u64 {
+        self.bus.session_attaches.seen()
+    }
+
+    /// **Test-only fault**: the next `n` accept-next-session attaches get no answer at all —
+    /// neither a session nor a refusal —, as from a broker or a connection that stopped
+    /// answering, so tests can show what a client does with an attach that never completes.
+    /// The link stays unattached until the client detaches it or its connection ends.
+    pub fn hold_next_session_attaches(&self, n: u64) {
+        self.bus.session_attaches.hold_next(n);
+    }
+
     /// The PEM of the CA that signed the HTTPS certificate (for `REQUESTS_CA_BUNDLE` etc.).
     pub fn tls_ca_pem(&self) -> &str {
         &self.ca_pem

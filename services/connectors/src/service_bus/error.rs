@@ -23,6 +23,13 @@ pub enum ServiceBusError {
     /// Network failures, timeouts, a closed connection: worth retrying later.
     #[error("{op} failed: {message}")]
     Unavailable { op: String, message: String },
+    /// The broker did not answer at all within `after` (the client library waits without limit
+    /// for some answers, an attach's among them): worth retrying, on a new connection.
+    #[error("{op}: no answer within {}s", after.as_secs_f32())]
+    NoAnswer {
+        op: String,
+        after: std::time::Duration,
+    },
 }
 
 impl ServiceBusError {
@@ -46,7 +53,10 @@ impl ServiceBusError {
 
     /// Whether retrying the same call later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
-        matches!(self, ServiceBusError::Unavailable { .. })
+        matches!(
+            self,
+            ServiceBusError::Unavailable { .. } | ServiceBusError::NoAnswer { .. }
+        )
     }
 }
 

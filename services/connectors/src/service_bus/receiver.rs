@@ -15,7 +15,7 @@ use super::message::{PeekedServiceBusMessage, Received, peeked, properties_to_mo
 use crate::error::Redactor;
 
 /// How long closing a receiver may take (see [`MessageReceiver::close`]).
-const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A peek-lock receiver of an entity, or of one session of it.
 #[derive(Debug)]

@@ -36,8 +36,8 @@ pub struct HealthSummary {
     pub reasons: Vec<String>,
 }
 
-/// Checks for what the live listeners of an app report: a listener that stopped or is in
-/// error, and a failed token request. A function that already has an error from its
+/// Checks for what the live listeners of an app report: a listener that stopped, is in error
+/// or is stuck, and a failed token request. A function that already has an error from its
 /// configuration (`configured`) is not reported twice: its listener stopped for that reason.
 pub fn check_listeners(listeners: &[ListenerReport], configured: &[Check]) -> Vec<Check> {
     let has_error = |function: &str| {
@@ -53,18 +53,22 @@ pub fn check_listeners(listeners: &[ListenerReport], configured: &[Check]) -> Ve
         if has_error(&listener.function) {
             continue;
         }
-        let problem =
-            if listener.status.starts_with("stopped") || listener.status.starts_with("error") {
-                Some(format!(
-                    "listener on {}: {}",
-                    listener.source, listener.status
-                ))
-            } else {
-                listener
-                    .last_token_error
-                    .as_ref()
-                    .map(|error| format!("token request failed: {error}"))
-            };
+        // `stuck`: a Service Bus session listener some of whose slots the broker stopped
+        // answering (they retry on new connections; the rest go on).
+        let problem = if ["stopped", "error", "stuck"]
+            .iter()
+            .any(|p| listener.status.starts_with(p))
+        {
+            Some(format!(
+                "listener on {}: {}",
+                listener.source, listener.status
+            ))
+        } else {
+            listener
+                .last_token_error
+                .as_ref()
+                .map(|error| format!("token request failed: {error}"))
+        };
         let Some(detail) = problem else { continue };
         // Every instance reports its own listener: one check per function and problem.
         if checks.iter().any(|c| {
@@ -216,6 +220,12 @@ mod tests {
             listener("bill", "listening", Some("AADSTS700016: unknown client")),
             listener("fine", "listening", None),
             listener(
+                "held",
+                "stuck: 1 of 8 session slots got no answer from the broker (accept next \
+                 session: no answer within 65s); they retry on new connections",
+                None,
+            ),
+            listener(
                 "paused",
                 "paused: the function's circuit breaker is open",
                 None,
@@ -234,6 +244,12 @@ mod tests {
                     "listener on orders: stopped: connection OrdersStorage does not resolve"
                 ),
                 ("bill", "token request failed: AADSTS700016: unknown client"),
+                (
+                    "held",
+                    "listener on orders: stuck: 1 of 8 session slots got no answer from the \
+                     broker (accept next session: no answer within 65s); they retry on new \
+                     connections"
+                ),
             ]
         );
         assert!(checks.iter().all(|c| c.status == CheckStatus::Error));

@@ -139,3 +139,114 @@ async fn the_session_lock_is_renewed_while_the_handler_outlives_it() -> anyhow::
     assert_eq!(h.handler.count(), 1, "completed once, not delivered again");
     Ok(())
 }
+
+/// The host settings of the stuck-slot tests: `tryTimeout` 2 s, so a slot gives up on an accept
+/// the broker does not answer after 7 s (`accept_bound`: the try timeout and a 5 s margin).
+fn short_try_timeout(max_concurrent_sessions: u32) -> serde_json::Value {
+    json!({"extensions": {"serviceBus": {
+        "maxConcurrentSessions": max_concurrent_sessions,
+        "sessionIdleTimeout": "00:00:01",
+        "clientRetryOptions": {"tryTimeout": "00:00:02"},
+    }}})
+}
+
+fn local(bus: &Bus) -> &shoal_local_bus::LocalBus {
+    bus.local.as_ref().expect("the tests' stand-in")
+}
+
+#[tokio::test]
+async fn an_accept_the_broker_never_answers_holds_up_only_its_slot_and_shows_as_stuck()
+-> anyhow::Result<()> {
+    let (h, bus) = start(
+        Behaviour::Respond(json!({})),
+        namespace(
+            json!([queue_entity("orders", json!({"RequiresSession": true}))]),
+            json!([]),
+        ),
+    )
+    .await?;
+    put_app(&h, &bus, short_try_timeout(2)).await?;
+    h.put_function(
+        "ordered",
+        trigger(json!({"queueName": "orders", "isSessionsEnabled": true})),
+    )
+    .await?;
+    let messages: Vec<OutgoingMessage> = ["s0", "s1"]
+        .iter()
+        .map(|s| OutgoingMessage {
+            session_id: Some((*s).to_owned()),
+            ..text(s)
+        })
+        .collect();
+    bus.send("orders", &messages).await?;
+    // The first slot to ask for a session gets no answer at all, ever.
+    local(&bus).hold_next_session_attaches(1);
+    let worker = h.start_worker(h.worker_config("w1"))?;
+
+    // The other slot takes both sessions meanwhile.
+    wait_for_line(&worker, "ordered", |r| r.succeeded == 2 && r.in_flight == 0).await?;
+    // Once the held accept has waited 7 s, the line says so instead of `listening` …
+    let stuck = wait_for_line(&worker, "ordered", |r| r.status.starts_with("stuck:")).await?;
+    assert_eq!(
+        stuck.status,
+        "stuck: 1 of 2 session slots got no answer from the broker (accept next session: no \
+         answer within 7s); they retry on new connections"
+    );
+    // … until that slot, on a new connection, is answered again.
+    wait_for_line(&worker, "ordered", |r| r.status == "listening").await?;
+    assert_eq!(h.handler.count(), 2, "each message once");
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn idle_slots_pause_while_the_broker_has_no_session_for_them() -> anyhow::Result<()> {
+    let (h, bus) = start(
+        Behaviour::Respond(json!({})),
+        namespace(
+            json!([queue_entity("orders", json!({"RequiresSession": true}))]),
+            json!([]),
+        ),
+    )
+    .await?;
+    put_app(&h, &bus, short_try_timeout(8)).await?;
+    h.put_function(
+        "idle",
+        trigger(json!({"queueName": "orders", "isSessionsEnabled": true})),
+    )
+    .await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    wait_for_line(&worker, "idle", |r| r.status == "listening").await?;
+    // Every slot has asked once and been refused at once (the stand-in holds no accept).
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while local(&bus).next_session_attaches() < 8 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the slots never asked"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Over the next three seconds a slot pauses 0.5 + 1 + 2 s between refusals: at most four
+    // asks each, however fast or slow the machine (a slower one asks less). Without the pauses
+    // the slots asked again as soon as the stand-in refused, one after another behind the
+    // connection's lock: over 60 times in those 3 s on a two-core test machine, more on a
+    // faster one.
+    let before = local(&bus).next_session_attaches();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let asked = local(&bus).next_session_attaches() - before;
+    assert!(asked <= 8 * 4, "8 idle slots asked {asked} times in 3 s");
+
+    // A session that arrives now is still taken, within the longest pause.
+    bus.send(
+        "orders",
+        &[OutgoingMessage {
+            session_id: Some("late".into()),
+            ..text("late")
+        }],
+    )
+    .await?;
+    wait_for_line(&worker, "idle", |r| r.succeeded == 1 && r.in_flight == 0).await?;
+    worker.shut_down().await?;
+    Ok(())
+}

@@ -19,6 +19,13 @@ impl Connection {
     pub(super) fn on_attach(&mut self, channel: u16, attach: Attach) {
         let handle = attach.handle.0;
         let client_receives = attach.role == Role::Receiver;
+        if client_receives && accepts_next_session(&attach) && self.bus.session_attaches.arrived() {
+            tracing::debug!(
+                handle,
+                "leaving an accept-next-session attach unanswered (test-only fault)"
+            );
+            return;
+        }
         let source_address = attach.source.as_ref().and_then(|s| s.address.clone());
         let target_address = match attach.target.as_deref() {
             Some(TargetArchetype::Target(t)) => t.address.clone(),
@@ -216,4 +223,14 @@ impl Connection {
             owner,
         })
     }
+}
+
+/// Whether `attach` asks for the next available session: a session filter that names none.
+fn accepts_next_session(attach: &Attach) -> bool {
+    attach
+        .source
+        .as_ref()
+        .and_then(|s| s.filter.as_ref())
+        .and_then(|f| f.get(&Symbol::from(SESSION_FILTER)))
+        .is_some_and(|wanted| wire::as_str(wanted).is_none())
 }

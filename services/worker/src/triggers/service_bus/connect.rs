@@ -23,8 +23,14 @@ pub struct Connector {
 
 /// Reports a failure of `step` on the listener's line and in the error counts.
 pub fn report(stats: &ListenerStats, step: &str, error: ServiceBusError) {
-    tracing::warn!(function = stats.key.function, source = stats.key.source, error = %error, "{step} failed");
     stats.set_status(format!("error: {step}: {error}"));
+    count(stats, step, error);
+}
+
+/// Logs a failure of `step` and counts it, leaving the line to the caller (a session
+/// listener's line sums up its slots: see `slots.rs`).
+pub fn count(stats: &ListenerStats, step: &str, error: ServiceBusError) {
+    tracing::warn!(function = stats.key.function, source = stats.key.source, error = %error, "{step} failed");
     stats.error(&WorkerError::PollTrigger(Box::new(error)));
 }
 

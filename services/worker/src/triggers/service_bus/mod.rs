@@ -10,6 +10,7 @@ mod connect;
 mod delivery;
 mod listener;
 mod sessions;
+mod slots;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

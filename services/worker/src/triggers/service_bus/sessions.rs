@@ -6,12 +6,18 @@
 //! renewed while it is held (up to `maxAutoLockRenewalDuration`), and the slot moves on to
 //! another session after `sessionIdleTimeout` without a message (Azure's default when unset is
 //! the client's try timeout, 60 s).
+//!
+//! Each slot accepts on a connection of its own ([`SessionAcceptor`]), waits at most
+//! [`accept_bound`] for the broker's answer, pauses while no session is free ([`IdlePace`]),
+//! and keeps its state on the listener's line ([`SlotBoard`]): a slot the broker stopped
+//! answering shows as `stuck`, and holds up no other slot.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use shoal_connectors::{MessageReceiver, ServiceBusNamespace};
+use shoal_connectors::{MessageReceiver, ServiceBusError, SessionAcceptor};
+use shoal_domain::host_config::ServiceBusOptions;
 use shoal_domain::service_bus_trigger::lock_renewal_delay;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
@@ -23,9 +29,25 @@ use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector};
 use crate::triggers::service_bus::delivery::{self, SharedReceiver};
 use crate::triggers::service_bus::listener::RECEIVE_WAIT;
+use crate::triggers::service_bus::slots::{IdlePace, SlotBoard, SlotState};
 
 /// Azure's default `sessionIdleTimeout`: the client's `tryTimeout`.
 const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How much longer than the app's `clientRetryOptions.tryTimeout` a slot waits for the broker
+/// to answer an accept. Azure's SDKs ask the broker to hold an accept-next-session attach for
+/// at most their `TryTimeout` (the `com.microsoft:timeout` link property) and stop waiting after
+/// it (azure-sdk-for-net `AmqpConnectionScope.OpenReceiverLinkAsync`); the margin lets the
+/// broker's own answer at the end of that wait, "no session", arrive before the slot gives up.
+const ACCEPT_ANSWER_MARGIN: Duration = Duration::from_secs(5);
+
+/// How long one accept of the next session may wait for the broker's answer: the app's
+/// `clientRetryOptions.tryTimeout` (60 s by default) and [`ACCEPT_ANSWER_MARGIN`]. Without an
+/// answer by then the slot counts as stuck, gives its connection up and tries again on a new
+/// one after a pause, while the other slots go on.
+pub fn accept_bound(options: &ServiceBusOptions) -> Duration {
+    options.client_retry_options.try_timeout.as_duration() + ACCEPT_ANSWER_MARGIN
+}
 
 pub async fn run(
     ctx: Arc<ServiceBusFunction>,
@@ -37,16 +59,26 @@ pub async fn run(
     let Some(namespace) = connect::namespace(&connector, &stats, &stop).await else {
         return;
     };
-    stats.set_status("listening");
+    let count = ctx.options.max_concurrent_sessions.max(1) as usize;
+    let board = Arc::new(SlotBoard::new(count, stats.clone()));
+    board.set(0, SlotState::Listening);
+    let bound = accept_bound(&ctx.options);
     let mut slots = JoinSet::new();
-    for _ in 0..ctx.options.max_concurrent_sessions.max(1) {
+    for index in 0..count {
+        let acceptor = namespace.session_acceptor(&ctx.entity, ctx.options.prefetch_count, bound);
         slots.spawn(slot(
             ctx.clone(),
-            namespace.clone(),
+            Slot {
+                index,
+                board: board.clone(),
+            },
+            acceptor,
             stop.clone(),
             abandon.clone(),
         ));
     }
+    // The slots connect on their own; this connection has shown the namespace can be reached.
+    namespace.close().await;
     while let Some(result) = slots.join_next().await {
         if let Err(e) = result
             && e.is_panic()
@@ -60,54 +92,91 @@ pub async fn run(
     stats.set_in_flight(0);
 }
 
+/// Which slot a task is, and where it reports.
+struct Slot {
+    index: usize,
+    board: Arc<SlotBoard>,
+}
+
+impl Slot {
+    fn set(&self, state: SlotState) {
+        self.board.set(self.index, state);
+    }
+}
+
 /// One slot: accept the next available session, process it until it is idle, give it back,
-/// and accept the next.
+/// and accept the next; pause while none is free or the broker fails.
 async fn slot(
     ctx: Arc<ServiceBusFunction>,
-    namespace: ServiceBusNamespace,
+    me: Slot,
+    mut acceptor: SessionAcceptor,
     stop: CancellationToken,
     abandon: CancellationToken,
 ) {
     let stats = ctx.function.stats.clone();
     let mut retry = Retry::default();
+    let mut idle = IdlePace::default();
     while !stop.is_cancelled() {
         // An open circuit breaker stops accepting sessions; their messages stay put. (A
         // half-open probe accepts one session and receives one message from it.)
         if ctx.function.breaker.holds_back() {
-            stats.set_status("paused: the function's circuit breaker is open");
+            me.set(SlotState::Paused);
         }
         let Some(admit) = ctx.function.breaker.admit(&stop).await else {
             break;
         };
         stats.polled(Utc::now());
+        let started = Instant::now();
         let accepted = tokio::select! {
             _ = stop.cancelled() => break,
-            accepted = namespace.accept_next_session(&ctx.entity, ctx.options.prefetch_count) => accepted,
+            accepted = acceptor.accept_next() => accepted,
         };
+        if admit == Admit::One && !matches!(accepted, Ok(Some(_))) {
+            ctx.function.breaker.unused_probe();
+        }
         match accepted {
             Ok(None) => {
                 retry.reset();
-                if admit == Admit::One {
-                    ctx.function.breaker.unused_probe();
+                me.set(SlotState::Listening);
+                if !pause(idle.after_none(started.elapsed()), &stop).await {
+                    break;
                 }
             }
             Ok(Some(receiver)) => {
                 retry.reset();
-                stats.set_status("listening");
-                session(&ctx, receiver, admit, &stop, &abandon).await;
+                idle.reset();
+                me.set(SlotState::Listening);
+                session(&ctx, &me, receiver, admit, &stop, &abandon).await;
             }
             Err(e) => {
-                connect::report(&stats, "accepting a session", e);
+                me.set(match &e {
+                    ServiceBusError::NoAnswer { .. } => SlotState::Stuck(e.to_string()),
+                    _ => SlotState::Failing(format!("accepting a session: {e}")),
+                });
+                connect::count(&stats, "accepting a session", e);
                 if !retry.pause(&stop).await {
                     break;
                 }
             }
         }
     }
+    acceptor.close().await;
+}
+
+/// Waits `wait` (false if stopped meanwhile).
+async fn pause(wait: Duration, stop: &CancellationToken) -> bool {
+    if wait.is_zero() {
+        return !stop.is_cancelled();
+    }
+    tokio::select! {
+        _ = stop.cancelled() => false,
+        _ = tokio::time::sleep(wait) => true,
+    }
 }
 
 async fn session(
     ctx: &Arc<ServiceBusFunction>,
+    me: &Slot,
     receiver: MessageReceiver,
     admit: Admit,
     stop: &CancellationToken,
@@ -172,7 +241,8 @@ async fn session(
             }
             Err(e) => {
                 // Most likely the session lock was lost; another slot (or worker) takes it over.
-                connect::report(&ctx.function.stats, "receiving from a session", e);
+                me.set(SlotState::Failing(format!("receiving from a session: {e}")));
+                connect::count(&ctx.function.stats, "receiving from a session", e);
                 break;
             }
         }
