@@ -386,6 +386,78 @@ impl AmqpReceiver {
     }
 }
 
+/// PATCHED: how long `close` waits, after its barrier, for the last of the deliveries already on
+/// their way; without a barrier (the management request failed), how long it waits in all.
+const GIVE_BACK_QUIET: StdDuration = StdDuration::from_millis(100);
+const GIVE_BACK_QUIET_WITHOUT_BARRIER: StdDuration = StdDuration::from_secs(1);
+/// PATCHED: how long `close` waits for its barrier's answer.
+const GIVE_BACK_BARRIER_TIMEOUT: StdDuration = StdDuration::from_secs(2);
+
+impl AmqpReceiver {
+    /// PATCHED: before the link closes, drains its credit (unless a drain is under way
+    /// already), then releases every message that reached the link without having been handed
+    /// out by a receive. `released` ends the lock without counting a delivery (the Service Bus
+    /// team in Azure/amqpnetlite#342; azure-sdk-for-python#47999 does the same on close), so
+    /// the message is available at once to the entity's other receivers.
+    ///
+    /// A drain, not a zero credit: `fe2o3-amqp` checks a transfer against the link's credit
+    /// when it is read, not when it arrives, so zeroing the credit would make it refuse
+    /// (`TransferLimitExceeded`) and drop the very messages to give back. The broker answers
+    /// the drain with what it has up to the credit, then grants nothing more. Its answer may
+    /// still be on the way: a management request on the same AMQP session is the barrier (its
+    /// answer comes after them), then the link's buffer is read until it stays quiet for
+    /// [`GIVE_BACK_QUIET`].
+    async fn give_back_undelivered(&mut self) -> Result<(), DetachError> {
+        if self.receive_mode != ServiceBusReceiveMode::PeekLock {
+            // Received-and-deleted messages are settled already; there is nothing to give
+            // back, and draining would only take more of them (as the released crate did).
+            return Ok(());
+        }
+        self.receiver.drain().await?;
+        // Short: a close that waits longer is given up on by its caller, and the link dropped.
+        let try_timeout = self
+            .retry_policy
+            .options()
+            .try_timeout
+            .min(GIVE_BACK_BARRIER_TIMEOUT);
+        let mut barrier = PeekMessageRequest::new(
+            self.last_peeked_sequence_number + 1,
+            1,
+            Some(self.receiver.name().to_string()),
+        );
+        // Any answer, even an error, has come after the deliveries; only no answer has not.
+        let answered = matches!(
+            crate::util::time::timeout(
+                try_timeout,
+                self.peek_message_inner(&mut barrier, &try_timeout)
+            )
+            .await,
+            Ok(Ok(_))
+                | Ok(Err(AmqpRequestResponseError::RequestResponse(
+                    fe2o3_amqp_management::error::Error::Status(_)
+                        | fe2o3_amqp_management::error::Error::StatusCodeNotFound
+                        | fe2o3_amqp_management::error::Error::DecodeError(_)
+                )))
+        );
+        let quiet = if answered {
+            GIVE_BACK_QUIET
+        } else {
+            GIVE_BACK_QUIET_WITHOUT_BARRIER
+        };
+        loop {
+            let delivery =
+                match crate::util::time::timeout(quiet, self.receiver.recv::<Body<Value>>()).await {
+                    Ok(Ok(delivery)) => delivery,
+                    // Quiet, or the link is gone (the broker then keeps the locks, as before).
+                    Ok(Err(_)) | Err(_) => return Ok(()),
+                };
+            if let Err(err) = self.receiver.release(&delivery).await {
+                log::warn!("Failed to release an undelivered message on close: {}", err);
+            }
+        }
+    }
+}
+
 impl Sealed for AmqpReceiver {}
 
 impl TransportReceiver for AmqpReceiver {
@@ -474,7 +546,11 @@ impl TransportReceiver for AmqpReceiver {
                 self.id,
             ))
             .await;
-        self.receiver.drain().await?; // This is only mentioned in an issue but not implemented in the dotnet sdk yet
+        // PATCHED (see PATCHED.md): the released crate drained the link here and closed it at
+        // once, dropping every message that was delivered to the link but never returned by a
+        // receive (the answer to that drain, or to the last receive's). Service Bus keeps those
+        // locked until their locks expire and counts each as a delivery.
+        self.give_back_undelivered().await?;
         self.receiver.close().await?;
         self.management_link.close().await?;
         Ok(())
