@@ -152,8 +152,12 @@ impl MessageReceiver {
 
     /// Closes the link (a session receiver thereby gives its session back), waiting at most
     /// `CLOSE_TIMEOUT` (5 s) for the broker: a worker that is stopping must not hang on a close
-    /// the broker never answers. A link given up on is dropped; the broker releases its
-    /// locks when they expire, and the messages are delivered again.
+    /// the broker never answers. Messages that reached the link but were never returned by
+    /// [`receive`](Self::receive) (the answer to a receive's closing drain arrives after it
+    /// returned) are released first, uncounted, so the entity's other receivers get them at
+    /// once as first deliveries (`vendor/azservicebus/PATCHED.md`). A link given up on is
+    /// dropped; the broker releases its locks when they expire, and the messages are delivered
+    /// again.
     pub async fn close(self) -> Result<(), ServiceBusError> {
         let redactor = self.redactor;
         let closing = async move {

@@ -45,6 +45,11 @@ pub enum SettleError {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Settlement {
     Complete,
+    /// The AMQP `released` outcome: the lock ends and the message is available again at once,
+    /// its delivery count unchanged. Service Bus does not count a released delivery (the
+    /// Service Bus team in Azure/amqpnetlite#342; azure-sdk-for-python#47999 releases what a
+    /// closing receiver holds for that reason); it counts an abandon (`modified`).
+    Release,
     /// Released again; `properties` are merged into its application properties.
     Abandon {
         properties: Vec<(String, SimpleValue)>,
@@ -373,6 +378,14 @@ impl Entity {
         match settlement {
             Settlement::Complete => {
                 self.list_mut(sub_queue).remove(&sequence_number);
+            }
+            Settlement::Release => {
+                let Some(message) = self.list_mut(sub_queue).get_mut(&sequence_number) else {
+                    return Err(SettleError::LockLost);
+                };
+                message.lock = None;
+                // The lock has ended, so expiry takes effect at once (document 001).
+                self.maintain(now);
             }
             Settlement::Abandon { properties } => {
                 let Some(message) = self.list_mut(sub_queue).get_mut(&sequence_number) else {

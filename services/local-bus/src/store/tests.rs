@@ -91,6 +91,37 @@ fn lock_expiry_redelivers_with_a_higher_count_then_dead_letters_at_the_maximum()
 }
 
 #[test]
+fn a_released_delivery_is_not_counted_and_an_abandoned_one_is() {
+    let settings = EntitySettings {
+        max_delivery_count: 2,
+        ..EntitySettings::default()
+    };
+    let mut store = store_with(settings);
+    let target = store.resolve("q").expect("resolves");
+    store.send(&target, message("m", None, None), None, t(0));
+    let q = queue(&mut store);
+    // Released any number of times: available again at once, never counted, never dead.
+    for at in 0..3 {
+        let locked = q.lock_next(SubQueue::Main, None, t(at)).expect("delivered");
+        assert_eq!(locked.delivery_count, 0, "release {at}");
+        let token = locked.lock.expect("locked").token;
+        q.settle(SubQueue::Main, token, Settlement::Release, t(at))
+            .expect("released");
+    }
+    let locked = q.lock_next(SubQueue::Main, None, t(3)).expect("delivered");
+    assert_eq!(locked.delivery_count, 0);
+    let token = locked.lock.expect("locked").token;
+    let abandon = Settlement::Abandon {
+        properties: Vec::new(),
+    };
+    q.settle(SubQueue::Main, token, abandon, t(3))
+        .expect("abandoned");
+    let again = q.lock_next(SubQueue::Main, None, t(3)).expect("delivered");
+    assert_eq!(again.delivery_count, 1, "an abandon counts the delivery");
+    assert!(q.dead_letter.is_empty());
+}
+
+#[test]
 fn settlement_needs_a_live_lock() {
     let mut store = store_with(EntitySettings::default());
     let target = store.resolve("q").expect("resolves");

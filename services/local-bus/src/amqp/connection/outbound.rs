@@ -173,9 +173,7 @@ fn settle(
 ) -> DeliveryState {
     let settlement = match state {
         DeliveryState::Accepted(_) => Settlement::Complete,
-        DeliveryState::Released(_) => Settlement::Abandon {
-            properties: Vec::new(),
-        },
+        DeliveryState::Released(_) => Settlement::Release,
         DeliveryState::Modified(Modified {
             undeliverable_here,
             message_annotations,

@@ -1,0 +1,3 @@
+pub const MANAGE: &str = "Manage";
+pub const SEND: &str = "Send";
+pub const LISTEN: &str = "Listen";

@@ -1,0 +1,5 @@
+pub(crate) trait RecoverableTransport {
+    type RecoverError: Send;
+
+    async fn recover(&mut self) -> Result<(), Self::RecoverError>;
+}

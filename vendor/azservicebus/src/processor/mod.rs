@@ -1,0 +1,1 @@
+pub mod processor_error_source;
