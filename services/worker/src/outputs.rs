@@ -426,22 +426,23 @@ impl StreamOutput {
 }
 
 impl ServiceBusOutput {
+    /// The namespace connection, made on first use and kept for every sender.
+    async fn namespace(&self) -> Result<&ServiceBusNamespace, TriggerSourceError> {
+        Ok(self
+            .namespace
+            .get_or_try_init(|| {
+                ServiceBusNamespace::connect_for_app(&self.spec, &self.connector, &self.identities)
+            })
+            .await?)
+    }
+
     async fn send(
         &self,
         messages: &[shoal_domain::service_bus_trigger::OutgoingMessage],
     ) -> Result<(), TriggerSourceError> {
         let mut sender = self.sender.lock().await;
         if sender.is_none() {
-            let namespace = self
-                .namespace
-                .get_or_try_init(|| {
-                    ServiceBusNamespace::connect_for_app(
-                        &self.spec,
-                        &self.connector,
-                        &self.identities,
-                    )
-                })
-                .await?;
+            let namespace = self.namespace().await?;
             *sender = Some(namespace.sender(&self.entity).await?);
         }
         let Some(open) = sender.as_mut() else {
@@ -468,16 +469,7 @@ impl ServiceBusOutput {
         let (_, sender) = match position {
             Some(at) => &mut senders[at],
             None => {
-                let namespace = self
-                    .namespace
-                    .get_or_try_init(|| {
-                        ServiceBusNamespace::connect_for_app(
-                            &self.spec,
-                            &self.connector,
-                            &self.identities,
-                        )
-                    })
-                    .await?;
+                let namespace = self.namespace().await?;
                 let opened = namespace.sender(entity).await?;
                 if senders.len() >= SENDERS_KEPT {
                     let (oldest, sender) = senders.remove(0);
