@@ -305,7 +305,7 @@ pub const NO_EFFECT: &[(&str, &str)] = &[
     ),
     (
         "extensions.serviceBus.clientRetryOptions",
-        "Shoal's Service Bus connector retries each operation twice with a 30 s try timeout; the app's client retry options are not applied to it yet",
+        "Shoal's Service Bus connector retries each operation twice with a 30 s try timeout; of the app's client retry options only `tryTimeout` is read, as how long a session slot waits for the broker to hand it a session (plus 5 s)",
     ),
     (
         "extensions.serviceBus.enableCrossEntityTransactions",
