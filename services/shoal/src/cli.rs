@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use shoal_store::crypto::SecretKey;
 use shoal_store::pool::DatabaseUrl;
 
+use crate::client;
 use crate::telemetry::LogFormat;
 
 mod limits;
@@ -56,6 +57,31 @@ pub enum Command {
     /// Run the local Service Bus stand-in on its own (for Compose and local clusters; a
     /// stand-in for development, not Azure Service Bus: docs/local-bus.md).
     LocalBus(LocalBusArgs),
+
+    // The client commands, for the people who use Shoal (docs/cli.md).
+    /// Sign in to a Shoal API and save the credential as a profile.
+    Login(client::LoginArgs),
+    /// Forget a saved profile.
+    Logout(client::LogoutArgs),
+    /// Function apps and their settings.
+    App(client::Group<client::AppCommand>),
+    /// An app's functions.
+    Func(client::Group<client::FuncCommand>),
+    /// An app's instances and the scheduler's decisions.
+    Scale(client::Group<client::ScaleCommand>),
+    /// An app's invocations: per minute, the failed ones, or followed live.
+    Invocations(client::Group<client::InvocationsCommand>),
+    /// A function's poison queue.
+    Poison(client::Group<client::PoisonCommand>),
+    /// Pause or resume a function (its circuit breaker).
+    Breaker(client::Group<client::BreakerCommand>),
+    /// Check an app's configuration: connections, queues, identities, host settings.
+    Diagnostics(client::DiagnosticsArgs),
+    /// Print a shell completion script: `shoal completions bash > ~/.local/share/bash-completion/completions/shoal`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 impl Command {

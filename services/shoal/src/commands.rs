@@ -4,6 +4,11 @@ use anyhow::Context;
 use shoal_store::pool::migrate;
 
 use crate::cli::{Cli, Command, KeysCommand};
+use crate::client::{self, ClientCommand};
+
+async fn run_client(command: ClientCommand) -> anyhow::Result<()> {
+    Ok(client::run(command).await?)
+}
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -31,5 +36,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Scheduler(args) => crate::scheduler::run(args).await,
         Command::Dev(args) => crate::dev::run(args).await,
         Command::LocalBus(args) => crate::local_bus::run(args).await,
+        Command::Login(args) => run_client(ClientCommand::Login(args)).await,
+        Command::Logout(args) => run_client(ClientCommand::Logout(args)).await,
+        Command::App(group) => run_client(ClientCommand::App(group)).await,
+        Command::Func(group) => run_client(ClientCommand::Func(group)).await,
+        Command::Scale(group) => run_client(ClientCommand::Scale(group)).await,
+        Command::Invocations(group) => run_client(ClientCommand::Invocations(group)).await,
+        Command::Poison(group) => run_client(ClientCommand::Poison(group)).await,
+        Command::Breaker(group) => run_client(ClientCommand::Breaker(group)).await,
+        Command::Diagnostics(args) => run_client(ClientCommand::Diagnostics(args)).await,
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "shoal", &mut std::io::stdout());
+            Ok(())
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! configuration.
 
 mod cli;
+mod client;
 mod commands;
 mod dev;
 mod local_bus;
@@ -25,9 +26,16 @@ async fn main() -> std::process::ExitCode {
     telemetry::init(cli.command.log_format());
     match commands::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            std::process::ExitCode::FAILURE
-        }
+        // A client command's failure carries the exit code scripts test (docs/cli.md).
+        Err(err) => match err.downcast_ref::<client::Failure>() {
+            Some(failure) => {
+                eprintln!("error: {failure}");
+                std::process::ExitCode::from(failure.code)
+            }
+            None => {
+                eprintln!("error: {err:#}");
+                std::process::ExitCode::FAILURE
+            }
+        },
     }
 }
