@@ -19,7 +19,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-pub const FLUSH_EVERY: Duration = Duration::from_secs(5);
+/// Once a second, so `shoal invocations tail` and the dashboard's monitor show an attempt within
+/// about two seconds of the handler's answer; a flush with nothing gathered writes nothing.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How long one flush may take before it is dropped; longer than [`FLUSH_EVERY`] because a write
+/// under load may queue behind others, and the next tick waits for it (missed ticks are delayed).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const MAX_FAILURES_PER_FLUSH: usize = 100;
 pub const MAX_MINUTE_KEYS: usize = 10_000;
 pub const MAX_LOG_LINES: usize = 50;
@@ -27,7 +32,7 @@ pub const MAX_LOG_LINE_CHARS: usize = 2_000;
 /// Handler logs waiting for their attempt's outcome; more means attempts were cancelled.
 const MAX_PENDING_LOGS: usize = 1_024;
 /// Prune old rows every this many flushes (about every five minutes).
-const PRUNE_EVERY_FLUSHES: u64 = 60;
+const PRUNE_EVERY_FLUSHES: u64 = 300;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct MinuteKey {
@@ -223,7 +228,7 @@ async fn flush(pool: &sqlx::PgPool, worker: &str, telemetry: &InvocationTelemetr
         }
         shoal_store::commit(tx).await
     };
-    match tokio::time::timeout(FLUSH_EVERY, result).await {
+    match tokio::time::timeout(WRITE_TIMEOUT, result).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => {
             tracing::warn!(%error, minutes = minutes.len(), failures = failures.len(), "could not write invocation telemetry; dropped");

@@ -188,7 +188,7 @@ async fn flush(server: &Server, minutes: &[MinuteRecord], failures: &[FailureRec
 }
 
 /// Tail's own delay: a line within 2 s of the telemetry row's write. (From a handler's answer the
-/// worker's flush, every 5 s, comes first: docs/cli.md.)
+/// worker's flush, every second, comes first: docs/cli.md.)
 #[tokio::test]
 async fn invocations_list_and_tail_show_written_telemetry_within_2_seconds() {
     let server = Server::start().await;

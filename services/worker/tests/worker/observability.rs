@@ -186,7 +186,7 @@ async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Resu
     let _worker = h.start_worker(h.worker_config("w-telemetry"))?;
     h.handler.wait_for(1, Duration::from_secs(20)).await?;
 
-    // Written by the worker's next flush (every 5 s), not on the dispatch path.
+    // Written by the worker's next flush (every second), not on the dispatch path.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
