@@ -137,7 +137,9 @@ mod tests {
 
     #[test]
     fn the_replay_count_grows_and_the_partition_is_kept_only_for_the_same_topic() {
-        let cases: [(&[(&str, &str)], &str, &str, Option<i32>); 5] = [
+        // (dead letter's headers, trigger topic, replay count written, partition written)
+        type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str, Option<i32>);
+        let cases: [Case; 5] = [
             (WRITTEN, "orders", "1", Some(2)),
             (WRITTEN, "orders-v2", "1", None),
             (

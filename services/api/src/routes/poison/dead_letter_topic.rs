@@ -245,7 +245,9 @@ mod tests {
 
     #[test]
     fn the_position_moves_past_the_last_record_read_in_each_partition() {
-        let cases: [(Vec<(i32, i64)>, Vec<(i32, i64)>); 3] = [
+        // (partition, offset) of the records read → the position per partition
+        type Offsets = Vec<(i32, i64)>;
+        let cases: [(Offsets, Offsets); 3] = [
             (vec![], vec![]),
             (vec![(0, 4), (0, 5), (0, 6)], vec![(0, 7)]),
             (vec![(1, 9), (0, 2), (1, 10), (0, 3)], vec![(1, 11), (0, 4)]),
