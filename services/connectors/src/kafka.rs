@@ -6,6 +6,8 @@
 //!   [`StreamEvent`]s and commits the next offsets only when told to.
 //! * [`StreamProducer`]: writes records, acknowledged by all in-sync replicas.
 //! * [`consumer_lag`]: a group's lag per partition, read from outside the group (for scaling).
+//! * [`read_from_position`] and [`commit_position`]: a topic read from a group's committed
+//!   position, and the position moved, without joining the group (dead-letter replay).
 //! * [`create_topic`] (idempotent), and [`create_topic_like`]: a missing topic created with
 //!   another's partition count.
 //! * [`check_cluster`]: the bootstrap and advertised brokers under the egress policy, before a
@@ -20,6 +22,7 @@ mod consumer;
 mod egress;
 mod error;
 mod lag;
+mod position;
 mod producer;
 mod properties;
 
@@ -28,6 +31,7 @@ pub use consumer::{StartFrom, StreamConsumer, StreamEvent};
 pub use egress::check_cluster;
 pub use error::KafkaError;
 pub use lag::{PartitionLag, TopicLag, consumer_lag};
+pub use position::{PositionedRead, ReadLimits, commit_position, read_from_position};
 pub use producer::{OutgoingRecord, StreamProducer};
 pub use properties::KafkaProperties;
 

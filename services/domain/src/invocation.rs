@@ -79,6 +79,9 @@ pub struct HandlerResponse {
     /// `Settlement`: what a Service Bus-triggered handler asks done with its message(s), read
     /// and validated by the trigger (see [`crate::service_bus_trigger::settlement`]).
     pub settlement: Option<Value>,
+    /// `batchItemFailures`: the events of a stream batch the handler says failed, read and
+    /// validated by the trigger (see [`crate::stream_trigger::batch_outcome`]).
+    pub batch_item_failures: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -118,6 +121,7 @@ impl HandlerResponse {
         let mut response = HandlerResponse {
             return_value: map.remove("ReturnValue").filter(|v| !v.is_null()),
             settlement: map.remove("Settlement").filter(|v| !v.is_null()),
+            batch_item_failures: map.remove("batchItemFailures").filter(|v| !v.is_null()),
             ..HandlerResponse::default()
         };
         match map.remove("Outputs") {

@@ -6,11 +6,15 @@
 //!   batches (`cardinality`, batch size, where a partition without a checkpoint starts);
 //! * [`payload`]: the request body — the event (or, with `cardinality: many`, the events) in
 //!   `Data` and the binding data Azure Functions passes in `Metadata`;
+//! * [`batch_outcome`]: which events of a batch the handler reported failed
+//!   (`batchItemFailures`), so only those are retried and dead-lettered;
 //! * [`checkpoint`]: which offsets a finished batch commits, per partition, and how often
 //!   (Event Hubs' `batchCheckpointFrequency`);
 //! * [`dead_letter`]: where events whose final attempt failed go before the checkpoint moves
 //!   past them (`deadLetter`, a Shoal extension of `function.json`), and the record written
 //!   there;
+//! * [`replay`]: a dead letter written back to the trigger's topic, keeping its key and
+//!   headers and marked as replayed;
 //! * [`output`]: the records a `kafka` or `eventHub` output binding's value stands for (the
 //!   target itself is resolved by [`source::stream_output`]).
 //!
@@ -21,10 +25,12 @@
 //! careful consumer: a batch whose final attempt failed is written to a dead-letter target
 //! first, and the pointer moves only once that write succeeded, so nothing is dropped.
 
+pub mod batch_outcome;
 pub mod checkpoint;
 pub mod dead_letter;
 pub mod output;
 pub mod payload;
+pub mod replay;
 pub mod source;
 
 pub use checkpoint::{Checkpoints, next_offsets};

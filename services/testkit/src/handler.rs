@@ -33,6 +33,9 @@ pub enum Behaviour {
     /// Wait as long as the function says for this request body, then 200 with this JSON body
     /// (e.g. some messages quick and others slow).
     DelayBy(fn(&Value) -> Duration, Value),
+    /// 200 with the JSON body the function makes of this request body (e.g. a batch handler
+    /// that reports some of its events failed).
+    RespondBy(fn(&Value) -> Value),
     /// Never answer (until the connection is dropped).
     Hang,
     /// This status, headers and raw body: a plain HTTP answer, as a handler gives to a request
@@ -241,6 +244,7 @@ async fn handle(
             tokio::time::sleep(wait(&body)).await;
             axum::Json(answer).into_response()
         }
+        Behaviour::RespondBy(answer) => axum::Json(answer(&body)).into_response(),
         Behaviour::RespondHttp {
             status,
             headers,

@@ -49,6 +49,16 @@ pub struct FunctionHost {
     pub held: HeldMessages,
 }
 
+/// What a trigger made of a handler's successful answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Accepted<T> {
+    /// Everything the invocation carried is done.
+    Done(T),
+    /// Part of it failed, for this reason (a batch's `batchItemFailures`): the answer's
+    /// outputs are written and the rest is retried.
+    Partly(String),
+}
+
 /// How a delivery ended, for the trigger to settle by.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -97,27 +107,53 @@ impl FunctionHost {
         payload: impl Fn() -> Result<Value, String>,
         accept: impl Fn(&HandlerResponse) -> Result<T, String>,
     ) -> Result<T, String> {
-        let result = self
-            .attempts(webhook_id, invocation_id, payload, accept)
-            .await;
+        let request =
+            || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
+        let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
+        let result = self.attempts(invocation_id, request, accept, || {}).await;
         self.breaker
             .finished(result.as_ref().err().map(String::as_str));
         result
     }
 
+    /// Like [`FunctionHost::invoke`], for a batch whose handler may answer that part of it
+    /// failed: `accept` says so with [`Accepted::Partly`], the answer's outputs are written,
+    /// then `partly_done` is called (the caller now counts the events that succeeded as done),
+    /// and the rest is retried under the policy like a failed attempt. `request` makes each
+    /// attempt's idempotency key and body, so a retry carries only what is left (the caller
+    /// keeps that state). If the outputs cannot be written, `partly_done` is not called and
+    /// the attempt failed as a whole.
+    pub async fn invoke_partly(
+        &self,
+        invocation_id: Uuid,
+        request: impl Fn() -> Result<(String, Value), String>,
+        accept: impl Fn(&HandlerResponse) -> Result<Accepted<()>, String>,
+        partly_done: impl Fn(),
+    ) -> Outcome {
+        let result = self
+            .attempts(invocation_id, request, accept, partly_done)
+            .await;
+        self.breaker
+            .finished(result.as_ref().err().map(String::as_str));
+        match result {
+            Ok(()) => Outcome::Succeeded,
+            Err(reason) => Outcome::Failed(reason),
+        }
+    }
+
     async fn attempts<T>(
         &self,
-        webhook_id: &str,
         invocation_id: Uuid,
-        payload: impl Fn() -> Result<Value, String>,
-        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
+        request: impl Fn() -> Result<(String, Value), String>,
+        accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
+        partly_done: impl Fn(),
     ) -> Result<T, String> {
         let mut retries = 0u32;
         let mut previous_failure = None;
         let mut invocation_id = invocation_id;
         let mut delay = Duration::ZERO;
         loop {
-            let mut body = payload()?;
+            let (webhook_id, mut body) = request()?;
             if let Some(policy) = &self.retry {
                 RetryContext {
                     retry_count: retries,
@@ -128,7 +164,20 @@ impl FunctionHost {
             }
             let encoded =
                 serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
-            let attempt = self.attempt(webhook_id, invocation_id, &body, encoded, &accept);
+            // A partly failed attempt is a failed one for telemetry and the retry policy.
+            let attempt = async {
+                match self
+                    .attempt(&webhook_id, invocation_id, &body, encoded, &accept)
+                    .await
+                {
+                    Ok(Accepted::Done(accepted)) => Ok(accepted),
+                    Ok(Accepted::Partly(reason)) => {
+                        partly_done();
+                        Err(reason)
+                    }
+                    Err(reason) => Err(reason),
+                }
+            };
             let reason = match self.stats.observe(invocation_id, attempt).await {
                 Ok(accepted) => return Ok(accepted),
                 Err(reason) => reason,
@@ -156,15 +205,15 @@ impl FunctionHost {
     }
 
     /// One call of the handler with `body` (`request`, encoded) and, when it succeeds and
-    /// `accept` agrees, the outputs, resolved from `request`.
+    /// `accept` takes the answer (wholly or in part), the outputs, resolved from `request`.
     async fn attempt<T>(
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
         request: &Value,
         body: Vec<u8>,
-        accept: &impl Fn(&HandlerResponse) -> Result<T, String>,
-    ) -> Result<T, String> {
+        accept: &impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
+    ) -> Result<Accepted<T>, String> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self
             .invoker

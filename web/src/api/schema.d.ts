@@ -1631,17 +1631,28 @@ export interface components {
         };
         PoisonMessage: {
             messageId: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was written to the poison queue (for a dead-letter topic, the record's
+             *     timestamp).
+             */
             insertedAt: string;
-            /** Format: date-time */
-            expiresAt: string;
+            /**
+             * Format: date-time
+             * @description When the queue drops it (absent for a dead-letter topic: the topic's retention decides).
+             */
+            expiresAt?: string | null;
             /**
              * Format: int32
              * @description Times it was received from the poison queue (replays and peeks do not count); for a
-             *     dead-lettered Service Bus message, its delivery count.
+             *     dead-lettered Service Bus message, its delivery count; for a dead-letter topic's record,
+             *     how often the event had been replayed before (`shoal-replay-count`).
              */
             dequeueCount: number;
-            /** @description Why the broker dead-lettered it (Service Bus only). */
+            /**
+             * @description Why the broker dead-lettered it (Service Bus), or why the function's last attempt
+             *     failed (a dead-letter topic's `shoal-dead-letter-reason`).
+             */
             deadLetterReason?: string | null;
             /**
              * @description The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
@@ -1826,7 +1837,8 @@ export interface components {
         };
         /**
          * @description What to replay: up to `count` messages from the front of the poison queue, or exactly the
-         *     messages named (at most `count` of them).
+         *     messages named (at most `count` of them). A stream function's dead letters are replayed in
+         *     order from its replay position: only `count` applies.
          */
         ReplayRequest: {
             /**
@@ -1834,16 +1846,19 @@ export interface components {
              * @description 1 to 1000; default 32.
              */
             count?: number | null;
-            /** @description Only these messages (ids as the read endpoint shows them). */
+            /** @description Only these messages (ids as the read endpoint shows them); queues and Service Bus only. */
             messageIds?: string[] | null;
         };
         ReplayResult: {
             /**
              * Format: int32
-             * @description Moved back to the trigger queue (each is a new message there, body unchanged).
+             * @description Moved back to the trigger queue or topic (each is a new message there, body unchanged).
              */
             replayed: number;
-            /** @description The poison-queue ids of the messages moved. */
+            /**
+             * @description The poison-queue ids of the messages moved (`<partition>-<offset>` on a dead-letter
+             *     topic).
+             */
             messageIds: string[];
             /** @description Named in `messageIds` but not found in the poison queue. */
             notFound: string[];
@@ -4526,7 +4541,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the function has no queue trigger */
+            /** @description the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4543,7 +4558,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the queue service failed */
+            /** @description the queue service or the brokers failed */
             502: {
                 headers: {
                     [name: string]: unknown;
@@ -4622,7 +4637,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the function has no queue trigger */
+            /** @description the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4657,7 +4672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the queue service failed */
+            /** @description the queue service or the brokers failed */
             502: {
                 headers: {
                     [name: string]: unknown;

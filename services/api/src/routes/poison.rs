@@ -1,15 +1,19 @@
 //! `…/functions/{function}/poison` and `…/poison/replay`: where a function's messages go after
 //! their last failed delivery — a queue trigger's poison queue (`<queue>-poison`, after
 //! `maxDequeueCount`), a Service Bus queue trigger's dead-letter queue (after the entity's
-//! `MaxDeliveryCount`) — its depth and oldest messages, and moving messages back to the
-//! trigger's queue with their body intact and a fresh dequeue or delivery count once the
-//! handler works again.
+//! `MaxDeliveryCount`), a stream trigger's dead-letter topic (`dead_letter_topic`) — its depth
+//! and oldest messages, and moving messages back to the trigger's queue or topic with their
+//! body intact and a fresh dequeue or delivery count once the handler works again.
 //!
 //! The API reaches the queues with the app's connection as this process can sign in (like the
 //! Service Bus probe of diagnostics): connection strings everywhere, identity-based
 //! connections where the API's host may sign in as the app's identity.
 
+mod dead_letter_topic;
 mod dead_letters;
+mod source;
+
+use source::{Source, TriggerQueues};
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,17 +22,12 @@ use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use shoal_connectors::{ConnectorOptions, Queue, QueueError, StorageQueues};
-use shoal_domain::bindings::Binding;
-use shoal_domain::connection::{ConnectionKind, resolve};
-use shoal_domain::queue_trigger::{poison_queue_name, trigger_queue_name};
-use shoal_domain::service_bus_entity::path::resolve_trigger_entity;
-use shoal_store::{TenantId, apps, begin_tenant, functions as stored_functions, principals};
+use shoal_connectors::QueueError;
+use shoal_store::TenantId;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::functions::parse_stored;
 use super::{TAG_FUNCTIONS, authorize};
 use crate::access::{Caller, allow, permits};
 use crate::error::{ApiError, Problem};
@@ -59,12 +58,18 @@ pub struct PoisonQueue {
 #[serde(rename_all = "camelCase")]
 pub struct PoisonMessage {
     pub message_id: String,
+    /// When it was written to the poison queue (for a dead-letter topic, the record's
+    /// timestamp).
     pub inserted_at: DateTime<Utc>,
-    pub expires_at: DateTime<Utc>,
+    /// When the queue drops it (absent for a dead-letter topic: the topic's retention decides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
     /// Times it was received from the poison queue (replays and peeks do not count); for a
-    /// dead-lettered Service Bus message, its delivery count.
+    /// dead-lettered Service Bus message, its delivery count; for a dead-letter topic's record,
+    /// how often the event had been replayed before (`shoal-replay-count`).
     pub dequeue_count: u32,
-    /// Why the broker dead-lettered it (Service Bus only).
+    /// Why the broker dead-lettered it (Service Bus), or why the function's last attempt
+    /// failed (a dead-letter topic's `shoal-dead-letter-reason`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letter_reason: Option<String>,
     /// The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
@@ -83,22 +88,24 @@ pub struct PoisonQuery {
 }
 
 /// What to replay: up to `count` messages from the front of the poison queue, or exactly the
-/// messages named (at most `count` of them).
+/// messages named (at most `count` of them). A stream function's dead letters are replayed in
+/// order from its replay position: only `count` applies.
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReplayRequest {
     /// 1 to 1000; default 32.
     pub count: Option<u32>,
-    /// Only these messages (ids as the read endpoint shows them).
+    /// Only these messages (ids as the read endpoint shows them); queues and Service Bus only.
     pub message_ids: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayResult {
-    /// Moved back to the trigger queue (each is a new message there, body unchanged).
+    /// Moved back to the trigger queue or topic (each is a new message there, body unchanged).
     pub replayed: u32,
-    /// The poison-queue ids of the messages moved.
+    /// The poison-queue ids of the messages moved (`<partition>-<offset>` on a dead-letter
+    /// topic).
     pub message_ids: Vec<String>,
     /// Named in `messageIds` but not found in the poison queue.
     pub not_found: Vec<String>,
@@ -133,8 +140,8 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison", tag = TAG_FUNCTIONS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), PoisonQuery),
     responses((status = 200, body = PoisonQueue), (status = 403, body = Problem), (status = 404, body = Problem),
-        (status = 409, body = Problem, description = "the function has no queue trigger"),
-        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service failed")))]
+        (status = 409, body = Problem, description = "the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached"),
+        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service or the brokers failed")))]
 pub async fn get_poison(
     State(state): State<AppState>,
     caller: Caller,
@@ -172,7 +179,7 @@ pub async fn get_poison(
                     .map(|m| PoisonMessage {
                         message_id: m.message_id,
                         inserted_at: m.insertion_time,
-                        expires_at: m.expiration_time,
+                        expires_at: Some(m.expiration_time),
                         dequeue_count: m.dequeue_count,
                         dead_letter_reason: None,
                         body: with_bodies.then_some(m.text),
@@ -193,6 +200,15 @@ pub async fn get_poison(
                 messages,
             }
         }
+        Source::Stream(dead) => {
+            let (approximate_count, messages) = bounded(dead.peek(top, with_bodies)).await?;
+            PoisonQueue {
+                trigger_queue: dead.source_topic.clone(),
+                poison_queue: dead.topic.clone(),
+                approximate_count,
+                messages,
+            }
+        }
     };
     Ok(Json(view))
 }
@@ -204,8 +220,8 @@ pub async fn get_poison(
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
     request_body = ReplayRequest,
     responses((status = 200, body = ReplayResult), (status = 403, body = Problem), (status = 404, body = Problem),
-        (status = 409, body = Problem, description = "the function has no queue trigger"),
-        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service failed")))]
+        (status = 409, body = Problem, description = "the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached"),
+        (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service or the brokers failed")))]
 pub async fn replay_poison(
     State(state): State<AppState>,
     caller: Caller,
@@ -225,6 +241,13 @@ pub async fn replay_poison(
     let result = match Source::open(&state, &id, app.as_str(), function.as_str()).await? {
         Source::Queue(queues) => bounded(replay(&queues, &request, limit)).await?,
         Source::ServiceBus(dead) => bounded(dead.replay(&request, limit)).await?,
+        Source::Stream(_) if request.message_ids.is_some() => {
+            return Err(ApiError::validation(
+                "messageIds",
+                dead_letter_topic::NO_SELECTION,
+            ));
+        }
+        Source::Stream(dead) => bounded(dead.replay(&request, limit)).await?,
     };
     // Audited after the move: the entry records what was done, even if only part of it.
     let write = authorized.begin(&id).await?;
@@ -375,91 +398,6 @@ async fn replay(
     }
     result?;
     Ok(ReplayResult::new(moved, wanted))
-}
-
-/// A queue-triggered function's trigger queue and poison queue, connected as the app.
-struct TriggerQueues {
-    trigger: Queue,
-    poison: Queue,
-}
-
-/// Where the function's finally failed messages are.
-enum Source {
-    Queue(TriggerQueues),
-    ServiceBus(dead_letters::DeadLetters),
-}
-
-impl Source {
-    async fn open(
-        state: &AppState,
-        id: &TenantId,
-        app: &str,
-        function: &str,
-    ) -> Result<Source, ApiError> {
-        let mut tx = begin_tenant(&state.pool, id).await?;
-        let record = stored_functions::get(&mut tx, id, app, function).await?;
-        let app_record = apps::get(&mut tx, id, &state.cipher, app).await?;
-        let app_spec = super::apps::parse_stored(&app_record)?.spec;
-        let identities = principals::app_identities(&mut tx, id, app, &app_spec.identity).await?;
-        shoal_store::commit(tx).await?;
-        let spec = parse_stored(&record)?.spec;
-        let settings: BTreeMap<String, String> = app_record
-            .settings
-            .into_iter()
-            .map(|s| (s.name, s.value))
-            .collect();
-        let unusable =
-            |e: String| ApiError::Conflict(format!("the trigger's queue cannot be used: {e}"));
-        match spec.trigger() {
-            Some(Binding::QueueTrigger(trigger)) => {
-                let connection = resolve(
-                    ConnectionKind::StorageQueue,
-                    trigger.connection.as_deref(),
-                    &settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let queue_name =
-                    trigger_queue_name(&trigger.queue_name, &settings).map_err(unusable)?;
-                let queues = StorageQueues::connect_for_app(
-                    &connection,
-                    &ConnectorOptions::default(),
-                    &identities,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let open = |name: &str| queues.queue(name).map_err(|e| unusable(e.to_string()));
-                // As in Azure, some queues have none: their failed messages stay on the queue.
-                let poison = poison_queue_name(queue_name.as_str()).map_err(|reason| {
-                    ApiError::Conflict(format!(
-                        "the function has no poison queue: {reason}; its failed messages stay on {queue_name}"
-                    ))
-                })?;
-                Ok(Source::Queue(TriggerQueues {
-                    trigger: open(queue_name.as_str())?,
-                    poison: open(&poison)?,
-                }))
-            }
-            Some(Binding::ServiceBusTrigger(trigger)) => {
-                let connection = resolve(
-                    ConnectionKind::ServiceBus,
-                    trigger.connection.as_deref(),
-                    &settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let entity = resolve_trigger_entity(
-                    trigger.queue_name.as_deref(),
-                    trigger.topic_name.as_deref(),
-                    trigger.subscription_name.as_deref(),
-                    &settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let dead = dead_letters::DeadLetters::open(&connection, entity, &identities);
-                Ok(Source::ServiceBus(dead.await?))
-            }
-            _ => Err(ApiError::Conflict(format!(
-                "function {function} has neither a queueTrigger nor a serviceBusTrigger, so it has no poison or dead-letter queue"
-            ))),
-        }
-    }
 }
 
 /// Runs a storage call with the request's time bound, mapping its failure to a 502.

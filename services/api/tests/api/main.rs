@@ -30,6 +30,7 @@ mod service_bus_entity;
 mod service_bus_scaling;
 mod setting_values;
 mod signing_keys;
+mod stream_poison;
 mod stream_scaling;
 mod tenants;
 mod throttling;

@@ -233,7 +233,7 @@ impl std::fmt::Debug for StreamConsumer {
     }
 }
 
-fn event(message: &BorrowedMessage<'_>) -> StreamEvent {
+pub(super) fn event(message: &BorrowedMessage<'_>) -> StreamEvent {
     StreamEvent {
         topic: message.topic().to_owned(),
         partition: message.partition(),

@@ -21,6 +21,9 @@
 //! enqueued time the record's timestamp, its partition key the record's key and its properties
 //! the record's headers; Event Hubs' byte offset is not exposed there, so `Offset` and
 //! `OffsetString` carry the sequence number as text.
+//!
+//! Both kinds add Shoal's `ItemIdentifier` (`ItemIdentifierArray`), `<partition>-<offset>`:
+//! what a handler names failed events by in `batchItemFailures`.
 
 use base64::Engine as _;
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -150,8 +153,24 @@ fn kafka_headers(event: &StreamEvent) -> Value {
     )
 }
 
-/// The metadata fields of one event, by name, in contract order.
+/// The identifier a handler names an event by in `batchItemFailures`: `<partition>-<offset>`.
+pub fn item_identifier(event: &StreamEvent) -> String {
+    format!("{}-{}", event.partition, event.offset)
+}
+
+/// The metadata fields of one event, by name, in contract order, then Shoal's
+/// `ItemIdentifier` (what a batch handler's `batchItemFailures` names the event by, see
+/// `batch_outcome`).
 fn fields(context: &StreamInvocation<'_>, event: &StreamEvent) -> Vec<(&'static str, Value)> {
+    let mut fields = contract_fields(context, event);
+    fields.push(("ItemIdentifier", json!(item_identifier(event))));
+    fields
+}
+
+fn contract_fields(
+    context: &StreamInvocation<'_>,
+    event: &StreamEvent,
+) -> Vec<(&'static str, Value)> {
     match context.kind {
         StreamKind::Kafka => vec![
             ("Key", json!(event.key.as_deref().map(text))),

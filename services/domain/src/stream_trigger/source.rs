@@ -397,6 +397,22 @@ fn consumer_group(
     })
 }
 
+/// The client properties that say where the brokers are and how to sign in
+/// (`bootstrap.servers`, `security.protocol`, `sasl.*`, and the TLS material `ssl.*`), none of
+/// a consumer's: what a producer or a reader other than the trigger's member takes from the
+/// trigger's properties.
+pub fn connection_properties(properties: &[(String, String)]) -> Vec<(String, String)> {
+    properties
+        .iter()
+        .filter(|(key, _)| {
+            matches!(key.as_str(), "bootstrap.servers" | "security.protocol")
+                || key.starts_with("sasl.")
+                || key.starts_with("ssl.")
+        })
+        .cloned()
+        .collect()
+}
+
 /// `%Name%` references replaced by their settings' values, then, if the result names an app
 /// setting, that setting's value (Azure's `ResolveSecureSetting`). Errors name the setting.
 pub fn resolve_secure(value: &str, settings: &BTreeMap<String, String>) -> Result<String, String> {

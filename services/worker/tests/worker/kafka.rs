@@ -20,17 +20,17 @@ use shoal_testkit::kafka::TansuBroker;
 use crate::service_bus_support::wait_for_line;
 use crate::support::*;
 
-const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 const GROUP: &str = "billing";
 
-struct Stream {
-    h: Harness,
-    broker: TansuBroker,
+pub(crate) struct Stream {
+    pub(crate) h: Harness,
+    pub(crate) broker: TansuBroker,
 }
 
 impl Stream {
     /// A harness and a broker with `orders` (`partitions` partitions) and `orders-poison`.
-    async fn start(behaviour: Behaviour, partitions: i32) -> Result<Stream> {
+    pub(crate) async fn start(behaviour: Behaviour, partitions: i32) -> Result<Stream> {
         let broker = TansuBroker::start().await.context("tansu starts")?;
         broker.create_topic("orders-poison", 1).await?;
         Stream::on(broker, behaviour, partitions).await
@@ -53,7 +53,7 @@ impl Stream {
         Ok(Stream { h, broker })
     }
 
-    async fn put_function(&self, body: Value) -> Result<()> {
+    pub(crate) async fn put_function(&self, body: Value) -> Result<()> {
         self.h.put_function_body(APP, "bill", body).await
     }
 
@@ -69,13 +69,13 @@ impl Stream {
             .total)
     }
 
-    async fn wait_for_lag(&self, want: u64) -> Result<()> {
+    pub(crate) async fn wait_for_lag(&self, want: u64) -> Result<()> {
         wait_for_group_lag(&self.properties(), want).await
     }
 
     /// The records of `topic`, read from its start by a group of the test's own, once at least
     /// `n` arrived (or the wait is over).
-    async fn read_topic(&self, topic: &str, n: usize) -> Result<Vec<StreamEvent>> {
+    pub(crate) async fn read_topic(&self, topic: &str, n: usize) -> Result<Vec<StreamEvent>> {
         let reader = StreamConsumer::subscribe(
             &self.properties(),
             "inspect",
@@ -92,7 +92,7 @@ impl Stream {
         Ok(records)
     }
 
-    async fn produce(&self, partition: i32, values: &[&str]) -> Result<()> {
+    pub(crate) async fn produce(&self, partition: i32, values: &[&str]) -> Result<()> {
         for value in values {
             self.broker
                 .produce(
@@ -124,7 +124,7 @@ async fn wait_for_group_lag(properties: &KafkaProperties, want: u64) -> Result<(
     }
 }
 
-fn trigger(extra: Value) -> Value {
+pub(crate) fn trigger(extra: Value) -> Value {
     let mut binding = json!({"type": "kafkaTrigger", "direction": "in", "name": "event",
         "brokerList": "%KafkaBrokers%", "topic": "orders", "consumerGroup": GROUP});
     if let (Value::Object(b), Value::Object(extra)) = (&mut binding, extra) {
@@ -134,7 +134,7 @@ fn trigger(extra: Value) -> Value {
 }
 
 /// The `Value` of each event a request carried, in order.
-fn values(body: &Value) -> Vec<String> {
+pub(crate) fn values(body: &Value) -> Vec<String> {
     let event = |v: &Value| -> String {
         let parsed: Value =
             serde_json::from_str(v.as_str().expect("KafkaEventData JSON")).expect("JSON");

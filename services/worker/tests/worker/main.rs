@@ -8,6 +8,7 @@ mod egress;
 mod failures;
 mod identity;
 mod kafka;
+mod kafka_batches;
 mod observability;
 mod payloads;
 mod polling;

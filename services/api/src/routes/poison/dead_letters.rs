@@ -81,7 +81,7 @@ impl DeadLetters {
                     .message_id
                     .unwrap_or_else(|| format!("sequence-{}", m.sequence_number)),
                 inserted_at: m.enqueued_time,
-                expires_at: m.expires_at,
+                expires_at: Some(m.expires_at),
                 dequeue_count: m.delivery_count,
                 dead_letter_reason: m.dead_letter_reason,
                 body: with_bodies.then(|| body_text(&m.body)),

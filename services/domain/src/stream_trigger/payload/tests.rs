@@ -65,6 +65,7 @@ fn a_kafka_event_is_the_json_of_kafka_event_data_with_its_binding_data() {
     );
     assert_eq!(metadata["LeaderEpoch"], 3);
     assert_eq!(metadata["IsPartitionEOF"], false);
+    assert_eq!(metadata["ItemIdentifier"], "1-42");
     assert_eq!(metadata["sys"]["MethodName"], "Process");
 }
 
@@ -93,6 +94,10 @@ fn a_kafka_batch_has_arrays_in_event_order() {
     assert_eq!(values, ["a", "b", "c"]);
     assert_eq!(body["Metadata"]["PartitionArray"], json!([0, 1, 0]));
     assert_eq!(body["Metadata"]["OffsetArray"], json!([5, 9, 6]));
+    assert_eq!(
+        body["Metadata"]["ItemIdentifierArray"],
+        json!(["0-5", "1-9", "0-6"])
+    );
     assert_eq!(
         body["Metadata"]["KeyArray"],
         json!(["customer-7", "customer-7", "customer-7"])

@@ -8,22 +8,27 @@
 //! partition's part (its extension's batches are per partition).
 //!
 //! An invocation is done when the handler succeeded or, once the retry policy is exhausted,
-//! its events were written to the dead-letter target. A lane stops early — its remaining
+//! its events were written to the dead-letter target. A handler may answer a batch with
+//! `batchItemFailures` (the domain's `batch_outcome`): the events it names are retried as a
+//! smaller batch under the same policy (with their own `webhook-id`), the others count as
+//! succeeded, and only the named ones are dead-lettered when the retries run out. A lane stops early — its remaining
 //! events not invoked, so not done — when the circuit breaker holds the function back or the
 //! listener is abandoned; the listener then commits only what is done.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
 use futures::future::join_all;
 use shoal_domain::bindings::Cardinality;
+use shoal_domain::invocation::HandlerResponse;
+use shoal_domain::stream_trigger::batch_outcome::{failed_items, reported_failure};
 use shoal_domain::stream_trigger::source::StreamKind;
 use shoal_domain::stream_trigger::{StreamEvent, StreamInvocation, batch_payload, single_payload};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
-use crate::invocation::Outcome;
+use crate::invocation::{Accepted, Outcome};
 use crate::triggers::stream::StreamFunction;
 
 /// What became of a batch.
@@ -114,14 +119,15 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
         function.stats.received();
     }
     let invocation_id = Uuid::now_v7();
-    let webhook_id = webhook_id(events);
     let first = events[0];
     let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
         instance = function.instance, function = function.function, topic = first.topic,
         partition = first.partition, offset = first.offset, events = events.len(),
         invocation_id = %invocation_id);
+    let left = Left::new(events);
     async {
-        let payload = || {
+        let request = || {
+            let events = lock(&left.events);
             let rand_guid = Uuid::new_v4().to_string();
             let context = StreamInvocation {
                 kind: ctx.source.kind,
@@ -133,20 +139,30 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
                 now: Utc::now(),
                 rand_guid: &rand_guid,
             };
-            Ok(match events {
+            let payload = match events.as_slice() {
                 [one] if ctx.source.cardinality == Cardinality::One => {
                     single_payload(&context, one)
                 }
-                _ => batch_payload(&context, events),
-            })
+                _ => batch_payload(&context, &events),
+            };
+            // A retry of fewer events is other events: it gets their own idempotency key.
+            Ok((webhook_id(&events), payload))
+        };
+        let accept = |response: &HandlerResponse| left.accept(response);
+        let partly_done = || {
+            let succeeded = left.partly_done();
+            for _ in 0..succeeded {
+                function.stats.succeeded();
+            }
         };
         let outcome = tokio::select! {
-            outcome = function.invoke(&webhook_id, invocation_id, payload) => outcome,
+            outcome = function.invoke_partly(invocation_id, request, accept, partly_done) => outcome,
             _ = abandon.cancelled() => Outcome::Abandoned,
         };
+        let failed = lock(&left.events).clone();
         match outcome {
             Outcome::Succeeded => {
-                for _ in events {
+                for _ in &failed {
                     function.stats.succeeded();
                 }
                 End::Done
@@ -157,19 +173,19 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
                 End::Abandoned
             }
             Outcome::Failed(reason) => {
-                for _ in events {
+                for _ in &failed {
                     function.stats.failed();
                 }
                 if function.breaker.holds_back() {
                     tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the stream stops here and resumes from the last checkpoint");
                     return End::HeldBack;
                 }
-                tracing::warn!(reason, target = ctx.dead_letters.describe(),
-                    "invocation failed after its retries; writing its events to the dead-letter target before the checkpoint moves on");
+                tracing::warn!(reason, target = ctx.dead_letters.describe(), events = failed.len(),
+                    "invocation failed after its retries; writing its failed events to the dead-letter target before the checkpoint moves on");
                 let stats = &function.stats;
                 if ctx
                     .dead_letters
-                    .write(events, &function.function, &reason, stats, abandon)
+                    .write(&failed, &function.function, &reason, stats, abandon)
                     .await
                 {
                     End::Done
@@ -181,6 +197,54 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
     }
     .instrument(span)
     .await
+}
+
+/// The events of one invocation that are not done yet: every event at first, then those the
+/// handler reported failed in `batchItemFailures` (see the domain's `batch_outcome`).
+struct Left<'a> {
+    events: Mutex<Vec<&'a StreamEvent>>,
+    /// A partial answer's failed events, until its outputs are written.
+    reported: Mutex<Option<Vec<&'a StreamEvent>>>,
+}
+
+impl<'a> Left<'a> {
+    fn new(events: &[&'a StreamEvent]) -> Left<'a> {
+        Left {
+            events: Mutex::new(events.to_vec()),
+            reported: Mutex::new(None),
+        }
+    }
+
+    /// Reads a successful answer: done, done in part, or (an unreadable `batchItemFailures`)
+    /// a failed attempt.
+    fn accept(&self, response: &HandlerResponse) -> Result<Accepted<()>, String> {
+        let events = lock(&self.events);
+        let failed = failed_items(response.batch_item_failures.as_ref(), &events)?;
+        if failed.is_empty() {
+            return Ok(Accepted::Done(()));
+        }
+        let reason = reported_failure(failed.len(), events.len());
+        *lock(&self.reported) = Some(failed.iter().map(|&i| events[i]).collect());
+        Ok(Accepted::Partly(reason))
+    }
+
+    /// The partial answer's outputs are written: only its failed events are left. Returns how
+    /// many succeeded.
+    fn partly_done(&self) -> usize {
+        let Some(failed) = lock(&self.reported).take() else {
+            return 0;
+        };
+        let mut events = lock(&self.events);
+        let succeeded = events.len() - failed.len();
+        *events = failed;
+        succeeded
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The idempotency key the handler sees (`webhook-id`), the same whenever the same events are

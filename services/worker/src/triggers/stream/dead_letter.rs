@@ -18,7 +18,7 @@ use shoal_connectors::kafka::{
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::stream_trigger::dead_letter::Failure;
-use shoal_domain::stream_trigger::source::resolve_secure;
+use shoal_domain::stream_trigger::source::{connection_properties, resolve_secure};
 use shoal_domain::stream_trigger::{
     DeadLetterTarget, StreamEvent, StreamSource, dead_letter_headers, dead_letter_message,
 };
@@ -32,13 +32,6 @@ use crate::error::WorkerError;
 use crate::hosted_apps::HostedApp;
 use crate::stats::ListenerStats;
 use crate::triggers::backoff::Retry;
-
-/// Client properties a producer takes from the trigger's: where the brokers are and how to
-/// sign in (`sasl.*`, and the TLS material `ssl.*`: without the trigger's CA or client
-/// certificate the write could never reach a broker the trigger reads over TLS), nothing of
-/// the consumer's.
-const PRODUCER_PROPERTIES: &[&str] = &["bootstrap.servers", "security.protocol"];
-const PRODUCER_PREFIXES: &[&str] = &["sasl.", "ssl."];
 
 /// How long librdkafka keeps trying to deliver one dead-letter record before the write fails
 /// and is retried from here (its default is 5 minutes): long enough for a leader to move,
@@ -72,13 +65,12 @@ impl DeadLetterSink {
             DeadLetterTarget::Topic(topic) => {
                 let topic = resolve_secure(topic, &app.settings)
                     .map_err(|e| format!("deadLetter.topic: {e}"))?;
+                // Where the brokers are and how to sign in (without the trigger's CA or client
+                // certificate the write could never reach a broker the trigger reads over TLS),
+                // nothing of the consumer's.
                 let mut properties = KafkaProperties::new();
-                for (key, value) in &source.properties {
-                    if PRODUCER_PROPERTIES.contains(&key.as_str())
-                        || PRODUCER_PREFIXES.iter().any(|p| key.starts_with(p))
-                    {
-                        properties.set(key, value);
-                    }
+                for (key, value) in connection_properties(&source.properties) {
+                    properties.set(&key, &value);
                 }
                 properties.set("message.timeout.ms", DELIVERY_TIMEOUT_MS);
                 Ok(DeadLetterSink::Topic {
