@@ -306,10 +306,17 @@ mod tests {
     #[test]
     fn every_minute_of_the_range_is_present_and_idle_ones_are_zero() {
         // (recorded minutes with their counts, first, last) → every minute's count
-        let cases: [(&[(u32, i64)], u32, u32, &[(u32, i64)]); 5] = [
+        // (minute, invocations) pairs.
+        type Counts = &'static [(u32, i64)];
+        let cases: [(Counts, u32, u32, Counts); 5] = [
             (&[], 0, 2, &[(0, 0), (1, 0), (2, 0)]),
             (&[(1, 39)], 0, 3, &[(0, 0), (1, 39), (2, 0), (3, 0)]),
-            (&[(0, 39), (4, 500)], 0, 4, &[(0, 39), (1, 0), (2, 0), (3, 0), (4, 500)]),
+            (
+                &[(0, 39), (4, 500)],
+                0,
+                4,
+                &[(0, 39), (1, 0), (2, 0), (3, 0), (4, 500)],
+            ),
             (&[(2, 7)], 2, 2, &[(2, 7)]),
             // A worker's clock ahead of the reader's: its minute is kept, the gap filled.
             (&[(1, 1), (4, 2)], 1, 2, &[(1, 1), (2, 0), (3, 0), (4, 2)]),

@@ -134,15 +134,9 @@ pub async fn get_invocations(
         .duration_trunc(TimeDelta::minutes(1))
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("the current minute: {e}")))?;
     let first = last - TimeDelta::minutes(i64::try_from(minutes).unwrap_or(1) - 1);
-    let totals = invocation_telemetry::minutes(
-        &mut tx,
-        &id,
-        app.as_str(),
-        function.as_str(),
-        first,
-        last,
-    )
-    .await?;
+    let totals =
+        invocation_telemetry::minutes(&mut tx, &id, app.as_str(), function.as_str(), first, last)
+            .await?;
     let failed = if limit > 0 {
         invocation_telemetry::failures(&mut tx, &id, app.as_str(), function.as_str(), limit).await?
     } else {

@@ -184,12 +184,18 @@ async fn failures_are_newest_first_by_when_they_failed_not_when_they_were_writte
     // Worker a gathers failures at 0 s and 8 s, worker b at 3 s and 6 s; b flushes first.
     app.record_telemetry(
         &[],
-        &[failure_at(at(3), "b at 3", &[]), failure_at(at(6), "b at 6", &[])],
+        &[
+            failure_at(at(3), "b at 3", &[]),
+            failure_at(at(6), "b at 6", &[]),
+        ],
     )
     .await;
     app.record_telemetry(
         &[],
-        &[failure_at(at(0), "a at 0", &[]), failure_at(at(8), "a at 8", &[])],
+        &[
+            failure_at(at(0), "a at 0", &[]),
+            failure_at(at(8), "a at 8", &[]),
+        ],
     )
     .await;
     let errors = |body: &Value| -> Vec<String> {
@@ -202,7 +208,12 @@ async fn failures_are_newest_first_by_when_they_failed_not_when_they_were_writte
     };
     let body: Value = app.get(PATH).await.json().await.unwrap();
     assert_eq!(errors(&body), ["a at 8", "b at 6", "b at 3", "a at 0"]);
-    let latest: Value = app.get(&format!("{PATH}?failures=1")).await.json().await.unwrap();
+    let latest: Value = app
+        .get(&format!("{PATH}?failures=1"))
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(errors(&latest), ["a at 8"]);
 
     // Pruning keeps the newest by time too: 50 older failures written last (a worker that
@@ -215,10 +226,18 @@ async fn failures_are_newest_first_by_when_they_failed_not_when_they_were_writte
     assert_eq!(invocation_telemetry::prune(&mut tx).await.unwrap(), 4);
     shoal_store::commit(tx).await.unwrap();
     pool.close().await;
-    let kept: Value = app.get(&format!("{PATH}?failures=50")).await.json().await.unwrap();
+    let kept: Value = app
+        .get(&format!("{PATH}?failures=50"))
+        .await
+        .json()
+        .await
+        .unwrap();
     let kept = errors(&kept);
     assert_eq!(kept.len(), 50);
-    assert_eq!(kept[..5], ["a at 8", "b at 6", "b at 3", "a at 0", "older 49"]);
+    assert_eq!(
+        kept[..5],
+        ["a at 8", "b at 6", "b at 3", "a at 0", "older 49"]
+    );
     assert_eq!(kept[49], "older 4");
 }
 
@@ -252,7 +271,10 @@ async fn every_minute_of_the_window_is_in_the_series_idle_ones_as_zero() {
     for pair in starts.windows(2) {
         assert_eq!(pair[1] - pair[0], TimeDelta::minutes(1), "{body}");
     }
-    assert!(starts[4] >= now && starts[4] - now <= TimeDelta::minutes(1), "{body}");
+    assert!(
+        starts[4] >= now && starts[4] - now <= TimeDelta::minutes(1),
+        "{body}"
+    );
     for (start, m) in starts.iter().zip(minutes) {
         let expected = if *start == now - TimeDelta::minutes(3) {
             39

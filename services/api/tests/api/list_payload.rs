@@ -14,7 +14,9 @@ const LIST: &str = "/v1/tenants/contoso/apps?limit=1000&expand=status";
 async fn with_apps(app: &TestApp, n: usize) {
     app.put_tenant("contoso").await;
     for i in 0..n {
-        let put = app.put_app("contoso", &format!("app-{i}"), &minimal_app()).await;
+        let put = app
+            .put_app("contoso", &format!("app-{i}"), &minimal_app())
+            .await;
         assert_eq!(put.status(), StatusCode::CREATED);
     }
 }
@@ -42,26 +44,41 @@ async fn raw(app: &TestApp, path: &str, encoding: &str) -> (StatusCode, Option<S
     }
     let response = request.fetch().await;
     let status = response.status();
-    let vary = response.headers().get(VARY).map(|v| v.to_str().unwrap().to_lowercase());
+    let vary = response
+        .headers()
+        .get(VARY)
+        .map(|v| v.to_str().unwrap().to_lowercase());
     if !encoding.is_empty() {
-        assert_eq!(vary.as_deref(), Some("accept-encoding"), "{path} {encoding}");
+        assert_eq!(
+            vary.as_deref(),
+            Some("accept-encoding"),
+            "{path} {encoding}"
+        );
     }
     let content_encoding = response
         .headers()
         .get(CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap().to_owned());
-    (status, content_encoding, response.bytes().await.unwrap().to_vec())
+    (
+        status,
+        content_encoding,
+        response.bytes().await.unwrap().to_vec(),
+    )
 }
 
 fn gunzip(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::GzDecoder::new(body).read_to_end(&mut out).unwrap();
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut out)
+        .unwrap();
     out
 }
 
 fn unbrotli(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    brotli::Decompressor::new(body, 4096).read_to_end(&mut out).unwrap();
+    brotli::Decompressor::new(body, 4096)
+        .read_to_end(&mut out)
+        .unwrap();
     out
 }
 
@@ -78,7 +95,12 @@ async fn json_is_gzip_or_br_as_accepted_and_identity_otherwise() {
 
     let (_, encoding, gzipped) = raw(&app, LIST, "gzip").await;
     assert_eq!(encoding.as_deref(), Some("gzip"));
-    assert!(gzipped.len() * 4 < plain.len(), "{} of {} bytes", gzipped.len(), plain.len());
+    assert!(
+        gzipped.len() * 4 < plain.len(),
+        "{} of {} bytes",
+        gzipped.len(),
+        plain.len()
+    );
     let unzipped: Value = serde_json::from_slice(&gunzip(&gzipped)).unwrap();
     assert_eq!(unzipped, list);
 
@@ -108,8 +130,7 @@ async fn json_is_gzip_or_br_as_accepted_and_identity_otherwise() {
             .unwrap()
             .starts_with("application/problem+json")
     );
-    let problem: Value =
-        serde_json::from_slice(&gunzip(&response.bytes().await.unwrap())).unwrap();
+    let problem: Value = serde_json::from_slice(&gunzip(&response.bytes().await.unwrap())).unwrap();
     assert_eq!(problem["status"], 404);
 }
 
@@ -127,7 +148,10 @@ async fn list_items_leave_out_the_host_config_an_app_read_has() {
         )
         .await;
     assert_eq!(put.status(), StatusCode::CREATED);
-    let read: Value = app.admin(Method::GET, "/v1/tenants/contoso/apps/orders").fetch_json().await;
+    let read: Value = app
+        .admin(Method::GET, "/v1/tenants/contoso/apps/orders")
+        .fetch_json()
+        .await;
     assert_eq!(read["hostConfig"]["extensions"]["queues"]["batchSize"], 4);
 
     for path in ["/v1/tenants/contoso/apps", LIST] {
@@ -136,8 +160,17 @@ async fn list_items_leave_out_the_host_config_an_app_read_has() {
         assert!(item.get("hostConfig").is_none(), "{path}: {item}");
         // Everything else an app read has is there, the same.
         for field in [
-            "name", "tenant", "handler", "appSettings", "scale", "identity", "state", "webhooks",
-            "etag", "createdAt", "updatedAt",
+            "name",
+            "tenant",
+            "handler",
+            "appSettings",
+            "scale",
+            "identity",
+            "state",
+            "webhooks",
+            "etag",
+            "createdAt",
+            "updatedAt",
         ] {
             assert_eq!(item[field], read[field], "{path}: {field}");
         }
