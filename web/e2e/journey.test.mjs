@@ -104,6 +104,23 @@ async function signIn(page, token) {
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
+/// Focus is on the view's heading (level 1), named `name`.
+async function focusedOnHeading(page, name) {
+  await page.waitForFunction(
+    (text) => document.activeElement?.tagName === "H1" && document.activeElement.textContent === text,
+    name,
+    { timeout: TIMEOUT },
+  );
+}
+
+/// Answers the confirmation dialog an action opens with its action button (or Cancel).
+async function confirm(page, action) {
+  const dialog = page.getByRole("dialog");
+  await dialog.waitFor();
+  await dialog.getByRole("button", { name: action, exact: true }).click();
+  await dialog.waitFor({ state: "detached" });
+}
+
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /// Keeps a screenshot of the step, and checks the view with axe-core (injected inline, so it
@@ -129,6 +146,16 @@ test("a platform admin signs in, switches tenant and sees the apps list", async 
   await page.waitForURL(/\/tenants\/contoso\/apps$/);
   const rows = page.locator("#apps tbody tr");
   await rows.first().waitFor();
+  // The route change moved focus to the new view's heading and named the view in the title.
+  await focusedOnHeading(page, "Apps");
+  assert.equal(await page.title(), "Apps · contoso · Shoal (e2e)");
+  // The skip link moves focus to the content without rendering the view again (its heading
+  // is the same element) or adding a history entry.
+  await page.evaluate(() => { document.querySelector("main h1").dataset.kept = "yes"; });
+  await page.locator("a.skip").focus();
+  await page.keyboard.press("Enter");
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.kept), "yes");
+  assert.ok(page.url().endsWith("/tenants/contoso/apps"), page.url());
   assert.deepEqual(await page.locator("#apps tbody th").allInnerTexts(), ["billing", "orders"]);
   // Instances now/desired and health come with the list: what the scheduler decided and
   // placed, as the API reports it.
@@ -160,6 +187,8 @@ test("opening an app shows its handler, masked settings revealed on request, and
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
   await page.getByRole("heading", { name: "orders", level: 1 }).waitFor();
   await page.getByText(handler.url).waitFor();
+  await focusedOnHeading(page, "orders");
+  assert.equal(await page.title(), "orders · contoso · Shoal (e2e)");
   // Secret values arrive masked and are revealed only through settings/list.
   assert.equal(await page.getByText("hunter2-e2e").count(), 0);
   await page.getByRole("button", { name: "Reveal values" }).click();
@@ -168,6 +197,9 @@ test("opening an app shows its handler, masked settings revealed on request, and
   assert.equal(await mode.innerText(), "target");
   await page.getByLabel(/Target-based scaling/).uncheck();
   await page.locator("#scale-mode", { hasText: "incremental" }).waitFor();
+  // Saved in place: announced, the toggle keeps focus.
+  await page.locator("#scale-saved", { hasText: "Saved: scale mode incremental." }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "target-based");
   await page.getByLabel(/Target-based scaling/).check();
   await page.locator("#scale-mode", { hasText: "target" }).waitFor();
   await shot(page, "02-app");
@@ -189,6 +221,30 @@ test("a function edit the API refuses shows the 422 at the field it names", asyn
   // Nothing was written.
   const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship");
   assert.equal(fn.bindings[0].queueName, "orders");
+
+  // Put right and saved: "Saved" is announced where the form is, which stays as it was: the
+  // page neither scrolls nor loses focus, and a second save needs no reload (the new ETag).
+  await page.setViewportSize({ width: 1200, height: 500 });
+  await queueName.fill("orders");
+  const save = page.getByRole("button", { name: "Save" });
+  await save.scrollIntoViewIfNeeded();
+  const scrolled = await page.evaluate(() => window.scrollY);
+  assert.ok(scrolled > 0, "the Save button is below the fold");
+  await save.click();
+  await page.locator("#fn-saved", { hasText: /^Saved at / }).waitFor();
+  // Still where it was: the 422's message above went (the page is that much shorter), nothing
+  // was drawn again from the top.
+  assert.ok(await page.evaluate(() => window.scrollY) > 0, "the page scrolled back to the top");
+  const box = await save.boundingBox();
+  assert.ok(box && box.y >= 0 && box.y + box.height <= 500, `Save is off screen: ${JSON.stringify(box)}`);
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Save");
+  assert.equal(await queueName.getAttribute("aria-invalid"), null);
+  const [second] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/functions/ship")),
+    save.click(),
+  ]);
+  assert.equal(second.status(), 200, "the second save sent the ETag of the first");
+  await page.locator("#fn-saved", { hasText: /^Saved at / }).waitFor();
   await page.close();
 });
 
@@ -273,6 +329,10 @@ test("an app and a queue function are created through the UI", async () => {
   await page.getByRole("button", { name: "Create app" }).click();
   await page.locator('#new-app-name[aria-invalid="true"]').waitFor();
   assert.match(await page.locator("#new-app-name-error").innerText(), /\S/);
+  // A name in use: the API's 412 for a create, in words.
+  await page.getByLabel("Name").fill("orders");
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.locator("#new-app-name-error", { hasText: "An app named orders exists already: choose another name." }).waitFor();
   await page.getByLabel("Name").fill("shipping");
   await page.getByRole("button", { name: "Create app" }).click();
   await page.waitForURL(/\/tenants\/contoso\/apps\/shipping$/);
@@ -322,8 +382,8 @@ test("a backlog scales the app out: the scale view charts it, logs the decision 
     await page.goto(`${shoal.base}/tenants/contoso/apps/orders/scale`);
     // The queue-length chart: the backlog as the scheduler read it from Azurite.
     const n = backlog.length;
-    await page.getByText(new RegExp(`^Queue length \\(0–${n}\\), .* Latest: queue length ${n}\\.`)).waitFor();
-    await page.getByText(/^Desired and placed instances \(0–\d+\), .* Latest: desired instances [1-9]\d*, placed instances \d+\./).waitFor();
+    await page.getByText(new RegExp(`^Queue length, .*; highest ${n} messages\\. Latest: queue length ${n}\\.`)).waitFor();
+    await page.getByText(/^Desired and placed instances, .*; highest \d+ instances\. Latest: desired instances [1-9]\d*, placed instances \d+\./).waitFor();
     // The decision log: the first scale-out, with the reason the scheduler recorded.
     const first = status.decisions.filter((d) => d.to > d.from).at(-1);
     assert.match(first.reason, /^scale out: ship queueLength \d+ \/ \d+ per instance/);
@@ -334,6 +394,13 @@ test("a backlog scales the app out: the scale view charts it, logs the decision 
     const desired = Number(await page.locator("#desired-instances").innerText());
     assert.equal(current, WORKERS.length);
     assert.ok(desired > current, `desired ${desired}, current ${current}`);
+    // The header and the chart agree (the chart ends with the header's figures), and the page
+    // says why fewer are placed than desired.
+    const caption = await page.getByText(/^Desired and placed instances, /).innerText();
+    assert.match(caption, new RegExp(`Latest: desired instances ${desired}, placed instances ${current}\\.`));
+    const note = await page.locator("#placement-note").innerText();
+    assert.match(note, new RegExp(`^Desired ${desired}, placed ${current}: ${desired - current} wait for a worker\\.`));
+    assert.match(note, /one instance per live worker/);
     // Placement: an instance on each worker, and each worker is taking the backlog.
     for (const worker of WORKERS) await page.getByRole("cell", { name: worker, exact: true }).waitFor();
     await until("the handler has deliveries from every worker", TIMEOUT, () => {
@@ -351,7 +418,7 @@ test("a backlog scales the app out: the scale view charts it, logs the decision 
     await until("the orders queue is empty", 30_000, async () => (await shoal.azurite.length("orders")) === 0);
     await page.getByRole("cell", { name: /^scale in: / }).first().waitFor({ timeout: 30_000 });
     // The chart's next sample (every 10 s) shows the queue empty.
-    await page.getByText(/^Queue length \(0–\d+\), .* Latest: queue length 0\./).waitFor({ timeout: 30_000 });
+    await page.getByText(/^Queue length, .* Latest: queue length 0\./).waitFor({ timeout: 30_000 });
     await shot(page, "07-scale-in");
     await page.close();
   } finally {
@@ -408,7 +475,12 @@ test("an owner assigns a role from the access view, sees a bad scope at its fiel
   assert.equal(assigned.scope, "/tenants/contoso/apps/orders");
   await shot(page, "14-access-assigned");
 
+  // Removing asks first: Cancel keeps it.
   await page.getByRole("button", { name: /^Remove Reader of auditor/ }).click();
+  await confirm(page, "Cancel");
+  assert.equal((await assignmentsOf()).length, 1);
+  await page.getByRole("button", { name: /^Remove Reader of auditor/ }).click();
+  await confirm(page, "Remove");
   await row.waitFor({ state: "detached" });
   assert.deepEqual(await assignmentsOf(), []);
   await page.close();
@@ -448,7 +520,12 @@ test("the monitor shows the invocations the workers made and a failure's error a
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
   await page.getByText(`Last hour: ${answers.length} invocations, ${failing.length} failed.`).waitFor();
-  await page.getByText(/^Duration percentiles per minute \(ms\) \(0–\d+\)/).waitFor();
+  await page.getByText(/^Duration percentiles per minute, .*; highest \d+ ms\./).waitFor();
+  await page.getByText(/Percentiles are duration bucket upper bounds/).waitFor();
+  // Every minute of the hour is drawn (idle ones as zero), each with its tooltip.
+  const moments = await page.locator("#monitor-section svg").first().locator("rect.moment title").allTextContents();
+  assert.equal(moments.length, 60);
+  assert.ok(moments.some((m) => / · invocations \d+, failures \d+ \(attempts per minute\)$/.test(m)), moments.join("\n"));
   const failures = page.locator("#monitor-section tbody tr");
   // The 500: its error names the status and keeps the body it came with.
   const declined = failures.filter({ hasText: "the handler answered 500" });
@@ -463,6 +540,21 @@ test("the monitor shows the invocations the workers made and a failure's error a
   await page.locator("#poison-depth", { hasText: /^2 message\(s\) \(approximate\), for orders\.$/ }).waitFor();
   await page.locator("#monitor-section").screenshot({ path: `${ARTIFACTS}12-monitor-section.png` });
   await shot(page, "12-monitor");
+
+  // It follows new invocations without a reload: two more orders show up in the totals.
+  await shoal.azurite.enqueue("orders", [46, 47].map((order) => JSON.stringify({ order, outcome: "ok" })));
+  await page.getByText(`Last hour: ${answers.length + 2} invocations, ${failing.length} failed.`).waitFor({ timeout: 40_000 });
+  await page.close();
+});
+
+test("a poison queue the API cannot read says why instead of disappearing", async () => {
+  // billing's connection setting was never set: the poison read is a 409 naming the cause.
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/billing/functions/invoice`);
+  const refused = page.locator("#poison-problem [role=alert]");
+  await refused.waitFor();
+  assert.match(await refused.innerText(), /^Not possible as things stand: the trigger's queue cannot be used: .*BillingStorage/);
   await page.close();
 });
 
@@ -471,14 +563,22 @@ test("a function is paused and resumed by hand from its page", async () => {
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
   const state = page.locator("#breaker-state");
-  await state.getByText("closed", { exact: true }).waitFor();
+  await state.getByText("receiving", { exact: true }).waitFor();
+  // Pausing asks first; Cancel changes nothing.
   await page.locator("#breaker-pause").click();
-  await state.getByText("open", { exact: true }).waitFor();
-  await page.getByRole("cell", { name: "paused" }).first().waitFor();
+  await confirm(page, "Cancel");
+  const breaker = () => call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship/breaker");
+  assert.equal((await breaker()).state, "closed");
+  await page.locator("#breaker-pause").click();
+  await confirm(page, "Pause");
+  await state.getByText("paused", { exact: true }).waitFor();
+  await page.locator("#reliability-said", { hasText: "Paused ship." }).waitFor();
+  await page.getByRole("cell", { name: "paused by hand" }).first().waitFor();
   await page.locator("#reliability-section").screenshot({ path: `${ARTIFACTS}13-breaker-paused.png` });
   await page.locator("#breaker-resume").click();
-  await state.getByText("closed", { exact: true }).waitFor();
-  await page.getByRole("cell", { name: "resumed" }).first().waitFor();
+  await confirm(page, "Resume");
+  await state.getByText("receiving", { exact: true }).waitFor();
+  await page.getByRole("cell", { name: "resumed by hand" }).first().waitFor();
   const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
   const audited = log.items.map((e) => e.action);
   assert.ok(audited.includes("Shoal/apps/functions/pause/action"), audited.join(", "));

@@ -31,9 +31,14 @@ export function append(el: Element, children: (Child | Child[])[]): void {
   }
 }
 
+/// Replaces `el`'s children, keeping in place those it already starts with (a view's heading):
+/// a node taken out of the document loses focus, even when put straight back.
 export function replace(el: Element, ...children: (Child | Child[])[]): void {
-  el.replaceChildren();
-  append(el, children);
+  const next = children.flat();
+  let kept = 0;
+  while (kept < next.length && kept < el.childNodes.length && next[kept] === el.childNodes[kept]) kept++;
+  while (el.childNodes.length > kept) el.lastChild?.remove();
+  append(el, next.slice(kept));
 }
 
 /// A link handled by the router (no page load).

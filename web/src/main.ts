@@ -1,11 +1,14 @@
 // The dashboard's shell: sign-in, the header (environment, tenant switcher, navigation) and the
-// view the path names. Views load their own data.
+// view the path names. Views load their own data. On every route the tab's title names the
+// view and focus moves to the view's heading (a screen reader announces where it landed, and
+// the keyboard starts from there), as a page load would; the skip link moves focus the same
+// way without rendering anything again.
 
 import "./style.css";
 import { api, whenUnauthorized } from "./api/client";
 import type { Caller, Context } from "./context";
 import { h, replace } from "./dom";
-import { match, paths, type Route } from "./router";
+import { match, paths, titleOf, type Route } from "./router";
 import { signOut, token } from "./session";
 import { header } from "./views/header";
 import { problemBanner, loading } from "./views/common";
@@ -51,13 +54,14 @@ async function render(): Promise<void> {
   const mine = ++generation;
   const route = match(location.pathname);
   const environment = config.environment ?? location.host;
-  document.title = `Shoal · ${environment}`;
+  document.title = titleOf(route, environment);
   if (route.view === "signin" || !token()) {
     if (route.view !== "signin") history.replaceState(null, "", `/signin?next=${encodeURIComponent(location.pathname)}`);
     renderSignIn(root, config, environment, () => {
       const next = new URLSearchParams(location.search).get("next");
       navigate(next && next.startsWith("/") && !next.startsWith("//") ? next : "/");
     });
+    focusHeading(root);
     return;
   }
   replace(root, loading("your access"));
@@ -74,8 +78,29 @@ async function render(): Promise<void> {
   }
   const ctx: Context = { caller, environment, navigate, refresh: () => void render() };
   const main = h("main", { id: "main", tabindex: "-1" });
-  replace(root, h("a", { class: "skip", href: "#main" }, "Skip to content"), await header(ctx, route), main);
+  const skip = h(
+    "a",
+    {
+      class: "skip",
+      href: "#main",
+      // Not a navigation: a changed hash would be a history entry (and a popstate, which
+      // renders the route again).
+      onclick: (event: Event) => {
+        event.preventDefault();
+        focusHeading(main);
+      },
+    },
+    "Skip to content",
+  );
+  replace(root, skip, await header(ctx, route), main);
   if (mine !== generation) return;
+  // Every view puts its heading in `main` before it first waits for data, and keeps it.
+  const view = renderView(ctx, main, route, () => mine === generation);
+  focusHeading(main);
+  await view;
+}
+
+function renderView(ctx: Context, main: HTMLElement, route: Route, stillShown: () => boolean): Promise<void> {
   switch (route.view) {
     case "apps":
       return renderApps(ctx, main, route.tenant);
@@ -84,7 +109,7 @@ async function render(): Promise<void> {
     case "functions":
       return renderFunctions(ctx, main, route.tenant, route.app, route.fn);
     case "scale":
-      return renderScale(ctx, main, route.tenant, route.app, () => mine === generation);
+      return renderScale(ctx, main, route.tenant, route.app, stillShown);
     case "workers":
       return renderWorkers(ctx, main);
     case "access":
@@ -93,8 +118,19 @@ async function render(): Promise<void> {
       return renderTenants(ctx, main);
     case "notFound":
       replace(main, h("h1", {}, "Not found"), h("p", {}, `Nothing lives at ${route.path}.`));
-      return;
+      return Promise.resolve();
+    case "signin":
+    case "home":
+      return Promise.resolve();
   }
+}
+
+/// Focus on the view's heading (focusable by script only), else on `main` itself.
+function focusHeading(main: HTMLElement): void {
+  const heading = main.querySelector("h1");
+  const target = heading ?? main;
+  if (heading) heading.setAttribute("tabindex", "-1");
+  target.focus();
 }
 
 document.addEventListener("click", (event) => {

@@ -1,5 +1,5 @@
 import { describe as suite, expect, it } from "vitest";
-import { describe, nearestField, placeErrors } from "./problem";
+import { createRefused, describe, nearestField, placeErrors } from "./problem";
 
 suite("nearestField", () => {
   const fields = ["bindings[0].queueName", "bindings[0].type", "bindings[1]", "disabled"];
@@ -34,9 +34,30 @@ suite("placeErrors", () => {
 });
 
 suite("describe", () => {
-  it("says a 403 plainly", () => {
-    expect(
-      describe({ type: "about:blank", title: "Forbidden", status: 403, detail: "no Shoal/apps/write" }),
-    ).toBe("Not allowed: no Shoal/apps/write");
+  const problem = (status: number, title: string, detail: string, requestId?: string) => ({ type: "about:blank", title, status, detail, requestId });
+  it.each([
+    [403, "Forbidden", "no Shoal/apps/write", "Not allowed: no Shoal/apps/write"],
+    [404, "Not Found", "no app orders", "Not found: no app orders"],
+    [409, "Conflict", "the trigger's queue cannot be used: no connection settings found", "Not possible as things stand: the trigger's queue cannot be used: no connection settings found"],
+    [422, "Unprocessable Entity", "handler.url: must be https", "Not valid: handler.url: must be https"],
+  ])("says a %d plainly", (status, title, detail, words) => {
+    expect(describe(problem(status, title, detail))).toBe(words);
+  });
+  it("never shows a 412 as an ETag mismatch", () => {
+    const words = describe(problem(412, "Precondition Failed", "the resource's ETag does not match"));
+    expect(words).not.toMatch(/ETag|Precondition/);
+    expect(words).toMatch(/changed since this page loaded/);
+  });
+  it("gives a 500's request id to quote", () => {
+    expect(describe(problem(500, "Internal Server Error", "internal error", "r-1"))).toBe(
+      "The API failed: internal error. Quote request id r-1 when reporting it.",
+    );
+  });
+});
+
+suite("createRefused", () => {
+  it("reads a create's 412 as the name being taken, and nothing else", () => {
+    expect(createRefused(412, "An app", "orders")).toBe("An app named orders exists already: choose another name.");
+    expect(createRefused(422, "An app", "orders")).toBeNull();
   });
 });

@@ -15,16 +15,44 @@ export function isProblem(value: unknown): value is Problem {
   );
 }
 
-/// One line for a banner: 403s and 404s say plainly what happened.
+/// One line for a banner, in plain words: what happened and, where it helps, what to do. The
+/// API's own `detail` follows, since it names the thing.
 export function describe(problem: Problem): string {
+  const detail = problem.detail ?? problem.title;
   switch (problem.status) {
+    case 400:
+      return `The request could not be read: ${detail}`;
     case 403:
-      return `Not allowed: ${problem.detail}`;
+      return `Not allowed: ${detail}`;
     case 404:
-      return `Not found: ${problem.detail}`;
+      return `Not found: ${detail}`;
+    case 409:
+      return `Not possible as things stand: ${detail}`;
+    case 412:
+      return "It changed since this page loaded (someone else saved it first): reload the page and make your change again.";
+    case 413:
+      return `Too large: ${detail}`;
+    case 422:
+      return `Not valid: ${detail}`;
+    case 429:
+      return `Too many requests: ${detail}`;
+    case 502:
+    case 504:
+      return `A service the API relies on did not answer as it should: ${detail}`;
+    case 503:
+      return `The API is unavailable right now; try again in a moment. (${detail})`;
     default:
-      return `${problem.title}: ${problem.detail}`;
+      if (problem.status >= 500) {
+        const id = problem.requestId ? ` Quote request id ${problem.requestId} when reporting it.` : "";
+        return `The API failed: ${detail}.${id}`;
+      }
+      return `${problem.title}: ${detail}`;
   }
+}
+
+/// What a 412 means for a create sent with `If-None-Match: *`: the name is taken.
+export function createRefused(status: number, what: "An app" | "A function", name: string): string | null {
+  return status === 412 ? `${what} named ${name} exists already: choose another name.` : null;
 }
 
 /// Splits validation errors between the fields a form shows (by exact path, or the nearest

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { match, paths } from "./router";
+import { match, paths, titleOf } from "./router";
 
 describe("match", () => {
   it.each([
@@ -30,5 +30,24 @@ describe("match", () => {
       app: "c/d",
       fn: "e",
     });
+  });
+});
+
+describe("titleOf", () => {
+  it.each([
+    ["/tenants/contoso/apps", "Apps · contoso · Shoal (dev)"],
+    ["/tenants/contoso/apps/orders", "orders · contoso · Shoal (dev)"],
+    ["/tenants/contoso/apps/orders/functions", "Functions · orders · Shoal (dev)"],
+    ["/tenants/contoso/apps/orders/functions/ship", "ship · orders functions · Shoal (dev)"],
+    ["/tenants/contoso/apps/orders/scale", "Scale · orders · Shoal (dev)"],
+    ["/tenants/contoso/access", "Access · contoso · Shoal (dev)"],
+    ["/workers", "Workers · Shoal (dev)"],
+    ["/nope", "Not found · Shoal (dev)"],
+  ])("%s → %s", (path, title) => {
+    expect(titleOf(match(path), "dev")).toBe(title);
+  });
+  it("differs for every view", () => {
+    const paths = ["/signin", "/tenants", "/workers", "/tenants/t/apps", "/tenants/t/apps/a", "/tenants/t/apps/a/functions", "/tenants/t/apps/a/scale", "/tenants/t/access"];
+    expect(new Set(paths.map((p) => titleOf(match(p), "dev"))).size).toBe(paths.length);
   });
 });

@@ -59,3 +59,33 @@ export const paths = {
   scale: (tenant: string, app: string) => `/tenants/${seg(tenant)}/apps/${seg(app)}/scale`,
   access: (tenant: string) => `/tenants/${seg(tenant)}/access`,
 };
+
+/// The tab's title for a view: the view first (what a tab strip or history list shows when
+/// cut short), then Shoal and the environment.
+export function titleOf(route: Route, environment: string): string {
+  const view = (() => {
+    switch (route.view) {
+      case "signin":
+        return "Sign in";
+      case "home":
+        return "Home";
+      case "tenants":
+        return "Tenants";
+      case "workers":
+        return "Workers";
+      case "apps":
+        return `Apps · ${route.tenant}`;
+      case "app":
+        return `${route.app} · ${route.tenant}`;
+      case "functions":
+        return route.fn ? `${route.fn} · ${route.app} functions` : `Functions · ${route.app}`;
+      case "scale":
+        return `Scale · ${route.app}`;
+      case "access":
+        return `Access · ${route.tenant}`;
+      case "notFound":
+        return "Not found";
+    }
+  })();
+  return `${view} · Shoal (${environment})`;
+}

@@ -129,7 +129,8 @@ pub async fn record(
 }
 
 /// Deletes minutes older than [`KEPT_MINUTES_FOR`] and all but the newest [`KEPT_FAILURES`]
-/// failures of every function. Returns the rows deleted.
+/// failures of every function (by when they failed, as [`failures`] reads them). Returns the
+/// rows deleted.
 pub async fn prune(tx: &mut Tx) -> Result<u64, StoreError> {
     measured(Operation::InvocationsPrune, async move {
         let minutes = sqlx::query(
@@ -144,7 +145,7 @@ pub async fn prune(tx: &mut Tx) -> Result<u64, StoreError> {
             "delete from invocation_failures where id in (
                  select id from (
                      select id, row_number() over (
-                         partition by tenant_id, app_name, function_name order by id desc) as n
+                         partition by tenant_id, app_name, function_name order by at desc, id desc) as n
                      from invocation_failures) ranked
                  where n > $1)",
         )
@@ -157,25 +158,29 @@ pub async fn prune(tx: &mut Tx) -> Result<u64, StoreError> {
     .await
 }
 
-/// A function's minutes of the last `window`, oldest first, all workers added up.
+/// A function's minutes from `first` to `last` (minute starts), oldest first, all workers
+/// added up, with every minute of the range present: one without attempts has zero counts and
+/// no buckets, so a chart of it shows the idle minutes rather than joining the busy ones. A
+/// worker whose clock runs ahead may have written a minute after `last`: the series then runs
+/// on to it rather than hiding what was recorded.
 pub async fn minutes(
     tx: &mut Tx,
     tenant: &TenantId,
     app: &str,
     function: &str,
-    window: Duration,
+    first: DateTime<Utc>,
+    last: DateTime<Utc>,
 ) -> Result<Vec<MinuteTotal>, StoreError> {
     measured(Operation::InvocationsMinutes, async move {
         let rows = sqlx::query(
             "select minute, invocations, failures, duration_buckets from invocation_minutes
-             where tenant_id = $1 and app_name = $2 and function_name = $3
-               and minute >= now() - $4::double precision * interval '1 second'
+             where tenant_id = $1 and app_name = $2 and function_name = $3 and minute >= $4
              order by minute, worker",
         )
         .bind(tenant.as_str())
         .bind(app)
         .bind(function)
-        .bind(window.min(KEPT_MINUTES_FOR).as_secs_f64())
+        .bind(first)
         .fetch_all(&mut **tx)
         .await?;
         let mut totals: Vec<MinuteTotal> = Vec::new();
@@ -198,12 +203,46 @@ pub async fn minutes(
                 }),
             }
         }
-        Ok(totals)
+        Ok(zero_filled(totals, first, last))
     })
     .await
 }
 
-/// A function's latest failed attempts, newest first.
+/// `totals` (oldest first, minute starts) with a zero minute wherever `first..=last` has none;
+/// minutes after `last` are kept after it.
+pub fn zero_filled(
+    totals: Vec<MinuteTotal>,
+    first: DateTime<Utc>,
+    last: DateTime<Utc>,
+) -> Vec<MinuteTotal> {
+    let step = chrono::TimeDelta::minutes(1);
+    let end = totals.last().map_or(last, |t| t.minute.max(last));
+    let mut filled = Vec::new();
+    let mut recorded = totals.into_iter().peekable();
+    let mut minute = first;
+    while minute <= end {
+        // A row off the minute grid (never written so) is kept in order, not lost.
+        while let Some(total) = recorded.next_if(|t| t.minute < minute) {
+            filled.push(total);
+        }
+        match recorded.next_if(|t| t.minute == minute) {
+            Some(total) => filled.push(total),
+            None => filled.push(MinuteTotal {
+                minute,
+                invocations: 0,
+                failures: 0,
+                duration_buckets: Vec::new(),
+            }),
+        }
+        minute += step;
+    }
+    filled.extend(recorded);
+    filled
+}
+
+/// A function's latest failed attempts, newest first by when they failed. Not by row id:
+/// each worker writes what it gathered every few seconds, so one worker's batch can land after
+/// another's later failures.
 pub async fn failures(
     tx: &mut Tx,
     tenant: &TenantId,
@@ -216,7 +255,7 @@ pub async fn failures(
             "select tenant_id, app_name, function_name, at, invocation_id, worker, duration_ms, error, logs
              from invocation_failures
              where tenant_id = $1 and app_name = $2 and function_name = $3
-             order by id desc limit $4",
+             order by at desc, id desc limit $4",
         )
         .bind(tenant.as_str())
         .bind(app)
@@ -243,4 +282,67 @@ pub async fn failures(
         .collect()
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn at(minute: u32) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 24, 10, minute, 0).unwrap()
+    }
+
+    fn total(minute: u32, invocations: i64) -> MinuteTotal {
+        MinuteTotal {
+            minute: at(minute),
+            invocations,
+            failures: 0,
+            duration_buckets: vec![invocations],
+        }
+    }
+
+    #[test]
+    fn every_minute_of_the_range_is_present_and_idle_ones_are_zero() {
+        // (recorded minutes with their counts, first, last) → every minute's count
+        // (minute, invocations) pairs.
+        type Counts = &'static [(u32, i64)];
+        let cases: [(Counts, u32, u32, Counts); 5] = [
+            (&[], 0, 2, &[(0, 0), (1, 0), (2, 0)]),
+            (&[(1, 39)], 0, 3, &[(0, 0), (1, 39), (2, 0), (3, 0)]),
+            (
+                &[(0, 39), (4, 500)],
+                0,
+                4,
+                &[(0, 39), (1, 0), (2, 0), (3, 0), (4, 500)],
+            ),
+            (&[(2, 7)], 2, 2, &[(2, 7)]),
+            // A worker's clock ahead of the reader's: its minute is kept, the gap filled.
+            (&[(1, 1), (4, 2)], 1, 2, &[(1, 1), (2, 0), (3, 0), (4, 2)]),
+        ];
+        for (recorded, first, last, expected) in cases {
+            let totals = recorded.iter().map(|&(m, n)| total(m, n)).collect();
+            let filled = zero_filled(totals, at(first), at(last));
+            let got: Vec<(DateTime<Utc>, i64)> =
+                filled.iter().map(|t| (t.minute, t.invocations)).collect();
+            let want: Vec<(DateTime<Utc>, i64)> =
+                expected.iter().map(|&(m, n)| (at(m), n)).collect();
+            assert_eq!(got, want, "{recorded:?} from {first} to {last}");
+            for t in filled.iter().filter(|t| t.invocations == 0) {
+                assert!(t.duration_buckets.is_empty() && t.failures == 0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_minute_off_the_grid_is_kept_in_order() {
+        let odd = MinuteTotal {
+            minute: at(1) + chrono::TimeDelta::seconds(30),
+            ..total(1, 5)
+        };
+        let filled = zero_filled(vec![odd.clone()], at(0), at(2));
+        let minutes: Vec<DateTime<Utc>> = filled.iter().map(|t| t.minute).collect();
+        assert_eq!(minutes, vec![at(0), at(1), odd.minute, at(2)]);
+    }
 }

@@ -82,7 +82,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a tenant's apps, ordered by name. */
+        /**
+         * List a tenant's apps, ordered by name. Items are apps without `hostConfig` (read an app for
+         *     it); `expand=status` adds each app's instances and health.
+         */
         get: operations["list_apps"];
         put?: never;
         post?: never;
@@ -735,11 +738,35 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
-            status?: components["schemas"]["AppStatus"] | null;
         };
         AppList: {
-            items: components["schemas"]["App"][];
+            items: components["schemas"]["AppListItem"][];
             continuationToken?: string | null;
+        };
+        /**
+         * @description An app as the apps list shows it: an [`App`] without `hostConfig`. Written or not, the
+         *     host config reads back with every documented default (tens of kilobytes of a 1,000-app
+         *     page that a list never shows); `GET …/apps/{app}` returns it.
+         */
+        AppListItem: {
+            name: string;
+            tenant: string;
+            handler: components["schemas"]["Handler"];
+            /** @description Masked as in [`App`]'s `appSettings`. */
+            appSettings: {
+                [key: string]: string;
+            };
+            scale: components["schemas"]["Scale"];
+            identity: components["schemas"]["Identity"];
+            /** @example Running */
+            state: string;
+            webhooks: components["schemas"]["WebhookLimits"];
+            etag: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            status?: components["schemas"]["AppStatus"] | null;
         };
         /** @example orders-app */
         AppName: string;
@@ -1523,10 +1550,16 @@ export interface components {
         };
         /**
          * @description One minute of a function's handler attempts, all workers added up. Each retry is an attempt
-         *     of its own. Percentiles are the upper bound of the duration bucket they fall in.
+         *     of its own. Percentiles are the upper bound of the duration bucket they fall in, not a
+         *     measured duration: buckets widen from 1 ms to 300000 ms (5 min; longer counts as 300000),
+         *     so a p95 of 4000 means the 95th percentile lies in the bucket above 2500 and up to 4000 ms.
+         *     Absent in a minute without attempts.
          */
         InvocationMinute: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The minute's start.
+             */
             minute: string;
             /** Format: int64 */
             invocations: number;
@@ -1543,9 +1576,13 @@ export interface components {
         InvocationStatus: "queued" | "running" | "succeeded" | "failed";
         /** @description A function's invocation telemetry. */
         Invocations: {
-            /** @description Minutes with at least one attempt, oldest first. */
+            /**
+             * @description Every minute of the window, oldest first, ending with the current one: exactly
+             *     `minutes` of them (more only when a worker's clock runs ahead). A minute without
+             *     attempts is there with zero counts and no percentiles: the series has no gaps.
+             */
             minutes: components["schemas"]["InvocationMinute"][];
-            /** @description The latest failed attempts, newest first. */
+            /** @description The latest failed attempts, newest first by `at` (when they failed). */
             failures: components["schemas"]["FailedInvocation"][];
         };
         KeyRotation: {
@@ -4302,7 +4339,10 @@ export interface operations {
     get_invocations: {
         parameters: {
             query?: {
-                /** @description How far back, in minutes, 1–1440 (default 60). Read as text so a bad value gets our 422. */
+                /**
+                 * @description How many minutes, the current one included, 1–1440 (default 60). Read as text so a bad
+                 *     value gets our 422.
+                 */
                 minutes?: number;
                 /** @description How many of the latest failures, 0–50 (default 20). */
                 failures?: number;

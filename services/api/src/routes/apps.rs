@@ -58,10 +58,49 @@ pub struct App {
     pub etag: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    /// Instances now and desired, and a health summary: only in a list read with
-    /// `expand=status`.
+}
+
+/// An app as the apps list shows it: an [`App`] without `hostConfig`. Written or not, the
+/// host config reads back with every documented default (tens of kilobytes of a 1,000-app
+/// page that a list never shows); `GET …/apps/{app}` returns it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppListItem {
+    pub name: String,
+    pub tenant: String,
+    pub handler: Handler,
+    /// Masked as in [`App`]'s `appSettings`.
+    pub app_settings: BTreeMap<String, String>,
+    pub scale: Scale,
+    pub identity: Identity,
+    #[schema(value_type = String, example = "Running")]
+    pub state: RunState,
+    pub webhooks: WebhookLimits,
+    pub etag: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Instances now and desired, and a health summary: only with `expand=status`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<AppStatus>,
+}
+
+impl AppListItem {
+    fn of(app: App, status: Option<AppStatus>) -> AppListItem {
+        AppListItem {
+            name: app.name,
+            tenant: app.tenant,
+            handler: app.handler,
+            app_settings: app.app_settings,
+            scale: app.scale,
+            identity: app.identity,
+            state: app.state,
+            webhooks: app.webhooks,
+            etag: app.etag,
+            created_at: app.created_at,
+            updated_at: app.updated_at,
+            status,
+        }
+    }
 }
 
 /// The apps list's query: a page, and what to add to each app.
@@ -148,7 +187,7 @@ struct IdentityWrite {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppList {
-    pub items: Vec<App>,
+    pub items: Vec<AppListItem>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub continuation_token: Option<String>,
 }
@@ -209,11 +248,11 @@ fn view(
         created_at: record.created_at,
         updated_at: record.updated_at,
         name: record.name,
-        status: None,
     })
 }
 
-/// List a tenant's apps, ordered by name.
+/// List a tenant's apps, ordered by name. Items are apps without `hostConfig` (read an app for
+/// it); `expand=status` adds each app's instances and health.
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps", tag = TAG_APPS,
     params(("tenant" = shoal_domain::names::TenantName, Path), AppListQuery),
     responses((status = 200, body = AppList), (status = 404, body = Problem), (status = 422, body = Problem)))]
@@ -265,7 +304,7 @@ pub async fn list_apps(
             let identity = identities.get(&r.name);
             let status = statuses.remove(&r.name);
             let show_values = setting_access::shows_values(&caller, &tenant, &r.name);
-            view(&tenant, r, identity, show_values).map(|app| App { status, ..app })
+            view(&tenant, r, identity, show_values).map(|app| AppListItem::of(app, status))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(AppList {

@@ -6,7 +6,7 @@
 
 use axum::Json;
 use axum::extract::State;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use shoal_domain::invocation_stats::percentile;
 use shoal_store::invocation_telemetry::{self, KEPT_FAILURES, KEPT_MINUTES_FOR};
@@ -26,17 +26,23 @@ use shoal_domain::rbac::{Scope, actions};
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Invocations {
-    /// Minutes with at least one attempt, oldest first.
+    /// Every minute of the window, oldest first, ending with the current one: exactly
+    /// `minutes` of them (more only when a worker's clock runs ahead). A minute without
+    /// attempts is there with zero counts and no percentiles: the series has no gaps.
     pub minutes: Vec<InvocationMinute>,
-    /// The latest failed attempts, newest first.
+    /// The latest failed attempts, newest first by `at` (when they failed).
     pub failures: Vec<FailedInvocation>,
 }
 
 /// One minute of a function's handler attempts, all workers added up. Each retry is an attempt
-/// of its own. Percentiles are the upper bound of the duration bucket they fall in.
+/// of its own. Percentiles are the upper bound of the duration bucket they fall in, not a
+/// measured duration: buckets widen from 1 ms to 300000 ms (5 min; longer counts as 300000),
+/// so a p95 of 4000 means the 95th percentile lies in the bucket above 2500 and up to 4000 ms.
+/// Absent in a minute without attempts.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InvocationMinute {
+    /// The minute's start.
     pub minute: DateTime<Utc>,
     pub invocations: i64,
     pub failures: i64,
@@ -62,7 +68,8 @@ pub struct FailedInvocation {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct InvocationsQuery {
-    /// How far back, in minutes, 1–1440 (default 60). Read as text so a bad value gets our 422.
+    /// How many minutes, the current one included, 1–1440 (default 60). Read as text so a bad
+    /// value gets our 422.
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1440)]
     pub minutes: Option<String>,
     /// How many of the latest failures, 0–50 (default 20).
@@ -122,9 +129,13 @@ pub async fn get_invocations(
     let id = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &id).await?;
     functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
-    let window = std::time::Duration::from_secs(minutes * 60);
+    // The API's clock says which minute is current; the rows carry the workers' minutes.
+    let last = Utc::now()
+        .duration_trunc(TimeDelta::minutes(1))
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("the current minute: {e}")))?;
+    let first = last - TimeDelta::minutes(i64::try_from(minutes).unwrap_or(1) - 1);
     let totals =
-        invocation_telemetry::minutes(&mut tx, &id, app.as_str(), function.as_str(), window)
+        invocation_telemetry::minutes(&mut tx, &id, app.as_str(), function.as_str(), first, last)
             .await?;
     let failed = if limit > 0 {
         invocation_telemetry::failures(&mut tx, &id, app.as_str(), function.as_str(), limit).await?

@@ -14,6 +14,7 @@ mod helpers;
 mod identity_helpers;
 mod invocations;
 mod isolation;
+mod list_payload;
 mod managed_identity;
 mod oauth2;
 mod oidc_issuer;

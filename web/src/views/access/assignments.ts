@@ -8,6 +8,7 @@ import { actions, can, type Context } from "../../context";
 import { h, replace } from "../../dom";
 import { placeErrors } from "../../problem";
 import { problemBanner, table, when } from "../common";
+import { confirmAction } from "../confirm";
 import { newId } from "./ids";
 
 type Assignment = Schemas["RoleAssignmentView"];
@@ -46,6 +47,13 @@ export function assignmentsView(ctx: Context, input: AssignmentsInput): HTMLElem
             class: "secondary",
             "aria-label": `Remove ${a.roleDefinitionName} of ${principals.get(a.principalId) ?? a.principalId} at ${a.scope}`,
             onclick: async () => {
+              const who = principals.get(a.principalId) ?? a.principalId;
+              const yes = await confirmAction(
+                `Remove ${a.roleDefinitionName} of ${who}?`,
+                `${who} loses what ${a.roleDefinitionName} allows at ${a.scope} as soon as the API sees the change.`,
+                "Remove",
+              );
+              if (!yes) return;
               const { error, response } = await api.DELETE("/v1/tenants/{tenant}/roleAssignments/{id}", {
                 params: { path: { tenant, id: a.id } },
               });

@@ -11,20 +11,22 @@ import { facts, json, loading, problemBanner, table, when } from "../common";
 export const TARGET_BASED_SCALING = "TARGET_BASED_SCALING_ENABLED";
 
 export async function renderApp(ctx: Context, main: HTMLElement, tenant: string, name: string): Promise<void> {
-  replace(main, h("h1", {}, name), loading("the app"));
+  // One heading for the view's life: focus put on it by the router stays there.
+  const title = h("h1", {}, name);
+  replace(main, title, loading("the app"));
   const path = { tenant, app: name };
   const [app, diagnostics] = await Promise.all([
     api.GET("/v1/tenants/{tenant}/apps/{app}", { params: { path } }),
     api.GET("/v1/tenants/{tenant}/apps/{app}/diagnostics", { params: { path } }),
   ]);
   if (!app.data) {
-    replace(main, h("h1", {}, name), problemBanner(app.error, app.response.status));
+    replace(main, title, problemBanner(app.error, app.response.status));
     return;
   }
   const a = app.data;
   replace(
     main,
-    h("h1", {}, name),
+    title,
     h(
       "nav",
       { "aria-label": "App", class: "tabs" },
@@ -56,7 +58,10 @@ export async function renderApp(ctx: Context, main: HTMLElement, tenant: string,
 }
 
 function scaleSection(ctx: Context, tenant: string, a: Schemas["App"]): HTMLElement {
-  const status = h("div", { role: "status" });
+  // Outlives every save, so "Saved" is announced; nothing else is redrawn (the page keeps its
+  // scroll position and focus stays on the toggle).
+  const status = h("div", { role: "status", class: "said", id: "scale-saved" });
+  const mode = h("span", { id: "scale-mode" }, a.scale.mode);
   const toggle = h("input", {
     type: "checkbox",
     id: "target-based",
@@ -66,13 +71,16 @@ function scaleSection(ctx: Context, tenant: string, a: Schemas["App"]): HTMLElem
       const on = (event.target as HTMLInputElement).checked;
       replace(status, "Saving…");
       // A merge patch touches only this setting; absent means target-based (the default).
-      const { error, response } = await api.PATCH("/v1/tenants/{tenant}/apps/{app}", {
+      const { data, error, response } = await api.PATCH("/v1/tenants/{tenant}/apps/{app}", {
         params: { path: { tenant, app: a.name } },
         body: { appSettings: { [TARGET_BASED_SCALING]: on ? null : "0" } } as never,
         headers: { "Content-Type": "application/merge-patch+json", "If-Match": ifMatch(a.etag) },
       });
-      if (response.ok) ctx.refresh();
-      else {
+      if (response.ok && data) {
+        a.etag = data.etag;
+        mode.textContent = data.scale.mode;
+        replace(status, `Saved: scale mode ${data.scale.mode}.`);
+      } else {
         (event.target as HTMLInputElement).checked = !on;
         replace(status, problemBanner(error, response.status));
       }
@@ -83,7 +91,7 @@ function scaleSection(ctx: Context, tenant: string, a: Schemas["App"]): HTMLElem
     { "aria-labelledby": "scale" },
     h("h2", { id: "scale" }, "Scale"),
     facts([
-      ["Mode", h("span", { id: "scale-mode" }, a.scale.mode)],
+      ["Mode", mode],
       ["Instance limit", a.scale.limit],
       ["Minimum instances", a.scale.minimumInstances],
       ["Scale on visible messages only", a.scale.visibleOnly ? "yes" : "no"],

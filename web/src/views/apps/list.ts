@@ -6,15 +6,15 @@
 import { api, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
 import { h, link, replace } from "../../dom";
-import { placeErrors } from "../../problem";
+import { createRefused, placeErrors } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner } from "../common";
 import { filterAndSort, type AppRow, type Health, type ListOptions, type SortKey } from "./filter";
 
 const HEALTH_TEXT: Record<Health, string> = { healthy: "Healthy", warning: "Warning", error: "Error" };
 
-async function allApps(tenant: string): Promise<{ items: Schemas["App"][] } | { error: unknown; status: number }> {
-  const items: Schemas["App"][] = [];
+async function allApps(tenant: string): Promise<{ items: Schemas["AppListItem"][] } | { error: unknown; status: number }> {
+  const items: Schemas["AppListItem"][] = [];
   let continuationToken: string | undefined;
   do {
     const { data, error, response } = await api.GET("/v1/tenants/{tenant}/apps", {
@@ -28,10 +28,12 @@ async function allApps(tenant: string): Promise<{ items: Schemas["App"][] } | { 
 }
 
 export async function renderApps(ctx: Context, main: HTMLElement, tenant: string): Promise<void> {
-  replace(main, h("h1", {}, "Apps"), loading("apps"));
+  // One heading for the view's life: focus put on it by the router stays there.
+  const title = h("h1", {}, "Apps");
+  replace(main, title, loading("apps"));
   const loaded = await allApps(tenant);
   if ("error" in loaded) {
-    replace(main, h("h1", {}, "Apps"), problemBanner(loaded.error, loaded.status));
+    replace(main, title, problemBanner(loaded.error, loaded.status));
     return;
   }
   const rows: AppRow[] = loaded.items.map((app) => ({
@@ -150,7 +152,7 @@ export async function renderApps(ctx: Context, main: HTMLElement, tenant: string
         );
   replace(
     main,
-    h("h1", {}, "Apps"),
+    title,
     can(ctx, actions.appsWrite) ? createForm(ctx, tenant) : null,
     rows.length ? controls : null,
     rows.length ? count : null,
@@ -212,6 +214,13 @@ function createForm(ctx: Context, tenant: string): HTMLElement {
         });
         if (response.ok) {
           ctx.navigate(paths.app(tenant, app));
+          return;
+        }
+        const taken = createRefused(response.status, "An app", app);
+        if (taken) {
+          errors.name.textContent = taken;
+          inputs.name.setAttribute("aria-invalid", "true");
+          inputs.name.focus();
           return;
         }
         const problem = error as { errors?: { path: string; message: string }[] } | undefined;

@@ -4,7 +4,7 @@
 import { api, ifMatch, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
 import { h, link, replace } from "../../dom";
-import { placeErrors, type FieldError } from "../../problem";
+import { createRefused, placeErrors, type FieldError } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
 import { monitorSection } from "../monitor/monitor";
@@ -45,7 +45,7 @@ export async function renderFunctions(
       : writable
         ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], false, null, true)
         : null,
-    current ? await monitorSection(tenant, app, current.name) : null,
+    current ? monitorSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
 }
@@ -123,16 +123,24 @@ function editor(
     },
   });
   const bindingsError = h("p", { class: "field-error", id: "err-bindings" });
+  // Outlives every save, so "Saved" is announced; the form stays as it is (no re-render, so
+  // the page keeps its scroll position and focus stays on Save).
+  const saved = h("p", { role: "status", class: "said", id: "fn-saved" });
+  let currentEtag = etag;
   const nameError = h("p", { class: "field-error", id: "err-name" });
 
-  const showErrors = (errors: FieldError[], status: number, problem: unknown) => {
+  const clearErrors = () => {
     for (const { input, error } of slots.values()) {
       error.textContent = "";
       input.removeAttribute("aria-invalid");
     }
     bindingsError.textContent = "";
     nameError.textContent = "";
+    nameInput?.removeAttribute("aria-invalid");
     replace(errorsTop);
+  };
+  const showErrors = (errors: FieldError[], status: number, problem: unknown) => {
+    clearErrors();
     const all = new Map(slots);
     all.set("bindings", { input: fieldsBox, error: bindingsError });
     if (nameInput) all.set("function", { input: nameInput, error: nameError });
@@ -163,14 +171,25 @@ function editor(
         event.preventDefault();
         const fn = name ?? nameInput?.value.trim() ?? "";
         const body = { bindings: bindings.map((b) => fromRows(b.rows)), disabled: disabledValue };
-        const { error, response } = await api.PUT("/v1/tenants/{tenant}/apps/{app}/functions/{function}", {
+        saved.textContent = "";
+        const { data, error, response } = await api.PUT("/v1/tenants/{tenant}/apps/{app}/functions/{function}", {
           params: { path: { tenant, app, function: fn } },
           body: body as Schemas["FunctionWrite"],
-          headers: etag ? { "If-Match": ifMatch(etag) } : { "If-None-Match": "*" },
+          headers: currentEtag ? { "If-Match": ifMatch(currentEtag) } : { "If-None-Match": "*" },
         });
-        if (response.ok) {
-          if (name) ctx.refresh();
-          else ctx.navigate(paths.fn(tenant, app, fn));
+        if (response.ok && data) {
+          if (!name) {
+            ctx.navigate(paths.fn(tenant, app, fn));
+            return;
+          }
+          clearErrors();
+          currentEtag = data.etag;
+          saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+          return;
+        }
+        const taken = name ? null : createRefused(response.status, "A function", fn);
+        if (taken) {
+          showErrors([{ path: "function", message: taken }], response.status, error);
           return;
         }
         const problem = error as { errors?: FieldError[] } | undefined;
@@ -187,6 +206,7 @@ function editor(
       : null,
     h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Disabled")),
     writable ? h("button", { type: "submit" }, name ? "Save" : "Create function") : h("p", { class: "hint" }, "Your role can read functions, not change them."),
+    saved,
   );
   return form;
 }

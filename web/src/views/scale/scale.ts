@@ -1,7 +1,9 @@
-// Scale: current and desired instances, the mode, a live chart of the last hour (the summed
-// trigger metric — queue length — with desired and placed instances, as the scheduler sampled
-// them), the decision log with each decision's reason and inputs, and the placement map
-// (workers × instances). Refreshed every few seconds while the view is open.
+// Scale: current and desired instances and why they differ (one instance per worker, the app's
+// limit, the tenant's quota, the scheduler's own reason), the mode, a live chart of the last
+// hour (the summed trigger metric — queue length — with desired and placed instances, as the
+// scheduler sampled them, ending with the figures of the header), the decision log with each
+// decision's reason and inputs, and the placement map (workers × instances). Refreshed every
+// few seconds while the view is open.
 
 import { api, type Schemas } from "../../api/client";
 import type { Context } from "../../context";
@@ -9,7 +11,7 @@ import { h, link, replace } from "../../dom";
 import { paths } from "../../router";
 import { facts, json, loading, problemBanner, table, when } from "../common";
 import { lineChart } from "./chart";
-import { historySeries } from "./history";
+import { historySeries, placementNote, type Limits } from "./history";
 
 const POLL_MS = 5000;
 
@@ -25,6 +27,15 @@ export async function renderScale(
   const body = h("div");
   replace(main, title, h("p", {}, link(paths.app(tenant, app), `← ${app}`)), body);
   const params = { path: { tenant, app } };
+  // What bounds the desired count changes rarely: read once, and leave out what is not readable.
+  const [appRead, tenantRead] = await Promise.all([
+    api.GET("/v1/tenants/{tenant}/apps/{app}", { params }),
+    api.GET("/v1/tenants/{tenant}", { params: { path: { tenant } } }),
+  ]);
+  const limits: Limits = {
+    appLimit: appRead.data?.scale.limit,
+    tenantMax: tenantRead.data?.effectiveLimits.maxInstances ?? undefined,
+  };
   for (;;) {
     const [status, history] = await Promise.all([
       api.GET("/v1/tenants/{tenant}/apps/{app}/scale", { params: { ...params, query: { decisions: 50 } } }),
@@ -35,7 +46,7 @@ export async function renderScale(
       replace(body, problemBanner(status.error, status.response.status));
       return;
     }
-    draw(body, status.data, history.data, history.data ? null : problemBanner(history.error, history.response.status));
+    draw(body, status.data, limits, history.data, history.data ? null : problemBanner(history.error, history.response.status));
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
@@ -43,10 +54,12 @@ export async function renderScale(
 function draw(
   body: HTMLElement,
   s: Schemas["ScaleStatus"],
+  limits: Limits,
   history: Schemas["ScaleHistory"] | undefined,
   historyProblem: HTMLElement | null,
 ): void {
-  const [queue, desired, placed] = history ? historySeries(history) : [];
+  const now = { at: Date.now(), desired: s.desiredInstances, placed: s.currentInstances };
+  const [queue, desired, placed] = history ? historySeries(history, now) : [];
   const workers = [...new Set(s.placement.map((p) => p.worker))].sort();
   replace(
     body,
@@ -55,13 +68,20 @@ function draw(
       ["Desired", h("span", { id: "desired-instances" }, s.desiredInstances)],
       ["Mode", s.mode],
     ]),
+    h("p", { id: "placement-note", class: "hint" }, placementNote(s, limits)),
     h("h2", {}, "Last hour"),
     historyProblem ??
       h(
         "div",
         { class: "charts" },
-        lineChart("Queue length", [queue]),
-        lineChart("Desired and placed instances", [desired, placed]),
+        lineChart("Queue length", [queue], {
+          unit: "messages",
+          note: "The trigger functions' summed reading, every 10 s; a gap where none could be read.",
+        }),
+        lineChart("Desired and placed instances", [desired, placed], {
+          unit: "instances",
+          note: "Sampled every 10 s; the last point is now, as above.",
+        }),
       ),
     h("h2", {}, "Decision log"),
     table("Scale decisions, newest first", [
