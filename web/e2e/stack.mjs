@@ -4,7 +4,7 @@
 // with the same secret key, configured as docs/configuration.md says, with the timings that
 // have a setting shortened so the journeys stay quick: a 500 ms scheduler tick, 3 s leases and
 // scale-in window, the workers' local-development polling (at most 2 s between empty polls) and
-// a 5 s drain deadline. The scheduler's 10 s sampling and the workers' 5 s telemetry flush have
+// a 5 s drain deadline. The scheduler's 10 s sampling and the workers' 1 s telemetry flush have
 // no setting and keep their values. Tokens are minted by `shoal token`
 // and data written through the API; messages go into Azurite and the handler (handler.mjs)
 // answers the workers. Every child is stopped with SIGTERM by `stop()` and killed if the test

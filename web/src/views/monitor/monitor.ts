@@ -2,7 +2,7 @@
 // duration percentiles) and its latest failed attempts with their error and the handler's
 // `Logs`, as the workers recorded them. It follows new invocations by polling every
 // REFRESH_MS while it is on screen and the tab is visible. Polling, not a server-sent event
-// stream: workers write telemetry in batches every 5 s, so a push could be no fresher than a
+// stream: workers write telemetry in batches every second, so a push could be no fresher than a
 // poll of that store, and one compressed read of a minute-per-row hour costs the API little.
 
 import { api, type Schemas } from "../../api/client";
@@ -11,7 +11,7 @@ import { loading, problemBanner, table, when } from "../common";
 import { lineChart } from "../scale/chart";
 import { countSeries, durationSeries, totals } from "./series";
 
-export const REFRESH_MS = 10_000;
+export const REFRESH_MS = 2_000;
 
 type Invocations = Schemas["Invocations"];
 
