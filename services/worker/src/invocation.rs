@@ -1,15 +1,23 @@
 //! Calling a function's handler for one message or event, whatever its trigger: the signed
 //! custom-handler request, the handler's log lines, and the output bindings written after a
 //! success. The trigger builds the request body and settles the message by the [`Outcome`].
+//!
+//! A call that says something about the handler rather than the message is not an attempt
+//! (see `shoal_invoker::pressure`): when the handler takes no connections the message waits
+//! in hand until it answers again (`breaker::handler`); when it answers 429 or 503 the
+//! message is deferred by its `Retry-After` (`breaker::throttle`). Neither counts towards the
+//! retry policy, `RetryContext`, the breaker or the message's own attempts. Only a trigger
+//! that holds its message while it waits asks for this ([`Hold`]).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::invocation::{HandlerResponse, RetryContext};
 use shoal_domain::webhooks::WebhookSecret;
-use shoal_invoker::{Invocation, Invoker};
+use shoal_invoker::pressure::HandlerSignal;
+use shoal_invoker::{Invocation, InvocationError, Invoker};
 use url::Url;
 use uuid::Uuid;
 
@@ -49,12 +57,30 @@ pub struct FunctionHost {
     pub held: HeldMessages,
 }
 
+/// How long a delivery can hold its message while the handler cannot take it: None for as
+/// long as it takes (a queue message's invisibility is renewed without end), else until then
+/// (a Service Bus lock is renewed only up to `maxAutoLockRenewalDuration`).
+#[derive(Clone, Copy, Debug)]
+pub struct Hold {
+    pub until: Option<Instant>,
+}
+
+/// Why a held invocation did not succeed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unsettled {
+    /// The handler failed it (after the retry policy): the trigger's failure path.
+    Failed(String),
+    /// The hold's bound came while the handler could not take the message: give it back.
+    HoldEnded(String),
+}
+
 /// How a delivery ended, for the trigger to settle by.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     Succeeded,
     Failed(String),
-    /// The drain deadline passed, or the lease lapsed, before the invocation finished.
+    /// The drain deadline passed, or the lease lapsed, before the invocation finished; or
+    /// the handler could not take it for as long as the message could be held.
     Abandoned,
 }
 
@@ -78,6 +104,52 @@ impl FunctionHost {
         }
     }
 
+    /// [`FunctionHost::invoke`] for a trigger that holds its message while the handler is
+    /// unreachable or throttling (see the module's doc).
+    pub async fn invoke_holding(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        hold: Hold,
+    ) -> Outcome {
+        match self
+            .invoke_holding_with(webhook_id, invocation_id, payload, |_| Ok(()), hold)
+            .await
+        {
+            Ok(()) => Outcome::Succeeded,
+            Err(Unsettled::Failed(reason)) => Outcome::Failed(reason),
+            Err(Unsettled::HoldEnded(reason)) => {
+                tracing::warn!(
+                    reason,
+                    "the message could be held no longer; giving it back"
+                );
+                Outcome::Abandoned
+            }
+        }
+    }
+
+    /// [`FunctionHost::invoke_with`] holding the message (see [`FunctionHost::invoke_holding`]).
+    pub async fn invoke_holding_with<T>(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
+        hold: Hold,
+    ) -> Result<T, Unsettled> {
+        let result = self
+            .attempts(webhook_id, invocation_id, payload, accept, Some(hold))
+            .await;
+        match &result {
+            Err(Unsettled::HoldEnded(_)) => self.breaker.probe_abandoned(),
+            other => self.breaker.finished(other.as_ref().err().map(|u| match u {
+                Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r.as_str(),
+            })),
+        }
+        result
+    }
+
     /// Like [`FunctionHost::invoke`], for a trigger that reads more of a successful response
     /// than the outputs (a Service Bus handler's `Settlement`): `accept` checks each response
     /// before any output is written, and a response it refuses fails that attempt with its
@@ -98,8 +170,11 @@ impl FunctionHost {
         accept: impl Fn(&HandlerResponse) -> Result<T, String>,
     ) -> Result<T, String> {
         let result = self
-            .attempts(webhook_id, invocation_id, payload, accept)
-            .await;
+            .attempts(webhook_id, invocation_id, payload, accept, None)
+            .await
+            .map_err(|u| match u {
+                Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r,
+            });
         self.breaker
             .finished(result.as_ref().err().map(String::as_str));
         result
@@ -111,37 +186,100 @@ impl FunctionHost {
         invocation_id: Uuid,
         payload: impl Fn() -> Result<Value, String>,
         accept: impl Fn(&HandlerResponse) -> Result<T, String>,
-    ) -> Result<T, String> {
+        hold: Option<Hold>,
+    ) -> Result<T, Unsettled> {
         let mut retries = 0u32;
         let mut previous_failure = None;
         let mut invocation_id = invocation_id;
         let mut delay = Duration::ZERO;
+        let health = &self.breaker.health;
         loop {
-            let mut body = payload()?;
+            if let Some(hold) = hold
+                && health.unreachable_since().is_some()
+            {
+                // Known down already: wait for the prober's answer rather than call.
+                let seen = health.reach().answers;
+                if !health.wait_for_answer(seen, hold.until).await {
+                    return Err(Unsettled::HoldEnded(
+                        "the handler stayed unreachable for as long as the message could be held"
+                            .into(),
+                    ));
+                }
+            }
+            let mut body = payload().map_err(Unsettled::Failed)?;
             if let Some(policy) = &self.retry {
                 RetryContext {
                     retry_count: retries,
                     max_retry_count: policy.max_retry_count,
-                    previous_failure: previous_failure.take(),
+                    previous_failure: previous_failure.clone(),
                 }
                 .insert_into(&mut body);
             }
-            let encoded =
-                serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
-            let attempt = self.attempt(webhook_id, invocation_id, &body, encoded, &accept);
-            let reason = match self.stats.observe(invocation_id, attempt).await {
+            let encoded = serde_json::to_vec(&body)
+                .map_err(|e| Unsettled::Failed(format!("cannot encode the request: {e}")))?;
+            let seen = health.reach().answers;
+            let mut signal = None;
+            let attempt = async {
+                self.attempt(webhook_id, invocation_id, &body, encoded, &accept)
+                    .await
+                    .map_err(|(reason, s)| {
+                        signal = s;
+                        reason
+                    })
+            };
+            let result = self.stats.observe(invocation_id, attempt).await;
+            match (&result, signal) {
+                (_, Some(HandlerSignal::Unreachable)) => {
+                    health.connection_failed(result.as_ref().err().map_or("", String::as_str))
+                }
+                (Ok(_), _) => {
+                    health.answered();
+                    self.breaker.answered_ok();
+                }
+                (Err(_), _) => health.answered(),
+            }
+            let reason = match result {
                 Ok(accepted) => return Ok(accepted),
                 Err(reason) => reason,
             };
+            invocation_id = Uuid::now_v7();
+            if let Some(hold) = hold {
+                match signal {
+                    Some(HandlerSignal::Unreachable) => {
+                        tracing::info!(
+                            reason,
+                            "the handler could not be reached; the message is held (not counted as an attempt) until it answers"
+                        );
+                        if !health.wait_for_answer(seen, hold.until).await {
+                            return Err(Unsettled::HoldEnded(reason));
+                        }
+                        continue;
+                    }
+                    Some(HandlerSignal::Throttled { retry_after }) => {
+                        let wait = self.breaker.throttled(retry_after, &reason);
+                        self.stats.deferred();
+                        if hold
+                            .until
+                            .is_some_and(|until| Instant::now() + wait >= until)
+                        {
+                            return Err(Unsettled::HoldEnded(reason));
+                        }
+                        tracing::info!(reason, defer = ?wait, "the handler asked to slow down; the message is deferred (not counted as an attempt)");
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    None => {}
+                }
+            }
             let Some(policy) = self.retry.as_ref().filter(|p| p.retries_after(retries)) else {
-                return Err(reason);
+                return Err(Unsettled::Failed(reason));
             };
             if self.breaker.holds_back() {
                 tracing::warn!(
                     reason,
                     "invocation failed; no retry while the function's circuit breaker is open"
                 );
-                return Err(reason);
+                return Err(Unsettled::Failed(reason));
             }
             retries += 1;
             // Azure's back-off never shrinks once it has grown (see the domain's schedule).
@@ -151,7 +289,6 @@ impl FunctionHost {
                 retry_in = ?delay, "invocation failed; retrying on this instance under the function's retry policy");
             tokio::time::sleep(delay).await;
             previous_failure = Some(reason);
-            invocation_id = Uuid::now_v7();
         }
     }
 
@@ -164,7 +301,7 @@ impl FunctionHost {
         request: &Value,
         body: Vec<u8>,
         accept: &impl Fn(&HandlerResponse) -> Result<T, String>,
-    ) -> Result<T, String> {
+    ) -> Result<T, (String, Option<HandlerSignal>)> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self
             .invoker
@@ -186,17 +323,17 @@ impl FunctionHost {
                 log_handler_lines(&response);
                 self.stats.handler_logs(invocation_id, &response.logs);
                 self.note_undeclared_outputs(&response);
-                let accepted = accept(&response)?;
+                let accepted = accept(&response).map_err(|e| (e, None))?;
                 let invocation = outputs::Invocation {
                     request,
                     trigger: &self.trigger,
                 };
                 match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),
-                    Err(e) => Err(format!("writing output bindings failed: {e}")),
+                    Err(e) => Err((format!("writing output bindings failed: {e}"), None)),
                 }
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err((e.to_string(), signal_of(&e))),
         }
     }
 
@@ -212,6 +349,10 @@ impl FunctionHost {
                 "the handler's response sets outputs that are no output binding of the function; they are ignored, as Azure Functions ignores them (see the app's diagnostics)");
         }
     }
+}
+
+fn signal_of(error: &InvocationError) -> Option<HandlerSignal> {
+    error.handler_signal(std::time::SystemTime::now())
 }
 
 fn log_handler_lines(response: &HandlerResponse) {
