@@ -119,7 +119,8 @@ async fn outage(
     port: u16,
 ) -> anyhow::Result<RecordingHandler> {
     send("first").await?;
-    let opened = wait_for_state(h, BreakerState::Open, Duration::from_secs(30)).await?;
+    // Generous: the worker process starts and connects first.
+    let opened = wait_for_state(h, BreakerState::Open, Duration::from_secs(60)).await?;
     assert_eq!(opened.cause, Some(BreakerCause::HandlerUnreachable));
     assert!(
         opened.failures[0].reason.contains("could not be reached"),
