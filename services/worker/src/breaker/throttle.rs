@@ -105,7 +105,8 @@ mod tests {
         assert_eq!(t.intake(t0, 16), (16, Duration::ZERO));
 
         // (seconds after t0, Retry-After, deferral, intake then, pause asked)
-        let steps: &[(u64, Option<u64>, u64, (u32, u64), bool)] = &[
+        type Step = (u64, Option<u64>, u64, (u32, u64), bool);
+        let steps: &[Step] = &[
             (0, Some(2), 2, (1, 2), false),
             (1, None, 1, (1, 1), false),
             (1, None, 2, (1, 2), false),

@@ -44,7 +44,7 @@ enum Ended {
     /// Received as the function's circuit breaker opened: given back, not invoked.
     HeldBack,
     /// The handler could not take them for as long as their locks could be held.
-    HoldEnded(String),
+    HoldLapsed(String),
 }
 
 pub async fn deliver(
@@ -106,7 +106,7 @@ pub async fn deliver(
             }, hold) => match result {
                 Ok(asked) => Ended::Succeeded(asked),
                 Err(Unsettled::Failed(reason)) => Ended::Failed(reason),
-                Err(Unsettled::HoldEnded(reason)) => Ended::HoldEnded(reason),
+                Err(Unsettled::HoldEnded(reason)) => Ended::HoldLapsed(reason),
             },
             _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
                 Ended::Failed("lock renewal stopped".into())
@@ -167,7 +167,7 @@ async fn settle_all(
                 "the function's circuit breaker is open; abandoning the message(s) without invoking (the broker counts the delivery)"
             );
         }
-        Ended::HoldEnded(reason) => {
+        Ended::HoldLapsed(reason) => {
             tracing::warn!(
                 reason,
                 "the handler could not take the message(s) for as long as their locks could be renewed (maxAutoLockRenewalDuration); abandoning them (the broker counts the delivery)"
@@ -184,7 +184,7 @@ async fn settle_all(
                 stats.failed();
                 after_invocation(false, None, ctx.auto_complete)
             }
-            Ended::Abandoned | Ended::HeldBack | Ended::HoldEnded(_) => {
+            Ended::Abandoned | Ended::HeldBack | Ended::HoldLapsed(_) => {
                 AfterInvocation::Settle(Settlement::abandon())
             }
         };
