@@ -40,9 +40,12 @@ pub struct CircuitBreaker {
     /// happen within `window`, counted across every instance. Default 100.
     pub failure_threshold: u32,
     /// The counting window, a `hh:mm:ss` duration between 1 s and 1 h. Default `00:00:30`.
+    /// Also how long the handler may keep answering 429 or 503 before the function pauses.
     #[schema(value_type = String, example = "00:00:30")]
     pub window: TimeSpan,
-    /// Whether an opened breaker half-opens by itself after `cooldown`: one instance receives
+    /// Whether an opened breaker half-opens by itself after `cooldown` (opened by failures, a
+    /// failed probe or a persistent throttle; one opened because the handler is unreachable
+    /// closes when a probe of the handler is answered instead): one instance receives
     /// one message; its success closes the breaker, its failure opens it again. When false it
     /// stays open until resumed through the API. Default true. A breaker paused by hand never
     /// half-opens by itself.
@@ -189,16 +192,26 @@ pub enum BreakerCause {
     ProbeSucceeded,
     /// The probe failed.
     ProbeFailed,
+    /// A run of connection failures: the app's handler takes no connections. Every function
+    /// of the app opens at once; messages in hand are held, not failed.
+    HandlerUnreachable,
+    /// A probe of the handler was answered: every function it opened closes.
+    HandlerReachable,
+    /// The handler kept answering 429 or 503 for longer than the breaker's `window`.
+    Throttled,
 }
 
 impl BreakerCause {
-    pub const ALL: [BreakerCause; 6] = [
+    pub const ALL: [BreakerCause; 9] = [
         BreakerCause::Failures,
         BreakerCause::Paused,
         BreakerCause::Resumed,
         BreakerCause::Cooldown,
         BreakerCause::ProbeSucceeded,
         BreakerCause::ProbeFailed,
+        BreakerCause::HandlerUnreachable,
+        BreakerCause::HandlerReachable,
+        BreakerCause::Throttled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -209,6 +222,9 @@ impl BreakerCause {
             BreakerCause::Cooldown => "cooldown",
             BreakerCause::ProbeSucceeded => "probeSucceeded",
             BreakerCause::ProbeFailed => "probeFailed",
+            BreakerCause::HandlerUnreachable => "handlerUnreachable",
+            BreakerCause::HandlerReachable => "handlerReachable",
+            BreakerCause::Throttled => "throttled",
         }
     }
 
@@ -219,11 +235,15 @@ impl BreakerCause {
     /// The state a transition for this cause leads to.
     pub fn leads_to(self) -> BreakerState {
         match self {
-            BreakerCause::Failures | BreakerCause::Paused | BreakerCause::ProbeFailed => {
-                BreakerState::Open
-            }
+            BreakerCause::Failures
+            | BreakerCause::Paused
+            | BreakerCause::ProbeFailed
+            | BreakerCause::HandlerUnreachable
+            | BreakerCause::Throttled => BreakerState::Open,
             BreakerCause::Cooldown => BreakerState::HalfOpen,
-            BreakerCause::Resumed | BreakerCause::ProbeSucceeded => BreakerState::Closed,
+            BreakerCause::Resumed
+            | BreakerCause::ProbeSucceeded
+            | BreakerCause::HandlerReachable => BreakerState::Closed,
         }
     }
 

@@ -59,6 +59,14 @@ pub struct ListenerReport {
     /// before the failure counts as final).
     #[serde(default)]
     pub retried: u64,
+    /// Calls the handler answered 429 or 503: the message was deferred by its `Retry-After`,
+    /// and no attempt counted. Absent in older heartbeats.
+    #[serde(default)]
+    pub deferred: u64,
+    /// Since when the app's handler takes no connections, as this listener's worker sees it;
+    /// absent while it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handler_unreachable_since: Option<DateTime<Utc>>,
     pub poisoned: u64,
     pub in_flight: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]

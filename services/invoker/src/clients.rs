@@ -27,6 +27,9 @@ impl Clients {
         }
         let client = egress
             .client_builder(port)
+            // A handler that does not accept within this is unreachable (see `pressure`), not
+            // slow: no request reached it.
+            .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(64)
             .tcp_nodelay(true)

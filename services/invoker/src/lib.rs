@@ -1,6 +1,8 @@
 //! Calls an app's handler: `POST {handler.url}/{function}` with the custom-handler body,
 //! signed per Standard Webhooks, and reads the response. 2xx with a well-formed body is
-//! success; anything else, a timeout or a connection error is a failure.
+//! success; anything else, a timeout or a connection error is a failure. Some failures speak
+//! for the handler rather than the message (no connection at all; 429 or 503): see
+//! [`pressure`].
 //!
 //! Workers call it for queue deliveries (naming the worker and the app instance they act for,
 //! `X-Shoal-Worker` and `X-Shoal-Instance`, so a handler can tell instances apart in its logs)
@@ -14,6 +16,7 @@
 
 mod body;
 mod clients;
+pub mod pressure;
 
 use std::time::Duration;
 
@@ -105,10 +108,19 @@ pub struct ForwardedResponse {
 pub enum InvocationError {
     #[error("the handler did not answer within {0:?}")]
     Timeout(Duration),
+    /// No connection was made: refused, a connect timeout, a name that does not resolve.
+    #[error("the handler could not be reached: {0}")]
+    Unreachable(String),
+    /// The request failed after a connection was made (reset, closed mid-request).
     #[error("the handler could not be reached: {0}")]
     Connect(String),
     #[error("the handler answered {status}{}", if .body.is_empty() { String::new() } else { format!(": {}", .body) })]
-    Status { status: u16, body: String },
+    Status {
+        status: u16,
+        body: String,
+        /// Its `Retry-After` header, as sent (see [`pressure::parse_retry_after`]).
+        retry_after: Option<String>,
+    },
     #[error("the handler's response is malformed: {0}")]
     Malformed(#[from] ResponseError),
     #[error("reading the handler's response failed: {0}")]
@@ -281,10 +293,12 @@ impl Invoker {
             .map_err(|e| classify(e, timeout))?;
         let status = response.status();
         if !status.is_success() {
+            let retry_after = retry_after(&response);
             let body = self.read(response, timeout).await.unwrap_or_default();
             return Err(InvocationError::Status {
                 status: status.as_u16(),
                 body: truncate(&String::from_utf8_lossy(&body), ERROR_BODY_LIMIT),
+                retry_after,
             });
         }
         Ok(())
@@ -350,11 +364,13 @@ impl Invoker {
             .await
             .map_err(|e| classify(e, call.timeout))?;
         let status = response.status();
+        let retry_after = retry_after(&response);
         let body = self.read(response, call.timeout).await?;
         if !status.is_success() {
             return Err(InvocationError::Status {
                 status: status.as_u16(),
                 body: truncate(&String::from_utf8_lossy(&body), ERROR_BODY_LIMIT),
+                retry_after,
             });
         }
         Ok(HandlerResponse::parse(&body, outputs)?)
@@ -362,6 +378,20 @@ impl Invoker {
 }
 
 impl Invoker {
+    /// Whether the handler at `handler` (its base URL) takes connections: a `GET` whose any
+    /// answer, whatever its status, says yes (as Azure's readiness check does, see
+    /// [`pressure`]); nothing of the answer is read. Goes through the egress policy like every
+    /// call.
+    pub async fn probe(&self, handler: &Url, timeout: Duration) -> Result<(), InvocationError> {
+        self.client(handler)?
+            .get(handler.clone())
+            .timeout(timeout)
+            .send()
+            .await
+            .map(drop)
+            .map_err(|e| classify(e, timeout))
+    }
+
     /// The body up to the cap; the rest is never read.
     async fn read(
         &self,
@@ -373,7 +403,9 @@ impl Invoker {
             .map_err(|e| match e {
                 ReadError::TooLarge => InvocationError::TooLarge(self.max_response_bytes),
                 ReadError::Failed(e) => match classify(e, timeout) {
-                    InvocationError::Connect(m) => InvocationError::Read(m),
+                    InvocationError::Connect(m) | InvocationError::Unreachable(m) => {
+                        InvocationError::Read(m)
+                    }
                     other => other,
                 },
             })
@@ -410,21 +442,37 @@ pub fn function_url(handler: &Url, function: &str) -> Url {
     url
 }
 
+fn retry_after(response: &reqwest::Response) -> Option<String> {
+    response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 fn classify(error: reqwest::Error, timeout: Duration) -> InvocationError {
     if let Some(refusal) = refusal_in(&error) {
         return InvocationError::Refused(refusal);
     }
+    // Before the timeout: a connect timeout is both, and no request reached the handler.
+    if error.is_connect() {
+        return InvocationError::Unreachable(chain(&error));
+    }
     if error.is_timeout() {
         return InvocationError::Timeout(timeout);
     }
-    // The chain carries the useful part ("connection refused"); the URL is the tenant's own.
+    InvocationError::Connect(chain(&error))
+}
+
+/// The chain carries the useful part ("connection refused"); the URL is the tenant's own.
+fn chain(error: &reqwest::Error) -> String {
     let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
+    let mut source = std::error::Error::source(error);
     while let Some(s) = source {
         message = format!("{message}: {s}");
         source = s.source();
     }
-    InvocationError::Connect(message)
+    message
 }
 
 fn truncate(text: &str, limit: usize) -> String {

@@ -13,6 +13,8 @@ use sqlx::Row;
 use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
+pub mod handler;
+
 /// How many failures a breaker keeps to show why it opened, and how many transitions of each
 /// function the history keeps.
 pub const FAILURE_SAMPLES: usize = 10;
@@ -322,9 +324,9 @@ pub async fn transitions(
     .await
 }
 
-/// Half-opens the breaker for `worker` when it has been open (by failures or a failed probe)
-/// for `cooldown`, or takes over a probe whose holder's claim lapsed; renews the claim when
-/// `worker` holds it already. True when `worker` holds the probe afterwards.
+/// Half-opens the breaker for `worker` when it has been open (by failures, a failed probe or
+/// a persistent throttle) for `cooldown`, or takes over a probe whose holder's claim lapsed;
+/// renews the claim when `worker` holds it already. True when `worker` holds the probe afterwards.
 pub async fn claim_probe(
     tx: &mut Tx,
     f: FunctionRef<'_>,
@@ -352,7 +354,7 @@ pub async fn claim_probe(
         let due: Option<bool> = sqlx::query_scalar(
             "select changed_at + make_interval(secs => $4) <= now() from function_breakers
               where tenant_id = $1 and app_name = $2 and function_name = $3
-                and state = 'open' and cause in ('failures', 'probeFailed')",
+                and state = 'open' and cause in ('failures', 'probeFailed', 'throttled')",
         )
         .bind(f.tenant.as_str())
         .bind(f.app)

@@ -94,9 +94,26 @@ impl Drop for RecordingHandler {
 
 impl RecordingHandler {
     pub async fn start(behaviour: Behaviour) -> Result<RecordingHandler> {
+        RecordingHandler::start_on(0, behaviour).await
+    }
+
+    /// A loopback port nothing listens on (bound, then closed): the URL of a handler that is
+    /// down, to [`RecordingHandler::start_on`] later.
+    pub async fn closed_port() -> Result<(u16, url::Url)> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let port = listener.local_addr()?.port();
+        drop(listener);
+        Ok((
+            port,
+            url::Url::parse(&format!("http://127.0.0.1:{port}/api"))?,
+        ))
+    }
+
+    /// Started on this loopback port (0: a free one).
+    pub async fn start_on(port: u16, behaviour: Behaviour) -> Result<RecordingHandler> {
         let inner = Arc::new(Inner::default());
         *lock(&inner.behaviour) = Some(behaviour);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
         let app = Router::new()
             // Any method: forwarded requests keep the caller's.

@@ -9,19 +9,29 @@
 //! same task reads the breakers that are not closed (at once when `shoal_breakers` announces a
 //! change, else every tick) and sets each function's gate: listeners of an open breaker
 //! receive nothing until it closes; the worker whose probe claim wins receives one message.
+//!
+//! Two more things stop a function's listeners the same way: its app's handler taking no
+//! connections ([`handler`], every function of the app at once), and its handler asking to
+//! slow down for longer than the window ([`throttle`]).
 
+pub mod handler;
 pub mod held;
 pub mod sync;
+pub mod throttle;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use shoal_domain::circuit_breaker::CircuitBreaker;
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_store::breakers::{FAILURE_SAMPLES, FailureSample};
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
+
+use handler::{AppKey, HandlerHealth};
+use throttle::Throttle;
 
 /// Which function a breaker belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,6 +49,9 @@ pub enum Gate {
     Open,
     /// Half-open, and this worker holds the probe: receive one message.
     Probe,
+    /// Open because the app's handler is unreachable (since then): receive nothing, but the
+    /// messages in hand are invoked once it answers (they wait for it, see `invocation`).
+    Unreachable(DateTime<Utc>),
 }
 
 /// How much a listener may receive once admitted.
@@ -57,6 +70,9 @@ pub struct FunctionBreaker {
     inner: Mutex<Inner>,
     /// Wakes the sync task (a probe's outcome should not wait for the tick).
     sync: Arc<Notify>,
+    /// The app's handler, shared by the app's functions on this worker.
+    pub health: Arc<HandlerHealth>,
+    throttle: Mutex<Throttle>,
 }
 
 struct Inner {
@@ -67,6 +83,8 @@ struct Inner {
     recent: VecDeque<FailureSample>,
     /// A probe message was admitted and has not ended yet.
     probing: bool,
+    /// A throttle outlasted the window: the pause to ask Postgres for.
+    pending_throttle: Option<FailureSample>,
     /// The probe's outcome, not yet reported.
     probe_outcome: Option<bool>,
 }
@@ -83,9 +101,53 @@ impl FunctionBreaker {
     }
 
     /// Whether a message just received may be invoked: not while the breaker is open (it was
-    /// received as the breaker opened), but while this worker probes.
+    /// received as the breaker opened), but while this worker probes, and while the handler
+    /// is unreachable (it waits in hand for the handler).
     pub fn invokes(&self) -> bool {
         self.gate() != Gate::Open
+    }
+
+    /// The listener's status line while it is held back.
+    pub fn paused_status(&self) -> String {
+        match self.gate() {
+            Gate::Unreachable(since) => format!(
+                "paused: handler unreachable since {}",
+                since.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            ),
+            _ => "paused: the function's circuit breaker is open".into(),
+        }
+    }
+
+    /// The handler answered 429 or 503 with `retry_after`: how long to defer the message. A
+    /// throttle that outlasts the breaker's window asks the sync task to pause the function.
+    pub fn throttled(&self, retry_after: Option<Duration>, reason: &str) -> Duration {
+        let window = self.settings().window.as_duration();
+        let mut throttle = self.throttle();
+        let delay = throttle.throttled(Instant::now(), Utc::now(), retry_after, reason, window);
+        let pause = throttle.take_pause();
+        drop(throttle);
+        if let Some(why) = pause
+            && self.settings().enabled
+            && self.gate() == Gate::Closed
+        {
+            self.lock().pending_throttle = Some(why);
+            self.sync.notify_one();
+        }
+        delay
+    }
+
+    /// A call of the handler succeeded: any throttle is over.
+    pub fn answered_ok(&self) {
+        self.throttle().succeeded();
+    }
+
+    /// How much the listener may receive now, of `most`, and after how long (see `Throttle`).
+    pub fn intake(&self, most: u32) -> (u32, Duration) {
+        self.throttle().intake(Instant::now(), most)
+    }
+
+    fn throttle(&self) -> std::sync::MutexGuard<'_, Throttle> {
+        self.throttle.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn settings(&self) -> CircuitBreaker {
@@ -110,7 +172,7 @@ impl FunctionBreaker {
                         return Some(Admit::One);
                     }
                 }
-                Gate::Open => {}
+                Gate::Open | Gate::Unreachable(_) => {}
             }
             tokio::select! {
                 _ = stop.cancelled() => return None,
@@ -151,7 +213,7 @@ impl FunctionBreaker {
                 drop(inner);
                 self.sync.notify_one();
             }
-            Gate::Probe | Gate::Open => {}
+            Gate::Probe | Gate::Open | Gate::Unreachable(_) => {}
         }
     }
 
@@ -171,6 +233,10 @@ impl FunctionBreaker {
         let count = std::mem::take(&mut inner.pending);
         let recent = inner.recent.drain(..).collect();
         Some((count, recent))
+    }
+
+    fn take_pending_throttle(&self) -> Option<FailureSample> {
+        self.lock().pending_throttle.take()
     }
 
     fn take_probe_outcome(&self) -> Option<bool> {
@@ -207,6 +273,7 @@ impl FunctionBreaker {
 /// instance) gets the same breaker back, with its settings updated.
 pub struct Breakers {
     functions: Mutex<HashMap<FunctionKey, Weak<FunctionBreaker>>>,
+    handlers: Mutex<HashMap<AppKey, Weak<HandlerHealth>>>,
     sync: Arc<Notify>,
 }
 
@@ -214,6 +281,7 @@ impl Default for Breakers {
     fn default() -> Self {
         Breakers {
             functions: Mutex::new(HashMap::new()),
+            handlers: Mutex::new(HashMap::new()),
             sync: Arc::new(Notify::new()),
         }
     }
@@ -235,7 +303,13 @@ impl Breakers {
             drop(inner);
             return existing;
         }
+        let health = self.health(AppKey {
+            tenant: key.tenant.clone(),
+            app: key.app.clone(),
+        });
         let breaker = Arc::new(FunctionBreaker {
+            health,
+            throttle: Mutex::new(Throttle::default()),
             key: key.clone(),
             // Closed until the first reading says otherwise: the sync task reads at once when
             // a function registers (see `wake`).
@@ -247,6 +321,7 @@ impl Breakers {
                 recent: VecDeque::new(),
                 probing: false,
                 probe_outcome: None,
+                pending_throttle: None,
             }),
             sync: self.sync.clone(),
         });
@@ -254,6 +329,18 @@ impl Breakers {
         drop(functions);
         self.wake();
         breaker
+    }
+
+    /// The app's handler health, shared by its functions on this worker.
+    fn health(&self, key: AppKey) -> Arc<HandlerHealth> {
+        let mut handlers = self.handlers.lock().unwrap_or_else(|p| p.into_inner());
+        handlers.retain(|_, weak| weak.strong_count() > 0);
+        if let Some(existing) = handlers.get(&key).and_then(Weak::upgrade) {
+            return existing;
+        }
+        let health = Arc::new(HandlerHealth::new(key.clone(), self.sync.clone()));
+        handlers.insert(key, Arc::downgrade(&health));
+        health
     }
 
     /// Asks the sync task to read the breakers now (a notification, a new function).
@@ -332,6 +419,36 @@ mod tests {
         b.set_gate(Gate::Open);
         stop.cancel();
         assert_eq!(b.admit(&stop).await, None);
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_handler_stops_receiving_while_messages_in_hand_wait() {
+        let (all, b) = breaker(CircuitBreaker::default());
+        b.finished(Some("counted before"));
+        let since = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
+        b.set_gate(Gate::Unreachable(since));
+        assert!(b.take_pending().is_none(), "pending failures are dropped");
+        assert!(b.holds_back(), "no retry, no poison");
+        assert!(b.invokes(), "a message received as it opened waits in hand");
+        assert_eq!(
+            b.paused_status(),
+            "paused: handler unreachable since 2023-11-14T22:13:20Z"
+        );
+        let stop = CancellationToken::new();
+        let waiting = tokio::time::timeout(std::time::Duration::from_millis(100), b.admit(&stop));
+        assert!(waiting.await.is_err(), "receives nothing");
+        b.finished(Some("not counted"));
+        assert!(b.take_pending().is_none());
+        // Every function of the app shares the app's handler health.
+        let sibling = all.register(
+            FunctionKey {
+                function: "g".into(),
+                ..b.key.clone()
+            },
+            CircuitBreaker::default(),
+            b.secret(),
+        );
+        assert!(Arc::ptr_eq(&b.health, &sibling.health));
     }
 
     #[tokio::test]

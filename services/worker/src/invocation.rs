@@ -1,15 +1,23 @@
 //! Calling a function's handler for one message or event, whatever its trigger: the signed
 //! custom-handler request, the handler's log lines, and the output bindings written after a
 //! success. The trigger builds the request body and settles the message by the [`Outcome`].
+//!
+//! A call that says something about the handler rather than the message is not an attempt
+//! (see `shoal_invoker::pressure`): when the handler takes no connections the message waits
+//! in hand until it answers again (`breaker::handler`); when it answers 429 or 503 the
+//! message is deferred by its `Retry-After` (`breaker::throttle`). Neither counts towards the
+//! retry policy, `RetryContext`, the breaker or the message's own attempts. Only a trigger
+//! that holds its message while it waits asks for this ([`Hold`]).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::invocation::{HandlerResponse, RetryContext};
 use shoal_domain::webhooks::WebhookSecret;
-use shoal_invoker::{Invocation, Invoker};
+use shoal_invoker::pressure::HandlerSignal;
+use shoal_invoker::{Invocation, InvocationError, Invoker};
 use url::Url;
 use uuid::Uuid;
 
@@ -59,12 +67,44 @@ pub enum Accepted<T> {
     Partly(String),
 }
 
+/// How long a delivery can hold its message while the handler cannot take it: None for as
+/// long as it takes (a queue message's invisibility is renewed without end), else until then
+/// (a Service Bus lock is renewed only up to `maxAutoLockRenewalDuration`).
+#[derive(Clone, Copy, Debug)]
+pub struct Hold {
+    pub until: Option<Instant>,
+}
+
+/// Why a held invocation did not succeed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unsettled {
+    /// The handler failed it (after the retry policy): the trigger's failure path.
+    Failed(String),
+    /// The hold's bound came while the handler could not take the message: give it back.
+    HoldEnded(String),
+}
+
+impl Unsettled {
+    fn reason(&self) -> &str {
+        match self {
+            Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r,
+        }
+    }
+
+    fn into_reason(self) -> String {
+        match self {
+            Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r,
+        }
+    }
+}
+
 /// How a delivery ended, for the trigger to settle by.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     Succeeded,
     Failed(String),
-    /// The drain deadline passed, or the lease lapsed, before the invocation finished.
+    /// The drain deadline passed, or the lease lapsed, before the invocation finished; or
+    /// the handler could not take it for as long as the message could be held.
     Abandoned,
 }
 
@@ -86,6 +126,55 @@ impl FunctionHost {
             Ok(()) => Outcome::Succeeded,
             Err(reason) => Outcome::Failed(reason),
         }
+    }
+
+    /// [`FunctionHost::invoke`] for a trigger that holds its message while the handler is
+    /// unreachable or throttling (see the module's doc).
+    pub async fn invoke_holding(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        hold: Hold,
+    ) -> Outcome {
+        match self
+            .invoke_holding_with(webhook_id, invocation_id, payload, |_| Ok(()), hold)
+            .await
+        {
+            Ok(()) => Outcome::Succeeded,
+            Err(Unsettled::Failed(reason)) => Outcome::Failed(reason),
+            Err(Unsettled::HoldEnded(reason)) => {
+                tracing::warn!(
+                    reason,
+                    "the message could be held no longer; giving it back"
+                );
+                Outcome::Abandoned
+            }
+        }
+    }
+
+    /// [`FunctionHost::invoke_with`] holding the message (see [`FunctionHost::invoke_holding`]).
+    pub async fn invoke_holding_with<T>(
+        &self,
+        webhook_id: &str,
+        invocation_id: Uuid,
+        payload: impl Fn() -> Result<Value, String>,
+        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
+        hold: Hold,
+    ) -> Result<T, Unsettled> {
+        let request =
+            || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
+        let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
+        let result = self
+            .attempts(invocation_id, request, accept, || {}, Some(hold))
+            .await;
+        match &result {
+            Err(Unsettled::HoldEnded(_)) => self.breaker.probe_abandoned(),
+            other => self
+                .breaker
+                .finished(other.as_ref().err().map(Unsettled::reason)),
+        }
+        result
     }
 
     /// Like [`FunctionHost::invoke`], for a trigger that reads more of a successful response
@@ -110,7 +199,10 @@ impl FunctionHost {
         let request =
             || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
         let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
-        let result = self.attempts(invocation_id, request, accept, || {}).await;
+        let result = self
+            .attempts(invocation_id, request, accept, || {}, None)
+            .await
+            .map_err(Unsettled::into_reason);
         self.breaker
             .finished(result.as_ref().err().map(String::as_str));
         result
@@ -131,8 +223,9 @@ impl FunctionHost {
         partly_done: impl Fn(),
     ) -> Outcome {
         let result = self
-            .attempts(invocation_id, request, accept, partly_done)
-            .await;
+            .attempts(invocation_id, request, accept, partly_done, None)
+            .await
+            .map_err(Unsettled::into_reason);
         self.breaker
             .finished(result.as_ref().err().map(String::as_str));
         match result {
@@ -147,23 +240,39 @@ impl FunctionHost {
         request: impl Fn() -> Result<(String, Value), String>,
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
         partly_done: impl Fn(),
-    ) -> Result<T, String> {
+        hold: Option<Hold>,
+    ) -> Result<T, Unsettled> {
         let mut retries = 0u32;
         let mut previous_failure = None;
         let mut invocation_id = invocation_id;
         let mut delay = Duration::ZERO;
+        let health = &self.breaker.health;
         loop {
-            let (webhook_id, mut body) = request()?;
+            if let Some(hold) = hold
+                && health.unreachable_since().is_some()
+            {
+                // Known down already: wait for the prober's answer rather than call.
+                let seen = health.reach().answers;
+                if !health.wait_for_answer(seen, hold.until).await {
+                    return Err(Unsettled::HoldEnded(
+                        "the handler stayed unreachable for as long as the message could be held"
+                            .into(),
+                    ));
+                }
+            }
+            let (webhook_id, mut body) = request().map_err(Unsettled::Failed)?;
             if let Some(policy) = &self.retry {
                 RetryContext {
                     retry_count: retries,
                     max_retry_count: policy.max_retry_count,
-                    previous_failure: previous_failure.take(),
+                    previous_failure: previous_failure.clone(),
                 }
                 .insert_into(&mut body);
             }
-            let encoded =
-                serde_json::to_vec(&body).map_err(|e| format!("cannot encode the request: {e}"))?;
+            let encoded = serde_json::to_vec(&body)
+                .map_err(|e| Unsettled::Failed(format!("cannot encode the request: {e}")))?;
+            let seen = health.reach().answers;
+            let mut signal = None;
             // A partly failed attempt is a failed one for telemetry and the retry policy.
             let attempt = async {
                 match self
@@ -175,22 +284,65 @@ impl FunctionHost {
                         partly_done();
                         Err(reason)
                     }
-                    Err(reason) => Err(reason),
+                    Err((reason, s)) => {
+                        signal = s;
+                        Err(reason)
+                    }
                 }
             };
-            let reason = match self.stats.observe(invocation_id, attempt).await {
+            let result = self.stats.observe(invocation_id, attempt).await;
+            match (&result, signal) {
+                (_, Some(HandlerSignal::Unreachable)) => {
+                    health.connection_failed(result.as_ref().err().map_or("", String::as_str))
+                }
+                (Ok(_), _) => {
+                    health.answered();
+                    self.breaker.answered_ok();
+                }
+                (Err(_), _) => health.answered(),
+            }
+            let reason = match result {
                 Ok(accepted) => return Ok(accepted),
                 Err(reason) => reason,
             };
+            invocation_id = Uuid::now_v7();
+            if let Some(hold) = hold {
+                match signal {
+                    Some(HandlerSignal::Unreachable) => {
+                        tracing::info!(
+                            reason,
+                            "the handler could not be reached; the message is held (not counted as an attempt) until it answers"
+                        );
+                        if !health.wait_for_answer(seen, hold.until).await {
+                            return Err(Unsettled::HoldEnded(reason));
+                        }
+                        continue;
+                    }
+                    Some(HandlerSignal::Throttled { retry_after }) => {
+                        let wait = self.breaker.throttled(retry_after, &reason);
+                        self.stats.deferred();
+                        if hold
+                            .until
+                            .is_some_and(|until| Instant::now() + wait >= until)
+                        {
+                            return Err(Unsettled::HoldEnded(reason));
+                        }
+                        tracing::info!(reason, defer = ?wait, "the handler asked to slow down; the message is deferred (not counted as an attempt)");
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    None => {}
+                }
+            }
             let Some(policy) = self.retry.as_ref().filter(|p| p.retries_after(retries)) else {
-                return Err(reason);
+                return Err(Unsettled::Failed(reason));
             };
             if self.breaker.holds_back() {
                 tracing::warn!(
                     reason,
                     "invocation failed; no retry while the function's circuit breaker is open"
                 );
-                return Err(reason);
+                return Err(Unsettled::Failed(reason));
             }
             retries += 1;
             // Azure's back-off never shrinks once it has grown (see the domain's schedule).
@@ -200,7 +352,6 @@ impl FunctionHost {
                 retry_in = ?delay, "invocation failed; retrying on this instance under the function's retry policy");
             tokio::time::sleep(delay).await;
             previous_failure = Some(reason);
-            invocation_id = Uuid::now_v7();
         }
     }
 
@@ -213,7 +364,7 @@ impl FunctionHost {
         request: &Value,
         body: Vec<u8>,
         accept: &impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
-    ) -> Result<Accepted<T>, String> {
+    ) -> Result<Accepted<T>, (String, Option<HandlerSignal>)> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self
             .invoker
@@ -235,17 +386,17 @@ impl FunctionHost {
                 log_handler_lines(&response);
                 self.stats.handler_logs(invocation_id, &response.logs);
                 self.note_undeclared_outputs(&response);
-                let accepted = accept(&response)?;
+                let accepted = accept(&response).map_err(|e| (e, None))?;
                 let invocation = outputs::Invocation {
                     request,
                     trigger: &self.trigger,
                 };
                 match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),
-                    Err(e) => Err(format!("writing output bindings failed: {e}")),
+                    Err(e) => Err((format!("writing output bindings failed: {e}"), None)),
                 }
             }
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err((e.to_string(), signal_of(&e))),
         }
     }
 
@@ -261,6 +412,10 @@ impl FunctionHost {
                 "the handler's response sets outputs that are no output binding of the function; they are ignored, as Azure Functions ignores them (see the app's diagnostics)");
         }
     }
+}
+
+fn signal_of(error: &InvocationError) -> Option<HandlerSignal> {
+    error.handler_signal(std::time::SystemTime::now())
 }
 
 fn log_handler_lines(response: &HandlerResponse) {

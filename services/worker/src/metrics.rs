@@ -35,7 +35,7 @@ fn labels(r: &ListenerReport) -> Labels {
 impl Collector for ListenerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let reports: Vec<ListenerReport> = self.0.iter().flat_map(|s| s.reports()).collect();
-        let counters: [Series<u64>; 5] = [
+        let counters: [Series<u64>; 6] = [
             (
                 "listener_messages_received",
                 "Messages received by the listener",
@@ -49,6 +49,11 @@ impl Collector for ListenerMetrics {
             ("listener_messages_failed", "Invocations that failed", |r| {
                 r.failed
             }),
+            (
+                "listener_messages_deferred",
+                "Calls the handler answered 429 or 503: the message was deferred, no attempt counted",
+                |r| r.deferred,
+            ),
             (
                 "listener_invocations_retried",
                 "Attempts repeated under the function's retry policy",
@@ -67,7 +72,7 @@ impl Collector for ListenerMetrics {
                 ConstCounter::new(value(r)).encode(metric.encode_family(&labels(r))?)?;
             }
         }
-        let gauges: [Series<f64>; 3] = [
+        let gauges: [Series<f64>; 4] = [
             ("listener_in_flight", "Messages being processed now", |r| {
                 r.in_flight as f64
             }),
@@ -76,6 +81,14 @@ impl Collector for ListenerMetrics {
                 "When the listener last polled (Unix time)",
                 |r| {
                     r.last_poll
+                        .map_or(0.0, |t| t.timestamp_millis() as f64 / 1000.0)
+                },
+            ),
+            (
+                "listener_handler_unreachable_since_timestamp_seconds",
+                "Since when the app's handler takes no connections (Unix time); 0 while it does",
+                |r| {
+                    r.handler_unreachable_since
                         .map_or(0.0, |t| t.timestamp_millis() as f64 / 1000.0)
                 },
             ),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
+use crate::breaker::handler::HandlerHealth;
 use crate::error::{ErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
 use crate::telemetry::{InvocationTelemetry, Target};
@@ -30,8 +31,12 @@ pub struct ListenerStats {
     succeeded: AtomicU64,
     failed: AtomicU64,
     retried: AtomicU64,
+    /// Calls the handler answered 429/503: the message was deferred, not counted.
+    deferred: AtomicU64,
     poisoned: AtomicU64,
     in_flight: AtomicU64,
+    /// The app's handler as this worker sees it (set once the function is hosted).
+    handler: std::sync::OnceLock<Arc<HandlerHealth>>,
     /// Unix milliseconds of the last poll; 0 before the first.
     last_poll_ms: AtomicI64,
     backoff_ms: AtomicU64,
@@ -63,6 +68,8 @@ impl ListenerStats {
             succeeded: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             retried: AtomicU64::new(0),
+            deferred: AtomicU64::new(0),
+            handler: std::sync::OnceLock::new(),
             poisoned: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_poll_ms: AtomicI64::new(0),
@@ -97,6 +104,13 @@ impl ListenerStats {
     }
     pub fn retried(&self) {
         self.retried.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn deferred(&self) {
+        self.deferred.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Reports say whether the app's handler is unreachable from now on.
+    pub fn watch_handler(&self, health: Arc<HandlerHealth>) {
+        let _ = self.handler.set(health);
     }
     pub fn poisoned(&self) {
         self.poisoned.fetch_add(1, Ordering::Relaxed);
@@ -153,6 +167,8 @@ impl ListenerStats {
             succeeded: self.succeeded.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             retried: self.retried.load(Ordering::Relaxed),
+            deferred: self.deferred.load(Ordering::Relaxed),
+            handler_unreachable_since: self.handler.get().and_then(|h| h.unreachable_since()),
             poisoned: self.poisoned.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
             last_poll,

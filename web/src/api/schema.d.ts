@@ -900,7 +900,7 @@ export interface components {
          * @description Why a breaker moved.
          * @enum {string}
          */
-        BreakerCause: "failures" | "paused" | "resumed" | "cooldown" | "probeSucceeded" | "probeFailed";
+        BreakerCause: "failures" | "paused" | "resumed" | "cooldown" | "probeSucceeded" | "probeFailed" | "handlerUnreachable" | "handlerReachable" | "throttled";
         /**
          * @description Where a function's breaker stands.
          * @enum {string}
@@ -983,11 +983,14 @@ export interface components {
             failureThreshold: number;
             /**
              * @description The counting window, a `hh:mm:ss` duration between 1 s and 1 h. Default `00:00:30`.
+             *     Also how long the handler may keep answering 429 or 503 before the function pauses.
              * @example 00:00:30
              */
             window: string;
             /**
-             * @description Whether an opened breaker half-opens by itself after `cooldown`: one instance receives
+             * @description Whether an opened breaker half-opens by itself after `cooldown` (opened by failures, a
+             *     failed probe or a persistent throttle; one opened because the handler is unreachable
+             *     closes when a probe of the handler is answered instead): one instance receives
              *     one message; its success closes the breaker, its failure opens it again. When false it
              *     stays open until resumed through the API. Default true. A breaker paused by hand never
              *     half-opens by itself.
@@ -1625,6 +1628,18 @@ export interface components {
              *     before the failure counts as final).
              */
             retried?: number;
+            /**
+             * Format: int64
+             * @description Calls the handler answered 429 or 503: the message was deferred by its `Retry-After`,
+             *     and no attempt counted. Absent in older heartbeats.
+             */
+            deferred?: number;
+            /**
+             * Format: date-time
+             * @description Since when the app's handler takes no connections, as this listener's worker sees it;
+             *     absent while it does.
+             */
+            handlerUnreachableSince?: string | null;
             /** Format: int64 */
             poisoned: number;
             /** Format: int64 */

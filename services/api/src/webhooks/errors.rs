@@ -62,7 +62,9 @@ impl HandlerFailure {
                     after.as_secs_f64()
                 )
             }
-            InvocationError::Connect(_) => "the function's handler could not be reached".into(),
+            InvocationError::Connect(_) | InvocationError::Unreachable(_) => {
+                "the function's handler could not be reached".into()
+            }
             InvocationError::Read(_) => {
                 "the function's handler closed the connection before its response was complete"
                     .into()

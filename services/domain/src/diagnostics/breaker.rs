@@ -34,6 +34,18 @@ pub fn check_breaker(
                 "paused by hand{since}: its listeners receive nothing until it is resumed (POST …/functions/{function}/resume)"
             ),
         ),
+        (BreakerState::Open, Some(BreakerCause::HandlerUnreachable)) => (
+            CheckStatus::Error,
+            format!(
+                "handler unreachable{since}: the app's handler takes no connections, so every listener of the app receives nothing; messages in hand are held and delivered when a probe of the handler is answered{why}"
+            ),
+        ),
+        (BreakerState::Open, Some(BreakerCause::Throttled)) => (
+            CheckStatus::Warning,
+            format!(
+                "paused{since}: the handler kept answering 429 or 503 for longer than the breaker's window; one instance probes with one message after the cooldown{why}"
+            ),
+        ),
         (BreakerState::Open, _) => (
             CheckStatus::Error,
             format!(
@@ -93,5 +105,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(probing.status, CheckStatus::Warning);
+    }
+
+    #[test]
+    fn an_unreachable_handler_says_since_when() {
+        let at = DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z")
+            .unwrap()
+            .into();
+        let down = check_breaker(
+            "f",
+            BreakerState::Open,
+            Some(BreakerCause::HandlerUnreachable),
+            Some(at),
+            Some("the handler could not be reached: connection refused"),
+        )
+        .unwrap();
+        assert_eq!(down.status, CheckStatus::Error);
+        assert!(
+            down.detail
+                .starts_with("handler unreachable since 2026-01-02T03:04:05Z"),
+            "{}",
+            down.detail
+        );
+        let throttled = check_breaker(
+            "f",
+            BreakerState::Open,
+            Some(BreakerCause::Throttled),
+            Some(at),
+            None,
+        )
+        .unwrap();
+        assert_eq!(throttled.status, CheckStatus::Warning);
+        assert!(throttled.detail.contains("429 or 503"));
     }
 }

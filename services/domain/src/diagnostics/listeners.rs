@@ -76,6 +76,8 @@ mod tests {
             succeeded: count,
             failed: 0,
             retried: 0,
+            deferred: 0,
+            handler_unreachable_since: None,
             poisoned: 0,
             in_flight: 0,
             last_poll: None,

@@ -1,8 +1,10 @@
 //! The task that keeps this worker's breakers and Postgres in step, once per tick or at once
 //! when woken: per tenant, in one transaction, it adds the failures counted since the last
 //! tick (opening a breaker that crossed its threshold), reports a probe's outcome, claims or
-//! renews a due probe, and reads which breakers are not closed; then it sets every gate and
-//! posts each transition it made to the function's operator webhook.
+//! renews a due probe, opens a function whose handler throttled it too long, opens or closes
+//! every breaker of an app whose handler this worker found unreachable or answering again,
+//! and reads which breakers are not closed; then it sets every gate and posts each transition
+//! it made to the function's operator webhook.
 //!
 //! Counting is batched so that it never limits dispatch: an invocation only adds to a counter
 //! in memory (see `FunctionBreaker::finished`).
@@ -19,7 +21,16 @@ use shoal_store::breakers::{self, BreakerRecord, FunctionRef, Transition};
 use shoal_store::{StoreError, TenantId, begin_tenant};
 use tokio_util::sync::CancellationToken;
 
+use super::handler::{HandlerHealth, Report};
 use super::{Breakers, FunctionBreaker, Gate};
+
+/// A tenant's round: every function's gate, the transitions made, and what Postgres says of
+/// each app's handler (unreachable since when, if it is).
+type TenantRound = (
+    Vec<Gate>,
+    Vec<(Arc<FunctionBreaker>, Transition)>,
+    Vec<(Arc<HandlerHealth>, Option<chrono::DateTime<Utc>>)>,
+);
 
 pub struct Sync {
     pub breakers: Arc<Breakers>,
@@ -59,9 +70,13 @@ impl Sync {
                 continue;
             };
             let tenant = TenantId::new(name);
-            let (gates, made) = self.tenant_round(&tenant, &functions).await?;
+            let (gates, made, handlers) = self.tenant_round(&tenant, &functions).await?;
             for (breaker, gate) in functions.iter().zip(gates) {
                 breaker.set_gate(gate);
+            }
+            // Only after the commit: what they reported is settled by this reading.
+            for (health, unreachable_since) in handlers {
+                health.in_store(unreachable_since);
             }
             for (breaker, transition) in made {
                 self.notify(&breaker, &transition);
@@ -74,9 +89,51 @@ impl Sync {
         &self,
         tenant: &TenantId,
         functions: &[Arc<FunctionBreaker>],
-    ) -> Result<(Vec<Gate>, Vec<(Arc<FunctionBreaker>, Transition)>), StoreError> {
+    ) -> Result<TenantRound, StoreError> {
         let mut made = Vec::new();
         let mut tx = begin_tenant(&self.pool, tenant).await?;
+        // Each app's handler once, whichever of its functions brought it.
+        let mut handlers: Vec<&Arc<HandlerHealth>> = Vec::new();
+        for breaker in functions {
+            if !handlers.iter().any(|h| Arc::ptr_eq(h, &breaker.health)) {
+                handlers.push(&breaker.health);
+            }
+        }
+        for health in &handlers {
+            let app = &health.key.app;
+            let moved = match health.report() {
+                Some(Report::Unreachable(why)) => {
+                    breakers::handler::handler_unreachable(&mut tx, tenant, app, &why, &self.worker)
+                        .await?
+                }
+                Some(Report::Reachable) => {
+                    breakers::handler::handler_reachable(&mut tx, tenant, app, &self.worker).await?
+                }
+                None => continue,
+            };
+            for t in moved {
+                if let Some(breaker) = functions
+                    .iter()
+                    .find(|b| b.key.app == t.app && b.key.function == t.function)
+                {
+                    made.push((breaker.clone(), t));
+                }
+            }
+        }
+        for breaker in functions {
+            let f = function_ref(tenant, breaker);
+            if let Some(why) = breaker.take_pending_throttle()
+                && let Some(t) =
+                    breakers::handler::throttled(&mut tx, f, &why, &self.worker).await?
+            {
+                tracing::warn!(
+                    function = f.function,
+                    app = f.app,
+                    "the handler kept asking to slow down for longer than the breaker's window; the function's listeners pause"
+                );
+                made.push((breaker.clone(), t));
+            }
+        }
         for breaker in functions {
             let f = function_ref(tenant, breaker);
             if let Some((count, recent)) = breaker.take_pending() {
@@ -108,6 +165,19 @@ impl Sync {
                 .into_iter()
                 .map(|r| ((r.app.clone(), r.function.clone()), r))
                 .collect();
+        let mut readings = Vec::with_capacity(handlers.len());
+        for health in &handlers {
+            let since = open
+                .values()
+                .filter(|r| {
+                    r.app == health.key.app
+                        && r.state == BreakerState::Open
+                        && r.cause == Some(BreakerCause::HandlerUnreachable)
+                })
+                .filter_map(|r| r.failures.first().map(|f| f.at).or(r.changed_at))
+                .min();
+            readings.push(((*health).clone(), since));
+        }
         let mut gates = Vec::with_capacity(functions.len());
         for breaker in functions {
             let f = function_ref(tenant, breaker);
@@ -116,6 +186,13 @@ impl Sync {
                 gates.push(Gate::Closed);
                 continue;
             };
+            if record.state == BreakerState::Open
+                && record.cause == Some(BreakerCause::HandlerUnreachable)
+            {
+                let since = record.failures.first().map(|f| f.at).or(record.changed_at);
+                gates.push(Gate::Unreachable(since.unwrap_or_else(Utc::now)));
+                continue;
+            }
             let (holds, transition) = if self.may_probe(breaker, record) {
                 let settings = breaker.settings();
                 breakers::claim_probe(
@@ -140,7 +217,7 @@ impl Sync {
             gates.push(if holds { Gate::Probe } else { Gate::Open });
         }
         shoal_store::commit(tx).await?;
-        Ok((gates, made))
+        Ok((gates, made, readings))
     }
 
     /// Whether to try for the probe: the breaker half-opens by itself, and either it has been
@@ -156,7 +233,11 @@ impl Sync {
             BreakerState::Open => {
                 matches!(
                     record.cause,
-                    Some(BreakerCause::Failures | BreakerCause::ProbeFailed)
+                    Some(
+                        BreakerCause::Failures
+                            | BreakerCause::ProbeFailed
+                            | BreakerCause::Throttled
+                    )
                 ) && record
                     .changed_at
                     .is_some_and(|at| at + settings.cooldown.as_duration() <= now + self.tick)

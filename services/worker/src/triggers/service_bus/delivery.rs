@@ -5,6 +5,14 @@
 //! `shoal_domain::service_bus_trigger::settlement`). If the worker's drain deadline passes
 //! first, or its lease lapses, the messages are abandoned at once so another worker can take
 //! them.
+//!
+//! While the handler takes no connections, or asks to slow down (429/503), the messages stay
+//! locked in hand and are invoked once it answers or the `Retry-After` has passed (see
+//! `invocation`), with no attempt counted and the broker's `DeliveryCount` untouched. Azure
+//! Service Bus offers no way to give a message back without counting a delivery (abandon
+//! counts one; defer takes it out of the receive order), so the hold lasts only as long as
+//! the lock can be renewed: `maxAutoLockRenewalDuration` from the receive. Past it the message
+//! is abandoned, and that one delivery is counted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +30,7 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::error::WorkerError;
+use crate::invocation::{Hold, Unsettled};
 use crate::triggers::service_bus::ServiceBusFunction;
 
 /// A receiver shared by the receive loop and the deliveries that settle through it.
@@ -34,6 +43,8 @@ enum Ended {
     Abandoned,
     /// Received as the function's circuit breaker opened: given back, not invoked.
     HeldBack,
+    /// The handler could not take them for as long as their locks could be held.
+    HoldLapsed(String),
 }
 
 pub async fn deliver(
@@ -80,18 +91,22 @@ pub async fn deliver(
             })
         };
         let limit = ctx.options.max_auto_lock_renewal_duration.as_duration();
+        let hold = Hold {
+            until: Some(hold_until(&messages, limit)),
+        };
         if !function.breaker.invokes() {
             settle_all(&ctx, &receiver, &messages, Ended::HeldBack).await;
             return;
         }
         let ended = tokio::select! {
-            result = function.invoke_with(&webhook_id, invocation_id, payload, |response| {
+            result = function.invoke_holding_with(&webhook_id, invocation_id, payload, |response| {
                 let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
                 requested_settlements(response.settlement.as_ref(), &tokens)
                     .map_err(|e| format!("the handler's Settlement is invalid: {e}"))
-            }) => match result {
+            }, hold) => match result {
                 Ok(asked) => Ended::Succeeded(asked),
-                Err(reason) => Ended::Failed(reason),
+                Err(Unsettled::Failed(reason)) => Ended::Failed(reason),
+                Err(Unsettled::HoldEnded(reason)) => Ended::HoldLapsed(reason),
             },
             _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
                 Ended::Failed("lock renewal stopped".into())
@@ -152,6 +167,12 @@ async fn settle_all(
                 "the function's circuit breaker is open; abandoning the message(s) without invoking (the broker counts the delivery)"
             );
         }
+        Ended::HoldLapsed(reason) => {
+            tracing::warn!(
+                reason,
+                "the handler could not take the message(s) for as long as their locks could be renewed (maxAutoLockRenewalDuration); abandoning them (the broker counts the delivery)"
+            );
+        }
     }
     for (i, message) in messages.iter().enumerate() {
         let after = match &ended {
@@ -163,7 +184,9 @@ async fn settle_all(
                 stats.failed();
                 after_invocation(false, None, ctx.auto_complete)
             }
-            Ended::Abandoned | Ended::HeldBack => AfterInvocation::Settle(Settlement::abandon()),
+            Ended::Abandoned | Ended::HeldBack | Ended::HoldLapsed(_) => {
+                AfterInvocation::Settle(Settlement::abandon())
+            }
         };
         match after {
             AfterInvocation::Settle(settlement) => {
@@ -210,6 +233,23 @@ async fn settle(
         }
     }
     false
+}
+
+/// Until when the messages can be held while the handler cannot take them: as long as their
+/// locks are renewed (`limit` from now, see [`renew_locks`]), or without renewal until a
+/// second before the first lock expires.
+fn hold_until(messages: &[Received], limit: Duration) -> Instant {
+    let now = Instant::now();
+    if !limit.is_zero() {
+        return now + limit;
+    }
+    let left = messages
+        .iter()
+        .filter_map(Received::locked_until)
+        .min()
+        .and_then(|until| (until - Utc::now()).to_std().ok())
+        .unwrap_or(Duration::ZERO);
+    now + left.saturating_sub(Duration::from_secs(1))
 }
 
 /// Renews every message's lock before it ends, for at most `limit` (0: not at all), as Azure's

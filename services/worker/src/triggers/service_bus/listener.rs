@@ -66,19 +66,29 @@ pub async fn run(
         };
         // An open circuit breaker stops the receives; the messages stay in the entity.
         if ctx.function.breaker.holds_back() {
-            stats.set_status("paused: the function's circuit breaker is open");
+            stats.set_status(ctx.function.breaker.paused_status());
         }
         let Some(admit) = ctx.function.breaker.admit(&stop).await else {
             break;
         };
+        // While the handler asks to slow down: one message at a time, after the deferral.
+        let (most, wait) = ctx.function.breaker.intake(u32::MAX);
+        if !wait.is_zero() {
+            stats.set_status("throttled: the handler asked to slow down");
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(wait) => {}
+            }
+        }
         let mut permits = vec![first];
         while admit == Admit::Any
+            && most > 1
             && let Ok(permit) = room.clone().try_acquire_owned()
         {
             permits.push(permit);
         }
         while deliveries.try_join_next().is_some() {}
-        let want = if admit == Admit::One {
+        let want = if admit == Admit::One || most == 1 {
             1
         } else if ctx.batched {
             ctx.options.max_message_batch_size.max(1)

@@ -9,6 +9,12 @@
 //! If the worker's drain deadline passes first, or its lease lapses (see `lease.rs`), the
 //! message is released at once (it was not the handler's failure, and another worker can take
 //! it now).
+//!
+//! While the handler takes no connections, or asks to slow down (429/503), the message stays
+//! in hand, its invisibility renewed, and is invoked once the handler answers or its
+//! `Retry-After` has passed (see `invocation`): it is not released, since the receive that
+//! brought it already raised its dequeue count, and nothing of the wait counts as an attempt.
+//! The hold has no bound of its own; only the message's own expiry ends it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,7 +33,7 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::error::WorkerError;
-use crate::invocation::{FunctionHost, Outcome};
+use crate::invocation::{FunctionHost, Hold, Outcome};
 use crate::triggers::storage_queue::in_flight::InFlight;
 
 /// Everything a queue listener's deliveries share.
@@ -202,7 +208,12 @@ async fn attempt(
         }))
     };
     ctx.function
-        .invoke(&message.message_id, invocation_id, payload)
+        .invoke_holding(
+            &message.message_id,
+            invocation_id,
+            payload,
+            Hold { until: None },
+        )
         .await
 }
 

@@ -6,6 +6,8 @@
 //! randomized exponential back-off. On stop: no more polls (one under way finishes and its
 //! messages are delivered), then wait for in-flight deliveries. While the function's circuit
 //! breaker is open there are no polls at all; half-open, the probe polls for one message.
+//! While the handler asks to slow down (429/503) it polls for one message at a time, and not
+//! before the latest deferral has passed.
 
 use std::sync::Arc;
 
@@ -49,14 +51,23 @@ impl QueueListener {
             // An open circuit breaker stops the polls; the messages stay in the queue.
             let breaker = &ctx.function.breaker;
             if breaker.holds_back() {
-                stats.set_status("paused: the function's circuit breaker is open");
+                stats.set_status(breaker.paused_status());
                 paused_shown = true;
             }
             let Some(admit) = breaker.admit(&self.stop).await else {
                 break;
             };
+            let (most, wait) = breaker.intake(self.options.batch_size);
+            if !wait.is_zero() {
+                stats.set_status("throttled: the handler asked to slow down");
+                paused_shown = true;
+                tokio::select! {
+                    _ = self.stop.cancelled() => break,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
             let batch_size = match admit {
-                Admit::Any => self.options.batch_size as u8,
+                Admit::Any => most as u8,
                 Admit::One => 1,
             };
             // Reap finished deliveries so the set does not grow without bound.

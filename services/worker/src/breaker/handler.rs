@@ -1,0 +1,426 @@
+//! Whether an app's handler takes connections, as this worker sees it: shared by every
+//! function of the app on this worker (see `Breakers::register`).
+//!
+//! A connection failure (refused, a connect timeout, a name that does not resolve — not a 5xx,
+//! which is an answer) is never a message's failed attempt: the delivery keeps its message in
+//! hand (invisible, or locked) and waits until the handler answers again ([`HandlerHealth::
+//! wait_for_answer`]). Meanwhile one task per app on this worker probes the handler, as Azure's
+//! host waits for its custom handler (see `shoal_invoker::pressure`), at intervals that grow
+//! from [`FIRST_PROBE`] to [`LONGEST_PROBE`]. A run of [`UNREACHABLE_AFTER`] connection
+//! failures (deliveries' and probes' alike, with no answer between) says the handler is
+//! unreachable: the sync task opens every breaker of the app for every worker (cause
+//! `handlerUnreachable`), so no listener of the app receives any more. The first answered
+//! probe closes them again, so listening resumes within one probe interval of the handler
+//! coming back.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use shoal_invoker::{InvocationError, Invoker};
+use shoal_store::breakers::FailureSample;
+use tokio::sync::{Notify, watch};
+use url::Url;
+
+/// Connection failures in a row (with no answer between) that make the handler unreachable.
+pub const UNREACHABLE_AFTER: u32 = 3;
+/// The first probe follows the failure that started it after this; each further one waits
+/// twice as long, up to [`LONGEST_PROBE`].
+pub const FIRST_PROBE: Duration = Duration::from_millis(250);
+pub const LONGEST_PROBE: Duration = Duration::from_secs(4);
+/// How long a probe may take: the handler's answer to it is not read.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Which app a handler belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AppKey {
+    pub tenant: String,
+    pub app: String,
+}
+
+/// What waiting deliveries watch: `answers` grows with every answer after a connection
+/// failure; `unreachable_since` is set while the handler counts as unreachable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Reach {
+    pub answers: u64,
+    pub unreachable_since: Option<DateTime<Utc>>,
+}
+
+/// What to tell Postgres (the sync task takes it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Report {
+    /// Open every breaker of the app; the run's first failure says why.
+    Unreachable(FailureSample),
+    /// Close the breakers the handler's unreachability opened.
+    Reachable,
+}
+
+/// The run of connection failures and what follows from it. Pure, tested below.
+#[derive(Debug, Default)]
+pub struct Run {
+    failures: u32,
+    first: Option<FailureSample>,
+    reach: Reach,
+    /// Postgres says the app's breakers are open because the handler is unreachable.
+    open_in_store: bool,
+    report: Option<Report>,
+}
+
+impl Run {
+    /// A connection failure at `at`. True when it made the handler unreachable.
+    pub fn connection_failed(&mut self, at: DateTime<Utc>, reason: &str) -> bool {
+        self.failures = self.failures.saturating_add(1);
+        let first = self.first.get_or_insert_with(|| FailureSample {
+            at,
+            reason: reason.chars().take(1024).collect(),
+        });
+        if self.failures < UNREACHABLE_AFTER || self.reach.unreachable_since.is_some() {
+            return false;
+        }
+        self.reach.unreachable_since = Some(first.at);
+        if !self.open_in_store {
+            self.report = Some(Report::Unreachable(first.clone()));
+        }
+        true
+    }
+
+    /// The handler answered (a probe, or any call). True when waiting deliveries must be woken.
+    pub fn answered(&mut self) -> bool {
+        let after_failure = self.failures > 0 || self.reach.unreachable_since.is_some();
+        self.failures = 0;
+        self.first = None;
+        self.reach.unreachable_since = None;
+        if self.open_in_store {
+            self.report = Some(Report::Reachable);
+        } else if matches!(self.report, Some(Report::Unreachable(_))) {
+            // Never told: nothing to undo.
+            self.report = None;
+        }
+        if after_failure {
+            self.reach.answers += 1;
+        }
+        after_failure
+    }
+
+    /// Postgres says whether the app's breakers are open for the handler (another worker may
+    /// have found it unreachable, `since`). True when this worker learnt of it just now.
+    pub fn in_store(&mut self, open_since: Option<DateTime<Utc>>) -> bool {
+        self.open_in_store = open_since.is_some();
+        match open_since {
+            Some(since) => {
+                if matches!(self.report, Some(Report::Unreachable(_))) {
+                    self.report = None;
+                }
+                // Answered here and not yet told: the next round closes them.
+                if self.report == Some(Report::Reachable) {
+                    return false;
+                }
+                if self.reach.unreachable_since.is_none() {
+                    self.reach.unreachable_since = Some(since);
+                    return true;
+                }
+                false
+            }
+            None => {
+                if self.report == Some(Report::Reachable) {
+                    self.report = None;
+                }
+                false
+            }
+        }
+    }
+
+    pub fn reach(&self) -> Reach {
+        self.reach
+    }
+
+    /// What Postgres has not been told yet. It stays until Postgres's reading shows it was
+    /// ([`Run::in_store`]), so a failed round tells it again.
+    pub fn report(&self) -> Option<Report> {
+        self.report.clone()
+    }
+}
+
+/// The pause before each probe: [`FIRST_PROBE`], doubling up to [`LONGEST_PROBE`].
+#[derive(Debug)]
+pub struct ProbePace(Duration);
+
+impl Default for ProbePace {
+    fn default() -> Self {
+        ProbePace(FIRST_PROBE)
+    }
+}
+
+impl ProbePace {
+    pub fn next(&mut self) -> Duration {
+        let pause = self.0;
+        self.0 = (self.0 * 2).min(LONGEST_PROBE);
+        pause
+    }
+}
+
+/// One app's handler on this worker.
+pub struct HandlerHealth {
+    pub key: AppKey,
+    run: Mutex<Run>,
+    reach: watch::Sender<Reach>,
+    /// Where to probe, and through which invoker (the tenant's egress): set by the function
+    /// hosts of the app.
+    target: Mutex<Option<(Url, Invoker)>>,
+    probing: AtomicBool,
+    /// Wakes the sync task to tell Postgres.
+    sync: Arc<Notify>,
+}
+
+impl std::fmt::Debug for HandlerHealth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandlerHealth")
+            .field("key", &self.key)
+            .field("reach", &self.reach())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HandlerHealth {
+    pub fn new(key: AppKey, sync: Arc<Notify>) -> HandlerHealth {
+        HandlerHealth {
+            key,
+            run: Mutex::new(Run::default()),
+            reach: watch::Sender::new(Reach::default()),
+            target: Mutex::new(None),
+            probing: AtomicBool::new(false),
+            sync,
+        }
+    }
+
+    /// The handler the app's functions call now.
+    pub fn aim(&self, handler: Url, invoker: Invoker) {
+        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Some((handler, invoker));
+    }
+
+    pub fn reach(&self) -> Reach {
+        *self.reach.borrow()
+    }
+
+    pub fn unreachable_since(&self) -> Option<DateTime<Utc>> {
+        self.reach().unreachable_since
+    }
+
+    /// A call could not connect: counts towards the run, and starts the prober.
+    pub fn connection_failed(self: &Arc<Self>, reason: &str) {
+        let became = self.update(|run| run.connection_failed(Utc::now(), reason));
+        if became {
+            tracing::warn!(
+                tenant = self.key.tenant,
+                app = self.key.app,
+                reason,
+                "the app's handler is unreachable; its listeners pause on every worker and messages in hand wait for it"
+            );
+            self.sync.notify_one();
+        }
+        self.start_probing();
+    }
+
+    /// A call was answered (whatever its status).
+    pub fn answered(&self) {
+        if self.run().failures == 0 && self.reach().unreachable_since.is_none() {
+            return;
+        }
+        let had_report = self.update(|run| run.answered());
+        if had_report {
+            tracing::info!(
+                tenant = self.key.tenant,
+                app = self.key.app,
+                "the app's handler answers again"
+            );
+            self.sync.notify_one();
+        }
+    }
+
+    /// Waits until the handler answers after `seen` (a [`Reach::answers`] read before the call
+    /// that failed), or until `deadline`. False when the deadline came first.
+    pub async fn wait_for_answer(self: &Arc<Self>, seen: u64, deadline: Option<Instant>) -> bool {
+        self.start_probing();
+        let mut reach = self.reach.subscribe();
+        let deadline = deadline.map(tokio::time::Instant::from_std);
+        loop {
+            if reach.borrow_and_update().answers != seen {
+                return true;
+            }
+            tokio::select! {
+                changed = reach.changed() => if changed.is_err() { return false },
+                _ = async { match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending::<()>().await,
+                } } => return false,
+            }
+        }
+    }
+
+    /// Postgres's reading (see [`Run::in_store`]); starts probing when it says unreachable.
+    pub fn in_store(self: &Arc<Self>, open_since: Option<DateTime<Utc>>) {
+        let learnt = self.update(|run| run.in_store(open_since));
+        if learnt || open_since.is_some() {
+            self.start_probing();
+        }
+    }
+
+    pub fn report(&self) -> Option<Report> {
+        self.run().report()
+    }
+
+    /// Starts the probe task unless one runs. It holds the health weakly, and ends at the
+    /// first answer or when the app is no longer hosted here.
+    fn start_probing(self: &Arc<Self>) {
+        if self.probing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        tokio::spawn(probe_until_answered(weak));
+    }
+
+    fn update<T>(&self, f: impl FnOnce(&mut Run) -> T) -> T {
+        let mut run = self.run();
+        let result = f(&mut run);
+        let reach = run.reach();
+        drop(run);
+        self.reach.send_if_modified(|current| {
+            let changed = *current != reach;
+            *current = reach;
+            changed
+        });
+        result
+    }
+
+    fn run(&self) -> std::sync::MutexGuard<'_, Run> {
+        self.run.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+async fn probe_until_answered(health: Weak<HandlerHealth>) {
+    let mut pace = ProbePace::default();
+    loop {
+        tokio::time::sleep(pace.next()).await;
+        let Some(health) = health.upgrade() else {
+            return;
+        };
+        let target = health
+            .target
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some((url, invoker)) = target else {
+            continue;
+        };
+        match invoker.probe(&url, PROBE_TIMEOUT).await {
+            Err(InvocationError::Unreachable(reason)) => {
+                tracing::debug!(
+                    app = health.key.app,
+                    reason,
+                    "probing the handler: no connection"
+                );
+                if health.update(|run| run.connection_failed(Utc::now(), &reason)) {
+                    health.sync.notify_one();
+                }
+            }
+            // Any answer, or a failure after connecting, says it takes connections again (as
+            // Azure's readiness check decides).
+            _ => {
+                health.probing.store(false, Ordering::Release);
+                health.answered();
+                // A failure that raced the end of probing restarts it.
+                if health.run().failures > 0 {
+                    health.start_probing();
+                }
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + s, 0).unwrap()
+    }
+
+    #[test]
+    fn a_run_of_connection_failures_makes_the_handler_unreachable_until_it_answers() {
+        let mut run = Run::default();
+        assert!(!run.connection_failed(at(0), "refused"));
+        assert!(!run.connection_failed(at(1), "refused again"));
+        assert_eq!(run.reach().unreachable_since, None, "two are not a run");
+        assert!(run.connection_failed(at(2), "refused"));
+        assert_eq!(
+            run.reach().unreachable_since,
+            Some(at(0)),
+            "since the first"
+        );
+        assert!(!run.connection_failed(at(3), "refused"), "once");
+        let Some(Report::Unreachable(why)) = run.report() else {
+            panic!("reported")
+        };
+        assert_eq!(why.reason, "refused");
+        // Postgres now says so too (which settles the report); then a probe is answered.
+        assert!(!run.in_store(Some(at(2))));
+        assert_eq!(run.report(), None);
+        let answers = run.reach().answers;
+        assert!(run.answered());
+        assert_eq!(run.reach().answers, answers + 1, "waiters wake");
+        assert_eq!(run.reach().unreachable_since, None);
+        assert_eq!(run.report(), Some(Report::Reachable));
+        assert!(
+            !run.in_store(Some(at(2))),
+            "a round that failed: still to tell"
+        );
+        assert_eq!(run.report(), Some(Report::Reachable));
+        run.in_store(None);
+        assert_eq!(run.report(), None, "told");
+    }
+
+    #[test]
+    fn an_answer_ends_the_run_and_wakes_only_after_a_failure() {
+        let mut run = Run::default();
+        assert!(!run.answered(), "nothing to wake");
+        run.connection_failed(at(0), "refused");
+        run.connection_failed(at(1), "refused");
+        assert!(run.answered());
+        assert!(!run.connection_failed(at(2), "refused"), "a new run");
+        assert_eq!(run.report(), None, "never unreachable, nothing told");
+    }
+
+    #[test]
+    fn an_answer_before_the_report_went_out_takes_it_back() {
+        let mut run = Run::default();
+        for s in 0..3 {
+            run.connection_failed(at(s), "refused");
+        }
+        run.answered();
+        assert_eq!(run.report(), None);
+    }
+
+    #[test]
+    fn another_workers_finding_is_learnt_from_postgres() {
+        let mut run = Run::default();
+        assert!(run.in_store(Some(at(5))), "learnt");
+        assert_eq!(run.reach().unreachable_since, Some(at(5)));
+        assert!(!run.in_store(Some(at(5))), "once");
+        assert_eq!(run.report(), None, "nothing to tell: Postgres knows");
+        // Closed elsewhere (another worker's probe, or a resume by hand): still unreachable
+        // here until this worker's own probe is answered.
+        run.in_store(None);
+        assert_eq!(run.reach().unreachable_since, Some(at(5)));
+        assert!(run.answered());
+        assert_eq!(run.report(), None, "nothing open to close");
+    }
+
+    #[test]
+    fn probes_back_off_to_a_cap() {
+        let mut pace = ProbePace::default();
+        let ms: Vec<u128> = (0..7).map(|_| pace.next().as_millis()).collect();
+        assert_eq!(ms, [250, 500, 1_000, 2_000, 4_000, 4_000, 4_000]);
+    }
+}
