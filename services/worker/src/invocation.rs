@@ -112,24 +112,8 @@ impl FunctionHost {
     /// Calls the handler with the request `payload` builds, as often as the retry policy
     /// allows, and writes the function's outputs after a success. A failure is final when the
     /// policy allows no further retry; the trigger's own path (poison, dead-letter) starts
-    /// there.
-    pub async fn invoke(
-        &self,
-        webhook_id: &str,
-        invocation_id: Uuid,
-        payload: impl Fn() -> Result<Value, String>,
-    ) -> Outcome {
-        match self
-            .invoke_with(webhook_id, invocation_id, payload, |_| Ok(()))
-            .await
-        {
-            Ok(()) => Outcome::Succeeded,
-            Err(reason) => Outcome::Failed(reason),
-        }
-    }
-
-    /// [`FunctionHost::invoke`] for a trigger that holds its message while the handler is
-    /// unreachable or throttling (see the module's doc).
+    /// there. The message is held while the handler is unreachable or throttling (see the
+    /// module's doc), up to `hold`.
     pub async fn invoke_holding(
         &self,
         webhook_id: &str,
@@ -153,7 +137,18 @@ impl FunctionHost {
         }
     }
 
-    /// [`FunctionHost::invoke_with`] holding the message (see [`FunctionHost::invoke_holding`]).
+    /// Like [`FunctionHost::invoke_holding`], for a trigger that reads more of a successful
+    /// response than the outputs (a Service Bus handler's `Settlement`): `accept` checks each
+    /// response before any output is written, and a response it refuses fails that attempt
+    /// with its reason. `Err` is why the last attempt failed, or that the hold ended.
+    ///
+    /// Every attempt keeps `webhook_id` (the handler's idempotency key) and carries
+    /// `Metadata.RetryContext` when a policy applies; each is an invocation of its own
+    /// (`invocation_id` for the first, a fresh one for every retry). The caller keeps the
+    /// message locked or invisible meanwhile, and cancels this future to give up at once.
+    ///
+    /// The outcome is told to the function's circuit breaker. No retry starts while the
+    /// breaker is open: the message goes back to its source instead (see `holds_back`).
     pub async fn invoke_holding_with<T>(
         &self,
         webhook_id: &str,
@@ -177,38 +172,8 @@ impl FunctionHost {
         result
     }
 
-    /// Like [`FunctionHost::invoke`], for a trigger that reads more of a successful response
-    /// than the outputs (a Service Bus handler's `Settlement`): `accept` checks each response
-    /// before any output is written, and a response it refuses fails that attempt with its
-    /// reason. `Err` is why the last attempt failed.
-    ///
-    /// Every attempt keeps `webhook_id` (the handler's idempotency key) and carries
-    /// `Metadata.RetryContext` when a policy applies; each is an invocation of its own
-    /// (`invocation_id` for the first, a fresh one for every retry). The caller keeps the
-    /// message locked or invisible meanwhile, and cancels this future to give up at once.
-    ///
-    /// The outcome is told to the function's circuit breaker. No retry starts while the
-    /// breaker is open: the message goes back to its source instead (see `holds_back`).
-    pub async fn invoke_with<T>(
-        &self,
-        webhook_id: &str,
-        invocation_id: Uuid,
-        payload: impl Fn() -> Result<Value, String>,
-        accept: impl Fn(&HandlerResponse) -> Result<T, String>,
-    ) -> Result<T, String> {
-        let request =
-            || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
-        let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
-        let result = self
-            .attempts(invocation_id, request, accept, || {}, None)
-            .await
-            .map_err(Unsettled::into_reason);
-        self.breaker
-            .finished(result.as_ref().err().map(String::as_str));
-        result
-    }
-
-    /// Like [`FunctionHost::invoke`], for a batch whose handler may answer that part of it
+    /// Like [`FunctionHost::invoke_holding`] without a hold (a stream's partition waits on its
+    /// batch instead), for a batch whose handler may answer that part of it
     /// failed: `accept` says so with [`Accepted::Partly`], the answer's outputs are written,
     /// then `partly_done` is called (the caller now counts the events that succeeded as done),
     /// and the rest is retried under the policy like a failed attempt. `request` makes each

@@ -78,17 +78,7 @@ pub async fn consumer_lag(
         let error = |op, e: &rdkafka::error::KafkaError| {
             KafkaError::from_rdkafka(&redactor, op, Some(&topic), e)
         };
-        let partitions = partitions_of(&client, &topic).map_err(|e| match e {
-            PartitionsError::Kafka(e) => error("read topic metadata", &e),
-            PartitionsError::Missing(e) => e,
-        })?;
-        let mut asked = TopicPartitionList::with_capacity(partitions.len());
-        for &partition in &partitions {
-            asked.add_partition(&topic, partition);
-        }
-        let committed = client
-            .committed_offsets(asked, READ_TIMEOUT)
-            .map_err(|e| error("read committed offsets", &e))?;
+        let (partitions, committed) = committed_in(&client, &topic, READ_TIMEOUT, error)?;
         let mut lags = Vec::with_capacity(partitions.len());
         for partition in partitions {
             let (low, high) = client
@@ -112,6 +102,28 @@ pub async fn consumer_lag(
         op: "read consumer lag",
         message: format!("the task failed: {e}"),
     })?
+}
+
+/// The partitions of `topic` and the client's group's committed offsets in them (read from
+/// outside the group), `error` naming what failed.
+pub(super) fn committed_in<C: rdkafka::consumer::ConsumerContext>(
+    client: &BaseConsumer<C>,
+    topic: &str,
+    timeout: Duration,
+    error: impl Fn(&'static str, &rdkafka::error::KafkaError) -> KafkaError,
+) -> Result<(Vec<i32>, TopicPartitionList), KafkaError> {
+    let partitions = partitions_of(client, topic).map_err(|e| match e {
+        PartitionsError::Kafka(e) => error("read topic metadata", &e),
+        PartitionsError::Missing(e) => e,
+    })?;
+    let mut asked = TopicPartitionList::with_capacity(partitions.len());
+    for &partition in &partitions {
+        asked.add_partition(topic, partition);
+    }
+    let committed = client
+        .committed_offsets(asked, timeout)
+        .map_err(|e| error("read committed offsets", &e))?;
+    Ok((partitions, committed))
 }
 
 pub(super) enum PartitionsError {

@@ -16,7 +16,7 @@ use rdkafka::error::KafkaError as RdError;
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 
 use super::consumer::event;
-use super::lag::{PartitionsError, partitions_of};
+use super::lag::committed_in;
 use super::{KafkaError, KafkaProperties, StreamEvent, check_name, client_log};
 
 /// How long each metadata, offset or commit request may take.
@@ -71,17 +71,7 @@ pub async fn read_from_position(
     tokio::task::spawn_blocking(move || {
         let error = |op, e: &RdError| KafkaError::from_rdkafka(&redactor, op, Some(&topic), e);
         let started = Instant::now();
-        let partitions = partitions_of(&client, &topic).map_err(|e| match e {
-            PartitionsError::Kafka(e) => error("read topic metadata", &e),
-            PartitionsError::Missing(e) => e,
-        })?;
-        let mut asked = TopicPartitionList::with_capacity(partitions.len());
-        for &partition in &partitions {
-            asked.add_partition(&topic, partition);
-        }
-        let committed = client
-            .committed_offsets(asked, REQUEST_TIMEOUT)
-            .map_err(|e| error("read the committed position", &e))?;
+        let (partitions, committed) = committed_in(&client, &topic, REQUEST_TIMEOUT, error)?;
         // (partition, next offset to read, end) of each partition with something to read.
         let mut open: Vec<(i32, i64, i64)> = Vec::new();
         let mut pending = 0u64;

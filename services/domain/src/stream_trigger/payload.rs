@@ -46,6 +46,23 @@ pub struct StreamEvent {
     pub leader_epoch: Option<i32>,
 }
 
+impl StreamEvent {
+    /// An event at `topic`/`partition`/`offset` with no key, value, timestamp or headers: what
+    /// the position and bookkeeping logic looks at, and the tests' plain event.
+    pub fn at(topic: &str, partition: i32, offset: i64) -> StreamEvent {
+        StreamEvent {
+            topic: topic.to_owned(),
+            partition,
+            offset,
+            key: None,
+            value: None,
+            timestamp: None,
+            headers: Vec::new(),
+            leader_epoch: None,
+        }
+    }
+}
+
 /// Who the invocation is for, beside the event(s).
 #[derive(Clone, Copy, Debug)]
 pub struct StreamInvocation<'a> {

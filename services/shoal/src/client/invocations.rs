@@ -138,8 +138,10 @@ async fn list(api: &Api, output: Output, args: ListArgs) -> Result<(), Failure> 
             &rows,
         );
     } else {
+        // The API's series has every minute of the window; the table shows those with attempts.
         let rows: Vec<Vec<String>> = items
             .iter()
+            .filter(|m| m["invocations"].as_i64().unwrap_or(0) > 0)
             .map(|m| {
                 vec![
                     cell(m, "/minute"),

@@ -1,5 +1,7 @@
 use std::time::Duration;
 
+use chrono::{DurationRound, TimeDelta, Utc};
+
 use serde_json::json;
 use shoal_domain::workers::WorkerState;
 use shoal_store::{begin_platform, page::PageRequest, workers};
@@ -190,9 +192,9 @@ async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Resu
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
-        let window = Duration::from_secs(600);
+        let (first, last) = last_ten_minutes();
         let minutes =
-            invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", window).await?;
+            invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", first, last).await?;
         let failures = invocation_telemetry::failures(&mut tx, &tenant(), APP, "ship", 10).await?;
         shoal_store::commit(tx).await?;
         let invocations: i64 = minutes.iter().map(|m| m.invocations).sum();
@@ -248,11 +250,26 @@ async fn a_worker_with_invocation_telemetry_off_records_none() -> anyhow::Result
     worker.shut_down().await?;
 
     let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
-    let window = Duration::from_secs(600);
-    let minutes = invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", window).await?;
+    let (first, last) = last_ten_minutes();
+    let minutes =
+        invocation_telemetry::minutes(&mut tx, &tenant(), APP, "ship", first, last).await?;
     let failures = invocation_telemetry::failures(&mut tx, &tenant(), APP, "ship", 10).await?;
     shoal_store::commit(tx).await?;
-    assert!(minutes.is_empty(), "{minutes:?}");
+    // The series has every minute of the window; none of them counts an attempt.
+    assert!(
+        minutes
+            .iter()
+            .all(|m| m.invocations == 0 && m.failures == 0),
+        "{minutes:?}"
+    );
     assert!(failures.is_empty(), "{failures:?}");
     Ok(())
+}
+
+/// The last ten minutes, as the minute starts the store's series runs between.
+fn last_ten_minutes() -> (chrono::DateTime<Utc>, chrono::DateTime<Utc>) {
+    let last = Utc::now()
+        .duration_trunc(TimeDelta::minutes(1))
+        .expect("a minute divides the time");
+    (last - TimeDelta::minutes(9), last)
 }

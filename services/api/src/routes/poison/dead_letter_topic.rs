@@ -231,16 +231,7 @@ mod tests {
     use super::*;
 
     fn record(partition: i32, offset: i64) -> StreamEvent {
-        StreamEvent {
-            topic: "orders-poison".into(),
-            partition,
-            offset,
-            key: None,
-            value: None,
-            timestamp: None,
-            headers: Vec::new(),
-            leader_epoch: None,
-        }
+        StreamEvent::at("orders-poison", partition, offset)
     }
 
     #[test]

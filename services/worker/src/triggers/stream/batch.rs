@@ -270,16 +270,7 @@ mod tests {
     use super::*;
 
     fn event(partition: i32, offset: i64) -> StreamEvent {
-        StreamEvent {
-            topic: "t".into(),
-            partition,
-            offset,
-            key: None,
-            value: None,
-            timestamp: None,
-            headers: Vec::new(),
-            leader_epoch: None,
-        }
+        StreamEvent::at("t", partition, offset)
     }
 
     fn shape(lanes: Vec<Vec<Vec<&StreamEvent>>>) -> Vec<Vec<Vec<(i32, i64)>>> {

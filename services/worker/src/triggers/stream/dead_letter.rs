@@ -285,16 +285,7 @@ mod tests {
     use super::*;
 
     fn event(partition: i32, offset: i64) -> StreamEvent {
-        StreamEvent {
-            topic: "orders".into(),
-            partition,
-            offset,
-            key: None,
-            value: None,
-            timestamp: None,
-            headers: Vec::new(),
-            leader_epoch: None,
-        }
+        StreamEvent::at("orders", partition, offset)
     }
 
     #[test]
