@@ -92,11 +92,17 @@ pub async fn deliver(
                 return;
             }
         }
-        let outcome = tokio::select! {
-            outcome = attempt(&ctx, &message, dequeue_count, invocation_id) => outcome,
-            _ = renew_invisibility(&ctx, &message.message_id, &receipt) => unreachable_renewal(),
-            _ = abandon.cancelled() => Outcome::Abandoned,
+        let invoked = CancellationToken::new();
+        let work = async {
+            let outcome = tokio::select! {
+                outcome = attempt(&ctx, &message, dequeue_count, invocation_id) => outcome,
+                _ = abandon.cancelled() => Outcome::Abandoned,
+            };
+            invoked.cancel();
+            outcome
         };
+        let renewal = renew_invisibility(&ctx, &message.message_id, &receipt, &invoked);
+        let (outcome, ()) = tokio::join!(work, renewal);
         match outcome {
             Outcome::Succeeded => {
                 delete(&ctx, &message.message_id, &receipt).await;
@@ -139,11 +145,6 @@ pub async fn deliver(
     .await;
     in_flight.end(&id);
     ctx.function.stats.set_in_flight(in_flight.len());
-}
-
-/// The renewal loop never ends by itself; this only satisfies the `select!` arm's type.
-fn unreachable_renewal() -> Outcome {
-    Outcome::Failed("invisibility renewal stopped".into())
 }
 
 /// A message's attempts so far, this one included: its dequeue count less the receives a
@@ -218,11 +219,24 @@ async fn attempt(
 }
 
 /// Keeps the message invisible while the handler runs: every half period, push its
-/// visibility out by the full period again and keep the new receipt.
-async fn renew_invisibility(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>) {
+/// visibility out by the full period again and keep the new receipt, until `invoked`.
+///
+/// It stops only between renewals, never inside one: an update the service made whose new
+/// receipt was then dropped would leave settlement holding a stale receipt, so the delete
+/// fails and the message comes back with its dequeue count raised (seen while a throttling
+/// handler kept a message in hand through many renewals).
+async fn renew_invisibility(
+    ctx: &QueueFunction,
+    id: &str,
+    receipt: &Mutex<String>,
+    invoked: &CancellationToken,
+) {
     let period = renewal_period(ctx.invisibility);
     loop {
-        tokio::time::sleep(period).await;
+        tokio::select! {
+            () = invoked.cancelled() => return,
+            () = tokio::time::sleep(period) => {}
+        }
         match ctx
             .queue
             .update_visibility(id, &current(receipt), ctx.invisibility)
