@@ -172,18 +172,48 @@ async fn handler_timeout_is_a_failure() -> anyhow::Result<()> {
     fails_into_poison(Behaviour::Delay(Duration::from_secs(5), json!({})), None, 1).await
 }
 
+/// A handler that takes no connections says nothing about the message: it is held in hand, not
+/// failed. With `maxDequeueCount` 1 one failed attempt would poison it (as it did before a
+/// connection failure stopped counting as one); it stays received, neither failed nor poisoned.
 #[tokio::test]
-async fn connection_refused_is_a_failure() -> anyhow::Result<()> {
+async fn connection_refused_holds_the_message_rather_than_failing_it() -> anyhow::Result<()> {
     // A port that was just free: nothing listens there.
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    fails_into_poison(
-        Behaviour::Respond(json!({})),
-        Some(&format!("http://127.0.0.1:{port}/api")),
-        0,
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"maxDequeueCount": 1}}}),
+        json!({"handler": {"url": format!("http://127.0.0.1:{port}/api"), "timeoutSeconds": 1}}),
     )
-    .await
+    .await?;
+    h.put_function("f", queue_trigger("qqq")).await?;
+    h.enqueue("qqq", &base64("payload")).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while worker
+        .stats
+        .reports()
+        .first()
+        .is_none_or(|r| r.received == 0)
+    {
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "nothing received");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A failed attempt was settled (poisoned) well within this before.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let report = &worker.stats.reports()[0];
+    assert_eq!(
+        (
+            report.received,
+            report.succeeded,
+            report.failed,
+            report.poisoned
+        ),
+        (1, 0, 0, 0)
+    );
+    worker.shut_down().await?;
+    Ok(())
 }
 
 #[tokio::test]
