@@ -148,7 +148,7 @@ async fn retrying_until_success_stops_when_the_handler_recovers() -> anyhow::Res
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
     h.handler.script(vec![
         Behaviour::Status(500),
-        Behaviour::Status(503),
+        Behaviour::Status(502),
         Behaviour::Status(500),
     ]);
     h.put_app(
