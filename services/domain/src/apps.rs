@@ -10,11 +10,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+pub mod health_check;
+
 use crate::host_config::HostConfig;
 use crate::scale::ScaleMode;
 use crate::settings::validate_app_settings;
 use crate::validation::{Problems, ValidationError, from_json, join_path, named_body};
 use crate::webhook_limits::WebhookLimits;
+use health_check::HealthCheck;
 
 /// Default per-request timeout for the handler when `handler.timeoutSeconds` is absent.
 pub const DEFAULT_HANDLER_TIMEOUT_SECONDS: u32 = 30;
@@ -33,6 +36,11 @@ pub struct Handler {
     pub url: url::Url,
     /// Seconds to wait for one invocation's response (1–3600, default 30).
     pub timeout_seconds: u32,
+    /// The handler's health endpoint: while its checks fail, no listener of the app receives
+    /// and messages in hand wait (see docs/triggers.md, "When the handler is down"). Absent:
+    /// only refused connections say the handler is down.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthCheck>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
@@ -125,6 +133,7 @@ struct Body {
 struct HandlerBody {
     url: String,
     timeout_seconds: Option<u32>,
+    health: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -241,9 +250,14 @@ fn parse_handler(value: &Value, problems: &mut Problems) -> Option<Handler> {
             format!("must be between 1 and {MAX_HANDLER_TIMEOUT_SECONDS}"),
         );
     }
+    let health = match &body.health {
+        None | Some(Value::Null) => None,
+        Some(value) => HealthCheck::parse(value, "handler.health", problems),
+    };
     Some(Handler {
         url: url?,
         timeout_seconds,
+        health,
     })
 }
 

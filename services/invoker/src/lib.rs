@@ -378,17 +378,18 @@ impl Invoker {
 }
 
 impl Invoker {
-    /// Whether the handler at `handler` (its base URL) takes connections: a `GET` whose any
-    /// answer, whatever its status, says yes (as Azure's readiness check does, see
-    /// [`pressure`]); nothing of the answer is read. Goes through the egress policy like every
-    /// call.
-    pub async fn probe(&self, handler: &Url, timeout: Duration) -> Result<(), InvocationError> {
-        self.client(handler)?
-            .get(handler.clone())
+    /// A `GET` of `url` (the handler's base URL, or its declared health endpoint): the
+    /// answer's status. Whether the handler takes connections is whether any answer came (as
+    /// Azure's readiness check decides, see [`pressure`]); a health check passes on 200–399.
+    /// Nothing of the body is read, redirects are not followed, and it goes through the
+    /// egress policy like every call.
+    pub async fn probe(&self, url: &Url, timeout: Duration) -> Result<u16, InvocationError> {
+        self.client(url)?
+            .get(url.clone())
             .timeout(timeout)
             .send()
             .await
-            .map(drop)
+            .map(|response| response.status().as_u16())
             .map_err(|e| classify(e, timeout))
     }
 

@@ -8,7 +8,10 @@
 //!   meanwhile every breaker of the app is open with cause `handlerUnreachable`;
 //! * a handler answering 429 with `Retry-After: 2` for a few seconds: no attempt is counted
 //!   (`RetryContext.RetryCount` and `DequeueCount` stay as they were), each message is tried
-//!   again only after the delay, and all are delivered once it answers.
+//!   again only after the delay, and all are delivered once it answers;
+//! * a handler whose declared health check (`handler.health`) fails: every listener of the app
+//!   stops receiving (cause `handlerUnreachable`) although the handler still answers calls, and
+//!   the messages that arrived meanwhile are delivered once after the checks pass again.
 
 #[path = "support/host_identity.rs"]
 #[allow(dead_code)]
@@ -306,5 +309,67 @@ async fn a_handler_asking_to_slow_down_costs_no_attempt() -> anyhow::Result<()> 
         BreakerState::Closed,
         "a throttle shorter than the window pauses nothing"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failing_health_check_holds_every_message_until_it_passes() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    h.put_app(
+        json!({"extensions": {"queues": {"maxDequeueCount": 2}}}),
+        json!({"handler": {"url": h.handler.url().as_str(), "timeoutSeconds": 5, "health": {
+            "path": "/healthz",
+            "intervalSeconds": 1,
+            "failureThreshold": 2,
+            "successThreshold": 2,
+        }}}),
+    )
+    .await?;
+    h.put_function_body(APP, FUNCTION, json!({"bindings": queue_trigger("jobs")}))
+        .await?;
+    h.queue("jobs").create_if_missing().await?;
+    let _worker = spawn_worker(&h, "w-health");
+    h.enqueue("jobs", &base64("first")).await?;
+    h.handler.wait_for(1, Duration::from_secs(60)).await?;
+    assert!(
+        h.handler.health_checks() >= 1,
+        "the worker checks the handler"
+    );
+
+    // The handler still answers its calls, but says it cannot take work.
+    h.handler.set_health(503);
+    let opened = wait_for_state(&h, BreakerState::Open, Duration::from_secs(20)).await?;
+    assert_eq!(opened.cause, Some(BreakerCause::HandlerUnreachable));
+    assert!(
+        opened.failures[0]
+            .reason
+            .contains("health check GET /healthz answered 503"),
+        "the failing check says why: {:?}",
+        opened.failures
+    );
+    h.enqueue("jobs", &base64("second")).await?;
+    h.enqueue("jobs", &base64("third")).await?;
+    // Several check intervals: no listener receives while the checks fail.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(h.handler.count(), 1, "nothing delivered while unhealthy");
+
+    let checks = h.handler.health_checks();
+    h.handler.set_health(200);
+    h.handler.wait_for(3, Duration::from_secs(20)).await?;
+    assert!(
+        h.handler.health_checks() >= checks + 2,
+        "two passes in a row before it counts as healthy"
+    );
+    wait_for_state(&h, BreakerState::Closed, Duration::from_secs(10)).await?;
+    assert_eq!(
+        history(&h).await?,
+        [
+            BreakerCause::HandlerUnreachable,
+            BreakerCause::HandlerReachable
+        ]
+    );
+    h.wait_until_empty("jobs", Duration::from_secs(20)).await?;
+    assert_processed_once(&h.handler, "DequeueCount");
+    assert_eq!(poisoned(&h, "jobs").await?, 0, "nothing poisoned");
     Ok(())
 }

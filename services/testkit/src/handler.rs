@@ -77,6 +77,9 @@ struct Inner {
     overlapping_ids: AtomicUsize,
     /// Per function: (running now, most running at once).
     by_function: Mutex<HashMap<String, (usize, usize)>>,
+    /// What `GET /healthz` answers (0 until set: 200), and how often it was called.
+    health: std::sync::atomic::AtomicU16,
+    health_checks: AtomicUsize,
 }
 
 /// Started on a free port; stops when dropped.
@@ -118,6 +121,8 @@ impl RecordingHandler {
         let app = Router::new()
             // Any method: forwarded requests keep the caller's.
             .route("/api/{function}", any(handle))
+            // A health endpoint (`handler.health.path`), not recorded with the invocations.
+            .route("/healthz", axum::routing::get(health))
             .with_state(inner.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -143,6 +148,16 @@ impl RecordingHandler {
         let mut script = lock(&self.inner.script);
         *script = first;
         script.reverse();
+    }
+
+    /// What `GET /healthz` answers from now on (200 until set).
+    pub fn set_health(&self, status: u16) {
+        self.inner.health.store(status, Ordering::SeqCst);
+    }
+
+    /// How many health checks (`GET /healthz`) arrived.
+    pub fn health_checks(&self) -> usize {
+        self.inner.health_checks.load(Ordering::SeqCst)
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -190,6 +205,14 @@ impl RecordingHandler {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+}
+
+async fn health(State(inner): State<Arc<Inner>>) -> StatusCode {
+    inner.health_checks.fetch_add(1, Ordering::SeqCst);
+    match inner.health.load(Ordering::SeqCst) {
+        0 => StatusCode::OK,
+        code => StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
     }
 }
 

@@ -146,9 +146,11 @@ fn host(
     let breaker = services
         .breakers
         .register(key, function.spec.breaker(), app.secret.clone());
-    breaker
-        .health
-        .aim(app.handler.url.clone(), services.invoker.clone());
+    breaker.health.aim(
+        app.handler.url.clone(),
+        services.invoker.clone(),
+        app.handler.health.clone(),
+    );
     stats.watch_handler(breaker.health.clone());
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());

@@ -216,7 +216,8 @@ impl FunctionHost {
             if let Some(hold) = hold
                 && health.unreachable_since().is_some()
             {
-                // Known down already: wait for the prober's answer rather than call.
+                // Known down already (unreachable, or failing its health checks): wait until it is
+                // back rather than call.
                 let seen = health.reach().answers;
                 if !health.wait_for_answer(seen, hold.until).await {
                     return Err(Unsettled::HoldEnded(

@@ -1395,12 +1395,41 @@ export interface components {
              * @description Seconds to wait for one invocation's response (1–3600, default 30).
              */
             timeoutSeconds: number;
+            health?: components["schemas"]["HealthCheck"] | null;
         };
         HandlerWrite: {
             /** @example https://handler.example.com/api */
             url: string;
             /** Format: int32 */
             timeoutSeconds?: number | null;
+        };
+        /** @description How Shoal checks that the app's handler can take work. */
+        HealthCheck: {
+            /**
+             * @description Path on the handler's host (starting with `/`, a query allowed), called with GET.
+             * @example /healthz
+             */
+            path: string;
+            /**
+             * Format: int32
+             * @description Seconds between checks (1–300, default 5).
+             */
+            intervalSeconds: number;
+            /**
+             * Format: int32
+             * @description Seconds to wait for an answer (1–60, default 1; at most the interval).
+             */
+            timeoutSeconds: number;
+            /**
+             * Format: int32
+             * @description Failed checks in a row that make the handler unhealthy (1–100, default 3).
+             */
+            failureThreshold: number;
+            /**
+             * Format: int32
+             * @description Passed checks in a row that make an unhealthy handler healthy again (1–100, default 1).
+             */
+            successThreshold: number;
         };
         /** @enum {string} */
         HealthState: "healthy" | "warning" | "error";

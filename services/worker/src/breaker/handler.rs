@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use shoal_domain::apps::health_check::HealthCheck;
 use shoal_invoker::{InvocationError, Invoker};
 use shoal_store::breakers::FailureSample;
 use tokio::sync::{Notify, watch};
@@ -65,6 +66,17 @@ pub struct Run {
     /// Postgres says the app's breakers are open because the handler is unreachable.
     open_in_store: bool,
     report: Option<Report>,
+    /// The declared health check's run (`handler.health`), when the app has one.
+    checks: Checks,
+}
+
+/// Health checks in a row, and whether they made the handler unhealthy.
+#[derive(Debug, Default)]
+struct Checks {
+    failed: u32,
+    passed: u32,
+    first_failure: Option<FailureSample>,
+    unhealthy: bool,
 }
 
 impl Run {
@@ -86,7 +98,14 @@ impl Run {
     }
 
     /// The handler answered (a probe, or any call). True when waiting deliveries must be woken.
+    /// While its health checks fail, an answer only ends the run of connection failures: the
+    /// checks decide when it is back.
     pub fn answered(&mut self) -> bool {
+        if self.checks.unhealthy {
+            self.failures = 0;
+            self.first = None;
+            return false;
+        }
         let after_failure = self.failures > 0 || self.reach.unreachable_since.is_some();
         self.failures = 0;
         self.first = None;
@@ -131,6 +150,59 @@ impl Run {
         }
     }
 
+    /// A health check failed at `at`; `threshold` in a row make the handler unhealthy, as a
+    /// run of connection failures makes it unreachable. True when it became unhealthy.
+    pub fn check_failed(&mut self, at: DateTime<Utc>, reason: &str, threshold: u32) -> bool {
+        let checks = &mut self.checks;
+        checks.passed = 0;
+        checks.failed = checks.failed.saturating_add(1);
+        let first = checks
+            .first_failure
+            .get_or_insert_with(|| FailureSample {
+                at,
+                reason: reason.chars().take(1024).collect(),
+            })
+            .clone();
+        if checks.unhealthy || checks.failed < threshold {
+            return false;
+        }
+        checks.unhealthy = true;
+        if self.reach.unreachable_since.is_none() {
+            self.reach.unreachable_since = Some(first.at);
+            if !self.open_in_store {
+                self.report = Some(Report::Unreachable(first));
+            }
+        }
+        true
+    }
+
+    /// A health check passed; `threshold` in a row make an unhealthy handler healthy. A
+    /// handler that counts as unreachable for another reason (connection failures here,
+    /// another worker's finding) is back at once: the check is an answer, and a stricter one.
+    /// True when waiting deliveries must be woken.
+    pub fn check_passed(&mut self, threshold: u32) -> bool {
+        let checks = &mut self.checks;
+        checks.failed = 0;
+        checks.first_failure = None;
+        checks.passed = checks.passed.saturating_add(1);
+        if checks.unhealthy {
+            if checks.passed < threshold {
+                return false;
+            }
+            checks.unhealthy = false;
+        }
+        if self.failures == 0 && self.reach.unreachable_since.is_none() {
+            return false;
+        }
+        self.answered()
+    }
+
+    /// The app no longer declares a health check: its verdict is dropped.
+    pub fn checks_removed(&mut self) -> bool {
+        let was = std::mem::take(&mut self.checks).unhealthy;
+        was && self.answered()
+    }
+
     pub fn reach(&self) -> Reach {
         self.reach
     }
@@ -160,6 +232,14 @@ impl ProbePace {
     }
 }
 
+/// Where the app's handler is, how to reach it, and its declared health check.
+#[derive(Clone)]
+struct Target {
+    handler: Url,
+    invoker: Invoker,
+    check: Option<HealthCheck>,
+}
+
 /// One app's handler on this worker.
 pub struct HandlerHealth {
     pub key: AppKey,
@@ -167,8 +247,10 @@ pub struct HandlerHealth {
     reach: watch::Sender<Reach>,
     /// Where to probe, and through which invoker (the tenant's egress): set by the function
     /// hosts of the app.
-    target: Mutex<Option<(Url, Invoker)>>,
+    target: Mutex<Option<Target>>,
     probing: AtomicBool,
+    /// The health-check task runs (while the app declares `handler.health`).
+    checking: AtomicBool,
     /// Wakes the sync task to tell Postgres.
     sync: Arc<Notify>,
 }
@@ -190,13 +272,36 @@ impl HandlerHealth {
             reach: watch::Sender::new(Reach::default()),
             target: Mutex::new(None),
             probing: AtomicBool::new(false),
+            checking: AtomicBool::new(false),
             sync,
         }
     }
 
-    /// The handler the app's functions call now.
-    pub fn aim(&self, handler: Url, invoker: Invoker) {
-        *self.target.lock().unwrap_or_else(|p| p.into_inner()) = Some((handler, invoker));
+    /// The handler the app's functions call now, and its health check if the app declares
+    /// one (which starts the checks; they stop when it is no longer declared).
+    pub fn aim(self: &Arc<Self>, handler: Url, invoker: Invoker, check: Option<HealthCheck>) {
+        let checked = check.is_some();
+        let had = self
+            .target()
+            .replace(Target {
+                handler,
+                invoker,
+                check,
+            })
+            .is_some_and(|t| t.check.is_some());
+        if checked {
+            self.start_checking();
+        } else if had && self.update(Run::checks_removed) {
+            self.sync.notify_one();
+        }
+    }
+
+    fn target(&self) -> std::sync::MutexGuard<'_, Option<Target>> {
+        self.target.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn declared_check(&self) -> Option<HealthCheck> {
+        self.target().as_ref().and_then(|t| t.check.clone())
     }
 
     pub fn reach(&self) -> Reach {
@@ -271,13 +376,57 @@ impl HandlerHealth {
     }
 
     /// Starts the probe task unless one runs. It holds the health weakly, and ends at the
-    /// first answer or when the app is no longer hosted here.
+    /// first answer or when the app is no longer hosted here. An app with a health check
+    /// needs none: its checks run all the time and say when the handler is back.
     fn start_probing(self: &Arc<Self>) {
-        if self.probing.swap(true, Ordering::AcqRel) {
+        if self.declared_check().is_some() || self.probing.swap(true, Ordering::AcqRel) {
             return;
         }
         let weak = Arc::downgrade(self);
         tokio::spawn(probe_until_answered(weak));
+    }
+
+    /// Starts the health-check task unless one runs; it ends when the app no longer declares
+    /// a check or is no longer hosted here.
+    fn start_checking(self: &Arc<Self>) {
+        if self.checking.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tokio::spawn(check_while_declared(Arc::downgrade(self)));
+    }
+
+    /// One health check's outcome.
+    fn checked(&self, check: &HealthCheck, outcome: Result<u16, InvocationError>) {
+        let failure = match outcome {
+            Ok(status) if (200..400).contains(&status) => None,
+            Ok(status) => Some(format!("health check GET {} answered {status}", check.path)),
+            Err(e) => Some(format!("health check GET {} failed: {e}", check.path)),
+        };
+        match failure {
+            None => {
+                if self.update(|run| run.check_passed(check.success_threshold)) {
+                    tracing::info!(
+                        tenant = self.key.tenant,
+                        app = self.key.app,
+                        "the app's handler passes its health check again"
+                    );
+                    self.sync.notify_one();
+                }
+            }
+            Some(reason) => {
+                tracing::debug!(app = self.key.app, reason, "health check failed");
+                let threshold = check.failure_threshold;
+                if self.update(|run| run.check_failed(Utc::now(), &reason, threshold)) {
+                    tracing::warn!(
+                        tenant = self.key.tenant,
+                        app = self.key.app,
+                        reason,
+                        "the app's handler fails its health check; its listeners pause on every worker and messages in hand wait for it"
+                    );
+                    self.sync.notify_one();
+                }
+            }
+        }
     }
 
     fn update<T>(&self, f: impl FnOnce(&mut Run) -> T) -> T {
@@ -305,15 +454,14 @@ async fn probe_until_answered(health: Weak<HandlerHealth>) {
         let Some(health) = health.upgrade() else {
             return;
         };
-        let target = health
-            .target
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let Some((url, invoker)) = target else {
+        let target = health.target().clone();
+        let Some(Target {
+            handler, invoker, ..
+        }) = target
+        else {
             continue;
         };
-        match invoker.probe(&url, PROBE_TIMEOUT).await {
+        match invoker.probe(&handler, PROBE_TIMEOUT).await {
             Err(InvocationError::Unreachable(reason)) => {
                 tracing::debug!(
                     app = health.key.app,
@@ -336,6 +484,39 @@ async fn probe_until_answered(health: Weak<HandlerHealth>) {
                 return;
             }
         }
+    }
+}
+
+/// Checks the handler every `intervalSeconds` while the app declares a check, the first at
+/// once. Each check is awaited before the next is timed (the timeout is at most the interval),
+/// so checks never pile up on a slow handler.
+async fn check_while_declared(health: Weak<HandlerHealth>) {
+    loop {
+        let Some(strong) = health.upgrade() else {
+            return;
+        };
+        let Some(Target {
+            handler,
+            invoker,
+            check: Some(check),
+        }) = strong.target().clone()
+        else {
+            strong.checking.store(false, Ordering::Release);
+            // Declared again between the read and the store: the aim that did it saw the
+            // task still running.
+            if strong.declared_check().is_some() {
+                strong.start_checking();
+            }
+            return;
+        };
+        let timeout = Duration::from_secs(u64::from(check.timeout_seconds));
+        let outcome = match check.url(&handler) {
+            Ok(url) => invoker.probe(&url, timeout).await,
+            Err(e) => Err(InvocationError::Connect(format!("the health URL: {e}"))),
+        };
+        strong.checked(&check, outcome);
+        drop(strong);
+        tokio::time::sleep(Duration::from_secs(u64::from(check.interval_seconds))).await;
     }
 }
 
@@ -415,6 +596,88 @@ mod tests {
         assert_eq!(run.reach().unreachable_since, Some(at(5)));
         assert!(run.answered());
         assert_eq!(run.report(), None, "nothing open to close");
+    }
+
+    #[test]
+    fn failed_health_checks_make_the_handler_unhealthy_until_enough_pass() {
+        let mut run = Run::default();
+        let (fail, pass) = (3, 2);
+        assert!(!run.check_failed(at(0), "answered 503", fail));
+        assert!(!run.check_failed(at(1), "answered 503", fail));
+        assert!(
+            !run.check_passed(pass),
+            "a pass ends the run, nothing to wake"
+        );
+        assert!(!run.check_failed(at(2), "answered 500", fail));
+        assert!(!run.check_failed(at(3), "answered 500", fail));
+        assert_eq!(
+            run.reach().unreachable_since,
+            None,
+            "two in a row are not enough"
+        );
+        assert!(
+            run.check_failed(at(4), "answered 500", fail),
+            "became unhealthy"
+        );
+        assert_eq!(
+            run.reach().unreachable_since,
+            Some(at(2)),
+            "since the run's first"
+        );
+        let Some(Report::Unreachable(why)) = run.report() else {
+            panic!("reported")
+        };
+        assert_eq!(why.reason, "answered 500");
+        assert!(!run.check_failed(at(5), "answered 500", fail), "once");
+
+        // A call answered meanwhile does not overrule the checks.
+        let answers = run.reach().answers;
+        assert!(!run.answered());
+        assert_eq!(run.reach().unreachable_since, Some(at(2)));
+        run.in_store(Some(at(2)));
+        assert_eq!(run.report(), None, "Postgres knows");
+
+        assert!(!run.check_passed(pass), "one pass of two");
+        assert!(
+            !run.check_failed(at(6), "answered 500", fail),
+            "the passes start over"
+        );
+        assert!(!run.check_passed(pass));
+        assert!(run.check_passed(pass), "healthy: waiters wake");
+        assert_eq!(run.reach().answers, answers + 1);
+        assert_eq!(run.reach().unreachable_since, None);
+        assert_eq!(run.report(), Some(Report::Reachable));
+    }
+
+    #[test]
+    fn a_passing_check_is_an_answer_for_every_other_reason_too() {
+        // Connection failures made the handler unreachable here.
+        let mut run = Run::default();
+        for s in 0..3 {
+            run.connection_failed(at(s), "refused");
+        }
+        assert!(
+            run.check_passed(2),
+            "back at the first pass: it was never unhealthy"
+        );
+        assert_eq!(run.reach().unreachable_since, None);
+        // Another worker found it unreachable.
+        let mut run = Run::default();
+        run.in_store(Some(at(9)));
+        assert!(run.check_passed(1));
+        assert_eq!(run.report(), Some(Report::Reachable));
+        // Passing while all is well wakes nobody.
+        assert!(!Run::default().check_passed(1));
+    }
+
+    #[test]
+    fn dropping_the_check_drops_its_verdict() {
+        let mut run = Run::default();
+        run.check_failed(at(0), "refused", 1);
+        assert!(run.reach().unreachable_since.is_some());
+        assert!(run.checks_removed());
+        assert_eq!(run.reach().unreachable_since, None);
+        assert!(!Run::default().checks_removed());
     }
 
     #[test]
