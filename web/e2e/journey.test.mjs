@@ -478,6 +478,17 @@ test("from an empty app, its handler, settings and a queue function are built th
   assert.equal(saved.status(), 200);
   assert.equal((await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch")).disabled, false);
 
+  // An HTTP function from its template: no connection to add, healthy at once.
+  await page.goto(`${shoal.base}/tenants/contoso/apps/shipping/functions`);
+  await page.getByLabel("Template").selectOption("http");
+  await page.getByLabel("Name", { exact: true }).fill("hook");
+  assert.equal(await page.locator('[data-path="bindings[0].type"]').inputValue(), "httpTrigger");
+  assert.equal(await page.locator("#connections-section .missing-connection").count(), 0);
+  await page.getByRole("button", { name: "Create function" }).click();
+  await page.waitForURL(/\/functions\/hook$/);
+  await page.locator("#fn-health-state", { hasText: "Healthy: every check of hook passes." }).waitFor();
+  await page.goto(`${shoal.base}/tenants/contoso/apps/shipping/functions/dispatch`);
+
   // Deleted after a question: Cancel keeps it.
   await page.getByRole("button", { name: "Delete dispatch" }).click();
   await confirm(page, "Cancel");
@@ -485,7 +496,7 @@ test("from an empty app, its handler, settings and a queue function are built th
   await confirm(page, "Delete function");
   await page.waitForURL(/\/apps\/shipping\/functions$/);
   const left = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions");
-  assert.deepEqual(left.items, []);
+  assert.deepEqual(left.items.map((f) => f.name), ["hook"]);
   // And the app, from its page.
   await page.goto(`${shoal.base}/tenants/contoso/apps/shipping`);
   await page.getByRole("button", { name: "Delete shipping" }).click();

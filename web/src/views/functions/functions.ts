@@ -11,7 +11,7 @@ import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
 import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
-import { fieldPath, fromRows, QUEUE_TRIGGER_TEMPLATE, toRows, type Binding, type FieldRow } from "./document";
+import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } from "./document";
 import { functionActions, type FunctionState } from "./actions";
 import { healthSection, missingConnections } from "./health";
 
@@ -56,13 +56,34 @@ export async function renderFunctions(
     current
       ? editor(ctx, tenant, app, current.name, current.bindings as Binding[], state, writable)
       : writable
-        ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], state, true, (b) => needs?.update(b))
+        ? newFunction(ctx, tenant, app, state, (b) => needs?.update(b))
         : null,
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
-  needs?.update([QUEUE_TRIGGER_TEMPLATE]);
+  if (!current && writable) needs?.update([...TEMPLATES[0].bindings]);
+}
+
+/// The new-function form under a template picker: choosing a template starts the form again
+/// from its bindings (the name typed so far is kept).
+function newFunction(ctx: Context, tenant: string, app: string, state: FunctionState, onBindings: (b: Binding[]) => void): HTMLElement {
+  const box = h("div");
+  const show = (id: string) => {
+    const template = TEMPLATES.find((t) => t.id === id) ?? TEMPLATES[0];
+    const typed = (box.querySelector("#fn-name") as HTMLInputElement | null)?.value ?? "";
+    const bindings = template.bindings.map((b) => structuredClone(b) as Binding);
+    replace(box, editor(ctx, tenant, app, null, bindings, state, true, onBindings));
+    (box.querySelector("#fn-name") as HTMLInputElement).value = typed;
+    onBindings(bindings);
+  };
+  const picker = h(
+    "select",
+    { id: "fn-template", onchange: (e: Event) => show((e.target as HTMLSelectElement).value) },
+    TEMPLATES.map((t) => h("option", { value: t.id }, t.label)),
+  );
+  show(TEMPLATES[0].id);
+  return h("div", { class: "new-function" }, h("p", {}, h("label", { for: "fn-template" }, "Template "), picker), box);
 }
 
 interface BindingRows {
