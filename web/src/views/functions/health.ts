@@ -13,6 +13,9 @@ import { bindingConnections, hasConnection, setPatch } from "../app/settings-mod
 
 type Check = Schemas["Check"];
 
+const RECHECK_MS = 1_000;
+const RECHECK_TIMES = 20;
+
 /// A form adding one connection setting to the app. `onSaved` runs after the save, with the
 /// setting's name.
 function connectionForm(ctx: Context, tenant: string, a: App, setting: string, onSaved: (name: string) => void): HTMLElement {
@@ -92,18 +95,29 @@ export function missingConnections(ctx: Context, tenant: string, a: App): { el: 
 export function healthSection(ctx: Context, tenant: string, a: App | null, fn: Schemas["Function"]): HTMLElement {
   const said = h("p", { role: "status", class: "said", id: "fn-health-said" });
   const body = h("div", { id: "fn-health" }, loading("health"));
-  const section = h("section", { "aria-labelledby": "health", id: "health-section" }, h("h2", { id: "health" }, "Health"), said, body);
+  const heading = h("h2", { id: "health", tabindex: -1 }, "Health");
+  const section = h("section", { "aria-labelledby": "health", id: "health-section" }, heading, said, body);
   const offer = a !== null && can(ctx, actions.appsWrite);
-  const fill = async (message?: string) => {
+  // After a setting is added the workers reload the app within seconds; until then their
+  // listeners' reports (subject `listener`) still carry the old error. So the checks are read
+  // again every RECHECK_MS, up to RECHECK_TIMES, until no error is left, and the result is
+  // announced once.
+  const fill = async (message?: string, rechecks = 0): Promise<void> => {
+    if (message && !said.textContent?.startsWith(message)) said.textContent = `${message} Checking the function again…`;
     const { data, error, response } = await api.GET("/v1/tenants/{tenant}/apps/{app}/diagnostics", {
       params: { path: { tenant, app: fn.app } },
     });
+    if (!section.isConnected && rechecks > 0) return;
     if (!data) {
       replace(body, problemBanner(error, response.status));
       return;
     }
     const checks = data.checks.filter((c) => c.function === fn.name);
     const errors = checks.filter((c) => c.status === "error");
+    if (message && errors.length && rechecks < RECHECK_TIMES) {
+      await new Promise((resolve) => setTimeout(resolve, RECHECK_MS));
+      return fill(message, rechecks + 1);
+    }
     const others = checks.filter((c) => c.status !== "error" && c.status !== "ok");
     // The connections the errors are about, by the binding they name.
     const missing = offer
@@ -132,6 +146,9 @@ export function healthSection(ctx: Context, tenant: string, a: App | null, fn: S
       missing.map((setting) => connectionForm(ctx, tenant, a as App, setting, (name) => void fill(`Saved: added ${name}.`))),
     );
     said.textContent = message ? `${message} ${headline.textContent}` : "";
+    // The form that was used went with the error it fixed: focus goes to the section's
+    // heading rather than to the page's start.
+    if (message && (document.activeElement === document.body || document.activeElement === null)) heading.focus();
   };
   void fill();
   return section;
