@@ -197,6 +197,8 @@ test("opening an app shows its handler, masked settings revealed on request, and
   assert.equal(await mode.innerText(), "target");
   await page.getByLabel(/Target-based scaling/).uncheck();
   await page.locator("#scale-mode", { hasText: "incremental" }).waitFor();
+  // The settings table shows the setting the toggle wrote.
+  await page.locator('#settings-table tr[data-setting="TARGET_BASED_SCALING_ENABLED"]', { hasText: "0" }).waitFor();
   // Saved in place: announced, the toggle keeps focus.
   await page.locator("#scale-saved", { hasText: "Saved: scale mode incremental." }).waitFor();
   assert.equal(await page.evaluate(() => document.activeElement?.id), "target-based");

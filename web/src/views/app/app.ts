@@ -29,6 +29,7 @@ export async function renderApp(ctx: Context, main: HTMLElement, tenant: string,
     return;
   }
   const a = app.data;
+  const settings = settingsSection(ctx, tenant, a);
   replace(
     main,
     title,
@@ -45,8 +46,8 @@ export async function renderApp(ctx: Context, main: HTMLElement, tenant: string,
       ]),
     ),
     handlerSection(ctx, tenant, a),
-    scaleSection(ctx, tenant, a),
-    settingsSection(ctx, tenant, a),
+    scaleSection(ctx, tenant, a, settings.redraw),
+    settings.el,
     h("section", { "aria-labelledby": "identity" }, h("h2", { id: "identity" }, "Identity"),
       facts([
         ["Type", a.identity.type],
@@ -61,7 +62,7 @@ export async function renderApp(ctx: Context, main: HTMLElement, tenant: string,
   );
 }
 
-function scaleSection(ctx: Context, tenant: string, a: App): HTMLElement {
+function scaleSection(ctx: Context, tenant: string, a: App, settingsChanged: () => void): HTMLElement {
   // Outlives every save, so "Saved" is announced; nothing else is redrawn (the page keeps its
   // scroll position and focus stays on the toggle).
   const status = h("div", { role: "status", class: "said", id: "scale-saved" });
@@ -78,6 +79,7 @@ function scaleSection(ctx: Context, tenant: string, a: App): HTMLElement {
       const saved = await patchApp(tenant, a, { appSettings: { [TARGET_BASED_SCALING]: on ? null : "0" } });
       if (saved.ok) {
         mode.textContent = a.scale.mode;
+        settingsChanged();
         replace(status, `Saved: scale mode ${a.scale.mode}.`);
       } else {
         (event.target as HTMLInputElement).checked = !on;

@@ -13,7 +13,9 @@ import { confirmAction } from "../confirm";
 import { patchApp, refusal, type App } from "./save";
 import { isMasked, MASK, removePatch, secretNotMasked, setPatch, settingNameProblem } from "./settings-model";
 
-export function settingsSection(ctx: Context, tenant: string, a: App): HTMLElement {
+/// The section, and `redraw` for another part of the page that changed a setting (the scale
+/// toggle writes TARGET_BASED_SCALING_ENABLED).
+export function settingsSection(ctx: Context, tenant: string, a: App): { el: HTMLElement; redraw: () => void } {
   const writable = can(ctx, actions.appsWrite);
   const lists = can(ctx, actions.settingsList);
   const heading = h("h2", { id: "settings", tabindex: -1 }, "Settings");
@@ -172,7 +174,12 @@ export function settingsSection(ctx: Context, tenant: string, a: App): HTMLEleme
           draw();
           const warning = secret.checked ? secretNotMasked(n, a.appSettings[n]) : null;
           said.textContent = `Saved: ${existed ? "changed" : "added"} ${n}.${warning ? ` ${warning}` : ""}`;
+          // Ready for the next setting (the one saved is in the table, its Change button
+          // brings it back).
+          name.value = "";
           value.value = "";
+          secret.checked = false;
+          value.type = "text";
           valueHint.textContent = "";
         },
       },
@@ -200,7 +207,7 @@ export function settingsSection(ctx: Context, tenant: string, a: App): HTMLEleme
   }
 
   draw();
-  return h(
+  const el = h(
     "section",
     { "aria-labelledby": "settings", id: "settings-section" },
     heading,
@@ -210,4 +217,11 @@ export function settingsSection(ctx: Context, tenant: string, a: App): HTMLEleme
     tableBox,
     form?.el ?? (writable ? null : h("p", { class: "hint" }, "Your role can read settings, not change them.")),
   );
+  return {
+    el,
+    redraw: () => {
+      revealed = null;
+      draw();
+    },
+  };
 }
