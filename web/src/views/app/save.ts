@@ -23,14 +23,14 @@ export async function patchApp(tenant: string, app: App, patch: Record<string, u
   return { ok: false, status: response.status, error };
 }
 
-/// A refused save in words: a 412 says someone else changed the app and offers the reload that
-/// shows their change; anything else is the API's problem, plainly.
-export function refusal(status: number, error: unknown, reload: () => void): HTMLElement {
+/// A refused save in words: a 412 says someone else changed `what` (the app, the function) and
+/// offers the reload that shows their change; anything else is the API's problem, plainly.
+export function refusal(status: number, error: unknown, reload: () => void, what = "the app"): HTMLElement {
   if (status === 412) {
     return h(
       "div",
       { role: "alert", class: "problem" },
-      "Not saved: the app was changed by someone else since this page loaded. Reload to see their change, then make yours again. ",
+      `Not done: ${what} was changed by someone else since this page loaded. Reload to see their change, then make yours again. `,
       h("button", { type: "button", class: "secondary", onclick: reload }, "Reload"),
     );
   }

@@ -6,7 +6,7 @@ import { api, ifMatch } from "../../api/client";
 import { actions, can, type Context } from "../../context";
 import { h, replace } from "../../dom";
 import { paths } from "../../router";
-import { problemBanner } from "../common";
+import { refusal } from "../app/save";
 import { confirmAction } from "../confirm";
 
 /// What the editor and these actions share: the version to send `If-Match` on and the
@@ -14,18 +14,6 @@ import { confirmAction } from "../confirm";
 export interface FunctionState {
   etag: string | null;
   disabled: boolean;
-}
-
-function refused(ctx: Context, status: number, error: unknown): HTMLElement {
-  if (status === 412) {
-    return h(
-      "div",
-      { role: "alert", class: "problem" },
-      "Not done: the function was changed by someone else since this page loaded. Reload to see their change. ",
-      h("button", { type: "button", class: "secondary", onclick: ctx.refresh }, "Reload"),
-    );
-  }
-  return problemBanner(error, status);
 }
 
 export function functionActions(ctx: Context, tenant: string, app: string, fn: string, state: FunctionState): HTMLElement {
@@ -56,7 +44,7 @@ export function functionActions(ctx: Context, tenant: string, app: string, fn: s
         headers: { "Content-Type": "application/merge-patch+json", ...(state.etag ? { "If-Match": ifMatch(state.etag) } : {}) },
       });
       if (!response.ok || !data) {
-        replace(problems, refused(ctx, response.status, error));
+        replace(problems, refusal(response.status, error, ctx.refresh, "the function"));
         return;
       }
       state.etag = data.etag;
@@ -89,7 +77,7 @@ export function functionActions(ctx: Context, tenant: string, app: string, fn: s
           headers: state.etag ? { "If-Match": ifMatch(state.etag) } : {},
         });
         if (response.ok) ctx.navigate(paths.functions(tenant, app));
-        else replace(problems, refused(ctx, response.status, error));
+        else replace(problems, refusal(response.status, error, ctx.refresh, "the function"));
       },
     },
     `Delete ${fn}`,

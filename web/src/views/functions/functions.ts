@@ -62,7 +62,6 @@ export async function renderFunctions(
     current ? monitorSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
-  if (!current && writable) needs?.update([...TEMPLATES[0].bindings]);
 }
 
 /// The new-function form under a template picker: choosing a template starts the form again
