@@ -186,7 +186,7 @@ test("opening an app shows its handler, masked settings revealed on request, and
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders`);
   await page.getByRole("heading", { name: "orders", level: 1 }).waitFor();
-  await page.getByText(handler.url).waitFor();
+  assert.equal(await page.getByLabel("Handler URL").inputValue(), handler.url);
   await focusedOnHeading(page, "orders");
   assert.equal(await page.title(), "orders · contoso · Shoal (e2e)");
   // Secret values arrive masked and are revealed only through settings/list.
@@ -197,6 +197,8 @@ test("opening an app shows its handler, masked settings revealed on request, and
   assert.equal(await mode.innerText(), "target");
   await page.getByLabel(/Target-based scaling/).uncheck();
   await page.locator("#scale-mode", { hasText: "incremental" }).waitFor();
+  // The settings table shows the setting the toggle wrote.
+  await page.locator('#settings-table tr[data-setting="TARGET_BASED_SCALING_ENABLED"]', { hasText: "0" }).waitFor();
   // Saved in place: announced, the toggle keeps focus.
   await page.locator("#scale-saved", { hasText: "Saved: scale mode incremental." }).waitFor();
   assert.equal(await page.evaluate(() => document.activeElement?.id), "target-based");
@@ -307,6 +309,15 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.locator("#scale-mode").waitFor();
   assert.equal(await page.getByLabel(/Target-based scaling/).isDisabled(), true);
   assert.equal(await page.getByRole("button", { name: "Reveal values" }).count(), 0);
+  // Nothing to edit or delete: the handler and limits read as facts, no settings form.
+  for (const name of ["Save handler", "Save setting", "Save scale limits", "Delete orders"]) {
+    assert.equal(await page.getByRole("button", { name }).count(), 0, name);
+  }
+  assert.equal(await page.getByRole("button", { name: /^(Change|Remove) / }).count(), 0);
+  await page.getByText(handler.url).waitFor();
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  await page.locator("#fn-health-state").waitFor();
+  assert.equal(await page.getByRole("button", { name: /^(Delete|Disable) ship/ }).count(), 0);
   await page.goto(`${shoal.base}/tenants/contoso/apps`);
   await page.locator("#apps tbody tr").first().waitFor();
   assert.equal(await page.getByText("New app").count(), 0);
@@ -319,7 +330,8 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.close();
 });
 
-test("an app and a queue function are created through the UI", async () => {
+test("from an empty app, its handler, settings and a queue function are built through the UI until it runs", async () => {
+  await shoal.azurite.createQueue("dispatch-in");
   const page = await context.newPage();
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps`);
@@ -336,8 +348,93 @@ test("an app and a queue function are created through the UI", async () => {
   await page.getByLabel("Name").fill("shipping");
   await page.getByRole("button", { name: "Create app" }).click();
   await page.waitForURL(/\/tenants\/contoso\/apps\/shipping$/);
+  const app = () => call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping");
+
+  // The handler is aimed at the journeys' handler; saved in place, focus kept.
+  await page.getByLabel("Handler URL").fill(handler.url);
+  const saveHandler = page.getByRole("button", { name: "Save handler" });
+  await saveHandler.click();
+  await page.locator("#handler-form-said", { hasText: `Saved: the handler is ${handler.url}, timeout 30 s.` }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Save handler");
+  assert.equal((await app()).handler.url, handler.url);
+
+  // A setting added, changed and removed; the page keeps its scroll position and focus.
+  await page.setViewportSize({ width: 1200, height: 500 });
+  const name = page.getByLabel("Setting name");
+  const value = page.getByLabel("Setting value");
+  const saveSetting = page.getByRole("button", { name: "Save setting" });
+  await name.fill("Greeting");
+  await value.fill("hello");
+  await saveSetting.scrollIntoViewIfNeeded();
+  const scrolled = await page.evaluate(() => window.scrollY);
+  assert.ok(scrolled > 0, "the settings form is below the fold");
+  await saveSetting.click();
+  await page.locator("#settings-said", { hasText: "Saved: added Greeting." }).waitFor();
+  // Not drawn again from the top: still scrolled, the button still on screen and focused.
+  assert.ok(await page.evaluate(() => window.scrollY) > 0, "the page scrolled back to the top");
+  const box = await saveSetting.boundingBox();
+  assert.ok(box && box.y >= 0 && box.y + box.height <= 500, `Save setting is off screen: ${JSON.stringify(box)}`);
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Save setting");
+  await page.getByRole("button", { name: "Change Greeting" }).click();
+  assert.equal(await value.inputValue(), "hello");
+  await value.fill("hello, world");
+  await saveSetting.click();
+  await page.locator("#settings-said", { hasText: "Saved: changed Greeting." }).waitFor();
+  assert.equal((await app()).appSettings.Greeting, "hello, world");
+  // Marked secret, a name the API does not mask: the page says so.
+  await name.fill("Colour");
+  await page.getByLabel(/^Secret: /).check();
+  assert.equal(await value.getAttribute("type"), "password");
+  await value.fill("blue");
+  await saveSetting.click();
+  await page.locator("#settings-said", { hasText: /^Saved: added Colour\. The API shows Colour in the clear/ }).waitFor();
+  // One the API masks: the table says secret and shows no value.
+  await name.fill("PartnerApiKey");
+  await value.fill("k-123-e2e");
+  await saveSetting.click();
+  await page.locator("#settings-said", { hasText: /^Saved: added PartnerApiKey\.$/ }).waitFor();
+  const keyRow = page.locator('#settings-table tr[data-setting="PartnerApiKey"]');
+  assert.match(await keyRow.innerText(), /\*{8}\s+secret/);
+  assert.equal(await page.getByText("k-123-e2e").count(), 0);
+  await page.getByRole("button", { name: "Reveal values" }).click();
+  await page.getByText("k-123-e2e").waitFor();
+  // Removing asks first.
+  await page.getByRole("button", { name: "Remove Colour" }).click();
+  await confirm(page, "Remove");
+  await page.locator("#settings-said", { hasText: "Saved: removed Colour." }).waitFor();
+  assert.equal(await page.locator('#settings-table tr[data-setting="Colour"]').count(), 0);
+  assert.deepEqual(Object.keys((await app()).appSettings).sort(), ["Greeting", "PartnerApiKey"]);
+
+  // Someone else changes the app meanwhile: the next save is refused in words, nothing lost.
+  await call(shoal.base, admin, "PATCH", "/v1/tenants/contoso/apps/shipping", { appSettings: { Greeting: "theirs" } });
+  await name.fill("Greeting");
+  await value.fill("mine");
+  await saveSetting.click();
+  const conflict = page.locator("#settings-problem [role=alert]");
+  await conflict.waitFor();
+  assert.match(await conflict.innerText(), /changed by someone else since this page loaded\. Reload/);
+  assert.equal((await app()).appSettings.Greeting, "theirs");
+  await shot(page, "08-app-settings");
+  // Reloaded from the message: their value shows.
+  await conflict.getByRole("button", { name: "Reload" }).click();
+  await page.locator('#settings-table tr[data-setting="Greeting"]', { hasText: "theirs" }).waitFor();
+
+  // Scale limits: a value the API refuses is said at its field, then a good one is saved.
+  await page.getByLabel(/^Instance limit/).fill("2000");
+  await page.getByRole("button", { name: "Save scale limits" }).click();
+  await page.locator('#scale-limit[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#scale-limit-error").innerText(), /\S/);
+  await page.getByLabel(/^Instance limit/).fill("4");
+  await page.getByRole("button", { name: "Save scale limits" }).click();
+  await page.locator("#limits-form-said", { hasText: "Saved: at most 4 instances, at least 0." }).waitFor();
+  assert.equal((await app()).scale.limit, 4);
+  await page.setViewportSize({ width: 1200, height: 900 });
+
+  // A queue function from the template: before it exists, the form says the app lacks the
+  // connection it names.
   await page.getByRole("link", { name: "Functions" }).click();
   await page.waitForURL(/\/functions$/);
+  await page.locator("#connections-section", { hasText: "shipping has no setting AzureWebJobsStorage" }).waitFor();
   await page.getByLabel("Name", { exact: true }).fill("dispatch");
   await page.locator('[data-path="bindings[0].queueName"]').fill("dispatch-in");
   await page.getByRole("button", { name: "Create function" }).click();
@@ -346,7 +443,75 @@ test("an app and a queue function are created through the UI", async () => {
   const fn = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch");
   assert.equal(fn.triggerType, "queueTrigger");
   assert.equal(fn.bindings[0].queueName, "dispatch-in");
-  await shot(page, "08-created-function");
+  // Its page says why it cannot run (the diagnostics' error), not "receiving" alone, and the
+  // poison section says why it cannot read the poison queue.
+  await page.locator("#fn-health-state", { hasText: "Not healthy: dispatch cannot run as it is." }).waitFor();
+  assert.match(await page.locator("#fn-health").innerText(), /no connection settings found/);
+  await page.locator("#poison-problem [role=alert]", { hasText: /^Not possible as things stand: / }).waitFor();
+  await shot(page, "08-function-unhealthy");
+  // The connection is added from there: Azurite's, which the stack runs.
+  await page.getByLabel("Value of AzureWebJobsStorage").fill(shoal.azurite.connectionString);
+  await page.getByRole("button", { name: "Add AzureWebJobsStorage" }).click();
+  // The workers reload the app within seconds; the page reads the checks again until then.
+  await page.locator("#fn-health-said", { hasText: /^Saved: added AzureWebJobsStorage\. (Not h|H)ealthy/ }).waitFor({ timeout: 30_000 });
+  assert.equal(
+    await page.locator("#fn-health-said").innerText(),
+    "Saved: added AzureWebJobsStorage. Healthy: every check of dispatch passes.",
+    await page.locator("#health-section").innerText(),
+  );
+  assert.equal((await app()).appSettings.AzureWebJobsStorage, "********");
+  const diagnostics = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/diagnostics");
+  assert.equal(diagnostics.healthy, true, JSON.stringify(diagnostics.checks));
+  await page.reload();
+  await page.locator("#poison-depth").waitFor();
+  await shot(page, "08-function-healthy");
+
+  // It runs: a message in its queue reaches the handler and shows in the monitor.
+  await shoal.azurite.enqueue("dispatch-in", [JSON.stringify({ order: 900, outcome: "ok" })]);
+  await until("the handler answered dispatch", 60_000, () => handler.answered().some((a) => a.function === "dispatch" && a.order === 900));
+  await page.getByText("Last hour: 1 invocations, 0 failed.").waitFor({ timeout: 30_000 });
+
+  // Disabled after a question, then enabled again.
+  await page.getByRole("button", { name: "Disable dispatch" }).click();
+  await confirm(page, "Disable");
+  await page.locator("#fn-actions-said", { hasText: "Saved: dispatch is disabled." }).waitFor();
+  assert.equal((await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch")).disabled, true);
+  await page.getByRole("button", { name: "Enable dispatch" }).click();
+  await page.locator("#fn-actions-said", { hasText: "Saved: dispatch is enabled." }).waitFor();
+  // The editor's next save carries the version the toggle left (no 412) and keeps it enabled.
+  const [saved] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "PUT" && r.url().endsWith("/functions/dispatch")),
+    page.getByRole("button", { name: "Save" }).click(),
+  ]);
+  assert.equal(saved.status(), 200);
+  assert.equal((await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions/dispatch")).disabled, false);
+
+  // An HTTP function from its template: no connection to add, healthy at once.
+  await page.goto(`${shoal.base}/tenants/contoso/apps/shipping/functions`);
+  await page.getByLabel("Template").selectOption("http");
+  await page.getByLabel("Name", { exact: true }).fill("hook");
+  assert.equal(await page.locator('[data-path="bindings[0].type"]').inputValue(), "httpTrigger");
+  assert.equal(await page.locator("#connections-section .missing-connection").count(), 0);
+  await page.getByRole("button", { name: "Create function" }).click();
+  await page.waitForURL(/\/functions\/hook$/);
+  await page.locator("#fn-health-state", { hasText: "Healthy: every check of hook passes." }).waitFor();
+  await page.goto(`${shoal.base}/tenants/contoso/apps/shipping/functions/dispatch`);
+
+  // Deleted after a question: Cancel keeps it.
+  await page.getByRole("button", { name: "Delete dispatch" }).click();
+  await confirm(page, "Cancel");
+  await page.getByRole("button", { name: "Delete dispatch" }).click();
+  await confirm(page, "Delete function");
+  await page.waitForURL(/\/apps\/shipping\/functions$/);
+  const left = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/shipping/functions");
+  assert.deepEqual(left.items.map((f) => f.name), ["hook"]);
+  // And the app, from its page.
+  await page.goto(`${shoal.base}/tenants/contoso/apps/shipping`);
+  await page.getByRole("button", { name: "Delete shipping" }).click();
+  await confirm(page, "Delete app");
+  await page.waitForURL(/\/tenants\/contoso\/apps$/);
+  const response = await fetch(`${shoal.base}/v1/tenants/contoso/apps/shipping`, { headers: { Authorization: `Bearer ${admin}` } });
+  assert.equal(response.status, 404);
   await page.close();
 });
 

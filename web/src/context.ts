@@ -25,6 +25,7 @@ export const actions = {
   appsDelete: "Shoal/apps/delete",
   settingsList: "Shoal/apps/settings/list/action",
   functionsWrite: "Shoal/apps/functions/write",
+  functionsDelete: "Shoal/apps/functions/delete",
   functionsPause: "Shoal/apps/functions/pause/action",
   functionsResume: "Shoal/apps/functions/resume/action",
   functionsPoisonReplay: "Shoal/apps/functions/poison/replay/action",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldPath, fromRows, parseValue, toRows } from "./document";
+import { fieldPath, fromRows, parseValue, TEMPLATES, toRows } from "./document";
 
 describe("rows", () => {
   it("round-trip a binding with its value types", () => {
@@ -24,5 +24,15 @@ describe("rows", () => {
 describe("fieldPath", () => {
   it("names a property as the API's errors do", () => {
     expect(fieldPath(2, "queueName")).toBe("bindings[2].queueName");
+  });
+});
+
+describe("templates", () => {
+  it("each start with exactly one trigger and round-trip through the rows", () => {
+    for (const t of TEMPLATES) {
+      expect(t.bindings.filter((b) => String(b.type).endsWith("Trigger"))).toHaveLength(1);
+      for (const b of t.bindings) expect(fromRows(toRows(b))).toEqual(b);
+    }
+    expect(new Set(TEMPLATES.map((t) => t.id)).size).toBe(TEMPLATES.length);
   });
 });

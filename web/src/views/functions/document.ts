@@ -52,3 +52,15 @@ export const QUEUE_TRIGGER_TEMPLATE: Binding = {
   queueName: "",
   connection: "AzureWebJobsStorage",
 };
+
+/// The templates a new function starts from: one trigger each, its connection named by the
+/// setting the API looks up by default for its kind, so the page can offer to add it.
+export const TEMPLATES: readonly { id: string; label: string; bindings: readonly Binding[] }[] = [
+  { id: "queue", label: "Storage queue trigger", bindings: [QUEUE_TRIGGER_TEMPLATE] },
+  {
+    id: "serviceBus",
+    label: "Service Bus queue trigger",
+    bindings: [{ type: "serviceBusTrigger", direction: "in", name: "message", queueName: "", connection: "AzureWebJobsServiceBus" }],
+  },
+  { id: "http", label: "HTTP trigger (webhook)", bindings: [{ type: "httpTrigger", direction: "in", name: "req", methods: ["post"] }] },
+];

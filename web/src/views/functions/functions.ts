@@ -1,5 +1,7 @@
 // Functions: the app's functions with their triggers, and the function.json editor. A 422 is
 // shown at each field its error path names (`bindings[0].queueName`), the rest above the form.
+// A function's page says first whether it is healthy (the app's diagnostics for it) and offers
+// the connection setting it lacks; a new function's form says which connection the app lacks.
 
 import { api, ifMatch, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -9,7 +11,9 @@ import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
 import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
-import { fieldPath, fromRows, QUEUE_TRIGGER_TEMPLATE, toRows, type Binding, type FieldRow } from "./document";
+import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } from "./document";
+import { functionActions, type FunctionState } from "./actions";
+import { healthSection, missingConnections } from "./health";
 
 export async function renderFunctions(
   ctx: Context,
@@ -20,15 +24,22 @@ export async function renderFunctions(
 ): Promise<void> {
   const title = h("h1", {}, `${app} · functions`);
   replace(main, title, loading("functions"));
-  const { data, error, response } = await api.GET("/v1/tenants/{tenant}/apps/{app}/functions", {
-    params: { path: { tenant, app }, query: { limit: 1000 } },
-  });
+  const [list, appRead] = await Promise.all([
+    api.GET("/v1/tenants/{tenant}/apps/{app}/functions", { params: { path: { tenant, app }, query: { limit: 1000 } } }),
+    api.GET("/v1/tenants/{tenant}/apps/{app}", { params: { path: { tenant, app } } }),
+  ]);
+  const { data, error, response } = list;
   if (!data) {
     replace(main, title, problemBanner(error, response.status));
     return;
   }
   const writable = can(ctx, actions.functionsWrite);
   const current = data.items.find((f) => f.name === selected);
+  // The app, for the settings a connection needs (its ETag for adding one); absent if the
+  // caller may list functions but not read the app, then nothing is offered.
+  const theApp = appRead.data ?? null;
+  const state: FunctionState = current ? { etag: current.etag, disabled: current.disabled } : { etag: null, disabled: false };
+  const needs = theApp && writable && can(ctx, actions.appsWrite) ? missingConnections(ctx, tenant, theApp) : null;
   replace(
     main,
     title,
@@ -40,14 +51,38 @@ export async function renderFunctions(
       { label: "Bindings", cell: (f) => f.bindings.length },
     ], data.items),
     selected && !current ? h("p", { role: "alert", class: "problem" }, `No function named ${selected}.`) : null,
+    current ? healthSection(ctx, tenant, theApp, current) : null,
+    current && (writable || can(ctx, actions.functionsDelete)) ? functionActions(ctx, tenant, app, current.name, state) : null,
     current
-      ? editor(ctx, tenant, app, current.name, current.bindings as Binding[], current.disabled, current.etag, writable)
+      ? editor(ctx, tenant, app, current.name, current.bindings as Binding[], state, writable)
       : writable
-        ? editor(ctx, tenant, app, null, [QUEUE_TRIGGER_TEMPLATE], false, null, true)
+        ? newFunction(ctx, tenant, app, state, (b) => needs?.update(b))
         : null,
+    !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
+}
+
+/// The new-function form under a template picker: choosing a template starts the form again
+/// from its bindings (the name typed so far is kept).
+function newFunction(ctx: Context, tenant: string, app: string, state: FunctionState, onBindings: (b: Binding[]) => void): HTMLElement {
+  const box = h("div");
+  const show = (id: string) => {
+    const template = TEMPLATES.find((t) => t.id === id) ?? TEMPLATES[0];
+    const typed = (box.querySelector("#fn-name") as HTMLInputElement | null)?.value ?? "";
+    const bindings = template.bindings.map((b) => structuredClone(b) as Binding);
+    replace(box, editor(ctx, tenant, app, null, bindings, state, true, onBindings));
+    (box.querySelector("#fn-name") as HTMLInputElement).value = typed;
+    onBindings(bindings);
+  };
+  const picker = h(
+    "select",
+    { id: "fn-template", onchange: (e: Event) => show((e.target as HTMLSelectElement).value) },
+    TEMPLATES.map((t) => h("option", { value: t.id }, t.label)),
+  );
+  show(TEMPLATES[0].id);
+  return h("div", { class: "new-function" }, h("p", {}, h("label", { for: "fn-template" }, "Template "), picker), box);
 }
 
 interface BindingRows {
@@ -60,12 +95,12 @@ function editor(
   app: string,
   name: string | null,
   initial: Binding[],
-  disabled: boolean,
-  etag: string | null,
+  state: FunctionState,
   writable: boolean,
+  onBindings: (bindings: Binding[]) => void = () => {},
 ): HTMLElement {
   const bindings: BindingRows[] = initial.map((b) => ({ rows: toRows(b) }));
-  let disabledValue = disabled;
+  const changed = () => onBindings(bindings.map((b) => fromRows(b.rows)));
   const nameInput = name === null ? h("input", { id: "fn-name", required: true, "aria-describedby": "err-name" }) : null;
   const errorsTop = h("div", { id: "fn-errors" });
   const fieldsBox = h("div");
@@ -96,6 +131,7 @@ function editor(
               "aria-describedby": `err-${id}`,
               oninput: (e: Event) => {
                 row.text = (e.target as HTMLInputElement).value;
+                changed();
               },
             });
             slots.set(path, { input, error: err });
@@ -103,7 +139,7 @@ function editor(
           }),
           writable ? addProperty(binding, draw) : null,
           writable && bindings.length > 1
-            ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.splice(index, 1); draw(); } }, "Remove binding")
+            ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.splice(index, 1); draw(); changed(); } }, "Remove binding")
             : null,
         );
         slots.set(`bindings[${index}]`, { input: box, error: bindingError });
@@ -113,20 +149,23 @@ function editor(
   };
   draw();
 
-  const disabledBox = h("input", {
-    type: "checkbox",
-    id: "fn-disabled",
-    checked: disabled,
-    disabled: !writable,
-    onchange: (e: Event) => {
-      disabledValue = (e.target as HTMLInputElement).checked;
-    },
-  });
+  // A new function may start disabled; an existing one is enabled and disabled by its own
+  // button (functionActions), which the Save keeps.
+  const disabledBox =
+    name === null
+      ? h("input", {
+          type: "checkbox",
+          id: "fn-disabled",
+          checked: state.disabled,
+          onchange: (e: Event) => {
+            state.disabled = (e.target as HTMLInputElement).checked;
+          },
+        })
+      : null;
   const bindingsError = h("p", { class: "field-error", id: "err-bindings" });
   // Outlives every save, so "Saved" is announced; the form stays as it is (no re-render, so
   // the page keeps its scroll position and focus stays on Save).
   const saved = h("p", { role: "status", class: "said", id: "fn-saved" });
-  let currentEtag = etag;
   const nameError = h("p", { class: "field-error", id: "err-name" });
 
   const clearErrors = () => {
@@ -170,12 +209,12 @@ function editor(
       onsubmit: async (event: Event) => {
         event.preventDefault();
         const fn = name ?? nameInput?.value.trim() ?? "";
-        const body = { bindings: bindings.map((b) => fromRows(b.rows)), disabled: disabledValue };
+        const body = { bindings: bindings.map((b) => fromRows(b.rows)), disabled: state.disabled };
         saved.textContent = "";
         const { data, error, response } = await api.PUT("/v1/tenants/{tenant}/apps/{app}/functions/{function}", {
           params: { path: { tenant, app, function: fn } },
           body: body as Schemas["FunctionWrite"],
-          headers: currentEtag ? { "If-Match": ifMatch(currentEtag) } : { "If-None-Match": "*" },
+          headers: state.etag ? { "If-Match": ifMatch(state.etag) } : { "If-None-Match": "*" },
         });
         if (response.ok && data) {
           if (!name) {
@@ -183,7 +222,7 @@ function editor(
             return;
           }
           clearErrors();
-          currentEtag = data.etag;
+          state.etag = data.etag;
           saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
           return;
         }
@@ -202,9 +241,9 @@ function editor(
     bindingsError,
     fieldsBox,
     writable
-      ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: toRows({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }) }); draw(); } }, "Add binding")
+      ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: toRows({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }) }); draw(); changed(); } }, "Add binding")
       : null,
-    h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Disabled")),
+    disabledBox ? h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Created disabled (no listener until enabled)")) : null,
     writable ? h("button", { type: "submit" }, name ? "Save" : "Create function") : h("p", { class: "hint" }, "Your role can read functions, not change them."),
     saved,
   );

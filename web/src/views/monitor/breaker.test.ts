@@ -9,6 +9,9 @@ describe("breaker words", () => {
     ["open", "failures", "stopped after failures"],
     ["open", "probeFailed", "stopped after failures"],
     ["halfOpen", "cooldown", "trying one message"],
+    ["open", "handlerUnreachable", "waiting for the handler"],
+    ["open", "throttled", "held back: the handler is busy"],
+    ["closed", "handlerReachable", "receiving"],
   ] as const)("%s after %s reads %s", (state, cause, words) => {
     expect(breakerStatus({ state, cause })).toBe(words);
   });

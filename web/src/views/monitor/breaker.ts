@@ -5,7 +5,9 @@ import type { Schemas } from "../../api/client";
 
 type Breaker = { state: Schemas["BreakerState"]; cause?: Schemas["BreakerCause"] | null };
 
-/// What the function is doing: "receiving", "paused", "stopped after failures", "trying one message".
+/// What the function is doing: "receiving", "paused", "stopped after failures", "trying one
+/// message", "waiting for the handler" (unreachable: messages in hand are held), "held back"
+/// (the handler kept answering 429/503).
 export function breakerStatus(b: Breaker): string {
   switch (b.state) {
     case "closed":
@@ -14,6 +16,8 @@ export function breakerStatus(b: Breaker): string {
       return "trying one message";
     case "open":
       if (b.cause === "paused") return "paused";
+      if (b.cause === "handlerUnreachable") return "waiting for the handler";
+      if (b.cause === "throttled") return "held back: the handler is busy";
       return b.cause === "failures" || b.cause === "probeFailed" ? "stopped after failures" : "stopped";
   }
 }
@@ -25,6 +29,9 @@ const CAUSES: Record<Schemas["BreakerCause"], string> = {
   cooldown: "cool-down over: trying one message",
   probeSucceeded: "the trial message succeeded",
   probeFailed: "the trial message failed",
+  handlerUnreachable: "the handler took no connections",
+  handlerReachable: "the handler answered again",
+  throttled: "the handler kept answering 429 or 503",
 };
 
 export function causeText(cause: Schemas["BreakerCause"] | null | undefined): string {
