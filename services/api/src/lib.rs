@@ -146,6 +146,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::functions::router())
         .merge(routes::breakers::router())
         .merge(routes::poison::router())
+        .merge(routes::send::router())
         .merge(routes::invocations::router())
         .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())

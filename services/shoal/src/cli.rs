@@ -75,6 +75,8 @@ pub enum Command {
     Poison(client::Group<client::PoisonCommand>),
     /// Pause or resume a function (its circuit breaker).
     Breaker(client::Group<client::BreakerCommand>),
+    /// Send a test message to a function's trigger queue or topic, as the app.
+    Send(client::SendCommand),
     /// Check an app's configuration: connections, queues, identities, host settings.
     Diagnostics(client::DiagnosticsArgs),
     /// Print a shell completion script: `shoal completions bash > ~/.local/share/bash-completion/completions/shoal`.

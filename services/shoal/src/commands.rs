@@ -44,6 +44,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Invocations(group) => run_client(ClientCommand::Invocations(group)).await,
         Command::Poison(group) => run_client(ClientCommand::Poison(group)).await,
         Command::Breaker(group) => run_client(ClientCommand::Breaker(group)).await,
+        Command::Send(command) => run_client(ClientCommand::Send(command)).await,
         Command::Diagnostics(args) => run_client(ClientCommand::Diagnostics(args)).await,
         Command::Completions { shell } => {
             use clap::CommandFactory;

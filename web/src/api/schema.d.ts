@@ -296,6 +296,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenants/{tenant}/apps/{app}/functions/{function}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one test message to the function's trigger queue or topic, as the app. The function
+         *     receives it like any other message. Audited.
+         */
+        post: operations["send_message"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants/{tenant}/apps/{app}/identityEndpoint/list": {
         parameters: {
             query?: never;
@@ -2119,6 +2139,53 @@ export interface components {
              *     which includes invisible (in-flight) messages (default false).
              */
             visibleOnly?: boolean | null;
+        };
+        /**
+         * @description One message for the function's trigger. Give the body as `body` (a JSON string is sent as
+         *     its text, any other JSON value as its compact JSON) or as `bodyBase64` (bytes).
+         */
+        SendRequest: {
+            /**
+             * @description The message: a string is sent as its text, any other JSON value as its JSON. Storage
+             *     queues take 64 KiB as stored (about 48 KiB of body when the app's `messageEncoding` is
+             *     base64), Service Bus 256 KiB with its properties, Kafka and Event Hubs 1 MiB.
+             */
+            body?: unknown;
+            /** @description The message's bytes in base64, instead of `body`. */
+            bodyBase64?: string | null;
+            /** @description Service Bus only: the message's session (required when the trigger reads sessions). */
+            sessionId?: string | null;
+            /** @description Kafka and Event Hubs only: the record's key (it picks the partition). */
+            key?: string | null;
+            /**
+             * @description Service Bus application properties, or Kafka / Event Hubs headers (up to 64; numbers
+             *     and booleans are sent as their text).
+             */
+            properties?: {
+                [key: string]: string;
+            } | null;
+        };
+        /** @description What was sent, and where. */
+        SendResult: {
+            /** @description The function's trigger type. */
+            trigger: string;
+            /** @description The queue, Service Bus queue or topic, or the Kafka topic / event hub it went to. */
+            destination: string;
+            /**
+             * @description The Storage queue's message id, the Service Bus `MessageId` (a new UUID), or
+             *     `<partition>-<offset>` of the record; absent if the queue service named none.
+             */
+            messageId?: string | null;
+            /**
+             * Format: int64
+             * @description Bytes of the message as sent (for a Storage queue, the text as stored).
+             */
+            size: number;
+            sessionId?: string | null;
+            /** Format: int32 */
+            partition?: number | null;
+            /** Format: int64 */
+            offset?: number | null;
         };
         /** @description Service Bus trigger settings. */
         ServiceBusOptions: {
@@ -4833,6 +4900,122 @@ export interface operations {
             };
             /** @description Invalid fields or path parameters; `errors[].path` names each */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Postgres is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    send_message: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tenant: components["schemas"]["TenantName"];
+                app: components["schemas"]["AppName"];
+                function: components["schemas"]["FunctionName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendRequest"];
+            };
+        };
+        responses: {
+            /** @description the message is on the trigger's queue or topic */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendResult"];
+                };
+            };
+            /** @description Malformed request: a query string, header or body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the function's trigger takes no messages (httpTrigger, cosmosDBTrigger), its settings do not resolve, or the egress policy refuses its destination */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is larger than the server accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not JSON (`application/json` or `application/merge-patch+json`) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a bad field, an option the trigger kind does not carry, or a message larger than the trigger's source takes */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the queue service or the brokers failed */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -27,6 +27,7 @@ mod quotas;
 mod rbac;
 mod scale;
 mod scale_history;
+mod send;
 mod service_bus_entity;
 mod service_bus_scaling;
 mod setting_values;

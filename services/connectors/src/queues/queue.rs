@@ -218,6 +218,12 @@ impl Queue {
     /// Enqueues `text` exactly as given (the caller base64-encodes when the app's
     /// messageEncoding is base64). The SDK escapes it for the XML body.
     pub async fn enqueue(&self, text: &str) -> Result<(), QueueError> {
+        self.send(text).await.map(|_| ())
+    }
+
+    /// [`Queue::enqueue`], answering the id the service gave the message (None if its answer
+    /// named none).
+    pub async fn send(&self, text: &str) -> Result<Option<String>, QueueError> {
         let body = Body {
             message_text: Some(text.to_owned()),
         };
@@ -228,7 +234,13 @@ impl Queue {
             .client
             .send_message(content, None)
             .await
-            .map(|_| ())
+            .and_then(|r| r.into_model())
+            .map(|sent| {
+                sent.items
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find_map(|m| m.message_id)
+            })
             .map_err(|e| self.error(&e, Op::Enqueue))
     }
 

@@ -33,6 +33,11 @@ pub const FUNCTIONS_RESUME: &str = "Shoal/apps/functions/resume/action";
 /// [`APP_SETTINGS_LIST`]), and moving them back to the trigger queue.
 pub const FUNCTIONS_POISON_READ: &str = "Shoal/apps/functions/poison/read";
 pub const FUNCTIONS_POISON_REPLAY: &str = "Shoal/apps/functions/poison/replay/action";
+/// Put a test message on a function's trigger queue or topic (`POST …/functions/{f}/send`).
+/// A control-plane action, not a data action like [`FUNCTIONS_INVOKE`]: it is how the people
+/// who build the app try it (Contributor's `*` has it, Reader's `*/read` does not), and it
+/// writes to the tenant's own broker as the app rather than calling the handler.
+pub const FUNCTIONS_SEND: &str = "Shoal/apps/functions/send/action";
 
 pub const IDENTITIES_READ: &str = "Shoal/identities/read";
 pub const IDENTITIES_WRITE: &str = "Shoal/identities/write";
@@ -84,6 +89,7 @@ pub const ALL: &[&str] = &[
     FUNCTIONS_RESUME,
     FUNCTIONS_POISON_READ,
     FUNCTIONS_POISON_REPLAY,
+    FUNCTIONS_SEND,
     IDENTITIES_READ,
     IDENTITIES_WRITE,
     IDENTITIES_DELETE,

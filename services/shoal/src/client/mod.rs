@@ -13,6 +13,7 @@ mod operations;
 mod output;
 mod profiles;
 pub mod routes;
+mod send;
 mod session;
 mod settings;
 
@@ -25,6 +26,7 @@ pub use invocations::InvocationsCommand;
 pub use login::{LoginArgs, LogoutArgs};
 pub use operations::{BreakerCommand, PoisonCommand, ScaleCommand};
 pub use output::Output;
+pub use send::SendArgs;
 
 /// Which profile, tenant and output every client command takes (before or after its
 /// sub-command).
@@ -59,6 +61,15 @@ pub struct DiagnosticsArgs {
     pub app: String,
 }
 
+/// `shoal send` with its target options.
+#[derive(Debug, Args)]
+pub struct SendCommand {
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub args: SendArgs,
+}
+
 /// The client commands, as `commands::run` hands them over.
 pub enum ClientCommand {
     Login(LoginArgs),
@@ -69,6 +80,7 @@ pub enum ClientCommand {
     Invocations(Group<InvocationsCommand>),
     Poison(Group<PoisonCommand>),
     Breaker(Group<BreakerCommand>),
+    Send(SendCommand),
     Diagnostics(DiagnosticsArgs),
 }
 
@@ -99,6 +111,10 @@ pub async fn run(command: ClientCommand) -> Result<(), Failure> {
         ClientCommand::Breaker(g) => {
             let api = session::connect(&g.target).await?;
             operations::breaker(&api, g.target.output, g.command).await
+        }
+        ClientCommand::Send(command) => {
+            let api = session::connect(&command.target).await?;
+            send::send(&api, command.target.output, command.args).await
         }
         ClientCommand::Diagnostics(args) => {
             let api = session::connect(&args.target).await?;

@@ -83,6 +83,10 @@ pub const RESUME: Route = route(
     "POST",
     "/v1/tenants/{tenant}/apps/{app}/functions/{function}/resume",
 );
+pub const SEND: Route = route(
+    "POST",
+    "/v1/tenants/{tenant}/apps/{app}/functions/{function}/send",
+);
 pub const DIAGNOSTICS: Route = route("GET", "/v1/tenants/{tenant}/apps/{app}/diagnostics");
 
 /// Every route above, for the test against the document (a route added above belongs here).
@@ -105,6 +109,7 @@ pub const ALL: &[Route] = &[
     REPLAY_POISON,
     PAUSE,
     RESUME,
+    SEND,
     DIAGNOSTICS,
 ];
 

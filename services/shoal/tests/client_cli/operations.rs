@@ -1,5 +1,5 @@
 //! `shoal scale show`, `shoal invocations list|tail`, `shoal poison list|replay`,
-//! `shoal breaker pause|resume`, `shoal diagnostics` and `shoal completions`.
+//! `shoal breaker pause|resume`, `shoal send`, `shoal diagnostics` and `shoal completions`.
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
@@ -159,6 +159,83 @@ async fn poison_list_and_replay_against_azurite() {
             .unwrap(),
         2
     );
+}
+
+#[tokio::test]
+async fn send_puts_a_test_message_on_the_trigger_queue_against_azurite() {
+    let server = Server::start().await;
+    let azurite = Azurite::start().await.unwrap();
+    let user = User::owner_of(&server);
+    with_function(&user, &azurite.connection_string());
+    let queues = StorageQueues::from_connection_string(
+        &azurite.connection_string(),
+        &ConnectorOptions::default(),
+    )
+    .unwrap();
+    let jobs = queues.queue("jobs").unwrap();
+    jobs.create_if_missing().await.unwrap();
+
+    let sent = user
+        .run(&["send", "ship", "--app", "orders", "--body", "order 1"])
+        .ok();
+    assert!(
+        sent.stdout
+            .starts_with("Sent 12 bytes to jobs (queueTrigger of function ship); message id "),
+        "{}",
+        sent.stdout
+    );
+    let project = tempfile::tempdir().unwrap();
+    let file = project.path().join("order.json");
+    std::fs::write(&file, r#"{"order": 2}"#).unwrap();
+    let json = user
+        .run(&[
+            "send",
+            "ship",
+            "--app",
+            "orders",
+            "--file",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(json["destination"], "jobs");
+    let peeked = jobs.peek(32).await.unwrap();
+    let texts: Vec<&str> = peeked.iter().map(|m| m.text.as_str()).collect();
+    // base64, the app's default messageEncoding.
+    assert_eq!(texts, ["b3JkZXIgMQ==", "eyJvcmRlciI6IDJ9"]);
+    assert_eq!(peeked[1].message_id, json["messageId"].as_str().unwrap());
+
+    // A queue message has no session: a 422 with the field's path, exit 1.
+    let bad = user.run(&[
+        "send",
+        "ship",
+        "--app",
+        "orders",
+        "--body",
+        "x",
+        "--session-id",
+        "s",
+    ]);
+    assert_eq!(bad.code, 1, "{bad:#?}");
+    assert!(bad.stderr.contains("\n  sessionId: "), "{}", bad.stderr);
+    // Usage errors name the flag: no body at all, a bad --json, a --property without '='.
+    let none = user.run(&["send", "ship", "--app", "orders"]);
+    assert_eq!(none.code, 2, "{none:#?}");
+    assert!(none.stderr.contains("--body"), "{}", none.stderr);
+    let bad_json = user.run(&["send", "ship", "--app", "orders", "--json", "{"]);
+    assert_eq!(bad_json.code, 2, "{bad_json:#?}");
+    assert!(bad_json.stderr.contains("--json"), "{}", bad_json.stderr);
+    let unknown = user.run(&["send", "nosuch", "--app", "orders", "--body", "x"]);
+    assert_eq!(unknown.code, 4, "{unknown:#?}");
+    // A Reader may not send: exit 3.
+    let mut reader = User::new();
+    reader.set("SHOAL_URL", &server.base);
+    reader.set("SHOAL_TOKEN", &server.token("reader-1", "Reader"));
+    let refused = reader.run(&["send", "ship", "--app", "orders", "--body", "x"]);
+    assert_eq!(refused.code, 3, "{refused:#?}");
+    assert_eq!(jobs.approximate_length().await.unwrap(), 2);
 }
 
 fn minute(at: DateTime<Utc>, invocations: i64, failures: i64) -> MinuteRecord {

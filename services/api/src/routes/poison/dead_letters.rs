@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use shoal_connectors::{
-    ConnectorOptions, QueueError, Received, ServiceBusAdmin, ServiceBusError, ServiceBusNamespace,
+    ConnectorOptions, QueueError, Received, ServiceBusAdmin, ServiceBusNamespace,
 };
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -35,21 +35,15 @@ impl DeadLetters {
     pub async fn open(
         connection: &ConnectionSpec,
         entity: EntityPath,
+        options: &ConnectorOptions,
         identities: &AppIdentities,
     ) -> Result<DeadLetters, ApiError> {
-        let options = ConnectorOptions::default();
         let admin =
-            ServiceBusAdmin::connect_for_app(connection, &options, identities).map_err(|e| {
+            ServiceBusAdmin::connect_for_app(connection, options, identities).map_err(|e| {
                 ApiError::Conflict(format!("the trigger's namespace cannot be used: {e}"))
             })?;
-        let namespace = ServiceBusNamespace::connect_for_app(connection, &options, identities)
-            .await
-            .map_err(|e| match e {
-                ServiceBusError::InvalidConnection(why) => {
-                    ApiError::Conflict(format!("the trigger's namespace cannot be used: {why}"))
-                }
-                other => ApiError::Storage(format!("the namespace cannot be reached: {other}")),
-            })?;
+        let namespace =
+            crate::routes::trigger_source::open_namespace(connection, options, identities).await?;
         Ok(DeadLetters {
             entity,
             namespace,
