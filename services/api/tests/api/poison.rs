@@ -384,3 +384,57 @@ async fn dead_lettered_service_bus_messages_are_shown_replayed_and_processed() {
     stop.cancel();
     worker.stopped().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_poison_endpoints_refuse_a_storage_account_the_egress_policy_refuses() {
+    // Loopback is not allowed here, and Azurite listens on it: the API must not connect.
+    let api = TestApp::spawn_with(crate::helpers::Options {
+        outbound: shoal_api::OutboundConfig::default(),
+        ..crate::helpers::Options::default()
+    })
+    .await;
+    let azurite = Azurite::start().await.unwrap();
+    api.put_tenant("contoso").await;
+    let put = api
+        .put_app(
+            "contoso",
+            "orders",
+            &json!({
+                "handler": {"url": "https://handler.example.com/"},
+                "appSettings": {"AzureWebJobsStorage": azurite.connection_string()},
+            }),
+        )
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED, "{:?}", put.text().await);
+    let put = api
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/process",
+        )
+        .json(&json!({
+            "bindings": [{"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": "jobs"}],
+        }))
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let contributor = api.token_for("contoso", Role::Contributor);
+    for (method, path) in [
+        (Method::GET, POISON.to_owned()),
+        (Method::POST, format!("{POISON}/replay")),
+    ] {
+        let refused = api
+            .request(method.clone(), &path, Some(&contributor))
+            .json(&json!({}))
+            .fetch()
+            .await;
+        assert_eq!(refused.status(), StatusCode::CONFLICT, "{method} {path}");
+        let detail = problem(refused).await["detail"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            detail.contains("AzureWebJobsStorage") && detail.contains("egress policy"),
+            "{detail}"
+        );
+    }
+}
