@@ -126,3 +126,67 @@ async fn dev_azurite_serves_a_newer_storage_sdk() {
     );
     assert!(body.contains("<QueueMessagesList"), "{body}");
 }
+
+/// `shoal send` end to end, every part a real process or service: the CLI puts a message on the
+/// demo function's trigger queue through `shoal dev`'s API (Azurite), the scheduler places the
+/// app, a worker delivers the message to the demo handler, and its answer lands in `demo-out`.
+#[tokio::test]
+async fn a_message_sent_with_shoal_send_reaches_the_demo_handler() {
+    let database = ScratchDatabase::create(&admin_url(), "shoal_dev_send")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dev =
+        support::dev::DevProcess::start(database.url(), dir.path(), "warn", Stdio::null()).await;
+    let token = support::dev::printed(&dev.banner, "export SHOAL_TOKEN=");
+    let connection = support::dev::printed(&dev.banner, "connection string ");
+
+    let sent = std::process::Command::new(env!("CARGO_BIN_EXE_shoal"))
+        .args([
+            "send", "greet", "--app", "hello", "--body", "Ada", "-o", "json",
+        ])
+        .env("SHOAL_URL", &dev.base)
+        .env("SHOAL_TOKEN", &token)
+        .env("SHOAL_TENANT", "demo")
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env_remove("SHOAL_PROFILE")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&sent.stdout);
+    assert!(
+        sent.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+    let sent: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(sent["destination"], "demo-in", "{sent}");
+
+    let queues =
+        shoal_connectors::StorageQueues::from_connection_string(&connection, &Default::default())
+            .unwrap();
+    let output = queues.queue("demo-out").unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let until = Instant::now() + Duration::from_secs(90);
+    loop {
+        let texts: Vec<String> = output
+            .peek(32)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| {
+                b64.decode(m.text.trim())
+                    .ok()
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .unwrap_or(m.text)
+            })
+            .collect();
+        if texts.iter().any(|t| t.contains("Hello, Ada!")) {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "the demo handler's answer to the sent message is not in demo-out: {texts:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
