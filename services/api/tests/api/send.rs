@@ -390,3 +390,79 @@ async fn a_trigger_without_a_queue_or_topic_takes_no_test_message() {
         .await;
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_subscription_s_test_message_goes_to_its_topic_and_a_session_trigger_needs_a_session() {
+    use shoal_connectors::ServiceBusNamespace;
+    use shoal_domain::service_bus_entity::path::EntityPath;
+    use shoal_local_bus::{LocalBus, LocalBusConfig};
+
+    let api = TestApp::spawn().await;
+    let bus = LocalBus::start(
+        LocalBusConfig::from_json(
+            r#"{"UserConfig": {"Namespaces": [{"Name": "localbus", "Topics": [
+                {"Name": "events", "Subscriptions": [{"Name": "audit"}]}]}]}}"#,
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let trigger = |sessions: bool| {
+        json!([{"type": "serviceBusTrigger", "direction": "in", "name": "msg",
+                "topicName": "events", "subscriptionName": "audit", "connection": "Bus",
+                "isSessionsEnabled": sessions}])
+    };
+    function(
+        &api,
+        json!({"handler": {"url": "https://handler.example.com/"},
+               "appSettings": {"Bus": bus.connection_string()}}),
+        trigger(false),
+    )
+    .await;
+    let contributor = api.token_for("contoso", Role::Contributor);
+    let sent = send(&api, &contributor, json!({"body": {"event": "created"}})).await;
+    assert_eq!(sent.status(), StatusCode::ACCEPTED);
+    let sent: Value = sent.json().await.unwrap();
+    assert_eq!(sent["destination"], "events");
+
+    let namespace =
+        ServiceBusNamespace::from_connection_string(&bus.connection_string(), &Default::default())
+            .await
+            .unwrap();
+    let subscription = EntityPath::Subscription {
+        topic: "events".into(),
+        subscription: "audit".into(),
+    };
+    let mut receiver = namespace.receiver(&subscription, 0).await.unwrap();
+    let received = receiver.receive(1, Duration::from_secs(10)).await.unwrap();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].message.body, br#"{"event":"created"}"#);
+    assert_eq!(
+        received[0].message.content_type.as_deref(),
+        Some("application/json")
+    );
+    let _ = receiver.close().await;
+    namespace.close().await;
+
+    // A trigger that reads sessions only ever receives messages with one.
+    let put = api
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/process",
+        )
+        .json(&json!({"bindings": trigger(true)}))
+        .fetch()
+        .await;
+    assert!(put.status().is_success(), "{:?}", put.text().await);
+    let refused = send(&api, &contributor, json!({"body": "x"})).await;
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let refused = problem(refused).await;
+    assert_eq!(error_paths(&refused), ["sessionId"]);
+    assert!(
+        refused["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("isSessionsEnabled"),
+        "{refused}"
+    );
+}
