@@ -108,17 +108,21 @@ fn built_in_roles_at_tenant_app_and_function_scope() {
         Action(APP_SIGNING_SECRET_READ),
         Action(ROLE_ASSIGNMENTS_WRITE),
         DataAction(FUNCTIONS_INVOKE),
+        Action(FUNCTIONS_SEND),
     ];
     let table = [
-        ("Owner", [Allow, Allow, Allow, Allow, Allow, Allow, Allow]),
+        (
+            "Owner",
+            [Allow, Allow, Allow, Allow, Allow, Allow, Allow, Allow],
+        ),
         (
             "Contributor",
-            [Allow, Allow, Allow, Allow, Deny, Deny, Deny],
+            [Allow, Allow, Allow, Allow, Deny, Deny, Deny, Allow],
         ),
-        ("Reader", [Allow, Deny, Deny, Deny, Deny, Deny, Deny]),
+        ("Reader", [Allow, Deny, Deny, Deny, Deny, Deny, Deny, Deny]),
         (
             "Function Invoker",
-            [Deny, Deny, Deny, Deny, Deny, Deny, Allow],
+            [Deny, Deny, Deny, Deny, Deny, Deny, Allow, Deny],
         ),
     ];
     // (assigned at, evaluated at): each level on itself, and a tenant grant inherited below.
