@@ -197,3 +197,76 @@ async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
     client.dispose().await.expect("client closes");
     bus.shutdown().await;
 }
+
+/// A response waits for the client's credit on its reply link, as Service Bus's does: a client
+/// whose request overtakes its reply link's first flow (fe2o3-amqp's management and CBS links
+/// send them separately) would otherwise drop the transfer and wait for an answer that never
+/// comes.
+#[tokio::test]
+async fn a_cbs_response_waits_for_the_reply_links_credit() {
+    use fe2o3_amqp::link::receiver::CreditMode;
+    use fe2o3_amqp::types::messaging::{ApplicationProperties, Body, Message, Properties};
+    use fe2o3_amqp::types::primitives::{SimpleValue, Value};
+    use fe2o3_amqp::{Connection, Receiver, Sender, Session};
+
+    let bus = start().await;
+    let mut connection = Connection::open(
+        "credit-test",
+        format!("amqp://127.0.0.1:{}", bus.port()).as_str(),
+    )
+    .await
+    .expect("connects");
+    let mut session = Session::begin(&mut connection).await.expect("session");
+    let mut replies = Receiver::builder()
+        .name("cbs-replies")
+        .source("$cbs")
+        .target("cbs-client")
+        .credit_mode(CreditMode::Manual)
+        .attach(&mut session)
+        .await
+        .expect("reply link");
+    let mut requests = Sender::attach(&mut session, "cbs-requests", "$cbs")
+        .await
+        .expect("request link");
+    let request = Message::builder()
+        .properties(Properties::builder().reply_to("cbs-client").build())
+        .application_properties(
+            ApplicationProperties::builder()
+                .insert("operation", "put-token")
+                .insert("type", "servicebus.windows.net:sastoken")
+                .insert("name", "sb://localbus/orders")
+                .build(),
+        )
+        .value(Value::String("not a token".into()))
+        .build();
+    requests
+        .send(request)
+        .await
+        .expect("the request is accepted");
+
+    let early =
+        tokio::time::timeout(Duration::from_millis(500), replies.recv::<Body<Value>>()).await;
+    assert!(
+        early.is_err(),
+        "nothing may arrive before the reply link has credit: {early:?}"
+    );
+    replies.set_credit(1).await.expect("credit");
+    let reply = tokio::time::timeout(Duration::from_secs(5), replies.recv::<Body<Value>>())
+        .await
+        .expect("answered once there is credit")
+        .expect("a reply");
+    let status = reply
+        .message()
+        .application_properties
+        .as_ref()
+        .and_then(|p| p.get("status-code").cloned());
+    assert_eq!(
+        status,
+        Some(SimpleValue::Int(401)),
+        "the bad token is refused"
+    );
+    let _ = requests.close().await;
+    let _ = replies.close().await;
+    let _ = session.end().await;
+    let _ = connection.close().await;
+}

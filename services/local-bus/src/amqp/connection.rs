@@ -221,6 +221,11 @@ struct Link {
     drain: bool,
     /// A transfer spread over several frames.
     partial: Option<Partial>,
+    /// Responses (encoded) waiting for the client's credit on a `Replies` link: a sender may
+    /// not transfer without credit (AMQP 1.0 2.6.7), and a client that has not yet granted
+    /// any drops the transfer (fe2o3-amqp's `TransferLimitExceeded`), so the request behind
+    /// it would never be answered.
+    replies: std::collections::VecDeque<Vec<u8>>,
 }
 
 struct Partial {
@@ -382,6 +387,9 @@ impl Connection {
                 link.credit = credit;
             }
             link.drain = flow.drain;
+            if matches!(link.kind, LinkKind::Replies { .. }) {
+                self.send_replies(channel, handle.0);
+            }
         }
         if flow.echo {
             let reply = self.link_flow(channel, handle.0);

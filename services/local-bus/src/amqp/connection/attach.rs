@@ -70,6 +70,7 @@ impl Connection {
                     delivery_count: 0,
                     drain: false,
                     partial: None,
+                    replies: Default::default(),
                 };
                 self.send(channel, FrameBody::Attach(reply));
                 if let Some(session) = self.sessions.get_mut(&channel) {

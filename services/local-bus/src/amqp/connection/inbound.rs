@@ -135,7 +135,8 @@ impl Connection {
         DeliveryState::Accepted(Accepted {})
     }
 
-    /// Sends a response on the client's receiver from `node` whose target is `reply_to`.
+    /// Answers on the client's receiver from `node` whose target is `reply_to`: queued on
+    /// that link, and sent as its credit allows.
     fn respond(
         &mut self,
         channel: u16,
@@ -164,34 +165,54 @@ impl Connection {
         let Ok(payload) = store::message::encode(&response) else {
             return;
         };
-        let delivery_id = session.next_outgoing_id;
-        session.next_outgoing_id = session.next_outgoing_id.wrapping_add(1);
-        session.next_delivery_tag += 1;
-        let tag = session.next_delivery_tag.to_be_bytes().to_vec();
         if let Some(link) = session.links.get_mut(&handle) {
-            link.credit = link.credit.saturating_sub(1);
-            link.delivery_count = link.delivery_count.wrapping_add(1);
+            link.replies.push_back(payload);
         }
-        let transfer = Transfer {
-            handle: Handle(handle),
-            delivery_id: Some(delivery_id),
-            delivery_tag: Some(Binary::from(tag)),
-            message_format: Some(0),
-            settled: Some(true),
-            more: false,
-            rcv_settle_mode: None,
-            state: None,
-            resume: false,
-            aborted: false,
-            batchable: false,
-        };
-        self.send(
-            channel,
-            FrameBody::Transfer {
-                performative: transfer,
-                payload: payload.into(),
-            },
-        );
+        self.send_replies(channel, handle);
+    }
+
+    /// Sends the link's queued responses while it has credit.
+    pub(super) fn send_replies(&mut self, channel: u16, handle: u32) {
+        loop {
+            let Some(session) = self.sessions.get_mut(&channel) else {
+                return;
+            };
+            let Some(link) = session.links.get_mut(&handle) else {
+                return;
+            };
+            if link.credit == 0 {
+                return;
+            }
+            let Some(payload) = link.replies.pop_front() else {
+                return;
+            };
+            link.credit -= 1;
+            link.delivery_count = link.delivery_count.wrapping_add(1);
+            let delivery_id = session.next_outgoing_id;
+            session.next_outgoing_id = session.next_outgoing_id.wrapping_add(1);
+            session.next_delivery_tag += 1;
+            let tag = session.next_delivery_tag.to_be_bytes().to_vec();
+            let transfer = Transfer {
+                handle: Handle(handle),
+                delivery_id: Some(delivery_id),
+                delivery_tag: Some(Binary::from(tag)),
+                message_format: Some(0),
+                settled: Some(true),
+                more: false,
+                rcv_settle_mode: None,
+                state: None,
+                resume: false,
+                aborted: false,
+                batchable: false,
+            };
+            self.send(
+                channel,
+                FrameBody::Transfer {
+                    performative: transfer,
+                    payload: payload.into(),
+                },
+            );
+        }
     }
 }
 
