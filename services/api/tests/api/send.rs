@@ -40,6 +40,16 @@ async fn function(api: &TestApp, app: Value, bindings: Value) {
     assert_eq!(put.status(), StatusCode::CREATED, "{:?}", put.text().await);
 }
 
+/// Sends a plain test message that must be refused with 409: the problem's detail.
+async fn refused_with_409(api: &TestApp, token: &str) -> String {
+    let refused = send(api, token, json!({"body": "x"})).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    problem(refused).await["detail"]
+        .as_str()
+        .expect("a detail")
+        .to_owned()
+}
+
 async fn send(api: &TestApp, token: &str, body: Value) -> reqwest::Response {
     api.request(Method::POST, SEND, Some(token))
         .json(&body)
@@ -64,12 +74,7 @@ async fn a_test_message_reaches_the_storage_queue_and_the_handler() {
     let contributor = api.token_for("contoso", Role::Contributor);
 
     // Shoal does not create the tenant's queue for a test message; it says it is missing.
-    let missing = send(&api, &contributor, json!({"body": "x"})).await;
-    assert_eq!(missing.status(), StatusCode::CONFLICT);
-    let detail = problem(missing).await["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let detail = refused_with_409(&api, &contributor).await;
     assert!(detail.contains("jobs does not exist"), "{detail}");
 
     let queues = StorageQueues::from_connection_string(
@@ -326,12 +331,7 @@ async fn the_egress_policy_refuses_a_destination_before_anything_is_sent() {
     let jobs = queues.queue("jobs").unwrap();
     jobs.create_if_missing().await.unwrap();
     let contributor = api.token_for("contoso", Role::Contributor);
-    let refused = send(&api, &contributor, json!({"body": "x"})).await;
-    assert_eq!(refused.status(), StatusCode::CONFLICT);
-    let detail = problem(refused).await["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let detail = refused_with_409(&api, &contributor).await;
     assert!(detail.contains("egress policy"), "{detail}");
     assert!(detail.contains("AzureWebJobsStorage"), "{detail}");
     assert_eq!(jobs.approximate_length().await.unwrap(), 0);
@@ -349,12 +349,7 @@ async fn the_egress_policy_refuses_a_destination_before_anything_is_sent() {
         .fetch()
         .await;
     assert!(put.status().is_success(), "{:?}", put.text().await);
-    let refused = send(&api, &contributor, json!({"body": "x"})).await;
-    assert_eq!(refused.status(), StatusCode::CONFLICT);
-    let detail = problem(refused).await["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let detail = refused_with_409(&api, &contributor).await;
     assert!(detail.contains("egress policy"), "{detail}");
 }
 
@@ -369,12 +364,7 @@ async fn a_trigger_without_a_queue_or_topic_takes_no_test_message() {
     )
     .await;
     let contributor = api.token_for("contoso", Role::Contributor);
-    let refused = send(&api, &contributor, json!({"body": "x"})).await;
-    assert_eq!(refused.status(), StatusCode::CONFLICT);
-    let detail = problem(refused).await["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let detail = refused_with_409(&api, &contributor).await;
     assert!(
         detail.contains("POST /webhooks/contoso/orders/process"),
         "{detail}"

@@ -262,6 +262,23 @@ fn now() -> DateTime<Utc> {
     Utc::now()
 }
 
+/// A one-frame transfer of a whole message to the client.
+fn transfer(handle: u32, delivery_id: u32, tag: Vec<u8>, settled: bool) -> Transfer {
+    Transfer {
+        handle: Handle(handle),
+        delivery_id: Some(delivery_id),
+        delivery_tag: Some(Binary::from(tag)),
+        message_format: Some(0),
+        settled: Some(settled),
+        more: false,
+        rcv_settle_mode: None,
+        state: None,
+        resume: false,
+        aborted: false,
+        batchable: false,
+    }
+}
+
 impl Connection {
     fn take_frame_size(&mut self) -> Option<usize> {
         self.frame_size.take()

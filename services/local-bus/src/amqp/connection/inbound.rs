@@ -192,23 +192,10 @@ impl Connection {
             session.next_outgoing_id = session.next_outgoing_id.wrapping_add(1);
             session.next_delivery_tag += 1;
             let tag = session.next_delivery_tag.to_be_bytes().to_vec();
-            let transfer = Transfer {
-                handle: Handle(handle),
-                delivery_id: Some(delivery_id),
-                delivery_tag: Some(Binary::from(tag)),
-                message_format: Some(0),
-                settled: Some(true),
-                more: false,
-                rcv_settle_mode: None,
-                state: None,
-                resume: false,
-                aborted: false,
-                batchable: false,
-            };
             self.send(
                 channel,
                 FrameBody::Transfer {
-                    performative: transfer,
+                    performative: transfer(handle, delivery_id, tag, true),
                     payload: payload.into(),
                 },
             );

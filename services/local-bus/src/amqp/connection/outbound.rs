@@ -120,20 +120,9 @@ impl Connection {
             }
             link.credit -= 1;
             link.delivery_count = link.delivery_count.wrapping_add(1);
-            let transfer = Transfer {
-                handle: Handle(handle),
-                delivery_id: Some(delivery_id),
-                // The lock token, in .NET's GUID byte order (`uuid.UUID(bytes_le=...)`).
-                delivery_tag: Some(Binary::from(token.to_bytes_le().to_vec())),
-                message_format: Some(0),
-                settled: Some(*receive_and_delete),
-                more: false,
-                rcv_settle_mode: None,
-                state: None,
-                resume: false,
-                aborted: false,
-                batchable: false,
-            };
+            // The lock token, in .NET's GUID byte order (`uuid.UUID(bytes_le=...)`).
+            let tag = token.to_bytes_le().to_vec();
+            let transfer = transfer(handle, delivery_id, tag, *receive_and_delete);
             frames.push(FrameBody::Transfer {
                 performative: transfer,
                 payload: payload.into(),
