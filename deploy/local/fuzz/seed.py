@@ -29,7 +29,8 @@ SCRATCH = {
 }
 # `shoal dev`'s demo app: an httpTrigger function with a handler that answers.
 WEBHOOK = ("demo", "hello", "welcome")
-# And its queue function on `shoal dev`'s Azurite: a poison queue the API can reach.
+# And its queue function on `shoal dev`'s Azurite: a trigger queue and poison queue the API can
+# reach.
 QUEUE_FUNCTION = ("demo", "hello", "greet")
 # Users are registered only with an issuer Shoal trusts: fuzz.sh starts `shoal dev` trusting this.
 ISSUER = "https://login.example.com/contoso/v2.0"
@@ -166,7 +167,8 @@ def config(principals, invocation):
         operation(["delete_user"], {"path.name": SCRATCH["user"]}),
         operation(["delete_role_definition"], {"path.role": SCRATCH["role"]}),
         operation(["delete_role_assignment"], {"path.id": SCRATCH["assignment"]}),
-        operation(["get_poison", "replay_poison"],
+        # Poison and test messages on a queue that exists (send does not create it).
+        operation(["get_poison", "replay_poison", "send_message"],
                   {"path.tenant": QUEUE_FUNCTION[0], "path.app": QUEUE_FUNCTION[1],
                    "path.function": QUEUE_FUNCTION[2]}),
         operation(["invoke", "invocation_status"],
