@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::bindings::{Binding, parse_bindings};
 use crate::circuit_breaker::CircuitBreaker;
+use crate::concurrency::parse_max_concurrency;
 use crate::host_config::RetryPolicy;
 use crate::stream_trigger::DeadLetter;
 use crate::validation::{Problems, ValidationError, named_body};
@@ -29,6 +30,9 @@ pub struct FunctionSpec {
     /// `deadLetter` (a Shoal extension, stream triggers only): where events whose final
     /// attempt failed go; absent means `<topic>-poison` (see [`crate::stream_trigger::dead_letter`]).
     pub dead_letter: Option<DeadLetter>,
+    /// `maxConcurrency` (a Shoal extension): at most this many calls of the handler for this
+    /// function in flight at once across every instance (see [`crate::concurrency`]).
+    pub max_concurrency: Option<u32>,
     /// Stored as written; no effect (see [`STORED_ONLY`]).
     pub script_file: Option<String>,
     pub entry_point: Option<String>,
@@ -42,6 +46,10 @@ const RETRY_ON_HTTP: &str = "an HTTP-triggered function is not retried: the call
 
 /// Why `circuitBreaker` does nothing on an HTTP-triggered function: it has no listener to pause.
 const BREAKER_ON_HTTP: &str = "an HTTP-triggered function has no listener for a circuit breaker to pause; its callers get the handler's answers";
+
+/// Why `maxConcurrency` is refused on an HTTP-triggered function: it has no listener whose
+/// intake could wait for a slot, and a webhook caller is limited by `webhooks.requestsPerSecond`.
+const CAP_ON_HTTP: &str = "applies to functions with a listener (queue, Service Bus and stream triggers); an HTTP-triggered function's callers are limited by the app's webhooks.requestsPerSecond";
 
 /// The `function.json` keys Shoal stores without acting on them, and why.
 pub const STORED_ONLY: &[(&str, &str)] = &[
@@ -90,6 +98,7 @@ struct Body {
     retry: Option<Value>,
     circuit_breaker: Option<Value>,
     dead_letter: Option<Value>,
+    max_concurrency: Option<Value>,
     script_file: Option<Value>,
     entry_point: Option<Value>,
     configuration_source: Option<Value>,
@@ -157,6 +166,17 @@ impl FunctionSpec {
                 format!("applies to stream triggers (kafkaTrigger, eventHubTrigger); a {} has its own: {}", trigger.type_name(), own_dead_letter(trigger)),
             );
         }
+        let max_concurrency = match &body.max_concurrency {
+            None | Some(Value::Null) => None,
+            Some(value) => parse_max_concurrency(value, "maxConcurrency")
+                .map_err(|e| problems.absorb(e))
+                .ok(),
+        };
+        if max_concurrency.is_some()
+            && let Some(Binding::HttpTrigger(_)) = bindings.iter().find(|b| b.is_trigger())
+        {
+            problems.push("maxConcurrency", CAP_ON_HTTP);
+        }
         problems.finish()?;
 
         let mut stored = serde_json::Map::new();
@@ -167,6 +187,7 @@ impl FunctionSpec {
             ("retry", &body.retry),
             ("circuitBreaker", &body.circuit_breaker),
             ("deadLetter", &body.dead_letter),
+            ("maxConcurrency", &body.max_concurrency),
             ("scriptFile", &body.script_file),
             ("entryPoint", &body.entry_point),
             ("configurationSource", &body.configuration_source),
@@ -186,6 +207,7 @@ impl FunctionSpec {
                 retry,
                 circuit_breaker,
                 dead_letter,
+                max_concurrency,
                 script_file,
                 entry_point,
                 configuration_source,
@@ -383,6 +405,33 @@ mod tests {
             let err = FunctionSpec::parse("f", &body).unwrap_err();
             assert_eq!(err.errors[0].path, path, "{err}");
             assert!(err.errors[0].message.starts_with(message), "{err}");
+        }
+    }
+
+    #[test]
+    fn max_concurrency_caps_a_listening_function_and_is_refused_on_http() {
+        let queue = json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]);
+        let body = json!({"bindings": queue, "maxConcurrency": 5});
+        let f = FunctionSpec::parse("f", &body).unwrap();
+        assert_eq!(f.spec.max_concurrency, Some(5));
+        assert_eq!(f.stored, body);
+
+        let http = json!([{"type": "httpTrigger", "direction": "in", "name": "req"}]);
+        let cases = [
+            (json!({"bindings": queue, "maxConcurrency": 0}), "from 1 to"),
+            (
+                json!({"bindings": queue, "maxConcurrency": "5"}),
+                "from 1 to",
+            ),
+            (
+                json!({"bindings": http, "maxConcurrency": 5}),
+                "applies to functions with a listener",
+            ),
+        ];
+        for (body, message) in cases {
+            let err = FunctionSpec::parse("f", &body).unwrap_err();
+            assert_eq!(err.errors[0].path, "maxConcurrency", "{err}");
+            assert!(err.errors[0].message.contains(message), "{err}");
         }
     }
 }

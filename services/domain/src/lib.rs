@@ -10,6 +10,7 @@ pub mod async_invocation;
 pub mod binding_expressions;
 pub mod bindings;
 pub mod circuit_breaker;
+pub mod concurrency;
 pub mod connection;
 pub mod diagnostics;
 pub mod egress;

@@ -85,6 +85,24 @@ pub struct ListenerReport {
     /// sets in vain.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undeclared_output_names: Vec<String>,
+    /// The instance's part of the function's `maxConcurrency`; absent without a cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<ConcurrencyReport>,
+}
+
+/// An instance's slots of its function's `maxConcurrency` (see [`crate::concurrency`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConcurrencyReport {
+    /// The function's cap, across every instance.
+    pub max_concurrency: u32,
+    /// Slots this instance holds in Postgres.
+    pub held: u32,
+    /// Calls it may have in flight: its fair share of the cap, or fewer while other instances
+    /// still hold their slots; 0 while its lease is not renewed.
+    pub limit: u32,
+    /// Its handler calls in flight now.
+    pub in_use: u32,
 }
 
 /// How many undeclared output names a listener remembers: enough to name a handler's mistakes,

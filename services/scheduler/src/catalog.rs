@@ -88,6 +88,8 @@ pub struct ScalableFunction {
     pub name: String,
     pub rule: TargetRule,
     pub source: MetricSource,
+    /// `maxConcurrency`: the function never asks for more instances than this.
+    pub max_concurrency: Option<u32>,
 }
 
 /// Where a function's metric comes from.
@@ -343,6 +345,7 @@ fn scalable_app<'a>(
             name: name.to_owned(),
             rule,
             source: metric_source(trigger, &spec.app_settings, &spec.host_config),
+            max_concurrency: function.max_concurrency,
         });
     }
     ScalableApp {

@@ -246,6 +246,7 @@ fn scale_input(
             samples: samples.iter().copied().collect(),
             latest_unreadable,
             listener_load,
+            max_concurrency: f.max_concurrency,
         });
     }
     history
@@ -312,6 +313,7 @@ mod tests {
                     per_instance: 16,
                 },
                 source: MetricSource::Unreadable("test".into()),
+                max_concurrency: None,
             }],
         }
     }

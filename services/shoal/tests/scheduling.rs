@@ -1,7 +1,8 @@
 //! `shoal scheduler` with `shoal worker` processes against real Postgres and Azurite: target-based
 //! and incremental scale-out, placement on distinct workers, scale-in after the stabilisation
-//! window, a worker or the leader killed under load, Postgres restarted under load, and fair
-//! shares between tenants when the workers are short (`scheduling/fair_share.rs`).
+//! window, a worker or the leader killed under load, Postgres restarted under load, fair
+//! shares between tenants when the workers are short (`scheduling/fair_share.rs`), and a
+//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -10,6 +11,8 @@
 #[allow(dead_code)]
 mod support;
 
+#[path = "scheduling/concurrency.rs"]
+mod concurrency;
 #[path = "scheduling/fair_share.rs"]
 mod fair_share;
 #[path = "support/host_identity.rs"]

@@ -13,6 +13,7 @@ pub mod apps;
 pub mod assignments;
 pub mod audit;
 pub mod breakers;
+pub mod concurrency_slots;
 mod conditional;
 pub mod crypto;
 mod error;

@@ -47,6 +47,9 @@ pub enum Operation {
     BreakersClaimProbe,
     BreakersProbeResult,
     BreakersSet,
+    // concurrency slots
+    ConcurrencySlotsRenew,
+    ConcurrencySlotsRelease,
     // held queue messages
     HeldMessagesHold,
     HeldMessagesHolds,
@@ -170,6 +173,8 @@ impl Operation {
             Operation::BreakersClaimProbe => "breakers_claim_probe",
             Operation::BreakersProbeResult => "breakers_probe_result",
             Operation::BreakersSet => "breakers_set",
+            Operation::ConcurrencySlotsRenew => "concurrency_slots_renew",
+            Operation::ConcurrencySlotsRelease => "concurrency_slots_release",
             Operation::HeldMessagesHold => "held_messages_hold",
             Operation::HeldMessagesHolds => "held_messages_holds",
             Operation::FunctionsGet => "functions_get",

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::breaker::held::HeldMessages;
 use crate::breaker::{Breakers, FunctionKey};
+use crate::concurrency::{CallSlots, SlotLease};
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
@@ -82,7 +83,13 @@ pub async fn run_app(
             });
         match bound {
             Ok((listener, host)) => {
-                listeners.spawn(listener.listen(Arc::new(host), stop.clone(), abandon.clone()));
+                let host = Arc::new(host);
+                let lease = slot_lease(&app, function, &config, services, &host);
+                let listening = listener.listen(host, stop.clone(), abandon.clone());
+                match lease {
+                    Some(lease) => listeners.spawn(lease.renewed_while(listening)),
+                    None => listeners.spawn(listening),
+                };
             }
             Err(reason) => {
                 tracing::warn!(instance = %app.instance, function = function.name, reason, "listener not started");
@@ -154,6 +161,10 @@ fn host(
     stats.watch_handler(breaker.health.clone());
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());
+    let slots = function.spec.max_concurrency.map(CallSlots::new);
+    if let Some(slots) = &slots {
+        stats.watch_slots(slots.clone());
+    }
     FunctionHost {
         tenant: app.instance.tenant.clone(),
         app: app.instance.app.clone(),
@@ -180,5 +191,29 @@ fn host(
         watcher: services.watcher.clone(),
         breaker,
         held,
+        slots,
     }
+}
+
+/// The lease that keeps a capped function's slots (None without `maxConcurrency`).
+fn slot_lease(
+    app: &HostedApp,
+    function: &HostedFunction,
+    config: &WorkerConfig,
+    services: &Services,
+    host: &FunctionHost,
+) -> Option<SlotLease> {
+    Some(SlotLease {
+        slots: host.slots.clone()?,
+        pool: services.pool.clone(),
+        key: FunctionKey {
+            tenant: app.instance.tenant.clone(),
+            app: app.instance.app.clone(),
+            function: function.name.clone(),
+        },
+        worker: config.name.clone(),
+        instance: app.instance.index,
+        generation: uuid::Uuid::new_v4(),
+        longest_call: host.timeout,
+    })
 }

@@ -23,6 +23,7 @@ use uuid::Uuid;
 
 use crate::breaker::FunctionBreaker;
 use crate::breaker::held::HeldMessages;
+use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
 use crate::watcher::WriteWatcher;
@@ -55,6 +56,8 @@ pub struct FunctionHost {
     pub breaker: Arc<FunctionBreaker>,
     /// The queue messages the breaker gave back, by every worker (see `breaker::held`).
     pub held: HeldMessages,
+    /// The instance's slots of the function's `maxConcurrency`; None without a cap.
+    pub slots: Option<Arc<CallSlots>>,
 }
 
 /// What a trigger made of a handler's successful answer.
@@ -237,6 +240,7 @@ impl FunctionHost {
             }
             let encoded = serde_json::to_vec(&body)
                 .map_err(|e| Unsettled::Failed(format!("cannot encode the request: {e}")))?;
+            let slot = self.slot(hold).await?;
             let seen = health.reach().answers;
             let mut signal = None;
             // A partly failed attempt is a failed one for telemetry and the retry policy.
@@ -257,6 +261,7 @@ impl FunctionHost {
                 }
             };
             let result = self.stats.observe(invocation_id, attempt).await;
+            drop(slot);
             match (&result, signal) {
                 (_, Some(HandlerSignal::Unreachable)) => {
                     health.connection_failed(result.as_ref().err().map_or("", String::as_str))
@@ -318,6 +323,25 @@ impl FunctionHost {
                 retry_in = ?delay, "invocation failed; retrying on this instance under the function's retry policy");
             tokio::time::sleep(delay).await;
             previous_failure = Some(reason);
+        }
+    }
+
+    /// A slot of the function's `maxConcurrency` for one call (None without a cap), waited for
+    /// no longer than the message can be held. The wait is not an attempt.
+    async fn slot(&self, hold: Option<Hold>) -> Result<Option<SlotPermit>, Unsettled> {
+        let Some(slots) = &self.slots else {
+            return Ok(None);
+        };
+        match hold.and_then(|h| h.until) {
+            None => Ok(Some(slots.acquire().await)),
+            Some(until) => tokio::time::timeout_at(until.into(), slots.acquire())
+                .await
+                .map(Some)
+                .map_err(|_| {
+                    Unsettled::HoldEnded(
+                        "no slot of the function's maxConcurrency came free for as long as the message could be held".into(),
+                    )
+                }),
         }
     }
 

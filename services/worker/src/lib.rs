@@ -18,6 +18,7 @@
 
 mod app_instance;
 mod breaker;
+mod concurrency;
 mod config;
 mod connections;
 mod error;

@@ -8,7 +8,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
-use shoal_domain::workers::ListenerReport;
+use shoal_domain::workers::{ConcurrencyReport, ListenerReport};
 
 use crate::stats::StatsRegistry;
 
@@ -21,6 +21,8 @@ pub struct ListenerMetrics(pub Vec<Arc<StatsRegistry>>);
 type Labels = [(&'static str, String); 5];
 /// A series: name, help text and how to read its value from a report.
 type Series<T> = (&'static str, &'static str, fn(&ListenerReport) -> T);
+/// A series of a capped listener's `maxConcurrency` slots.
+type SlotSeries = (&'static str, &'static str, fn(&ConcurrencyReport) -> u32);
 
 fn labels(r: &ListenerReport) -> Labels {
     [
@@ -103,6 +105,39 @@ impl Collector for ListenerMetrics {
             let mut metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
             for r in &reports {
                 ConstGauge::new(value(r)).encode(metric.encode_family(&labels(r))?)?;
+            }
+        }
+        // Only capped functions have these series (see `crate::concurrency`).
+        let slots: [SlotSeries; 4] = [
+            (
+                "listener_max_concurrency",
+                "The function's maxConcurrency across every instance",
+                |c| c.max_concurrency,
+            ),
+            (
+                "listener_concurrency_slots_held",
+                "Slots of the function's maxConcurrency this instance holds",
+                |c| c.held,
+            ),
+            (
+                "listener_concurrency_limit",
+                "Handler calls this instance may have in flight under maxConcurrency (0 while its lease lapses)",
+                |c| c.limit,
+            ),
+            (
+                "listener_concurrency_in_use",
+                "Handler calls of the function in flight on this instance",
+                |c| c.in_use,
+            ),
+        ];
+        for (name, help, value) in slots {
+            let family = ConstGauge::new(0.0f64);
+            let mut metric = encoder.encode_descriptor(name, help, None, family.metric_type())?;
+            for r in &reports {
+                if let Some(c) = &r.concurrency {
+                    ConstGauge::new(f64::from(value(c)))
+                        .encode(metric.encode_family(&labels(r))?)?;
+                }
             }
         }
         let family = ConstCounter::new(0u64);

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
 use crate::breaker::handler::HandlerHealth;
+use crate::concurrency::CallSlots;
 use crate::error::{ErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
 use crate::telemetry::{InvocationTelemetry, Target};
@@ -37,6 +38,7 @@ pub struct ListenerStats {
     in_flight: AtomicU64,
     /// The app's handler as this worker sees it (set once the function is hosted).
     handler: std::sync::OnceLock<Arc<HandlerHealth>>,
+    slots: std::sync::OnceLock<Arc<CallSlots>>,
     /// Unix milliseconds of the last poll; 0 before the first.
     last_poll_ms: AtomicI64,
     backoff_ms: AtomicU64,
@@ -70,6 +72,7 @@ impl ListenerStats {
             retried: AtomicU64::new(0),
             deferred: AtomicU64::new(0),
             handler: std::sync::OnceLock::new(),
+            slots: std::sync::OnceLock::new(),
             poisoned: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             last_poll_ms: AtomicI64::new(0),
@@ -107,6 +110,10 @@ impl ListenerStats {
     }
     pub fn deferred(&self) {
         self.deferred.fetch_add(1, Ordering::Relaxed);
+    }
+    /// Reports carry the instance's slots of the function's `maxConcurrency` from now on.
+    pub fn watch_slots(&self, slots: Arc<CallSlots>) {
+        let _ = self.slots.set(slots);
     }
     /// Reports say whether the app's handler is unreachable from now on.
     pub fn watch_handler(&self, health: Arc<HandlerHealth>) {
@@ -184,6 +191,7 @@ impl ListenerStats {
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone(),
+            concurrency: self.slots.get().map(|s| s.report()),
         }
     }
 }

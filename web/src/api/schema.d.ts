@@ -1053,6 +1053,30 @@ export interface components {
              */
             notifyUrl?: string | null;
         };
+        /** @description An instance's slots of its function's `maxConcurrency` (see [`crate::concurrency`]). */
+        ConcurrencyReport: {
+            /**
+             * Format: int32
+             * @description The function's cap, across every instance.
+             */
+            maxConcurrency: number;
+            /**
+             * Format: int32
+             * @description Slots this instance holds in Postgres.
+             */
+            held: number;
+            /**
+             * Format: int32
+             * @description Calls it may have in flight: its fair share of the cap, or fewer while other instances
+             *     still hold their slots; 0 while its lease is not renewed.
+             */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Its handler calls in flight now.
+             */
+            inUse: number;
+        };
         /** @description One identity-based connection of a binding, or a stream binding's client. */
         ConnectionSignIn: {
             function: string;
@@ -1341,6 +1365,12 @@ export interface components {
              */
             circuitBreaker: components["schemas"]["CircuitBreaker"];
             deadLetter?: components["schemas"]["DeadLetterDoc"] | null;
+            /**
+             * Format: int32
+             * @description At most this many calls of the handler for this function in flight at once, across every
+             *     instance on every worker (a Shoal extension of `function.json`); absent: no cap.
+             */
+            maxConcurrency?: number | null;
             /** @description Stored as written; no effect (Shoal calls the app's handler, it loads no code). */
             scriptFile?: string | null;
             /** @description Stored as written; no effect. */
@@ -1390,6 +1420,11 @@ export interface components {
             vote?: components["schemas"]["Vote"] | null;
             /** Format: int32 */
             perInstance: number;
+            /**
+             * Format: int32
+             * @description The function's `maxConcurrency`, when its request was cut to it.
+             */
+            cappedByConcurrency?: number | null;
         };
         FunctionWrite: {
             bindings: components["schemas"]["Binding"][];
@@ -1398,6 +1433,13 @@ export interface components {
             retry?: components["schemas"]["RetryPolicy"] | null;
             circuitBreaker?: components["schemas"]["CircuitBreakerWrite"] | null;
             deadLetter?: components["schemas"]["DeadLetterDoc"] | null;
+            /**
+             * Format: int32
+             * @description At most this many calls of the handler in flight at once across every instance, from 1
+             *     to 10000; not for HTTP-triggered functions. Instances that could get no slot are not
+             *     scaled out to. See docs/triggers.md, "Capping concurrency".
+             */
+            maxConcurrency?: number | null;
             scriptFile?: string | null;
             entryPoint?: string | null;
             configurationSource?: string | null;
@@ -1716,6 +1758,7 @@ export interface components {
              *     sets in vain.
              */
             undeclaredOutputNames?: string[];
+            concurrency?: components["schemas"]["ConcurrencyReport"] | null;
         };
         /** @enum {string} */
         MessageEncoding: "base64" | "none";

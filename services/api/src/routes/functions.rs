@@ -50,6 +50,11 @@ pub struct Function {
     /// `function.json`); absent: the topic `<topic>-poison` on the trigger's brokers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letter: Option<DeadLetterDoc>,
+    /// At most this many calls of the handler for this function in flight at once, across every
+    /// instance on every worker (a Shoal extension of `function.json`); absent: no cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 10000)]
+    pub max_concurrency: Option<u32>,
     /// Stored as written; no effect (Shoal calls the app's handler, it loads no code).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_file: Option<String>,
@@ -78,6 +83,11 @@ pub struct FunctionWriteDoc {
     retry: Option<RetryPolicy>,
     circuit_breaker: Option<CircuitBreakerWrite>,
     dead_letter: Option<DeadLetterDoc>,
+    /// At most this many calls of the handler in flight at once across every instance, from 1
+    /// to 10000; not for HTTP-triggered functions. Instances that could get no slot are not
+    /// scaled out to. See docs/triggers.md, "Capping concurrency".
+    #[schema(minimum = 1, maximum = 10000)]
+    max_concurrency: Option<u32>,
     script_file: Option<String>,
     entry_point: Option<String>,
     #[schema(pattern = "^(attributes|config)$")]
@@ -190,6 +200,7 @@ fn view(record: FunctionRecord) -> Result<Function, ApiError> {
         excluded: spec.excluded,
         circuit_breaker: breaker,
         dead_letter: spec.dead_letter.map(|d| d.0.into()),
+        max_concurrency: spec.max_concurrency,
         retry: spec.retry,
         script_file: spec.script_file,
         entry_point: spec.entry_point,

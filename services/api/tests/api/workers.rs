@@ -69,6 +69,7 @@ async fn workers_are_listed_with_liveness_and_listener_statistics() {
         last_token_error: None,
         undeclared_outputs: 0,
         undeclared_output_names: Vec::new(),
+        concurrency: None,
     };
     beat(
         &app,
@@ -368,6 +369,7 @@ fn undeclared(
         last_token_error: None,
         undeclared_outputs: count,
         undeclared_output_names: names.iter().map(|n| (*n).to_owned()).collect(),
+        concurrency: None,
     }
 }
 

@@ -109,6 +109,7 @@ fn world(apps: usize, workers: usize) -> World {
                     samples,
                     latest_unreadable: false,
                     listener_load: None,
+                    max_concurrency: None,
                 }],
                 recent_recommendations,
             };

@@ -85,6 +85,7 @@ mod tests {
             last_token_error: None,
             undeclared_outputs: count,
             undeclared_output_names: names.iter().map(|n| (*n).to_owned()).collect(),
+            concurrency: None,
         }
     }
 

@@ -30,6 +30,9 @@ pub struct FunctionScaleInput {
     /// With an unreadable metric: the listeners' load, which votes scale-out when they are
     /// saturated (then `samples` hold in-flight counts for the other incremental rules).
     pub listener_load: Option<ListenerLoad>,
+    /// The function's `maxConcurrency`: it never asks for more instances than it has slots,
+    /// since an instance beyond that could never start a call.
+    pub max_concurrency: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +72,9 @@ pub struct FunctionVerdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote: Option<Vote>,
     pub per_instance: u32,
+    /// The function's `maxConcurrency`, when its request was cut to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capped_by_concurrency: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -199,7 +205,7 @@ fn judge(f: &FunctionScaleInput, mode: ScaleMode, current: u32) -> Judged<'_> {
     } else {
         f.samples.last()
     };
-    let mut verdict = FunctionVerdict {
+    let verdict = FunctionVerdict {
         function: f.function.clone(),
         mode,
         metric: latest.map(|s| s.value),
@@ -207,7 +213,34 @@ fn judge(f: &FunctionScaleInput, mode: ScaleMode, current: u32) -> Judged<'_> {
         target: None,
         vote: None,
         per_instance: f.rule.per_instance,
+        capped_by_concurrency: None,
     };
+    let mut judged = judge_uncapped(f, mode, current, latest, verdict);
+    // An instance needs one of the cap's slots to start a call: more instances than slots would
+    // idle, so the function never asks for more than its cap (DESIGN §5 has no such rule; it
+    // follows from `maxConcurrency`, see `crate::concurrency`).
+    if let Some(cap) = f.max_concurrency
+        && judged.request > cap
+    {
+        if judged.verdict.vote == Some(Vote::ScaleOut) {
+            // Already at or above the cap: a vote to grow becomes none.
+            judged.verdict.vote = Some(Vote::None);
+            judged.request = current;
+        } else {
+            judged.request = cap;
+        }
+        judged.verdict.capped_by_concurrency = Some(cap);
+    }
+    judged
+}
+
+fn judge_uncapped<'a>(
+    f: &'a FunctionScaleInput,
+    mode: ScaleMode,
+    current: u32,
+    latest: Option<&MetricSample>,
+    mut verdict: FunctionVerdict,
+) -> Judged<'a> {
     match (mode, latest) {
         (ScaleMode::Target, Some(latest)) => {
             let target = target_instances(latest.value, &f.rule, latest.partitions);

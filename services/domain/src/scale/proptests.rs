@@ -35,17 +35,21 @@ fn function() -> impl Strategy<Value = FunctionScaleInput> {
         1u32..100,
         proptest::collection::vec(sample(), 0..=INCREMENTAL_SAMPLES),
         proptest::bool::weighted(0.2),
+        proptest::option::weighted(0.2, 1u32..20),
     )
         .prop_map(
-            |(function, metric, per_instance, samples, latest_unreadable)| FunctionScaleInput {
-                function,
-                rule: TargetRule {
-                    metric,
-                    per_instance,
-                },
-                samples,
-                latest_unreadable,
-                listener_load: None,
+            |(function, metric, per_instance, samples, latest_unreadable, max_concurrency)| {
+                FunctionScaleInput {
+                    function,
+                    rule: TargetRule {
+                        metric,
+                        per_instance,
+                    },
+                    samples,
+                    latest_unreadable,
+                    listener_load: None,
+                    max_concurrency,
+                }
             },
         )
 }
@@ -102,6 +106,16 @@ proptest! {
         let d = decide(&input);
         prop_assert!(d.to <= input.current.max(input.minimum) + MAX_SCALE_OUT_STEP, "{d:?}");
         prop_assert!(d.recommended <= input.current + MAX_SCALE_OUT_STEP, "{d:?}");
+    }
+
+    #[test]
+    fn a_lone_capped_function_never_grows_the_app_past_its_cap(mut input in input(), cap in 1u32..20) {
+        input.functions.truncate(1);
+        if let Some(f) = input.functions.first_mut() {
+            f.max_concurrency = Some(cap);
+        }
+        let d = decide(&input);
+        prop_assert!(d.recommended <= input.current.max(cap), "{d:?}");
     }
 
     #[test]

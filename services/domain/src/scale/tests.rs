@@ -35,6 +35,7 @@ pub(super) fn func(name: &str, rule: TargetRule, values: &[u64]) -> FunctionScal
         samples: values.iter().copied().map(sample).collect(),
         latest_unreadable: false,
         listener_load: None,
+        max_concurrency: None,
     }
 }
 
@@ -257,6 +258,65 @@ fn clamps_to_minimum_limit_and_quota() {
     for (name, input, to) in cases {
         let d = decide(&input);
         assert_eq!(d.to, to, "{name}: {}", d.reason);
+    }
+}
+
+#[test]
+fn a_function_never_asks_for_more_instances_than_its_max_concurrency() {
+    let capped = |values: &[u64], cap| FunctionScaleInput {
+        max_concurrency: Some(cap),
+        ..func("q", QUEUE, values)
+    };
+    // (name, input, to, the verdict says it was cut)
+    let cases: Vec<(&str, ScaleInput, u32, bool)> = vec![
+        (
+            "a target above the cap is cut to it",
+            target(1, vec![capped(&[160], 3)]),
+            3,
+            true,
+        ),
+        (
+            "a target within the cap is left alone",
+            target(1, vec![capped(&[32], 3)]),
+            2,
+            false,
+        ),
+        (
+            "at the cap a scale-out vote becomes none",
+            incremental(3, vec![capped(&[1, 2, 3, 4, 5], 3)]),
+            3,
+            true,
+        ),
+        (
+            "below the cap a scale-out vote stands",
+            incremental(2, vec![capped(&[1, 2, 3, 4, 5], 3)]),
+            3,
+            false,
+        ),
+        (
+            "another function may still want more instances",
+            target(1, vec![capped(&[160], 2), func("r", QUEUE, &[64])]),
+            5,
+            true,
+        ),
+    ];
+    for (name, input, to, cut) in cases {
+        let d = decide(&input);
+        assert_eq!(d.to, to, "{name}: {}", d.reason);
+        let verdict = d.functions.iter().find(|f| f.function == "q").unwrap();
+        assert_eq!(
+            verdict.capped_by_concurrency.is_some(),
+            cut,
+            "{name}: {}",
+            d.reason
+        );
+        if cut && d.reason.contains("q ") {
+            assert!(
+                d.reason.contains("(maxConcurrency "),
+                "{name}: {}",
+                d.reason
+            );
+        }
     }
 }
 

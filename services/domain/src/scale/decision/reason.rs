@@ -69,6 +69,14 @@ pub(super) fn sentence(
 
 /// `orders queueLength 1000 / 16 per instance = 63`, or `orders votes scaleIn (idle for 5 samples)`.
 fn describe(j: &Judged) -> String {
+    let described = describe_request(j);
+    match j.verdict.capped_by_concurrency {
+        Some(cap) => format!("{described}, cut to {} (maxConcurrency {cap})", j.request),
+        None => described,
+    }
+}
+
+fn describe_request(j: &Judged) -> String {
     let f = &j.input.function;
     match (j.rule, j.verdict.metric, j.verdict.target) {
         (None, Some(metric), Some(target)) => format!(

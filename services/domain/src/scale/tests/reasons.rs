@@ -88,6 +88,7 @@ fn verdicts_keep_the_function_order_and_readings() {
         target: Some(3),
         vote: None,
         per_instance: 16,
+        capped_by_concurrency: None,
     };
     assert_eq!(d.functions[0], want_b);
     assert_eq!(

@@ -80,9 +80,17 @@ pub async fn run(
                 _ = tokio::time::sleep(wait) => {}
             }
         }
+        // A capped function takes in no more than its slots leave room for.
+        let most = match &ctx.function.slots {
+            None => most,
+            Some(slots) => match slots.wait_for_room(|| ctx.in_flight(), &stats, &stop).await {
+                Some(room) => most.min(room),
+                None => break,
+            },
+        };
         let mut permits = vec![first];
         while admit == Admit::Any
-            && most > 1
+            && (permits.len() as u32) < most
             && let Ok(permit) = room.clone().try_acquire_owned()
         {
             permits.push(permit);

@@ -66,6 +66,17 @@ impl QueueListener {
                     _ = tokio::time::sleep(wait) => {}
                 }
             }
+            // A capped function takes in no more than its slots leave room for.
+            let most = match &ctx.function.slots {
+                None => most,
+                Some(slots) => match slots
+                    .wait_for_room(|| in_flight.len(), &stats, &self.stop)
+                    .await
+                {
+                    Some(room) => most.min(room),
+                    None => break,
+                },
+            };
             let batch_size = match admit {
                 Admit::Any => most as u8,
                 Admit::One => 1,
