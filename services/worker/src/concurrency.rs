@@ -24,7 +24,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::FunctionKey;
-use crate::stats::ListenerStats;
 
 /// How long a renewed lease lasts.
 pub const LEASE: Duration = Duration::from_secs(15);
@@ -134,12 +133,12 @@ impl CallSlots {
     }
 
     /// Waits until the listener has room for a message while `in_hand()` are in hand, and says
-    /// how many it may take in; None once `stop` is cancelled. The listener's status says why
-    /// it waits meanwhile.
+    /// how many it may take in; None once `stop` is cancelled. `status` is told why it waits,
+    /// and `listening` once it no longer does.
     pub async fn wait_for_room(
         &self,
         in_hand: impl Fn() -> usize,
-        stats: &ListenerStats,
+        status: impl Fn(String),
         stop: &CancellationToken,
     ) -> Option<u32> {
         let mut waited = false;
@@ -148,12 +147,12 @@ impl CallSlots {
             let room = self.room(in_hand());
             if room > 0 {
                 if waited {
-                    stats.set_status("listening");
+                    status("listening".into());
                 }
                 return Some(room);
             }
             if !waited {
-                stats.set_status(format!(
+                status(format!(
                     "waiting for a slot: the function's maxConcurrency {} is in use across its instances",
                     self.cap
                 ));

@@ -83,7 +83,10 @@ pub async fn run(
         // A capped function takes in no more than its slots leave room for.
         let most = match &ctx.function.slots {
             None => most,
-            Some(slots) => match slots.wait_for_room(|| ctx.in_flight(), &stats, &stop).await {
+            Some(slots) => match slots
+                .wait_for_room(|| ctx.in_flight(), |s| stats.set_status(s), &stop)
+                .await
+            {
                 Some(room) => most.min(room),
                 None => break,
             },

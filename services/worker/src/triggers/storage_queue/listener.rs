@@ -70,7 +70,7 @@ impl QueueListener {
             let most = match &ctx.function.slots {
                 None => most,
                 Some(slots) => match slots
-                    .wait_for_room(|| in_flight.len(), &stats, &self.stop)
+                    .wait_for_room(|| in_flight.len(), |s| stats.set_status(s), &self.stop)
                     .await
                 {
                     Some(room) => most.min(room),
