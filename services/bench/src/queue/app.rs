@@ -24,13 +24,21 @@ pub struct AppBodies {
     pub function: Value,
 }
 
-/// The Storage Queue part's app: one queue-trigger function on `queue` of the round's Azurite.
+/// The Storage Queue part's app: one queue-trigger function on `queue` of the round's Azurite,
+/// with `maxConcurrency` when given.
 pub fn queue_app(
     plan: &QueuePlan<'_>,
     azurite: &Azurite,
     handler: &Handler,
     queue: &str,
+    max_concurrency: Option<u32>,
 ) -> AppBodies {
+    let mut function = json!({"bindings": [
+        {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue},
+    ]});
+    if let Some(cap) = max_concurrency {
+        function["maxConcurrency"] = json!(cap);
+    }
     AppBodies {
         app: json!({
             "handler": {"url": handler.url()},
@@ -44,9 +52,7 @@ pub fn queue_app(
                 }},
             },
         }),
-        function: json!({"bindings": [
-            {"type": "queueTrigger", "direction": "in", "name": "msg", "queueName": queue},
-        ]}),
+        function,
     }
 }
 

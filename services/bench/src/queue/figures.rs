@@ -32,6 +32,10 @@ impl fmt::Display for NotMeasured {
     }
 }
 
+/// The `maxConcurrency` of figure (d): more than the worker ever has in flight (at most 32 +
+/// 32), so the cap never binds and only its bookkeeping is measured.
+pub const CAPPED: u32 = 64;
+
 /// Messages per second over all rounds, or why there is none.
 pub type Rate = Result<f64, NotMeasured>;
 
@@ -45,6 +49,9 @@ pub struct QueueFigures {
     pub ceiling: Rate,
     /// (c) The Python consumer's rate.
     pub python: Rate,
+    /// (d) Shoal again, its function capped by `maxConcurrency` [`CAPPED`] — above what it has
+    /// in flight, so the figure is the cap's own cost against (a).
+    pub capped: Rate,
     /// None when Shoal's figure was not measured.
     pub worker_cpu_per_message: Option<Duration>,
     pub python_cpu_per_message: Option<Duration>,

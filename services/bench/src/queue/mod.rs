@@ -8,7 +8,9 @@
 //!   has `batchSize` + `newBatchThreshold` invocations in flight, receive → POST → delete; its
 //!   CPU time during the drain is read from `/proc`;
 //! * (c) the reference: `deploy/bench/python-consumer.py` with the official Python SDK and as
-//!   many threads as Shoal has invocations in flight, receive → POST → delete.
+//!   many threads as Shoal has invocations in flight, receive → POST → delete;
+//! * (d) Shoal again with the function's `maxConcurrency` set above what it has in flight
+//!   ([`figures::CAPPED`]): what the cap's slots cost when they do not bind, against (a).
 //!
 //! Azurite's in-memory store slows down steeply with the number of messages it holds (each
 //! delete scans them) and, past a few thousand, loses messages it has just handed out, so the
@@ -45,7 +47,7 @@ use shoal_testkit::ScratchDatabase;
 use shoal_testkit::azurite::Azurite;
 
 use crate::server::{ShoalBin, free_addr};
-use figures::{AzuriteLoad, NotMeasured, QueueFigures, Rate};
+use figures::{AzuriteLoad, CAPPED, NotMeasured, QueueFigures, Rate};
 use handler::Handler;
 use process::Consumer;
 
@@ -251,6 +253,7 @@ async fn rounds(
         python: Handler::start().await?,
     };
     let (mut ceiling, mut shoal) = (Figure::default(), Figure::default());
+    let mut capped = Figure::default();
     let (interpreter, mut reference) = match python {
         Ok(interpreter) => (Some(interpreter), Figure::default()),
         Err(not_measured) => (None, Figure::not_measured(not_measured)),
@@ -266,6 +269,7 @@ async fn rounds(
                     ("SDK ceiling", &mut ceiling),
                     ("shoal", &mut shoal),
                     ("Python", &mut reference),
+                    ("shoal capped", &mut capped),
                 ] {
                     if figure.live() {
                         figure.fail(name, round, &error);
@@ -282,8 +286,12 @@ async fn rounds(
             ceiling.record("SDK ceiling", round, ceiling_round(plan, &azurite).await);
         }
         if shoal.live() {
-            let drain = shoal_round(plan, &azurite, database, &handlers.shoal).await;
+            let drain = shoal_round(plan, &azurite, database, &handlers.shoal, None).await;
             shoal.record("shoal", round, drain);
+        }
+        if capped.live() {
+            let drain = shoal_round(plan, &azurite, database, &handlers.shoal, Some(CAPPED)).await;
+            capped.record("shoal capped", round, drain);
         }
         if let Some(interpreter) = interpreter.as_deref()
             && reference.live()
@@ -314,6 +322,7 @@ async fn rounds(
         shoal: shoal.rate(),
         ceiling: ceiling.rate(),
         python: reference.rate(),
+        capped: capped.rate(),
         worker_cpu_per_message: shoal.per_message(shoal.consumer_cpu),
         python_cpu_per_message: reference.per_message(reference.consumer_cpu),
         azurite,
@@ -334,16 +343,27 @@ async fn ceiling_round(plan: &QueuePlan<'_>, azurite: &RoundAzurite) -> Result<D
     })
 }
 
-/// (a): the app written for this round's Azurite, then a `shoal worker` started on the
-/// preloaded queue.
+/// (a), or (d) with `max_concurrency`: the app written for this round's Azurite, then a
+/// `shoal worker` started on the preloaded queue.
 async fn shoal_round(
     plan: &QueuePlan<'_>,
     azurite: &RoundAzurite,
     database: &ScratchDatabase,
     handler: &Handler,
+    max_concurrency: Option<u32>,
 ) -> Result<Drain> {
-    let queue = azurite.queues.queue("shoal-bench-shoal")?;
-    let bodies = app::queue_app(plan, &azurite.azurite, handler, queue.name());
+    let name = match max_concurrency {
+        None => "shoal-bench-shoal",
+        Some(_) => "shoal-bench-capped",
+    };
+    let queue = azurite.queues.queue(name)?;
+    let bodies = app::queue_app(
+        plan,
+        &azurite.azurite,
+        handler,
+        queue.name(),
+        max_concurrency,
+    );
     app::write_app(plan.shoal, database, &bodies)
         .await
         .context("writing the app")?;

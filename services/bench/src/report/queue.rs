@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::thousands;
-use crate::queue::figures::{QueueFigures, Rate};
+use crate::queue::figures::{CAPPED, QueueFigures, Rate};
 
 const LABEL: &str = "Queue dispatch";
 
@@ -14,6 +14,8 @@ const LABEL: &str = "Queue dispatch";
 pub const CEILING_GOAL: f64 = 0.85;
 /// (a)/(c) should be at least this.
 pub const PYTHON_GOAL: f64 = 4.0;
+/// (d)/(a) should be at least this: a cap that does not bind costs little.
+pub const CAPPED_GOAL: f64 = 0.9;
 
 /// `Queue dispatch   shoal 1,234 msg/s | SDK ceiling 1,400 msg/s | ratio 0.88 (goal >= 0.85)`,
 /// the same against the Python consumer, the worker's CPU time per message and Azurite's load.
@@ -67,6 +69,13 @@ pub fn lines(figures: &QueueFigures) -> Vec<String> {
             .collect();
         lines.push(format!("Azurite CPU   {}", loads.join(" | ")));
     }
+    lines.push(ratio_line(
+        &format!("Queue dispatch, maxConcurrency {CAPPED}"),
+        &figures.capped,
+        "no cap",
+        &figures.shoal,
+        CAPPED_GOAL,
+    ));
     lines
 }
 
@@ -126,6 +135,7 @@ mod tests {
             concurrency: 48,
             worker_cpu_per_message: shoal.is_ok().then_some(Duration::from_micros(57)),
             python_cpu_per_message: python.is_ok().then_some(Duration::from_micros(3_912)),
+            capped: shoal.clone().map(|rate| rate * 0.97),
             shoal,
             ceiling,
             python,
@@ -164,6 +174,8 @@ mod tests {
                  250 msg/s | ratio 4.94 (goal >= 4)",
                 "Worker CPU   57 µs/msg (Python consumer 3,912 µs/msg)",
                 "Azurite CPU   SDK ceiling 700 µs/msg, 98 % busy | shoal 1,210 µs/msg, 96 % busy",
+                "Queue dispatch, maxConcurrency 64   shoal 1,197 msg/s | no cap 1,234 msg/s | \
+                 ratio 0.97 (goal >= 0.9)",
             ]
         );
     }
