@@ -11,7 +11,9 @@
 //!   again only after the delay, and all are delivered once it answers;
 //! * a handler whose declared health check (`handler.health`) fails: every listener of the app
 //!   stops receiving (cause `handlerUnreachable`) although the handler still answers calls, and
-//!   the messages that arrived meanwhile are delivered once after the checks pass again.
+//!   the messages that arrived meanwhile are delivered once after the checks pass again;
+//! * a minute-long outage while 200 queue and 200 Service Bus messages arrive
+//!   (`handler_outage/under_load.rs`).
 
 #[path = "support/host_identity.rs"]
 #[allow(dead_code)]
@@ -22,6 +24,8 @@ mod service_bus_support;
 #[path = "../../worker/tests/worker/support.rs"]
 #[allow(dead_code)]
 mod support;
+#[path = "handler_outage/under_load.rs"]
+mod under_load;
 #[path = "support/worker_processes.rs"]
 #[allow(dead_code)]
 mod worker_processes;
