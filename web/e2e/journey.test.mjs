@@ -381,6 +381,7 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
   await page.locator("#fn-health-state").waitFor();
   assert.equal(await page.getByRole("button", { name: /^(Delete|Disable) ship/ }).count(), 0);
+  assert.equal(await page.getByRole("button", { name: "Send test message" }).count(), 0);
   assert.equal(await page.getByLabel("Max concurrency").getAttribute("readonly"), "");
   await page.goto(`${shoal.base}/tenants/contoso/apps`);
   await page.locator("#apps tbody tr").first().waitFor();
@@ -812,6 +813,42 @@ test("a function is paused and resumed by hand from its page", async () => {
   const audited = log.items.map((e) => e.action);
   assert.ok(audited.includes("Shoal/apps/functions/pause/action"), audited.join(", "));
   assert.ok(audited.includes("Shoal/apps/functions/resume/action"), audited.join(", "));
+  await page.close();
+});
+
+test("a test message sent from a function's page reaches its handler; a refused one says why at its field", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const body = page.getByLabel("Message body");
+  const send = page.getByRole("button", { name: "Send test message" });
+  // Not JSON while the body is read as JSON: said at the field, nothing sent.
+  await body.fill("{order");
+  await send.click();
+  await page.locator('#send-body[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#send-body-error").innerText(), /^is not JSON/);
+  // Larger than a Storage queue message may be: the API's 422, at the body.
+  await page.getByLabel("Body is").selectOption("text");
+  await body.fill("x".repeat(80 * 1024));
+  const [refused] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/functions/ship/send")), send.click()]);
+  assert.equal(refused.status(), 422);
+  await page.locator("#fn-send-problem [role=alert]", { hasText: /^Not valid: / }).waitFor();
+  assert.match(await page.locator("#send-body-error").innerText(), /\S/);
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "send-body");
+  await shot(page, "15-send-422");
+
+  await page.getByLabel("Body is").selectOption("json");
+  await body.fill(JSON.stringify({ order: 960, outcome: "ok" }));
+  await send.click();
+  await page.locator("#fn-send-said", { hasText: /^Sent to orders \(message id .+, \d+ bytes\)\.$/ }).waitFor();
+  assert.equal(await body.getAttribute("aria-invalid"), null);
+  assert.equal(await page.locator("#fn-send-problem").innerText(), "");
+  await until("the handler answered the test message", 30_000, () =>
+    handler.answered().some((a) => a.function === "ship" && a.order === 960 && a.status === 200),
+  );
+  await shot(page, "15-send-sent");
+  const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
+  assert.ok(log.items.some((e) => e.action === "Shoal/apps/functions/send/action"), "the send is audited");
   await page.close();
 });
 

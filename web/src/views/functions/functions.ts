@@ -2,7 +2,8 @@
 // shown at each field its error path names (`bindings[0].queueName`), the rest above the form.
 // A function's page says first whether it is healthy (the app's diagnostics for it) and offers
 // the connection setting it lacks; a new function's form says which connection the app lacks.
-// A Save sends back every key of function.json the form has no field for (write.ts).
+// A Save sends back every key of function.json the form has no field for (write.ts), and a
+// queue or Service Bus function can be sent a test message (send.ts).
 
 import { api, ifMatch, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -16,6 +17,8 @@ import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } f
 import { functionActions, type FunctionState } from "./actions";
 import { concurrencyField } from "./concurrency";
 import { healthSection, missingConnections } from "./health";
+import { sendsTestMessages } from "./message";
+import { sendSection } from "./send";
 import { functionWrite, type FunctionRead } from "./write";
 
 export async function renderFunctions(
@@ -56,6 +59,9 @@ export async function renderFunctions(
     selected && !current ? h("p", { role: "alert", class: "problem" }, `No function named ${selected}.`) : null,
     current ? healthSection(ctx, tenant, theApp, current) : null,
     current && (writable || can(ctx, actions.functionsDelete)) ? functionActions(ctx, tenant, app, current.name, state) : null,
+    current && sendsTestMessages(current.triggerType) && can(ctx, actions.functionsSend)
+      ? sendSection(tenant, app, current.name, current.triggerType)
+      : null,
     current
       ? editor(ctx, tenant, app, current, current.bindings as Binding[], state, writable)
       : writable
