@@ -97,7 +97,7 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
     "section",
     { "aria-labelledby": "fn-send-heading", id: "fn-send-section" },
     h("h2", { id: "fn-send-heading" }, "Send a test message"),
-    h("p", { class: "hint" }, `One message on ${fn}'s trigger queue, sent as the app: ${fn} receives it like any other message.`),
+    h("p", { class: "hint" }, `One message on ${fn}'s trigger queue or topic, sent as the app: ${fn} receives it like any other message.`),
     form,
   );
 }
