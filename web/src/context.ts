@@ -29,6 +29,7 @@ export const actions = {
   functionsPause: "Shoal/apps/functions/pause/action",
   functionsResume: "Shoal/apps/functions/resume/action",
   functionsPoisonReplay: "Shoal/apps/functions/poison/replay/action",
+  functionsSend: "Shoal/apps/functions/send/action",
   workersRead: "Shoal/workers/read",
   auditRead: "Shoal/auditLog/read",
   identitiesRead: "Shoal/identities/read",

@@ -2,6 +2,8 @@
 // shown at each field its error path names (`bindings[0].queueName`), the rest above the form.
 // A function's page says first whether it is healthy (the app's diagnostics for it) and offers
 // the connection setting it lacks; a new function's form says which connection the app lacks.
+// A Save sends back every key of function.json the form has no field for (write.ts), and a
+// queue or Service Bus function can be sent a test message (send.ts).
 
 import { api, ifMatch, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -13,7 +15,11 @@ import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
 import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } from "./document";
 import { functionActions, type FunctionState } from "./actions";
+import { concurrencyField } from "./concurrency";
 import { healthSection, missingConnections } from "./health";
+import { sendsTestMessages } from "./message";
+import { sendSection } from "./send";
+import { functionWrite, type FunctionRead } from "./write";
 
 export async function renderFunctions(
   ctx: Context,
@@ -53,8 +59,11 @@ export async function renderFunctions(
     selected && !current ? h("p", { role: "alert", class: "problem" }, `No function named ${selected}.`) : null,
     current ? healthSection(ctx, tenant, theApp, current) : null,
     current && (writable || can(ctx, actions.functionsDelete)) ? functionActions(ctx, tenant, app, current.name, state) : null,
+    current && sendsTestMessages(current.triggerType) && can(ctx, actions.functionsSend)
+      ? sendSection(tenant, app, current.name, current.triggerType)
+      : null,
     current
-      ? editor(ctx, tenant, app, current.name, current.bindings as Binding[], state, writable)
+      ? editor(ctx, tenant, app, current, current.bindings as Binding[], state, writable)
       : writable
         ? newFunction(ctx, tenant, app, state, (b) => needs?.update(b))
         : null,
@@ -89,16 +98,21 @@ interface BindingRows {
   rows: FieldRow[];
 }
 
+/// The function.json form: `current` is the function as read (null for a new one), whose keys
+/// the form has no field for are sent back as they were (write.ts).
 function editor(
   ctx: Context,
   tenant: string,
   app: string,
-  name: string | null,
+  current: FunctionRead | null,
   initial: Binding[],
   state: FunctionState,
   writable: boolean,
   onBindings: (bindings: Binding[]) => void = () => {},
 ): HTMLElement {
+  const name = current?.name ?? null;
+  // What the next save carries: the answer of each save, so it is always the version `If-Match` names.
+  let latest = current;
   const bindings: BindingRows[] = initial.map((b) => ({ rows: toRows(b) }));
   const changed = () => onBindings(bindings.map((b) => fromRows(b.rows)));
   const nameInput = name === null ? h("input", { id: "fn-name", required: true, "aria-describedby": "err-name" }) : null;
@@ -167,6 +181,7 @@ function editor(
   // the page keeps its scroll position and focus stays on Save).
   const saved = h("p", { role: "status", class: "said", id: "fn-saved" });
   const nameError = h("p", { class: "field-error", id: "err-name" });
+  const cap = concurrencyField(current?.maxConcurrency, writable);
 
   const clearErrors = () => {
     for (const { input, error } of slots.values()) {
@@ -175,6 +190,8 @@ function editor(
     }
     bindingsError.textContent = "";
     nameError.textContent = "";
+    cap.error.textContent = "";
+    cap.input.removeAttribute("aria-invalid");
     nameInput?.removeAttribute("aria-invalid");
     replace(errorsTop);
   };
@@ -182,6 +199,7 @@ function editor(
     clearErrors();
     const all = new Map(slots);
     all.set("bindings", { input: fieldsBox, error: bindingsError });
+    all.set("maxConcurrency", cap);
     if (nameInput) all.set("function", { input: nameInput, error: nameError });
     const { byField, unplaced } = placeErrors(errors, [...all.keys()]);
     for (const [path, messages] of byField) {
@@ -197,7 +215,7 @@ function editor(
         unplaced.length ? h("ul", {}, unplaced.map((e) => h("li", {}, `${e.path}: ${e.message}`))) : null,
       );
     }
-    const first = fieldsBox.querySelector("[aria-invalid=true]") ?? nameInput;
+    const first = fieldsBox.querySelector("[aria-invalid=true]") ?? (cap.input.hasAttribute("aria-invalid") ? cap.input : nameInput);
     if (first instanceof HTMLElement && byField.size > 0) first.focus();
   };
 
@@ -209,11 +227,15 @@ function editor(
       onsubmit: async (event: Event) => {
         event.preventDefault();
         const fn = name ?? nameInput?.value.trim() ?? "";
-        const body = { bindings: bindings.map((b) => fromRows(b.rows)), disabled: state.disabled };
+        const body = functionWrite(latest, {
+          bindings: bindings.map((b) => fromRows(b.rows)),
+          disabled: state.disabled,
+          maxConcurrency: cap.value(),
+        });
         saved.textContent = "";
         const { data, error, response } = await api.PUT("/v1/tenants/{tenant}/apps/{app}/functions/{function}", {
           params: { path: { tenant, app, function: fn } },
-          body: body as Schemas["FunctionWrite"],
+          body,
           headers: state.etag ? { "If-Match": ifMatch(state.etag) } : { "If-None-Match": "*" },
         });
         if (response.ok && data) {
@@ -223,6 +245,7 @@ function editor(
           }
           clearErrors();
           state.etag = data.etag;
+          latest = data;
           saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
           return;
         }
@@ -243,6 +266,7 @@ function editor(
     writable
       ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: toRows({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }) }); draw(); changed(); } }, "Add binding")
       : null,
+    cap.el,
     disabledBox ? h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Created disabled (no listener until enabled)")) : null,
     writable ? h("button", { type: "submit" }, name ? "Save" : "Create function") : h("p", { class: "hint" }, "Your role can read functions, not change them."),
     saved,

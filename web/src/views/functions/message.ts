@@ -1,0 +1,78 @@
+// A test message as the send form has it, turned into the API's `SendRequest`: the body as
+// text or as JSON, and for Service Bus a session id and application properties (one
+// `name=value` a line). What cannot be read is said at its field before anything is sent.
+
+import type { Schemas } from "../../api/client";
+import type { FieldError } from "../../problem";
+
+export type SendRequest = Schemas["SendRequest"];
+export type SendResult = Schemas["SendResult"];
+
+/// The triggers the page offers a test message for: those whose message is a body on a queue
+/// (and, for Service Bus, a session and properties), which the form's fields cover.
+export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger"] as const;
+
+export function sendsTestMessages(triggerType: string): boolean {
+  return (SENDS_TEST_MESSAGES as readonly string[]).includes(triggerType);
+}
+
+export interface MessageForm {
+  body: string;
+  /// `text` sends the body as typed; `json` sends the JSON value it holds (the API sends it
+  /// compact), so a handler reading JSON gets JSON.
+  format: "text" | "json";
+  sessionId: string;
+  properties: string;
+}
+
+export type Built = { ok: true; request: SendRequest } | { ok: false; errors: FieldError[] };
+
+export function sendRequest(form: MessageForm): Built {
+  const errors: FieldError[] = [];
+  const request: SendRequest = {};
+  if (form.format === "json") {
+    try {
+      request.body = JSON.parse(form.body);
+    } catch (e) {
+      errors.push({ path: "body", message: `is not JSON: ${(e as Error).message}` });
+    }
+  } else {
+    request.body = form.body;
+  }
+  const session = form.sessionId.trim();
+  if (session !== "") request.sessionId = session;
+  const properties = parseProperties(form.properties, errors);
+  if (Object.keys(properties).length > 0) request.properties = properties;
+  return errors.length ? { ok: false, errors } : { ok: true, request };
+}
+
+/// `name=value` lines (blank lines skipped; the value may hold `=`).
+export function parseProperties(text: string, errors: FieldError[]): Record<string, string> {
+  // A Map, not an object: a property named `constructor` is not already "given".
+  const properties = new Map<string, string>();
+  const lines = text.split("\n");
+  lines.forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "") return;
+    const cut = line.indexOf("=");
+    const name = cut < 0 ? "" : line.slice(0, cut).trim();
+    if (name === "") {
+      errors.push({ path: "properties", message: `line ${i + 1}: write name=value` });
+      return;
+    }
+    if (properties.has(name)) {
+      errors.push({ path: "properties", message: `line ${i + 1}: ${name} is given twice` });
+      return;
+    }
+    properties.set(name, line.slice(cut + 1).trim());
+  });
+  return Object.fromEntries(properties);
+}
+
+/// What was sent, in words, starting with "Sent".
+export function sentText(result: SendResult): string {
+  const parts = [`${result.size} bytes`];
+  if (result.messageId) parts.unshift(`message id ${result.messageId}`);
+  if (result.sessionId) parts.push(`session ${result.sessionId}`);
+  return `Sent to ${result.destination} (${parts.join(", ")}).`;
+}
