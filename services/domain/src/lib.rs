@@ -27,6 +27,7 @@ pub mod rate_limit;
 pub mod rbac;
 pub mod scale;
 pub mod secret_routes;
+pub mod send_message;
 pub mod service_bus_entity;
 pub mod service_bus_trigger;
 pub mod settings;

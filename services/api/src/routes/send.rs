@@ -14,7 +14,6 @@
 //! and every destination checked against the tenant's egress policy before it is dialled.
 
 mod deliver;
-mod request;
 
 use axum::Json;
 use axum::extract::State;
@@ -33,7 +32,7 @@ use crate::access::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, JsonBody};
 use crate::state::AppState;
-use request::Carrier;
+use shoal_domain::send_message::{self as request, Carrier};
 
 /// Longest one send waits on the queue service or the brokers.
 const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);

@@ -11,10 +11,10 @@ use shoal_domain::service_bus_trigger::output::OutgoingMessage;
 use shoal_domain::stream_trigger::source::{StreamSource, connection_properties};
 
 use super::SendResult;
-use super::request::{BodyForm, SendRequest};
 use crate::error::ApiError;
 use crate::routes::trigger_source::{FunctionContext, open_namespace};
 use shoal_domain::connection::ConnectionSpec;
+use shoal_domain::send_message::{BodyForm, SendRequest};
 
 pub(super) async fn storage_queue(
     context: &FunctionContext,

@@ -1,11 +1,12 @@
-//! A send request as the API takes it, checked without I/O: the body in one of three forms,
+//! A test message to send to a function's trigger (`POST …/functions/{f}/send`, and `shoal
+//! send`), checked without I/O: the body in one of three forms,
 //! the options each trigger kind can carry, and each kind's real message-size limit.
 
 use std::collections::BTreeMap;
 
+use crate::validation::FieldError;
 use base64::Engine as _;
 use serde_json::{Map, Value};
-use shoal_domain::validation::FieldError;
 
 /// Azure Storage queues take messages of up to 64 KiB, counted on the text as stored (after
 /// base64 when the app's `messageEncoding` is `base64`, so about 48 KiB of body then).
