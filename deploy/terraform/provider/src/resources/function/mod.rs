@@ -1,7 +1,7 @@
 //! `shoal_function`, after azurerm's `azurerm_function_app_function`: a function is `name` +
 //! `function_app_id` (both force replacement) and `config_json`, its `function.json` (the
-//! `bindings` and the file's other keys), with `disabled`, the `retry` policy and the
-//! `circuit_breaker` as attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
+//! `bindings` and the file's other keys), with `disabled`, the `retry` policy, the
+//! `circuit_breaker` and `max_concurrency` as attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
 
 pub mod breaker;
 pub mod model;

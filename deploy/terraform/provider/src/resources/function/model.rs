@@ -14,8 +14,8 @@ use crate::json_doc;
 use crate::problem::FieldMap;
 use crate::resources::{attribute, attributes, json_bool, json_i64, json_string, put_known};
 
-/// The `function.json` keys `config_json` carries; `disabled`, `retry` and `circuitBreaker` have
-/// attributes.
+/// The `function.json` keys `config_json` carries; `disabled`, `retry`, `circuitBreaker` and
+/// `maxConcurrency` have attributes.
 pub const DOCUMENT_KEYS: [&str; 6] = [
     "bindings",
     "excluded",
@@ -46,6 +46,7 @@ pub struct FunctionState {
     pub disabled: Value<bool>,
     pub retry: Value<Retry>,
     pub circuit_breaker: Value<CircuitBreaker>,
+    pub max_concurrency: Value<i64>,
     pub trigger_type: Value<String>,
 }
 
@@ -155,6 +156,16 @@ pub fn schema() -> Schema {
                 ),
                 ("circuit_breaker", breaker::schema_attribute()),
                 (
+                    "max_concurrency",
+                    // Only Optional: a function without it has no cap, so removing it removes
+                    // the cap, and one set outside Terraform shows as drift.
+                    attribute(
+                        T::Number,
+                        Optional,
+                        "At most this many calls of the function's handler in flight at once, across every instance (1–10000), Shoal's `maxConcurrency` extension of `function.json`. Not for HTTP-triggered functions. Left out: no cap.",
+                    ),
+                ),
+                (
                     "trigger_type",
                     attribute(T::String, Computed, "The trigger binding's type."),
                 ),
@@ -170,6 +181,7 @@ pub fn check_document(text: &str) -> Result<(), String> {
         ("disabled", "disabled"),
         ("retry", "retry"),
         (breaker::API_KEY, "circuit_breaker"),
+        ("maxConcurrency", "max_concurrency"),
     ] {
         if document.contains_key(key) {
             return Err(format!(
@@ -210,6 +222,7 @@ pub fn body(planned: &FunctionState) -> Json {
         function.insert("retry".into(), Json::Object(r));
     }
     breaker::put(&mut function, &planned.circuit_breaker);
+    put_known(&mut function, "maxConcurrency", &planned.max_concurrency);
     Json::Object(function)
 }
 
@@ -253,6 +266,7 @@ pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> Func
         disabled: json_bool(function, "disabled"),
         retry,
         circuit_breaker: breaker::from_api(function, &prior.circuit_breaker),
+        max_concurrency: json_i64(function, "maxConcurrency"),
         trigger_type: json_string(function, "triggerType"),
     }
 }
@@ -277,6 +291,10 @@ mod tests {
                 r#"{"bindings": [], "circuitBreaker": {"enabled": false}}"#,
                 "`circuitBreaker`: set it with the resource's `circuit_breaker` attribute",
             ),
+            (
+                r#"{"bindings": [], "maxConcurrency": 5}"#,
+                "`maxConcurrency`: set it with the resource's `max_concurrency` attribute",
+            ),
             (r#"{"bindings": [], "bindngs": []}"#, "`bindngs`"),
             (r#"{"scriptFile": "x"}"#, "needs `bindings`"),
         ];
@@ -284,6 +302,19 @@ mod tests {
             let error = check_document(text).unwrap_err();
             assert!(error.contains(expected), "{text}: {error}");
         }
+    }
+
+    #[test]
+    fn the_body_sends_the_cap_only_when_the_plan_has_one() {
+        let mut planned = FunctionState {
+            config_json: Value::Value(r#"{"bindings": []}"#.into()),
+            max_concurrency: Value::Value(4),
+            ..FunctionState::default()
+        };
+        assert_eq!(body(&planned)["maxConcurrency"], json!(4));
+        // No cap in the plan: the key is left out, which the API reads as no cap.
+        planned.max_concurrency = Value::Null;
+        assert_eq!(body(&planned), json!({"bindings": []}));
     }
 
     #[test]
@@ -308,6 +339,13 @@ mod tests {
             Value::Value("/tenants/tt/apps/aa".into())
         );
         assert_eq!(state.retry, Value::Null);
+        assert_eq!(state.max_concurrency, Value::Null, "no cap");
+        let mut capped = read.clone();
+        capped["maxConcurrency"] = json!(12);
+        assert_eq!(
+            from_api(&capped, &id, &prior).max_concurrency,
+            Value::Value(12)
+        );
         let imported = from_api(&read, &id, &FunctionState::default());
         assert_eq!(
             json_doc::parse_object(&imported.config_json.unwrap()).unwrap(),

@@ -2,6 +2,7 @@
 //! it from state so Terraform plans it again), update with `PUT` + `If-Match` of the `ETag` in
 //! private state, delete with `DELETE`, import by `/tenants/{tenant}/apps/{name}`.
 
+pub mod health;
 pub mod model;
 pub mod schema;
 

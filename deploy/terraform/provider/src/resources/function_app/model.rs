@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
 use tf_provider::value::Value;
 
+use super::health::{self, HealthCheck};
 use crate::json_doc;
 use crate::problem::FieldMap;
 use crate::resources::{json_bool, json_i64, json_string, put_known, unknown_if_null};
@@ -40,6 +41,7 @@ pub struct AppState {
 pub struct Handler {
     pub url: Value<String>,
     pub timeout_seconds: Value<i64>,
+    pub health: Value<HealthCheck>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -73,6 +75,8 @@ pub fn body(planned: &AppState) -> Json {
         let mut h = Map::new();
         put_known(&mut h, "url", &handler.url);
         put_known(&mut h, "timeoutSeconds", &handler.timeout_seconds);
+        // The PUT replaces the whole handler: a check left out of it is removed.
+        health::put(&mut h, &handler.health);
         app.insert("handler".into(), Json::Object(h));
     }
     if let Value::Value(settings) = &planned.app_settings {
@@ -178,6 +182,7 @@ pub fn from_api(app: &Json, prior: &AppState) -> (AppState, Vec<String>) {
         handler: Value::Value(Handler {
             url: json_string(handler, "url"),
             timeout_seconds: json_i64(handler, "timeoutSeconds"),
+            health: health::from_api(handler),
         }),
         app_settings: Value::Value(settings),
         host_config: Value::Value(host_config),
@@ -220,6 +225,7 @@ pub fn plan_create(mut planned: AppState) -> AppState {
     planned.id = Value::Unknown;
     if let Value::Value(handler) = &mut planned.handler {
         unknown_if_null(&mut handler.timeout_seconds);
+        health::plan(&mut handler.health);
     }
     unknown_if_null(&mut planned.app_settings);
     unknown_if_null(&mut planned.host_config);
@@ -265,6 +271,10 @@ pub fn plan_update(prior: &AppState, mut planned: AppState) -> AppState {
         && json_doc::same_host_config(written, held)
     {
         planned.host_config = prior.host_config.clone();
+    }
+    // A check added to a handler that had none: its defaulted fields are the server's.
+    if let Value::Value(handler) = &mut planned.handler {
+        health::plan(&mut handler.health);
     }
     let mode = expected_mode(&planned.app_settings);
     if let Value::Value(scale) = &mut planned.scale {
@@ -348,6 +358,7 @@ mod tests {
             handler: Value::Value(Handler {
                 url: Value::Value("http://h".into()),
                 timeout_seconds: Value::Null,
+                health: Value::Null,
             }),
             scale: Value::Value(Scale {
                 limit: Value::Value(5),

@@ -5,6 +5,7 @@ use tf_provider::schema::{
     AttributeType as T, Block, Description, Schema,
 };
 
+use super::health;
 use crate::resources::{attribute, attributes};
 
 /// Every attribute inside an Optional+Computed object is computed too: Terraform reads an
@@ -28,6 +29,7 @@ pub fn schema() -> Schema {
                 "Seconds to wait for one invocation's response (1–3600; server default 30).",
             ),
         ),
+        ("health", health::schema_attribute()),
     ]);
     let scale = attributes([
         (
