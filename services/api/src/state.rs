@@ -36,6 +36,11 @@ pub struct AppState {
     pub webhooks: Webhooks,
     /// Management API requests per principal and per tenant.
     pub throttle: Arc<RequestThrottle>,
+    /// Webhook ingress requests refused per principal and per tenant (not allowed, or naming
+    /// nothing), at the management rates: the ingress is not admitted by `throttle`, and these
+    /// refusals cost database work before the app's own bucket is reached
+    /// (`webhooks::caller`).
+    pub ingress_refusals: Arc<RequestThrottle>,
     /// How long `/readyz` may take.
     pub ready_timeout: Duration,
     /// The quotas of tenants whose own limits do not say.
@@ -84,6 +89,7 @@ impl AppState {
             external_issuers,
             webhooks,
             throttle: Arc::new(RequestThrottle::new(limits.rates, limits.throttle_hold)),
+            ingress_refusals: Arc::new(RequestThrottle::new(limits.rates, limits.throttle_hold)),
             ready_timeout: limits.ready_timeout,
             tenant_defaults: limits.tenant_defaults,
             msi_headers: Arc::new(KnownHeaders::default()),

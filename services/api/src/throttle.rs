@@ -196,6 +196,23 @@ impl RequestThrottle {
             .map_err(Refusal::Tenant)
     }
 
+    /// Whether `principal` of `tenant` has a token left in both buckets, taking none: for
+    /// requests counted only when they are refused ([`RequestThrottle::charge`]).
+    pub fn check(&self, principal: &str, tenant: &TenantName, now: Instant) -> Result<(), Refusal> {
+        self.tenants
+            .check(tenant.as_str(), now)
+            .map_err(Refusal::Tenant)?;
+        self.principals
+            .check(principal, now)
+            .map_err(Refusal::Principal)
+    }
+
+    /// Takes a token from `principal`'s bucket and from `tenant`'s, each as far as it has one.
+    pub fn charge(&self, principal: &str, tenant: &TenantName, now: Instant) {
+        self.principals.record_failure(principal, now);
+        self.tenants.record_failure(tenant.as_str(), now);
+    }
+
     /// Holds a refusal that told the client to wait `wait` for up to the configured hold (while
     /// fewer than [`MAX_HELD`] are held), and returns the wait left for `Retry-After`.
     pub async fn hold(&self, wait: Duration) -> Duration {
@@ -368,6 +385,41 @@ mod tests {
         for _ in 0..2 {
             assert_eq!(throttle.admit("a-one", &a, now), Ok(()));
         }
+    }
+
+    #[test]
+    fn charged_only_when_told_and_checked_without_taking() {
+        let throttle = RequestThrottle::new(
+            RequestRates {
+                principal: Rate {
+                    per_second: 1,
+                    burst: 2,
+                },
+                tenant: Rate {
+                    per_second: 1,
+                    burst: 3,
+                },
+            },
+            Duration::ZERO,
+        );
+        let b = TenantName::parse("tenant-b").unwrap();
+        let now = Instant::now();
+        for _ in 0..10 {
+            assert_eq!(throttle.check("b-one", &b, now), Ok(()));
+        }
+        throttle.charge("b-one", &b, now);
+        throttle.charge("b-one", &b, now);
+        assert_eq!(
+            throttle.check("b-one", &b, now),
+            Err(Refusal::Principal(Duration::from_secs(1)))
+        );
+        // Its charges were the tenant's too: one more of anyone's, and the tenant is refused.
+        assert_eq!(throttle.check("b-two", &b, now), Ok(()));
+        throttle.charge("b-two", &b, now);
+        assert_eq!(
+            throttle.check("b-two", &b, now),
+            Err(Refusal::Tenant(Duration::from_secs(1)))
+        );
     }
 
     #[test]

@@ -40,5 +40,6 @@ mod token_attacks;
 mod users;
 mod webhook_forwarding;
 mod webhook_identity;
+mod webhook_throttling;
 mod webhooks;
 mod workers;

@@ -5,8 +5,10 @@
 //! The order of checks is deliberate: the token (401) and the invoke permission before
 //! anything about the app is revealed; unknown tenants, apps and functions, and functions
 //! without an `httpTrigger` (or disabled), all answer the same 404; the app's token bucket
-//! before the body is read, so a flood is turned away cheaply; the body's size before and
-//! while it is read. In the steady state nothing here touches Postgres except `mode=async`.
+//! (what admits an ingress request, not the management API's throttle: see
+//! `webhooks::caller`) before the body is read, so a flood is turned away cheaply; the body's
+//! size before and while it is read. In the steady state nothing here touches Postgres except
+//! `mode=async`.
 
 use std::borrow::Cow;
 use std::time::Instant;
@@ -20,18 +22,18 @@ use chrono::Utc;
 use serde::Serialize;
 use shoal_domain::invocation::http::{HttpDelivery, HttpRequestData, HttpResult, http_payload};
 use shoal_domain::names::{AppName, FunctionName, TenantName};
+use shoal_store::begin_tenant;
 use shoal_store::webhook_invocations::{self, NewInvocation};
-use shoal_store::{TenantId, begin_tenant};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::TAG_WEBHOOKS;
-use crate::access::{Caller, authorize_invoke};
 use crate::error::{ApiError, Problem};
 use crate::extract::InvokedFunction;
 use crate::problem::REQUEST_ID;
 use crate::state::AppState;
 use crate::webhooks::body::{check_declared_length, read_limited};
+use crate::webhooks::caller::WebhookCaller;
 use crate::webhooks::catalog::{HttpApp, HttpFunction};
 use crate::webhooks::delivery::deliver;
 use crate::webhooks::errors::WebhookError;
@@ -81,22 +83,11 @@ pub struct AcceptedInvocation {
     ))]
 pub async fn invoke(
     State(state): State<AppState>,
-    caller: Caller,
+    caller: WebhookCaller,
     InvokedFunction(tenant, app, function): InvokedFunction,
     request: Request,
 ) -> Result<Response, WebhookError> {
-    authorize_invoke(&state.pool, &caller, &tenant, &app, &function).await?;
-    let tenant = TenantId::new(tenant);
-    let app = state
-        .webhooks
-        .catalog()
-        .app(&tenant, app.as_str())
-        .await?
-        .ok_or(ApiError::NotFound)?;
-    let function = app
-        .function(function.as_str())
-        .ok_or(ApiError::NotFound)?
-        .clone();
+    let (app, function) = caller.function(&state, &tenant, &app, &function).await?;
 
     let (parts, body) = request.into_parts();
     if !function.allows(parts.method.as_str()) {

@@ -1,6 +1,9 @@
 //! `GET /webhooks/{tenant}/{app}/{function}/invocations/{id}`: an async invocation's status
 //! and, once it succeeded, the response the caller would have got (kept 24 hours after it
-//! completed). The same permission as invoking.
+//! completed). The same permission as invoking, and admitted by the app's webhook rate like an
+//! invocation.
+
+use std::time::Instant;
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -15,10 +18,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::TAG_WEBHOOKS;
-use crate::access::{Caller, authorize_invoke};
 use crate::error::{ApiError, Problem};
 use crate::extract::InvokedFunction;
 use crate::state::AppState;
+use crate::webhooks::caller::WebhookCaller;
 use crate::webhooks::errors::WebhookError;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -58,11 +61,18 @@ pub struct FunctionResponse {
     responses((status = 200, body = WebhookInvocation), (status = 404, body = Problem)))]
 pub async fn invocation_status(
     State(state): State<AppState>,
-    caller: Caller,
+    caller: WebhookCaller,
     InvokedFunction(tenant, app, function): InvokedFunction,
     Path((.., id)): Path<(String, String, String, String)>,
 ) -> Result<Json<WebhookInvocation>, WebhookError> {
-    authorize_invoke(&state.pool, &caller, &tenant, &app, &function).await?;
+    // A read costs a transaction: admitted by the app's bucket like an invocation (the app
+    // still exists: its invocations are deleted with it).
+    let http_app = caller.app(&state, &tenant, &app, &function).await?;
+    http_app
+        .admit(Instant::now())
+        .map_err(|wait| WebhookError::RateLimited {
+            retry_after_seconds: wait.seconds(),
+        })?;
     let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
     let tenant = TenantId::new(tenant);
     let mut tx = begin_tenant(&state.pool, &tenant).await?;
