@@ -1464,6 +1464,7 @@ export interface components {
             url: string;
             /** Format: int32 */
             timeoutSeconds?: number | null;
+            health?: components["schemas"]["HealthCheckWrite"] | null;
         };
         /** @description How Shoal checks that the app's handler can take work. */
         HealthCheck: {
@@ -1492,6 +1493,34 @@ export interface components {
              * @description Passed checks in a row that make an unhealthy handler healthy again (1–100, default 1).
              */
             successThreshold: number;
+        };
+        /** @description `handler.health` as written: `path` is required, the rest take their defaults. */
+        HealthCheckWrite: {
+            /**
+             * @description Path on the handler's host (starting with `/`, a query allowed), called with GET.
+             * @example /healthz
+             */
+            path: string;
+            /**
+             * Format: int32
+             * @description Seconds between checks (default 5).
+             */
+            intervalSeconds?: number | null;
+            /**
+             * Format: int32
+             * @description Seconds to wait for an answer (default 1; at most the interval).
+             */
+            timeoutSeconds?: number | null;
+            /**
+             * Format: int32
+             * @description Failed checks in a row that make the handler unhealthy (default 3).
+             */
+            failureThreshold?: number | null;
+            /**
+             * Format: int32
+             * @description Passed checks in a row that make an unhealthy handler healthy again (default 1).
+             */
+            successThreshold?: number | null;
         };
         /** @enum {string} */
         HealthState: "healthy" | "warning" | "error";
@@ -7494,7 +7523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The app's `webhooks.requestsPerSecond` and `burst` are used up; retry after `Retry-After` seconds */
+            /** @description The app's `webhooks.requestsPerSecond` and `burst` are used up, or the caller (or its tenant) has used up its budget of refused webhook requests (401, 403, 404); retry after `Retry-After` seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7583,6 +7612,15 @@ export interface operations {
             };
             /** @description Invalid fields or path parameters; `errors[].path` names each */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Reads count against the app's `webhooks.requestsPerSecond` like invocations; or the caller (or its tenant) has used up its budget of refused webhook requests; retry after `Retry-After` seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -161,6 +161,30 @@ struct HandlerWrite {
     url: String,
     #[schema(minimum = 1, maximum = 3600)]
     timeout_seconds: Option<u32>,
+    /// The handler's own health check; absent: none (see docs/triggers.md, "Unhealthy").
+    health: Option<HealthCheckWrite>,
+}
+
+/// `handler.health` as written: `path` is required, the rest take their defaults.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct HealthCheckWrite {
+    /// Path on the handler's host (starting with `/`, a query allowed), called with GET.
+    #[schema(example = "/healthz")]
+    path: String,
+    /// Seconds between checks (default 5).
+    #[schema(minimum = 1, maximum = 300)]
+    interval_seconds: Option<u32>,
+    /// Seconds to wait for an answer (default 1; at most the interval).
+    #[schema(minimum = 1, maximum = 60)]
+    timeout_seconds: Option<u32>,
+    /// Failed checks in a row that make the handler unhealthy (default 3).
+    #[schema(minimum = 1, maximum = 100)]
+    failure_threshold: Option<u32>,
+    /// Passed checks in a row that make an unhealthy handler healthy again (default 1).
+    #[schema(minimum = 1, maximum = 100)]
+    success_threshold: Option<u32>,
 }
 
 #[derive(Debug, ToSchema)]

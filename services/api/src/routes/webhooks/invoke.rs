@@ -77,7 +77,7 @@ pub struct AcceptedInvocation {
         (status = 400, description = "Malformed request: a query string, header or body that cannot be read; or `mode=async` for a function whose request is forwarded as is", body = Problem),
         (status = 405, description = "The trigger does not allow this method", body = Problem),
         (status = 413, description = "The body is larger than the app's `webhooks.maxRequestBodyBytes`", body = Problem),
-        (status = 429, description = "The app's `webhooks.requestsPerSecond` and `burst` are used up; retry after `Retry-After` seconds", body = Problem),
+        (status = 429, description = "The app's `webhooks.requestsPerSecond` and `burst` are used up, or the caller (or its tenant) has used up its budget of refused webhook requests (401, 403, 404); retry after `Retry-After` seconds", body = Problem),
         (status = 502, description = "The handler could not be reached, timed out, failed or answered something that is not a valid response; `errors[].path` names a field of its response at fault", body = Problem),
         (status = 503, description = "The app is stopped, or Postgres is unavailable", body = Problem),
     ))]

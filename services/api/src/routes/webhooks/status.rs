@@ -58,7 +58,11 @@ pub struct FunctionResponse {
 #[utoipa::path(get, path = "/webhooks/{tenant}/{app}/{function}/invocations/{id}", tag = TAG_WEBHOOKS,
     params(("tenant" = TenantName, Path), ("app" = AppName, Path), ("function" = FunctionName, Path),
         ("id" = Uuid, Path, description = "The id `?mode=async` answered with")),
-    responses((status = 200, body = WebhookInvocation), (status = 404, body = Problem)))]
+    responses(
+        (status = 200, body = WebhookInvocation),
+        (status = 404, body = Problem),
+        (status = 429, description = "Reads count against the app's `webhooks.requestsPerSecond` like invocations; or the caller (or its tenant) has used up its budget of refused webhook requests; retry after `Retry-After` seconds", body = Problem),
+    ))]
 pub async fn invocation_status(
     State(state): State<AppState>,
     caller: WebhookCaller,
