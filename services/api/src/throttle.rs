@@ -346,9 +346,9 @@ mod tests {
         assert_eq!(throttle.held.available_permits(), MAX_HELD);
     }
 
-    #[test]
-    fn a_principal_and_its_tenant_are_throttled_apart_from_others() {
-        let throttle = RequestThrottle::new(
+    /// A principal may make 2 requests at once and its tenant 3, each refilled at 1 a second.
+    fn small() -> RequestThrottle {
+        RequestThrottle::new(
             RequestRates {
                 principal: Rate {
                     per_second: 1,
@@ -360,7 +360,12 @@ mod tests {
                 },
             },
             Duration::ZERO,
-        );
+        )
+    }
+
+    #[test]
+    fn a_principal_and_its_tenant_are_throttled_apart_from_others() {
+        let throttle = small();
         let (a, b) = (
             TenantName::parse("tenant-a").unwrap(),
             TenantName::parse("tenant-b").unwrap(),
@@ -389,19 +394,7 @@ mod tests {
 
     #[test]
     fn charged_only_when_told_and_checked_without_taking() {
-        let throttle = RequestThrottle::new(
-            RequestRates {
-                principal: Rate {
-                    per_second: 1,
-                    burst: 2,
-                },
-                tenant: Rate {
-                    per_second: 1,
-                    burst: 3,
-                },
-            },
-            Duration::ZERO,
-        );
+        let throttle = small();
         let b = TenantName::parse("tenant-b").unwrap();
         let now = Instant::now();
         for _ in 0..10 {
