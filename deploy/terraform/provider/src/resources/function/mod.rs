@@ -1,9 +1,11 @@
 //! `shoal_function`, after azurerm's `azurerm_function_app_function`: a function is `name` +
 //! `function_app_id` (both force replacement) and `config_json`, its `function.json` (the
 //! `bindings` and the file's other keys), with `disabled`, the `retry` policy, the
-//! `circuit_breaker` and `max_concurrency` as attributes of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
+//! `circuit_breaker`, `max_concurrency` and the stream triggers' `dead_letter` as attributes
+//! of their own. Import by `/tenants/{tenant}/apps/{app}/functions/{name}`.
 
 pub mod breaker;
+pub mod dead_letter;
 pub mod model;
 
 use async_trait::async_trait;
@@ -85,6 +87,7 @@ impl Resource for FunctionResource {
                 AttributePath::new("config_json"),
             );
         }
+        dead_letter::validate(diags, &config.dead_letter);
         if let Value::Value(app) = &config.function_app_id
             && let Err(message) = AppId::parse(app)
         {

@@ -9,13 +9,14 @@ use tf_provider::schema::{
 use tf_provider::value::Value;
 
 use super::breaker::{self, CircuitBreaker};
+use super::dead_letter::{self, DeadLetter};
 use crate::ids::FunctionId;
 use crate::json_doc;
 use crate::problem::FieldMap;
 use crate::resources::{attribute, attributes, json_bool, json_i64, json_string, put_known};
 
-/// The `function.json` keys `config_json` carries; `disabled`, `retry`, `circuitBreaker` and
-/// `maxConcurrency` have attributes.
+/// The `function.json` keys `config_json` carries; `disabled`, `retry`, `circuitBreaker`,
+/// `deadLetter` and `maxConcurrency` have attributes.
 pub const DOCUMENT_KEYS: [&str; 6] = [
     "bindings",
     "excluded",
@@ -47,6 +48,7 @@ pub struct FunctionState {
     pub retry: Value<Retry>,
     pub circuit_breaker: Value<CircuitBreaker>,
     pub max_concurrency: Value<i64>,
+    pub dead_letter: Value<DeadLetter>,
     pub trigger_type: Value<String>,
 }
 
@@ -165,6 +167,7 @@ pub fn schema() -> Schema {
                         "At most this many calls of the function's handler in flight at once, across every instance (1–10000), Shoal's `maxConcurrency` extension of `function.json`. Not for HTTP-triggered functions. Left out: no cap.",
                     ),
                 ),
+                ("dead_letter", dead_letter::schema_attribute()),
                 (
                     "trigger_type",
                     attribute(T::String, Computed, "The trigger binding's type."),
@@ -182,6 +185,7 @@ pub fn check_document(text: &str) -> Result<(), String> {
         ("retry", "retry"),
         (breaker::API_KEY, "circuit_breaker"),
         ("maxConcurrency", "max_concurrency"),
+        (dead_letter::API_KEY, "dead_letter"),
     ] {
         if document.contains_key(key) {
             return Err(format!(
@@ -223,6 +227,7 @@ pub fn body(planned: &FunctionState) -> Json {
     }
     breaker::put(&mut function, &planned.circuit_breaker);
     put_known(&mut function, "maxConcurrency", &planned.max_concurrency);
+    dead_letter::put(&mut function, &planned.dead_letter);
     Json::Object(function)
 }
 
@@ -267,6 +272,7 @@ pub fn from_api(function: &Json, id: &FunctionId, prior: &FunctionState) -> Func
         retry,
         circuit_breaker: breaker::from_api(function, &prior.circuit_breaker),
         max_concurrency: json_i64(function, "maxConcurrency"),
+        dead_letter: dead_letter::from_api(function),
         trigger_type: json_string(function, "triggerType"),
     }
 }
@@ -294,6 +300,10 @@ mod tests {
             (
                 r#"{"bindings": [], "maxConcurrency": 5}"#,
                 "`maxConcurrency`: set it with the resource's `max_concurrency` attribute",
+            ),
+            (
+                r#"{"bindings": [], "deadLetter": {"topic": "x"}}"#,
+                "`deadLetter`: set it with the resource's `dead_letter` attribute",
             ),
             (r#"{"bindings": [], "bindngs": []}"#, "`bindngs`"),
             (r#"{"scriptFile": "x"}"#, "needs `bindings`"),
