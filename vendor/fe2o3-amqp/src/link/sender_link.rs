@@ -226,28 +226,46 @@ where
             .delivery_tag
             .clone()
             .ok_or(LinkStateError::IllegalState)?;
-        let settled = self
+        // PATCHED (see PATCHED.md): an unsettled delivery is recorded *before* its transfer is
+        // handed to the session. The session's task may run on another thread, write the
+        // transfer and read the peer's settled disposition before this task goes on; recorded
+        // afterwards, the delivery was not found then, its outcome was dropped and the send
+        // waited forever.
+        // If not set on the first (or only) transfer for a (multi-transfer)
+        // delivery, then the settled flag MUST be interpreted as being false.
+        let settled = transfer.settled.unwrap_or(match self.snd_settle_mode {
+            SenderSettleMode::Settled => true,
+            SenderSettleMode::Unsettled | SenderSettleMode::Mixed => false,
+        });
+        let outcome = if settled {
+            None
+        } else {
+            let (tx, rx) = oneshot::channel();
+            let unsettled = UnsettledMessage::new(payload_copy, None, message_format, tx);
+            let mut guard = self.unsettled.write();
+            guard
+                .get_or_insert(OrderedMap::new())
+                .insert(delivery_tag.clone(), unsettled);
+            Some(rx)
+        };
+        if let Err(err) = self
             .send_transfer_without_modifying_unsettled_map(writer, transfer, payload)
-            .await?;
-        match settled {
-            true => Ok(Settlement::Settled(delivery_tag)),
-            // If not set on the first (or only) transfer for a (multi-transfer)
-            // delivery, then the settled flag MUST be interpreted as being false.
-            false => {
-                let (tx, rx) = oneshot::channel();
-                let unsettled = UnsettledMessage::new(payload_copy, None, message_format, tx);
-                {
-                    let mut guard = self.unsettled.write();
-                    guard
-                        .get_or_insert(OrderedMap::new())
-                        .insert(delivery_tag.clone(), unsettled);
+            .await
+        {
+            if outcome.is_some() {
+                let mut guard = self.unsettled.write();
+                if let Some(map) = guard.as_mut() {
+                    map.swap_remove(&delivery_tag);
                 }
-
-                Ok(Settlement::Unsettled {
-                    delivery_tag,
-                    outcome: rx,
-                })
             }
+            return Err(err);
+        }
+        match outcome {
+            None => Ok(Settlement::Settled(delivery_tag)),
+            Some(rx) => Ok(Settlement::Unsettled {
+                delivery_tag,
+                outcome: rx,
+            }),
         }
     }
 
