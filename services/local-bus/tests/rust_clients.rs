@@ -179,12 +179,13 @@ async fn atom_api_answers_plain_http_with_counts_and_refuses_listen_only() {
     bus.shutdown().await;
 }
 
-/// What `shoal-connectors`' sender works around (`src/service_bus/sender.rs` there): the
-/// client library on a single-threaded runtime sends hundreds in a row, each settled at once.
-/// On a multi-threaded runtime it stalls within the first few dozen (a settlement arrives
-/// before the library records the delivery), which is why this test stays single-threaded.
-#[tokio::test]
-async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
+/// Sends, each settled by the stand-in at once, on a multi-threaded runtime: the stand-in's
+/// disposition can reach the client's session (on another thread) before the sending task has
+/// recorded the delivery as unsettled. `fe2o3-amqp` 0.14.1 recorded it only after handing the
+/// transfer over, dropped such an outcome and waited forever (within the first few dozen
+/// sends); the vendored copy records it first (`vendor/fe2o3-amqp/PATCHED.md`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn azservicebus_sends_hundreds_in_a_row_on_many_threads() {
     let bus = start_on_standard_port().await;
     let (client, mut sender) = client_and_sender(&bus).await;
     for i in 0..300 {
@@ -192,6 +193,51 @@ async fn azservicebus_sends_hundreds_in_a_row_on_one_thread() {
             .await
             .unwrap_or_else(|_| panic!("message {i} was not settled within 5 s"))
             .expect("sent");
+    }
+    sender.dispose().await.expect("sender closes");
+    client.dispose().await.expect("client closes");
+    bus.shutdown().await;
+}
+
+/// Requests to `$management` (and `$cbs`: every receiver's and sender's open puts a token
+/// there) are sends too, each accepted by the stand-in as soon as it arrives; the same race
+/// made a request wait forever for the acceptance, which is how opening a receiver hung until
+/// Shoal's 30 s bound. Without the fix this stalled within the first few requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn azservicebus_management_requests_in_a_row_on_many_threads() {
+    let bus = start_on_standard_port().await;
+    let (mut client, sender) = client_and_sender(&bus).await;
+    let mut receiver = client
+        .create_receiver_for_queue("orders", ServiceBusReceiverOptions::default())
+        .await
+        .expect("receiver");
+    for i in 0..1000 {
+        tokio::time::timeout(Duration::from_secs(5), receiver.peek_messages(1, None))
+            .await
+            .unwrap_or_else(|_| panic!("management request {i} got no answer within 5 s"))
+            .expect("peeked");
+    }
+    receiver.dispose().await.expect("receiver closes");
+    sender.dispose().await.expect("sender closes");
+    client.dispose().await.expect("client closes");
+    bus.shutdown().await;
+}
+
+/// Opening receivers over and over on one connection, each open putting two tokens on `$cbs`
+/// (the entity's and its `$management` node's) and attaching three links.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn azservicebus_opens_receivers_in_a_row_on_many_threads() {
+    let bus = start_on_standard_port().await;
+    let (mut client, sender) = client_and_sender(&bus).await;
+    for i in 0..60 {
+        let receiver = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.create_receiver_for_queue("orders", ServiceBusReceiverOptions::default()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("receiver {i} was not opened within 5 s"))
+        .expect("receiver");
+        receiver.dispose().await.expect("receiver closes");
     }
     sender.dispose().await.expect("sender closes");
     client.dispose().await.expect("client closes");

@@ -9,7 +9,10 @@
 //! comes (then `azservicebus` 0.25 panics re-polling it on its retry). Against the local
 //! stand-in that happened within the first few dozen messages. When the connection's tasks
 //! and the send run on one thread, the record is always made first.
-//! `tests/rust_clients.rs` in `shoal-local-bus` shows the stall with the library alone.
+//! The vendored copy of `fe2o3-amqp` now records first (`vendor/fe2o3-amqp/PATCHED.md`; the
+//! same race hung `$cbs` and `$management` requests, and so opening receivers), and
+//! `tests/rust_clients.rs` in `shoal-local-bus` sends on many threads; the senders' thread
+//! stays until it is shown to be unneeded here too.
 
 use std::sync::OnceLock;
 
