@@ -5,7 +5,7 @@
 //! A management API request is admitted by the request throttle (`throttle::RequestThrottle`).
 //! A webhook ingress request is not: the invoked app's own bucket admits it once the caller
 //! may invoke the function, and only the ingress's
-//! [`WebhookCaller`](crate::webhooks::caller::WebhookCaller) is authenticated that way.
+//! `WebhookCaller` (`routes/webhooks/caller.rs`) is authenticated that way.
 
 use std::time::{Duration, Instant};
 

@@ -12,14 +12,14 @@
 //!   path and the [`dispatcher`];
 //! * [`forward`]: the raw request and response of `customHandler.enableForwardingHttpRequest`;
 //! * [`errors`]: the ingress's problem+json answers (400, 405, 413, 429, 502, 503);
-//! * [`caller`]: who is calling, admitted by the app's rate rather than the management
-//!   API's request throttle.
+//!
+//! Who is calling, admitted by the app's rate rather than the management API's request
+//! throttle, is the routes' `WebhookCaller` (`routes/webhooks/caller.rs`).
 //!
 //! A stopped app answers 503 `app-stopped`, not Azure's 403 "site stopped": the caller is not
 //! refused permission, the function is unavailable until its owner starts it again.
 
 pub(crate) mod body;
-pub mod caller;
 pub(crate) mod catalog;
 pub(crate) mod delivery;
 mod dispatcher;

@@ -28,12 +28,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::TAG_WEBHOOKS;
+use super::caller::WebhookCaller;
 use crate::error::{ApiError, Problem};
 use crate::extract::InvokedFunction;
 use crate::problem::REQUEST_ID;
 use crate::state::AppState;
 use crate::webhooks::body::{check_declared_length, read_limited};
-use crate::webhooks::caller::WebhookCaller;
 use crate::webhooks::catalog::{HttpApp, HttpFunction};
 use crate::webhooks::delivery::deliver;
 use crate::webhooks::errors::WebhookError;

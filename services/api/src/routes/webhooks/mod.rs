@@ -1,6 +1,7 @@
 //! The webhook ingress's two endpoints (the ingress itself is `crate::webhooks`): invoking an
 //! HTTP-triggered function and reading an async invocation's status.
 
+mod caller;
 mod invoke;
 mod status;
 

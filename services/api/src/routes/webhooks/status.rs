@@ -18,10 +18,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::TAG_WEBHOOKS;
+use super::caller::WebhookCaller;
 use crate::error::{ApiError, Problem};
 use crate::extract::InvokedFunction;
 use crate::state::AppState;
-use crate::webhooks::caller::WebhookCaller;
 use crate::webhooks::errors::WebhookError;
 
 #[derive(Debug, Serialize, ToSchema)]
