@@ -6,7 +6,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Shoal, Workspace, assert_no_changes};
+use support::{
+    ORDERS_QUEUE_TRIGGER, Shoal, Workspace, assert_no_changes, orders_app, orders_function,
+    state_values,
+};
 
 const APP: &str = "/v1/tenants/contoso/apps/orders";
 const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions/ProcessOrder";
@@ -15,52 +18,20 @@ const OTHER: &str = "/v1/tenants/contoso/apps/orders/functions/Audit";
 /// The app, `ProcessOrder` with `breaker` (a `circuit_breaker = {…}` line or nothing) and
 /// `Audit`, which never sets one.
 fn config(breaker: &str) -> String {
-    format!(
-        r#"
-resource "shoal_function_app" "orders" {{
-  tenant  = "contoso"
-  name    = "orders"
-  handler = {{ url = "http://127.0.0.1:7071/api" }}
-}}
-
-resource "shoal_function" "process" {{
-  function_app_id = shoal_function_app.orders.id
-  name            = "ProcessOrder"
-  config_json = jsonencode({{
-    bindings = [{{ type = "queueTrigger", direction = "in", name = "order", queueName = "orders" }}]
-  }})
-  {breaker}
-}}
-
-resource "shoal_function" "audit" {{
-  function_app_id = shoal_function_app.orders.id
-  name            = "Audit"
-  config_json = jsonencode({{
-    bindings = [{{ type = "queueTrigger", direction = "in", name = "entry", queueName = "audit" }}]
-  }})
-}}
-"#
-    )
+    const AUDIT: &str =
+        r#"{ type = "queueTrigger", direction = "in", name = "entry", queueName = "audit" }"#;
+    orders_app("")
+        + &orders_function("process", "ProcessOrder", ORDERS_QUEUE_TRIGGER, breaker)
+        + &orders_function("audit", "Audit", AUDIT, "")
 }
 
 async fn breaker(shoal: &Shoal, path: &str) -> Value {
-    let (status, function) = shoal.get(path).await;
-    assert_eq!(status, 200, "{function}");
-    function["circuitBreaker"].clone()
+    shoal.read(path, "/circuitBreaker").await
 }
 
 /// The `circuit_breaker` Terraform holds in state for `address`.
 fn state_of(ws: &Workspace, address: &str) -> Value {
-    let show = ws.run(&["show", "-json"]).ok().stdout;
-    let show: Value = serde_json::from_str(&show).unwrap();
-    let resources = show["values"]["root_module"]["resources"]
-        .as_array()
-        .unwrap();
-    let resource = resources
-        .iter()
-        .find(|r| r["address"] == address)
-        .unwrap_or_else(|| panic!("{address} is not in {show}"));
-    resource["values"]["circuit_breaker"].clone()
+    state_values(ws, address)["circuit_breaker"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -11,7 +11,9 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Shoal, Workspace, assert_no_changes};
+use support::{
+    Shoal, Workspace, assert_no_changes, orders_app, orders_function, plan_changes, refused_plan,
+};
 
 const APP: &str = "/v1/tenants/contoso/apps/orders";
 const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions/ProcessOrder";
@@ -19,47 +21,19 @@ const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions/ProcessOrder";
 /// The app and the Kafka-triggered `ProcessOrder` with `rest` (a `dead_letter` block, another
 /// attribute, or nothing).
 fn config(rest: &str) -> String {
-    format!(
-        r#"
-resource "shoal_function_app" "orders" {{
-  tenant  = "contoso"
-  name    = "orders"
-  handler = {{ url = "http://127.0.0.1:7071/api" }}
-}}
-
-resource "shoal_function" "process" {{
-  function_app_id = shoal_function_app.orders.id
-  name            = "ProcessOrder"
-  config_json = jsonencode({{
-    bindings = [{{ type = "kafkaTrigger", direction = "in", name = "event", brokerList = "broker.invalid:9092", topic = "orders" }}]
-  }})
-  {rest}
-}}
-"#
-    )
+    const KAFKA: &str = r#"{ type = "kafkaTrigger", direction = "in", name = "event", brokerList = "broker.invalid:9092", topic = "orders" }"#;
+    orders_app("") + &orders_function("process", "ProcessOrder", KAFKA, rest)
 }
 
 /// `deadLetter` as the API reads it (`null` when the function has none).
 async fn dead_letter(shoal: &Shoal) -> Value {
-    let (status, function) = shoal.get(FUNCTION).await;
-    assert_eq!(status, 200, "{function}");
-    function["deadLetter"].clone()
+    shoal.read(FUNCTION, "/deadLetter").await
 }
 
 async fn patch_dead_letter(shoal: &Shoal, target: Value) {
-    let (status, body) = shoal.patch(FUNCTION, json!({ "deadLetter": target })).await;
-    assert_eq!(status, 200, "{body}");
-}
-
-/// The output of a plan that must change something.
-fn plan_changes(ws: &Workspace) -> String {
-    let plan = ws.plan();
-    assert_eq!(
-        plan.code, 2,
-        "a change expected:\n{}\n{}",
-        plan.stdout, plan.stderr
-    );
-    plan.stdout
+    shoal
+        .patch_ok(FUNCTION, json!({ "deadLetter": target }))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -134,13 +108,6 @@ async fn dead_letter_create_update_drift_and_remove() {
     assert_eq!(dead_letter(&shoal).await, Value::Null);
     assert_no_changes(&ws);
     ws.destroy().ok();
-}
-
-/// A plan refused at plan time, its stderr with the line breaks of the box folded.
-fn refused_plan(ws: &Workspace) -> String {
-    let run = ws.plan();
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    run.stderr.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[tokio::test(flavor = "multi_thread")]

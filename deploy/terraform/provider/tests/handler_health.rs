@@ -6,63 +6,29 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Shoal, Workspace, assert_no_changes};
+use support::{Shoal, Workspace, assert_no_changes, orders_app, plan_changes, state_values};
 
 const APP: &str = "/v1/tenants/contoso/apps/orders";
 
 /// The app, its handler with `extra` (more lines of the `handler` object, or nothing).
 fn config(extra: &str) -> String {
-    format!(
-        r#"
-resource "shoal_function_app" "orders" {{
-  tenant = "contoso"
-  name   = "orders"
-  handler = {{
-    url = "http://127.0.0.1:7071/api"
-    {extra}
-  }}
-}}
-"#
-    )
+    orders_app(extra)
 }
 
 /// The app's `handler.health` as the API reads it.
 async fn health(shoal: &Shoal) -> Value {
-    let (status, app) = shoal.get(APP).await;
-    assert_eq!(status, 200, "{app}");
-    app["handler"]["health"].clone()
+    shoal.read(APP, "/handler/health").await
 }
 
 async fn patch_health(shoal: &Shoal, health: Value) {
-    let (status, body) = shoal
-        .patch(APP, json!({"handler": {"health": health}}))
+    shoal
+        .patch_ok(APP, json!({"handler": {"health": health}}))
         .await;
-    assert_eq!(status, 200, "{body}");
 }
 
 /// The `handler.health` Terraform holds in state.
 fn state_of(ws: &Workspace) -> Value {
-    let show = ws.run(&["show", "-json"]).ok().stdout;
-    let show: Value = serde_json::from_str(&show).unwrap();
-    let resources = show["values"]["root_module"]["resources"]
-        .as_array()
-        .unwrap();
-    let app = resources
-        .iter()
-        .find(|r| r["address"] == "shoal_function_app.orders")
-        .unwrap_or_else(|| panic!("the app is not in {show}"));
-    app["values"]["handler"]["health"].clone()
-}
-
-/// The output of a plan that must change something.
-fn plan_changes(ws: &Workspace) -> String {
-    let plan = ws.plan();
-    assert_eq!(
-        plan.code, 2,
-        "a change expected:\n{}\n{}",
-        plan.stdout, plan.stderr
-    );
-    plan.stdout
+    state_values(ws, "shoal_function_app.orders")["handler"]["health"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -6,7 +6,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Shoal, Workspace, assert_no_changes};
+use support::{
+    ORDERS_QUEUE_TRIGGER, Shoal, Workspace, assert_no_changes, orders_app, orders_function,
+    plan_changes, state_values,
+};
 
 const APP: &str = "/v1/tenants/contoso/apps/orders";
 const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions/ProcessOrder";
@@ -15,61 +18,23 @@ const OTHER: &str = "/v1/tenants/contoso/apps/orders/functions/Audit";
 /// The app and the queue-triggered `ProcessOrder` with `cap` (a `max_concurrency = N` line or
 /// nothing).
 fn config(cap: &str) -> String {
-    format!(
-        r#"
-resource "shoal_function_app" "orders" {{
-  tenant  = "contoso"
-  name    = "orders"
-  handler = {{ url = "http://127.0.0.1:7071/api" }}
-}}
-
-resource "shoal_function" "process" {{
-  function_app_id = shoal_function_app.orders.id
-  name            = "ProcessOrder"
-  config_json = jsonencode({{
-    bindings = [{{ type = "queueTrigger", direction = "in", name = "order", queueName = "orders" }}]
-  }})
-  {cap}
-}}
-"#
-    )
+    orders_app("") + &orders_function("process", "ProcessOrder", ORDERS_QUEUE_TRIGGER, cap)
 }
 
 /// `maxConcurrency` as the API reads it (`null` when the function has no cap).
 async fn cap(shoal: &Shoal, path: &str) -> Value {
-    let (status, function) = shoal.get(path).await;
-    assert_eq!(status, 200, "{function}");
-    function["maxConcurrency"].clone()
+    shoal.read(path, "/maxConcurrency").await
 }
 
 async fn patch_cap(shoal: &Shoal, cap: u32) {
-    let (status, body) = shoal.patch(FUNCTION, json!({"maxConcurrency": cap})).await;
-    assert_eq!(status, 200, "{body}");
+    shoal
+        .patch_ok(FUNCTION, json!({"maxConcurrency": cap}))
+        .await;
 }
 
 /// The `max_concurrency` Terraform holds in state for `address`.
 fn state_of(ws: &Workspace, address: &str) -> Value {
-    let show = ws.run(&["show", "-json"]).ok().stdout;
-    let show: Value = serde_json::from_str(&show).unwrap();
-    let resources = show["values"]["root_module"]["resources"]
-        .as_array()
-        .unwrap();
-    let resource = resources
-        .iter()
-        .find(|r| r["address"] == address)
-        .unwrap_or_else(|| panic!("{address} is not in {show}"));
-    resource["values"]["max_concurrency"].clone()
-}
-
-/// The output of a plan that must change something.
-fn plan_changes(ws: &Workspace) -> String {
-    let plan = ws.plan();
-    assert_eq!(
-        plan.code, 2,
-        "a change expected:\n{}\n{}",
-        plan.stdout, plan.stderr
-    );
-    plan.stdout
+    state_values(ws, address)["max_concurrency"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -9,6 +9,30 @@ use shoal_api::throttle::{Rate, RequestRates};
 
 use crate::helpers::*;
 
+/// An API whose management throttle admits bursts of `principal` requests per principal and
+/// `tenant` per tenant (the default without), refilled at one a second: so little over a test
+/// that the counts are the bursts'.
+pub(crate) async fn throttled(principal: u32, tenant: Option<u32>) -> TestApp {
+    let defaults = RequestRates::default();
+    TestApp::spawn_with(Options {
+        limits: ApiLimits {
+            rates: RequestRates {
+                principal: Rate {
+                    per_second: 1,
+                    burst: principal,
+                },
+                tenant: tenant.map_or(defaults.tenant, |burst| Rate {
+                    per_second: 1,
+                    burst,
+                }),
+            },
+            ..ApiLimits::default()
+        },
+        ..Options::default()
+    })
+    .await
+}
+
 /// Requests `path` with `token` until one is refused (at most `limit`); returns how many were
 /// admitted and the refusal's problem, after checking its `Retry-After` and that its answer was
 /// held (the default `--throttle-hold` of 1 s, the whole of a 1-a-second bucket's wait).
@@ -47,23 +71,7 @@ async fn until_refused(
 #[tokio::test]
 async fn a_tenant_over_its_rate_gets_429_while_other_tenants_do_not() {
     // One token a second refills so little over this test that the counts are the bursts'.
-    let app = TestApp::spawn_with(Options {
-        limits: ApiLimits {
-            rates: RequestRates {
-                principal: Rate {
-                    per_second: 1,
-                    burst: 20,
-                },
-                tenant: Rate {
-                    per_second: 1,
-                    burst: 30,
-                },
-            },
-            ..ApiLimits::default()
-        },
-        ..Options::default()
-    })
-    .await;
+    let app = throttled(20, Some(30)).await;
     app.with_app("tenant-a", "orders").await;
     app.with_app("tenant-b", "billing").await;
     let b_app = "/v1/tenants/tenant-b/apps/billing";

@@ -6,12 +6,11 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use shoal_api::ApiLimits;
 use shoal_api::identity::Role;
-use shoal_api::throttle::{Rate, RequestRates};
 use shoal_testkit::handler::{Behaviour, RecordingHandler};
 
-use crate::helpers::{Fetch, Options, TestApp, problem};
+use crate::helpers::{Fetch, TestApp, problem};
+use crate::throttling::throttled;
 
 const WEBHOOK: &str = "/webhooks/contoso/orders/order";
 
@@ -76,20 +75,7 @@ async fn webhooks_are_admitted_by_the_apps_rate_and_management_requests_still_by
         .unwrap();
     // The management throttle's burst for a principal (250), refilled slowly enough (one a
     // second) that the counts below are the burst's.
-    let app = TestApp::spawn_with(Options {
-        limits: ApiLimits {
-            rates: RequestRates {
-                principal: Rate {
-                    per_second: 1,
-                    burst: 250,
-                },
-                ..RequestRates::default()
-            },
-            ..ApiLimits::default()
-        },
-        ..Options::default()
-    })
-    .await;
+    let app = throttled(250, None).await;
     with_webhook(
         &app,
         &handler,
@@ -200,23 +186,7 @@ async fn refused_webhook_requests_are_counted_per_principal_and_tenant() {
         .await
         .unwrap();
     // One token a second refills so little over this test that the counts are the bursts'.
-    let app = TestApp::spawn_with(Options {
-        limits: ApiLimits {
-            rates: RequestRates {
-                principal: Rate {
-                    per_second: 1,
-                    burst: 20,
-                },
-                tenant: Rate {
-                    per_second: 1,
-                    burst: 30,
-                },
-            },
-            ..ApiLimits::default()
-        },
-        ..Options::default()
-    })
-    .await;
+    let app = throttled(20, Some(30)).await;
     with_webhook(&app, &handler, json!({})).await;
 
     // Another tenant's principal aiming at contoso's function: each is a 404 and an audit

@@ -168,6 +168,19 @@ impl Shoal {
         self.send(reqwest::Method::PATCH, path, Some(body)).await
     }
 
+    /// What `pointer` (a JSON pointer) holds in the resource at `path`, which must exist.
+    pub async fn read(&self, path: &str, pointer: &str) -> Value {
+        let (status, body) = self.get(path).await;
+        assert_eq!(status, 200, "{body}");
+        body.pointer(pointer).cloned().unwrap_or(Value::Null)
+    }
+
+    /// A PATCH of `path` that must succeed.
+    pub async fn patch_ok(&self, path: &str, body: Value) {
+        let (status, answer) = self.patch(path, body).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+
     pub async fn delete(&self, path: &str) -> u16 {
         self.send(reqwest::Method::DELETE, path, None).await.0
     }
@@ -312,6 +325,76 @@ impl Workspace {
         self.run(&["destroy", "-auto-approve", "-no-color"])
     }
 }
+
+/// The output of a plan that must change something.
+pub fn plan_changes(ws: &Workspace) -> String {
+    let plan = ws.plan();
+    assert_eq!(
+        plan.code, 2,
+        "a change expected:\n{}\n{}",
+        plan.stdout, plan.stderr
+    );
+    plan.stdout
+}
+
+/// A plan refused at plan time, its stderr with the line breaks of the box folded.
+pub fn refused_plan(ws: &Workspace) -> String {
+    let run = ws.plan();
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    run.stderr.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The values Terraform holds in state for the resource at `address`.
+pub fn state_values(ws: &Workspace, address: &str) -> Value {
+    let show = ws.run(&["show", "-json"]).ok().stdout;
+    let show: Value = serde_json::from_str(&show).unwrap();
+    let resources = show["values"]["root_module"]["resources"]
+        .as_array()
+        .unwrap();
+    let resource = resources
+        .iter()
+        .find(|r| r["address"] == address)
+        .unwrap_or_else(|| panic!("{address} is not in {show}"));
+    resource["values"].clone()
+}
+
+/// Tenant `contoso`'s app `orders` (`shoal_function_app.orders`), `handler` holding `extra`
+/// (more lines of the object, or nothing).
+pub fn orders_app(extra: &str) -> String {
+    format!(
+        r#"
+resource "shoal_function_app" "orders" {{
+  tenant = "contoso"
+  name   = "orders"
+  handler = {{
+    url = "http://127.0.0.1:7071/api"
+    {extra}
+  }}
+}}
+"#
+    )
+}
+
+/// A function `name` of the `orders` app (`shoal_function.<resource>`) with one trigger
+/// `binding` (an HCL object) and `rest` (more attributes, or nothing).
+pub fn orders_function(resource: &str, name: &str, binding: &str, rest: &str) -> String {
+    format!(
+        r#"
+resource "shoal_function" "{resource}" {{
+  function_app_id = shoal_function_app.orders.id
+  name            = "{name}"
+  config_json = jsonencode({{
+    bindings = [{binding}]
+  }})
+  {rest}
+}}
+"#
+    )
+}
+
+/// `ProcessOrder`'s queue trigger on `orders`, as [`orders_function`] takes it.
+pub const ORDERS_QUEUE_TRIGGER: &str =
+    r#"{ type = "queueTrigger", direction = "in", name = "order", queueName = "orders" }"#;
 
 /// Asserts a plan that changes nothing, showing the plan when it does.
 pub fn assert_no_changes(ws: &Workspace) {
