@@ -82,6 +82,9 @@ pub struct HandlerResponse {
     /// `batchItemFailures`: the events of a stream batch the handler says failed, read and
     /// validated by the trigger (see [`crate::stream_trigger::batch_outcome`]).
     pub batch_item_failures: Option<Value>,
+    /// `retryAfter`: the handler did not do the work and asks for this message to be tried
+    /// again after this long (see [`crate::durable_retry`]). The attempt counts as failed.
+    pub retry_after: Option<std::time::Duration>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -94,6 +97,8 @@ pub enum ResponseError {
     Outputs,
     #[error("Logs must be an array of strings")]
     Logs,
+    #[error("{0}")]
+    RetryAfter(String),
 }
 
 impl HandlerResponse {
@@ -123,6 +128,13 @@ impl HandlerResponse {
             settlement: map.remove("Settlement").filter(|v| !v.is_null()),
             batch_item_failures: map.remove("batchItemFailures").filter(|v| !v.is_null()),
             ..HandlerResponse::default()
+        };
+        response.retry_after = match map.remove("retryAfter") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(
+                crate::durable_retry::parse_retry_after_field(&value)
+                    .map_err(ResponseError::RetryAfter)?,
+            ),
         };
         match map.remove("Outputs") {
             None | Some(Value::Null) => {}

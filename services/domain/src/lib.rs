@@ -13,6 +13,7 @@ pub mod circuit_breaker;
 pub mod concurrency;
 pub mod connection;
 pub mod diagnostics;
+pub mod durable_retry;
 pub mod egress;
 pub mod functions;
 pub mod host_config;

@@ -10,11 +10,13 @@
 //!   `complete`), per message for batches — the custom-handler counterpart of Azure's
 //!   `ServiceBusMessageActions` — and what the trigger does after an invocation;
 //! * [`output`]: the messages a `serviceBus` output binding's value stands for, with their
-//!   properties.
+//!   properties;
+//! * [`parked`]: a message re-sent as a scheduled copy for a far-off retry, and read back.
 
 pub mod entity;
 pub mod metadata;
 pub mod output;
+pub mod parked;
 pub mod settlement;
 
 pub use entity::{EntityPath, check_output_entity, output_entity, trigger_entity};

@@ -63,6 +63,10 @@ pub struct ListenerReport {
     /// and no attempt counted. Absent in older heartbeats.
     #[serde(default)]
     pub deferred: u64,
+    /// Messages parked at their source until a far-off retry is due (its state kept in
+    /// Postgres, see `durable_retry`). Absent in older heartbeats.
+    #[serde(default)]
+    pub parked: u64,
     /// Since when the app's handler takes no connections, as this listener's worker sees it;
     /// absent while it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -49,6 +49,23 @@ impl InvocationError {
             _ => None,
         }
     }
+
+    /// The wait before the next try of the message that a failure asks for: a `Retry-After`
+    /// on any failure status but 429 and 503 (those ask Shoal to slow down, see
+    /// [`InvocationError::handler_signal`]), cut to the longest a retry is parked
+    /// (`shoal_domain::durable_retry::LONGEST`). The attempt still counts as failed.
+    pub fn asks_retry_after(&self, now: SystemTime) -> Option<Duration> {
+        match self {
+            InvocationError::Status {
+                status,
+                retry_after: Some(value),
+                ..
+            } if !matches!(status, 429 | 503) => {
+                retry_after_delay(value, now).map(|d| d.min(shoal_domain::durable_retry::LONGEST))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A `Retry-After` value (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date (IMF-fixdate, and
@@ -56,6 +73,11 @@ impl InvocationError {
 /// date in the past is no delay; a value that is neither is None (the caller's default
 /// applies). Cut to [`MAX_RETRY_AFTER`].
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    retry_after_delay(value, now).map(|d| d.min(MAX_RETRY_AFTER))
+}
+
+/// A `Retry-After` value as a delay from `now`, uncut.
+fn retry_after_delay(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     let delay = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // More digits than a u64 holds is still "a long time".
@@ -64,7 +86,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
         let at = httpdate::parse_http_date(value).ok()?;
         at.duration_since(now).unwrap_or(Duration::ZERO)
     };
-    Some(delay.min(MAX_RETRY_AFTER))
+    Some(delay)
 }
 
 #[cfg(test)]
@@ -133,6 +155,34 @@ mod tests {
         ];
         for (error, expected) in cases {
             assert_eq!(error.handler_signal(now), expected, "{error}");
+        }
+    }
+
+    #[test]
+    fn a_retry_after_on_another_failure_asks_for_a_later_try() {
+        let now = SystemTime::UNIX_EPOCH;
+        let status = |status: u16, retry_after: Option<&str>| InvocationError::Status {
+            status,
+            body: String::new(),
+            retry_after: retry_after.map(str::to_owned),
+        };
+        let s = Duration::from_secs;
+        let cases = [
+            (status(500, Some("600")), Some(s(600))),
+            (status(409, Some("30")), Some(s(30))),
+            (
+                status(500, Some("99999999")),
+                Some(shoal_domain::durable_retry::LONGEST),
+            ),
+            (status(500, None), None),
+            (status(500, Some("soon")), None),
+            // Slowing down is not a failure of the message (handler_signal).
+            (status(429, Some("600")), None),
+            (status(503, Some("600")), None),
+            (InvocationError::Timeout(s(5)), None),
+        ];
+        for (error, expected) in cases {
+            assert_eq!(error.asks_retry_after(now), expected, "{error}");
         }
     }
 }

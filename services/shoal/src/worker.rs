@@ -70,6 +70,9 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
             ..ConnectorOptions::default()
         };
     }
+    if let Some(v) = args.timings.test_retry_delay_divisor {
+        config.retry_divisor = v;
+    }
     if let Some(v) = args.timings.test_invisibility_ms {
         config.invisibility = v;
     }

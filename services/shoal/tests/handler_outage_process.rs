@@ -13,11 +13,15 @@
 //!   stops receiving (cause `handlerUnreachable`) although the handler still answers calls, and
 //!   the messages that arrived meanwhile are delivered once after the checks pass again;
 //! * a minute-long outage while 200 queue and 200 Service Bus messages arrive
-//!   (`handler_outage/under_load.rs`).
+//!   (`handler_outage/under_load.rs`);
+//! * a retry ten minutes off, parked at the queue, survives a SIGKILL of its worker
+//!   (`handler_outage/parked_retry.rs`).
 
 #[path = "support/host_identity.rs"]
 #[allow(dead_code)]
 mod host_identity;
+#[path = "handler_outage/parked_retry.rs"]
+mod parked_retry;
 #[path = "../../worker/tests/worker/service_bus_support.rs"]
 #[allow(dead_code)]
 mod service_bus_support;

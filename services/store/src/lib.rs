@@ -24,6 +24,7 @@ pub mod leadership;
 pub mod listen;
 pub mod metrics;
 pub mod page;
+pub mod parked_retries;
 pub mod pool;
 pub mod principals;
 pub mod revalidate;

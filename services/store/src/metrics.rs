@@ -53,6 +53,10 @@ pub enum Operation {
     // held queue messages
     HeldMessagesHold,
     HeldMessagesHolds,
+    // parked retries
+    ParkedRetriesPark,
+    ParkedRetriesGet,
+    ParkedRetriesUnpark,
     // functions
     FunctionsGet,
     FunctionsCountOfApp,
@@ -177,6 +181,9 @@ impl Operation {
             Operation::ConcurrencySlotsRelease => "concurrency_slots_release",
             Operation::HeldMessagesHold => "held_messages_hold",
             Operation::HeldMessagesHolds => "held_messages_holds",
+            Operation::ParkedRetriesPark => "parked_retries_park",
+            Operation::ParkedRetriesGet => "parked_retries_get",
+            Operation::ParkedRetriesUnpark => "parked_retries_unpark",
             Operation::FunctionsGet => "functions_get",
             Operation::FunctionsCountOfApp => "functions_count_of_app",
             Operation::FunctionsLockApp => "functions_lock_app",

@@ -192,6 +192,7 @@ fn host(
         breaker,
         held,
         slots,
+        retry_divisor: config.retry_divisor,
     }
 }
 

@@ -43,6 +43,10 @@ pub struct WorkerConfig {
     /// How long received messages stay invisible (renewed at half). Azure's 10 minutes; only
     /// tests shorten it, to see a crashed worker's messages reappear.
     pub invisibility: Duration,
+    /// Every retry's wait is divided by this: 1. Only tests raise it, to see a long retry
+    /// parked and resumed without waiting for it (whether a retry is parked is decided on the
+    /// undivided wait).
+    pub retry_divisor: u32,
     pub connector: ConnectorOptions,
     /// Where Entra ID reaches Shoal's API (`--public-url`): the worker signs client assertions
     /// for app identities as the federation issuer under it. Without it, connections that must
@@ -96,6 +100,7 @@ impl WorkerConfig {
             heartbeat_interval: None,
             drain_deadline: Duration::from_secs(30),
             invisibility: INVISIBILITY,
+            retry_divisor: 1,
             connector: ConnectorOptions::default(),
             public_url: None,
             database_step_timeout: DEFAULT_DATABASE_STEP_TIMEOUT,

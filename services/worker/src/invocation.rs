@@ -8,16 +8,22 @@
 //! message is deferred by its `Retry-After` (`breaker::throttle`). Neither counts towards the
 //! retry policy, `RetryContext`, the breaker or the message's own attempts. Only a trigger
 //! that holds its message while it waits asks for this ([`Hold`]).
+//!
+//! A retry whose wait is long (`shoal_domain::durable_retry`) is not waited for here when the
+//! trigger can park its message at the source: the attempts end with [`Outcome::Parked`], and
+//! the trigger parks the message and resumes its retries from the parked [`RetryState`] when it
+//! comes back. The handler may set the wait before the next try itself (`retryAfter`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use shoal_domain::durable_retry::{self, RetryState};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::invocation::{HandlerResponse, RetryContext};
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_invoker::pressure::HandlerSignal;
-use shoal_invoker::{Invocation, InvocationError, Invoker};
+use shoal_invoker::{Invocation, Invoker};
 use url::Url;
 use uuid::Uuid;
 
@@ -58,6 +64,10 @@ pub struct FunctionHost {
     pub held: HeldMessages,
     /// The instance's slots of the function's `maxConcurrency`; None without a cap.
     pub slots: Option<Arc<CallSlots>>,
+    /// Every retry's wait is divided by this (1; tests shorten long waits with
+    /// `SHOAL_TEST_RETRY_DELAY_DIVISOR`). Whether a retry is parked is decided on the undivided
+    /// wait.
+    pub retry_divisor: u32,
 }
 
 /// What a trigger made of a handler's successful answer.
@@ -78,34 +88,71 @@ pub struct Hold {
     pub until: Option<Instant>,
 }
 
+/// A failure the retry policy did not (or could no longer) retry.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub reason: String,
+    /// The handler asked for the message to be tried again no sooner than this (`retryAfter`,
+    /// or `Retry-After` on a failure): the trigger gives it back after that long, where it can.
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    pub fn new(reason: impl Into<String>) -> Failure {
+        Failure {
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+}
+
+/// A retry far enough off that the trigger parks the message at its source for `wait` (already
+/// divided, see [`FunctionHost::retry_divisor`]) and keeps `state` for when it comes back.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Parked {
+    pub state: RetryState,
+    pub wait: Duration,
+}
+
 /// Why a held invocation did not succeed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Unsettled {
     /// The handler failed it (after the retry policy): the trigger's failure path.
-    Failed(String),
+    Failed(Failure),
     /// The hold's bound came while the handler could not take the message: give it back.
     HoldEnded(String),
+    /// Its next retry is far off: park it (only when the caller said it can).
+    Parked(Parked),
 }
 
 impl Unsettled {
-    fn reason(&self) -> &str {
+    /// Why the last attempt failed, for the breaker; None for a parked message, whose
+    /// failed attempt is told to the breaker when it happens.
+    fn breaker_reason(&self) -> Option<&str> {
         match self {
-            Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r,
+            Unsettled::Failed(f) => Some(&f.reason),
+            Unsettled::HoldEnded(r) => Some(r),
+            Unsettled::Parked(_) => None,
         }
     }
+}
 
-    fn into_reason(self) -> String {
-        match self {
-            Unsettled::Failed(r) | Unsettled::HoldEnded(r) => r,
-        }
-    }
+/// Where a delivery's retries start (a parked message's state, else the first attempt), and
+/// whether a retry far enough off ends the call with [`Unsettled::Parked`] for the trigger to
+/// park the message at its source.
+#[derive(Clone, Debug, Default)]
+pub struct Retries {
+    pub from: RetryState,
+    pub park: bool,
 }
 
 /// How a delivery ended, for the trigger to settle by.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Outcome {
     Succeeded,
-    Failed(String),
+    Failed(Failure),
+    /// The next retry is far off: the trigger parks the message (see [`Parked`]).
+    Parked(Parked),
     /// The drain deadline passed, or the lease lapsed, before the invocation finished; or
     /// the handler could not take it for as long as the message could be held.
     Abandoned,
@@ -117,19 +164,33 @@ impl FunctionHost {
     /// policy allows no further retry; the trigger's own path (poison, dead-letter) starts
     /// there. The message is held while the handler is unreachable or throttling (see the
     /// module's doc), up to `hold`.
-    pub async fn invoke_holding(
+    ///
+    /// For a trigger that parks far-off retries at the source: the retries start from `from`
+    /// (a parked message's state; the default for a new one), and a retry whose wait reaches
+    /// `durable_retry::PARK_FROM` ends the call with [`Outcome::Parked`].
+    pub async fn invoke_parking(
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
         payload: impl Fn() -> Result<Value, String>,
         hold: Hold,
+        from: RetryState,
     ) -> Outcome {
-        match self
-            .invoke_holding_with(webhook_id, invocation_id, payload, |_| Ok(()), hold)
-            .await
-        {
+        let retries = Retries { from, park: true };
+        let result = self
+            .invoke_holding_with(
+                webhook_id,
+                invocation_id,
+                payload,
+                |_| Ok(()),
+                hold,
+                retries,
+            )
+            .await;
+        match result {
             Ok(()) => Outcome::Succeeded,
-            Err(Unsettled::Failed(reason)) => Outcome::Failed(reason),
+            Err(Unsettled::Failed(failure)) => Outcome::Failed(failure),
+            Err(Unsettled::Parked(parked)) => Outcome::Parked(parked),
             Err(Unsettled::HoldEnded(reason)) => {
                 tracing::warn!(
                     reason,
@@ -140,7 +201,7 @@ impl FunctionHost {
         }
     }
 
-    /// Like [`FunctionHost::invoke_holding`], for a trigger that reads more of a successful
+    /// Like [`FunctionHost::invoke_parking`], for a trigger that reads more of a successful
     /// response than the outputs (a Service Bus handler's `Settlement`): `accept` checks each
     /// response before any output is written, and a response it refuses fails that attempt
     /// with its reason. `Err` is why the last attempt failed, or that the hold ended.
@@ -152,6 +213,7 @@ impl FunctionHost {
     ///
     /// The outcome is told to the function's circuit breaker. No retry starts while the
     /// breaker is open: the message goes back to its source instead (see `holds_back`).
+    /// `retries` says where they start and whether a far-off one is parked (see [`Retries`]).
     pub async fn invoke_holding_with<T>(
         &self,
         webhook_id: &str,
@@ -159,23 +221,31 @@ impl FunctionHost {
         payload: impl Fn() -> Result<Value, String>,
         accept: impl Fn(&HandlerResponse) -> Result<T, String>,
         hold: Hold,
+        retries: Retries,
     ) -> Result<T, Unsettled> {
         let request =
             || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
         let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
         let result = self
-            .attempts(invocation_id, request, accept, || {}, Some(hold))
+            .attempts(invocation_id, request, accept, || {}, Some(hold), retries)
             .await;
-        match &result {
-            Err(Unsettled::HoldEnded(_)) => self.breaker.probe_abandoned(),
-            other => self
-                .breaker
-                .finished(other.as_ref().err().map(Unsettled::reason)),
-        }
+        self.tell_breaker(&result);
         result
     }
 
-    /// Like [`FunctionHost::invoke_holding`] without a hold (a stream's partition waits on its
+    /// How a held invocation ended, told to the function's circuit breaker. A parked message's
+    /// attempts so far failed, but its outcome is still to come: like a message the hold gave
+    /// back, it is no final failure.
+    fn tell_breaker<T>(&self, result: &Result<T, Unsettled>) {
+        match result {
+            Err(Unsettled::HoldEnded(_) | Unsettled::Parked(_)) => self.breaker.probe_abandoned(),
+            other => self
+                .breaker
+                .finished(other.as_ref().err().and_then(Unsettled::breaker_reason)),
+        }
+    }
+
+    /// Like [`FunctionHost::invoke_parking`] without a hold (a stream's partition waits on its
     /// batch instead), for a batch whose handler may answer that part of it
     /// failed: `accept` says so with [`Accepted::Partly`], the answer's outputs are written,
     /// then `partly_done` is called (the caller now counts the events that succeeded as done),
@@ -191,14 +261,23 @@ impl FunctionHost {
         partly_done: impl Fn(),
     ) -> Outcome {
         let result = self
-            .attempts(invocation_id, request, accept, partly_done, None)
-            .await
-            .map_err(Unsettled::into_reason);
-        self.breaker
-            .finished(result.as_ref().err().map(String::as_str));
+            .attempts(
+                invocation_id,
+                request,
+                accept,
+                partly_done,
+                None,
+                Retries::default(),
+            )
+            .await;
+        self.tell_breaker(&result);
         match result {
             Ok(()) => Outcome::Succeeded,
-            Err(reason) => Outcome::Failed(reason),
+            Err(Unsettled::Failed(failure)) => Outcome::Failed(failure),
+            // Without a hold nothing ends one, and nothing parks without `from`.
+            Err(Unsettled::HoldEnded(reason)) => Outcome::Failed(Failure::new(reason)),
+            // Nothing parks unasked; a stream waits on its batch instead.
+            Err(Unsettled::Parked(_)) => Outcome::Failed(Failure::new("a retry was parked")),
         }
     }
 
@@ -209,11 +288,11 @@ impl FunctionHost {
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
         partly_done: impl Fn(),
         hold: Option<Hold>,
+        retries: Retries,
     ) -> Result<T, Unsettled> {
-        let mut retries = 0u32;
-        let mut previous_failure = None;
+        let parks = retries.park;
+        let mut state = retries.from;
         let mut invocation_id = invocation_id;
-        let mut delay = Duration::ZERO;
         let health = &self.breaker.health;
         loop {
             if let Some(hold) = hold
@@ -229,20 +308,18 @@ impl FunctionHost {
                     ));
                 }
             }
-            let (webhook_id, mut body) = request().map_err(Unsettled::Failed)?;
+            let (webhook_id, mut body) =
+                request().map_err(|e| Unsettled::Failed(Failure::new(e)))?;
             if let Some(policy) = &self.retry {
-                RetryContext {
-                    retry_count: retries,
-                    max_retry_count: policy.max_retry_count,
-                    previous_failure: previous_failure.clone(),
-                }
-                .insert_into(&mut body);
+                RetryContext::of(&state, policy.max_retry_count).insert_into(&mut body);
             }
-            let encoded = serde_json::to_vec(&body)
-                .map_err(|e| Unsettled::Failed(format!("cannot encode the request: {e}")))?;
+            let encoded = serde_json::to_vec(&body).map_err(|e| {
+                Unsettled::Failed(Failure::new(format!("cannot encode the request: {e}")))
+            })?;
             let slot = self.slot(hold).await?;
             let seen = health.reach().answers;
             let mut signal = None;
+            let mut asked_wait = None;
             // A partly failed attempt is a failed one for telemetry and the retry policy.
             let attempt = async {
                 match self
@@ -254,9 +331,10 @@ impl FunctionHost {
                         partly_done();
                         Err(reason)
                     }
-                    Err((reason, s)) => {
-                        signal = s;
-                        Err(reason)
+                    Err(failed) => {
+                        signal = failed.signal;
+                        asked_wait = failed.retry_after;
+                        Err(failed.reason)
                     }
                 }
             };
@@ -305,24 +383,44 @@ impl FunctionHost {
                     None => {}
                 }
             }
-            let Some(policy) = self.retry.as_ref().filter(|p| p.retries_after(retries)) else {
-                return Err(Unsettled::Failed(reason));
+            let failure = Failure {
+                reason,
+                retry_after: asked_wait,
+            };
+            let Some(policy) = self
+                .retry
+                .as_ref()
+                .filter(|p| p.retries_after(state.retries))
+            else {
+                return Err(Unsettled::Failed(failure));
             };
             if self.breaker.holds_back() {
                 tracing::warn!(
-                    reason,
+                    failure.reason,
                     "invocation failed; no retry while the function's circuit breaker is open"
                 );
-                return Err(Unsettled::Failed(reason));
+                return Err(Unsettled::Failed(failure));
             }
-            retries += 1;
-            // Azure's back-off never shrinks once it has grown (see the domain's schedule).
-            delay = delay.max(policy.delay_before(retries, rand::random::<f64>()));
+            // Azure's back-off never shrinks once it has grown (see the domain's schedule); a
+            // wait the handler asked for replaces it for this retry only.
+            let backoff = state
+                .backoff
+                .max(policy.delay_before(state.retries + 1, rand::random::<f64>()));
+            let wait = asked_wait.unwrap_or(backoff);
+            state = state.failed(&failure.reason, backoff);
             self.stats.retried();
-            tracing::warn!(reason, retry = retries, max_retry_count = policy.max_retry_count,
-                retry_in = ?delay, "invocation failed; retrying on this instance under the function's retry policy");
-            tokio::time::sleep(delay).await;
-            previous_failure = Some(reason);
+            let divided = wait / self.retry_divisor.max(1);
+            if parks && durable_retry::parks(wait) {
+                tracing::warn!(reason = failure.reason, retry = state.retries, max_retry_count = policy.max_retry_count,
+                    retry_in = ?wait, "invocation failed; the message is parked at its source until its retry is due");
+                return Err(Unsettled::Parked(Parked {
+                    state,
+                    wait: divided,
+                }));
+            }
+            tracing::warn!(reason = failure.reason, retry = state.retries, max_retry_count = policy.max_retry_count,
+                retry_in = ?wait, "invocation failed; retrying on this instance under the function's retry policy");
+            tokio::time::sleep(divided).await;
         }
     }
 
@@ -354,7 +452,7 @@ impl FunctionHost {
         request: &Value,
         body: Vec<u8>,
         accept: &impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
-    ) -> Result<Accepted<T>, (String, Option<HandlerSignal>)> {
+    ) -> Result<Accepted<T>, AttemptFailed> {
         let outputs: Vec<&str> = self.output_names.iter().map(String::as_str).collect();
         let response = self
             .invoker
@@ -376,17 +474,37 @@ impl FunctionHost {
                 log_handler_lines(&response);
                 self.stats.handler_logs(invocation_id, &response.logs);
                 self.note_undeclared_outputs(&response);
-                let accepted = accept(&response).map_err(|e| (e, None))?;
+                if let Some(wait) = response.retry_after {
+                    // The handler did not do the work: nothing of its answer is written.
+                    return Err(AttemptFailed {
+                        reason: format!(
+                            "the handler asked for the message to be tried again after {}",
+                            shoal_domain::timespan::TimeSpan::from(wait)
+                        ),
+                        signal: None,
+                        retry_after: Some(wait),
+                    });
+                }
+                let accepted = accept(&response).map_err(AttemptFailed::message)?;
                 let invocation = outputs::Invocation {
                     request,
                     trigger: &self.trigger,
                 };
                 match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),
-                    Err(e) => Err((format!("writing output bindings failed: {e}"), None)),
+                    Err(e) => Err(AttemptFailed::message(format!(
+                        "writing output bindings failed: {e}"
+                    ))),
                 }
             }
-            Err(e) => Err((e.to_string(), signal_of(&e))),
+            Err(e) => {
+                let now = std::time::SystemTime::now();
+                Err(AttemptFailed {
+                    reason: e.to_string(),
+                    signal: e.handler_signal(now),
+                    retry_after: e.asks_retry_after(now),
+                })
+            }
         }
     }
 
@@ -404,8 +522,23 @@ impl FunctionHost {
     }
 }
 
-fn signal_of(error: &InvocationError) -> Option<HandlerSignal> {
-    error.handler_signal(std::time::SystemTime::now())
+/// Why one call did not succeed, and what it said beyond the message's failure.
+struct AttemptFailed {
+    reason: String,
+    /// About the handler itself: not an attempt (see the module's doc).
+    signal: Option<HandlerSignal>,
+    /// The wait before the next try the handler asked for.
+    retry_after: Option<Duration>,
+}
+
+impl AttemptFailed {
+    fn message(reason: String) -> AttemptFailed {
+        AttemptFailed {
+            reason,
+            signal: None,
+            retry_after: None,
+        }
+    }
 }
 
 fn log_handler_lines(response: &HandlerResponse) {

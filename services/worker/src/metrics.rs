@@ -37,7 +37,7 @@ fn labels(r: &ListenerReport) -> Labels {
 impl Collector for ListenerMetrics {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let reports: Vec<ListenerReport> = self.0.iter().flat_map(|s| s.reports()).collect();
-        let counters: [Series<u64>; 6] = [
+        let counters: [Series<u64>; 7] = [
             (
                 "listener_messages_received",
                 "Messages received by the listener",
@@ -55,6 +55,11 @@ impl Collector for ListenerMetrics {
                 "listener_messages_deferred",
                 "Calls the handler answered 429 or 503: the message was deferred, no attempt counted",
                 |r| r.deferred,
+            ),
+            (
+                "listener_messages_parked",
+                "Messages parked at their source until a far-off retry is due",
+                |r| r.parked,
             ),
             (
                 "listener_invocations_retried",

@@ -34,6 +34,8 @@ pub struct ListenerStats {
     retried: AtomicU64,
     /// Calls the handler answered 429/503: the message was deferred, not counted.
     deferred: AtomicU64,
+    /// Messages parked at their source until a far-off retry is due.
+    parked: AtomicU64,
     poisoned: AtomicU64,
     in_flight: AtomicU64,
     /// The app's handler as this worker sees it (set once the function is hosted).
@@ -71,6 +73,7 @@ impl ListenerStats {
             failed: AtomicU64::new(0),
             retried: AtomicU64::new(0),
             deferred: AtomicU64::new(0),
+            parked: AtomicU64::new(0),
             handler: std::sync::OnceLock::new(),
             slots: std::sync::OnceLock::new(),
             poisoned: AtomicU64::new(0),
@@ -110,6 +113,9 @@ impl ListenerStats {
     }
     pub fn deferred(&self) {
         self.deferred.fetch_add(1, Ordering::Relaxed);
+    }
+    pub fn parked(&self) {
+        self.parked.fetch_add(1, Ordering::Relaxed);
     }
     /// Reports carry the instance's slots of the function's `maxConcurrency` from now on.
     pub fn watch_slots(&self, slots: Arc<CallSlots>) {
@@ -175,6 +181,7 @@ impl ListenerStats {
             failed: self.failed.load(Ordering::Relaxed),
             retried: self.retried.load(Ordering::Relaxed),
             deferred: self.deferred.load(Ordering::Relaxed),
+            parked: self.parked.load(Ordering::Relaxed),
             handler_unreachable_since: self.handler.get().and_then(|h| h.unreachable_since()),
             poisoned: self.poisoned.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),

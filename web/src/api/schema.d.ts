@@ -1755,6 +1755,12 @@ export interface components {
              */
             deferred?: number;
             /**
+             * Format: int64
+             * @description Messages parked at their source until a far-off retry is due (its state kept in
+             *     Postgres, see `durable_retry`). Absent in older heartbeats.
+             */
+            parked?: number;
+            /**
              * Format: date-time
              * @description Since when the app's handler takes no connections, as this listener's worker sees it;
              *     absent while it does.

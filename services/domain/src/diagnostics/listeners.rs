@@ -77,6 +77,7 @@ mod tests {
             failed: 0,
             retried: 0,
             deferred: 0,
+            parked: 0,
             handler_unreachable_since: None,
             poisoned: 0,
             in_flight: 0,

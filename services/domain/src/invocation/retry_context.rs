@@ -17,6 +17,16 @@ pub struct RetryContext {
 }
 
 impl RetryContext {
+    /// The context of the next attempt of a message whose retries stand at `state`, under a
+    /// policy of `max_retry_count`.
+    pub fn of(state: &crate::durable_retry::RetryState, max_retry_count: i32) -> RetryContext {
+        RetryContext {
+            retry_count: state.retries,
+            max_retry_count,
+            previous_failure: state.previous_failure.clone(),
+        }
+    }
+
     /// Puts the context into `payload`'s `Metadata` (a payload without one is left alone).
     pub fn insert_into(&self, payload: &mut Value) {
         let Some(metadata) = payload.get_mut("Metadata").and_then(Value::as_object_mut) else {

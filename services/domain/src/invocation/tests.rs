@@ -80,6 +80,10 @@ fn malformed_responses_are_errors() {
         (br#"{"Outputs": 3}"#, |e| *e == ResponseError::Outputs),
         (br#"{"Logs": "x"}"#, |e| *e == ResponseError::Logs),
         (br#"{"Logs": [1]}"#, |e| *e == ResponseError::Logs),
+        (
+            br#"{"retryAfter": "later"}"#,
+            |e| matches!(e, ResponseError::RetryAfter(m) if m.starts_with("retryAfter ")),
+        ),
     ];
     for (body, check) in cases {
         let err = HandlerResponse::parse(body, &outputs).unwrap_err();
@@ -89,6 +93,23 @@ fn malformed_responses_are_errors() {
             String::from_utf8_lossy(body)
         );
     }
+}
+
+#[test]
+fn a_handler_may_ask_for_its_message_to_be_tried_again_later() {
+    let response = HandlerResponse::parse(br#"{"retryAfter": "00:05:00"}"#, &[]).unwrap();
+    assert_eq!(
+        response.retry_after,
+        Some(std::time::Duration::from_secs(300))
+    );
+    let seconds = HandlerResponse::parse(br#"{"retryAfter": 45, "Logs": ["busy"]}"#, &[]).unwrap();
+    assert_eq!(
+        seconds.retry_after,
+        Some(std::time::Duration::from_secs(45))
+    );
+    assert_eq!(seconds.logs, ["busy"]);
+    let none = HandlerResponse::parse(br#"{"retryAfter": null}"#, &[]).unwrap();
+    assert_eq!(none.retry_after, None);
 }
 
 #[test]

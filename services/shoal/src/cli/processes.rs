@@ -86,6 +86,10 @@ pub struct WorkerTimings {
     pub test_refresh_ms: Option<Duration>,
     #[arg(long, hide = true, env = "SHOAL_TEST_HEARTBEAT_MS", value_parser = parse_millis)]
     pub test_heartbeat_ms: Option<Duration>,
+    /// Divides every retry's wait (a parked 10-minute retry comes back in 10 s at 60).
+    #[arg(long, hide = true, env = "SHOAL_TEST_RETRY_DELAY_DIVISOR",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub test_retry_delay_divisor: Option<u32>,
 }
 
 #[derive(Debug, Args)]

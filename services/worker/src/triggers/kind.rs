@@ -8,7 +8,7 @@
 //! handler call:
 //!
 //! * **listen**: receive messages or events with the concurrency its settings allow, build
-//!   each request body, and call [`FunctionHost::invoke_holding`] (a message it can hold
+//!   each request body, and call [`FunctionHost::invoke_parking`] (a message it can hold
 //!   while the handler cannot take it) or [`FunctionHost::invoke_partly`] (a batch);
 //! * **settle**: act on the [`Outcome`] by its own rules (a Storage Queue deletes, poisons
 //!   after `maxDequeueCount` or releases; a Service Bus queue completes, abandons or

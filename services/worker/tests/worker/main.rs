@@ -10,6 +10,7 @@ mod identity;
 mod kafka;
 mod kafka_batches;
 mod observability;
+mod parked_retries;
 mod payloads;
 mod polling;
 mod retries;

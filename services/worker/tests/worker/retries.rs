@@ -13,12 +13,12 @@ use crate::support::*;
 
 const WAIT: Duration = Duration::from_secs(60);
 
-fn gaps(requests: &[Recorded]) -> Vec<Duration> {
+pub(crate) fn gaps(requests: &[Recorded]) -> Vec<Duration> {
     requests.windows(2).map(|p| p[1].at - p[0].at).collect()
 }
 
 /// Every attempt carries the same idempotency key.
-fn assert_one_webhook_id(requests: &[Recorded]) {
+pub(crate) fn assert_one_webhook_id(requests: &[Recorded]) {
     let ids: Vec<_> = requests
         .iter()
         .map(|r| r.header("webhook-id").unwrap().to_owned())
@@ -29,7 +29,7 @@ fn assert_one_webhook_id(requests: &[Recorded]) {
     );
 }
 
-fn metadata(requests: &[Recorded], path: &[&str]) -> Vec<Value> {
+pub(crate) fn metadata(requests: &[Recorded], path: &[&str]) -> Vec<Value> {
     requests
         .iter()
         .map(|r| {

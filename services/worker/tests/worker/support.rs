@@ -396,6 +396,19 @@ impl Harness {
         .await?)
     }
 
+    /// The tenant's queue messages parked for a far-off retry (read as the tenant, through its
+    /// row security).
+    pub async fn parked_retries(&self) -> Result<i64> {
+        let id = tenant();
+        let mut tx = begin_tenant(&self.pool, &id).await?;
+        let count = sqlx::query_scalar("select count(*) from parked_retries where tenant_id = $1")
+            .bind(id.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
+        shoal_store::commit(tx).await?;
+        Ok(count)
+    }
+
     pub async fn wait_until_empty(&self, queue: &str, timeout: Duration) -> Result<()> {
         let q = self.queue(queue);
         let deadline = tokio::time::Instant::now() + timeout;

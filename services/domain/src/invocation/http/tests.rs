@@ -138,6 +138,7 @@ fn handler(outputs: Value, return_value: Option<Value>) -> HandlerResponse {
         return_value,
         undeclared_outputs: Vec::new(),
         settlement: None,
+        retry_after: None,
         batch_item_failures: None,
     }
 }

@@ -13,24 +13,31 @@
 //! counts one; defer takes it out of the receive order), so the hold lasts only as long as
 //! the lock can be renewed: `maxAutoLockRenewalDuration` from the receive. Past it the message
 //! is abandoned, and that one delivery is counted.
+//!
+//! A retry far enough off (`shoal_domain::durable_retry`) of a queue's single message is
+//! parked: a scheduled copy carries it (`parking`), the original is completed, and the copy
+//! resumes the retries where they stood when it is delivered. If the copy cannot be sent the
+//! retry waits under the lock as before.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use shoal_connectors::{MessageReceiver, Received};
+use shoal_domain::durable_retry::RetryState;
 use shoal_domain::service_bus_trigger::metadata::InvocationContext;
 use shoal_domain::service_bus_trigger::{
     AfterInvocation, Settlement, after_invocation, batch_payload, lock_renewal_delay,
     requested_settlements, single_payload,
 };
+use shoal_domain::service_bus_trigger::{ReceivedMessage, parked};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::error::WorkerError;
-use crate::invocation::{Hold, Unsettled};
+use crate::invocation::{FunctionHost, Hold, Retries, Unsettled};
 use crate::triggers::service_bus::ServiceBusFunction;
 
 /// A receiver shared by the receive loop and the deliveries that settle through it.
@@ -45,6 +52,8 @@ enum Ended {
     HeldBack,
     /// The handler could not take them for as long as their locks could be held.
     HoldLapsed(String),
+    /// Its scheduled copy carries its next retry: complete the original.
+    Parked,
 }
 
 pub async fn deliver(
@@ -63,6 +72,18 @@ pub async fn deliver(
         function.stats.received();
     }
     let invocation_id = Uuid::now_v7();
+    // A parked copy is its original again to everyone from here on (id, delivery count,
+    // properties); only a message this listener may park resumes its retries.
+    let resumed: Vec<Option<RetryState>> = messages
+        .iter_mut()
+        .map(|m| parked::resume(&mut m.message))
+        .collect();
+    // The lock renewal updates the messages while the invocation runs: a parked copy is made
+    // of this one.
+    let parkable = match (&ctx.parking, resumed.as_slice()) {
+        (Some(_), [one]) => Some((one.clone().unwrap_or_default(), messages[0].message.clone())),
+        _ => None,
+    };
     let first = &messages[0].message;
     let webhook_id = webhook_id(&messages);
     let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
@@ -98,16 +119,19 @@ pub async fn deliver(
             settle_all(&ctx, &receiver, &messages, Ended::HeldBack).await;
             return;
         }
+        let accept = |response: &shoal_domain::invocation::HandlerResponse| {
+            let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+            requested_settlements(response.settlement.as_ref(), &tokens)
+                .map_err(|e| format!("the handler's Settlement is invalid: {e}"))
+        };
+        let invoke = Invoke {
+            function,
+            webhook_id: &webhook_id,
+            invocation_id,
+            hold,
+        };
         let ended = tokio::select! {
-            result = function.invoke_holding_with(&webhook_id, invocation_id, payload, |response| {
-                let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
-                requested_settlements(response.settlement.as_ref(), &tokens)
-                    .map_err(|e| format!("the handler's Settlement is invalid: {e}"))
-            }, hold) => match result {
-                Ok(asked) => Ended::Succeeded(asked),
-                Err(Unsettled::Failed(reason)) => Ended::Failed(reason),
-                Err(Unsettled::HoldEnded(reason)) => Ended::HoldLapsed(reason),
-            },
+            ended = invoke.run(&ctx, parkable, payload, accept) => ended,
             _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
                 Ended::Failed("lock renewal stopped".into())
             }
@@ -118,6 +142,74 @@ pub async fn deliver(
     .instrument(span)
     .await;
     ctx.end_in_flight(count);
+}
+
+/// One invocation of a delivery's messages, under the function's retry policy.
+struct Invoke<'a> {
+    function: &'a FunctionHost,
+    webhook_id: &'a str,
+    invocation_id: Uuid,
+    hold: Hold,
+}
+
+impl Invoke<'_> {
+    /// Invokes, parking a far-off retry of a message that may be (`parkable`: where its
+    /// retries start, and the message): if its copy cannot be sent, the retry waits here under
+    /// the lock, then the retries go on.
+    async fn run(
+        &self,
+        ctx: &ServiceBusFunction,
+        parkable: Option<(RetryState, ReceivedMessage)>,
+        payload: impl Fn() -> Result<serde_json::Value, String>,
+        accept: impl Fn(
+            &shoal_domain::invocation::HandlerResponse,
+        ) -> Result<Vec<Option<Settlement>>, String>,
+    ) -> Ended {
+        let (from, message) = parkable.unzip();
+        let mut retries = Retries {
+            park: message.is_some(),
+            from: from.unwrap_or_default(),
+        };
+        loop {
+            let result = self
+                .function
+                .invoke_holding_with(
+                    self.webhook_id,
+                    self.invocation_id,
+                    &payload,
+                    &accept,
+                    self.hold,
+                    retries,
+                )
+                .await;
+            let parked = match result {
+                Ok(asked) => return Ended::Succeeded(asked),
+                Err(Unsettled::Failed(failure)) => {
+                    if let Some(wait) = failure.retry_after {
+                        tracing::warn!(reason = failure.reason, retry_after = ?wait,
+                            "the handler asked for a later try once the retry policy was spent; a Service Bus message is abandoned now, not deferred (docs/triggers.md)");
+                    }
+                    return Ended::Failed(failure.reason);
+                }
+                Err(Unsettled::HoldEnded(reason)) => return Ended::HoldLapsed(reason),
+                Err(Unsettled::Parked(parked)) => parked,
+            };
+            let error = match ctx.parking.as_ref().zip(message.as_ref()) {
+                Some((parking, message)) => match parking.park(message, &parked).await {
+                    Ok(()) => return Ended::Parked,
+                    Err(e) => e,
+                },
+                None => "this listener parks nothing".into(),
+            };
+            tracing::warn!(error, retry_in = ?parked.wait,
+                "the retry could not be parked as a scheduled copy; it waits under the message's lock instead");
+            tokio::time::sleep(parked.wait).await;
+            retries = Retries {
+                from: parked.state,
+                park: false,
+            };
+        }
+    }
 }
 
 /// The idempotency key the handler sees (`webhook-id`), stable when the same message is
@@ -173,6 +265,12 @@ async fn settle_all(
                 "the handler could not take the message(s) for as long as their locks could be renewed (maxAutoLockRenewalDuration); abandoning them (the broker counts the delivery)"
             );
         }
+        Ended::Parked => {
+            stats.parked();
+            tracing::info!(
+                "the message's retry is parked as a scheduled copy; completing the original"
+            );
+        }
     }
     for (i, message) in messages.iter().enumerate() {
         let after = match &ended {
@@ -187,6 +285,7 @@ async fn settle_all(
             Ended::Abandoned | Ended::HeldBack | Ended::HoldLapsed(_) => {
                 AfterInvocation::Settle(Settlement::abandon())
             }
+            Ended::Parked => AfterInvocation::Settle(Settlement::Complete),
         };
         match after {
             AfterInvocation::Settle(settlement) => {

@@ -37,6 +37,9 @@ pub async fn run(
     let Some(namespace) = connect::namespace(&connector, &stats, &stop).await else {
         return;
     };
+    if let Some(parking) = &ctx.parking {
+        parking.connected(&namespace).await;
+    }
     let prefetch = ctx.options.prefetch_count;
     let Some(receiver) = connect::until_ok(&stats, "opening the receiver", &stop, || {
         namespace.receiver(&ctx.entity, prefetch)

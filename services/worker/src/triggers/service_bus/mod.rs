@@ -9,6 +9,7 @@
 mod connect;
 mod delivery;
 mod listener;
+mod parking;
 mod sessions;
 mod slots;
 
@@ -28,6 +29,7 @@ use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::service_bus::connect::Connector;
+use crate::triggers::service_bus::parking::Parking;
 
 pub struct ServiceBusTrigger;
 
@@ -109,6 +111,8 @@ pub struct ServiceBusFunction {
     pub options: ServiceBusOptions,
     pub auto_complete: bool,
     pub batched: bool,
+    /// Where far-off retries are parked (a queue's single messages outside sessions).
+    pub parking: Option<Parking>,
     /// Messages received and not yet settled, across the listener's sessions.
     in_flight: AtomicUsize,
 }
@@ -141,8 +145,10 @@ impl TriggerListener for BoundServiceBusTrigger {
         abandon: CancellationToken,
     ) -> BoxFuture<'static, ()> {
         let trigger = *self;
+        let parking = Parking::for_trigger(&trigger.entity, trigger.batched, trigger.sessions);
         let context = Arc::new(ServiceBusFunction {
             function,
+            parking,
             binding: trigger.binding,
             data_type: trigger.data_type,
             entity: trigger.entity,

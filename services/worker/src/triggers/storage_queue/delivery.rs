@@ -15,12 +15,20 @@
 //! `Retry-After` has passed (see `invocation`): it is not released, since the receive that
 //! brought it already raised its dequeue count, and nothing of the wait counts as an attempt.
 //! The hold has no bound of its own; only the message's own expiry ends it.
+//!
+//! A retry whose wait is long is parked (`shoal_domain::durable_retry`): the message's
+//! visibility timeout becomes the wait and Postgres keeps where its retries stand, counting
+//! that receive as a hold. Whichever worker receives it next resumes the retries there if they
+//! are due, or parks it again for what remains if it came back early; the parked state goes
+//! once the message is settled. A handler's `retryAfter` on a final failure is the wait before
+//! the message is visible again, instead of `visibilityTimeout`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use shoal_connectors::{Queue, QueueError, QueueMessage};
 use shoal_domain::bindings::DataType;
+use shoal_domain::durable_retry::{self, RetryState, Return};
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::invocation::{QueueDelivery, queue_payload};
 use shoal_domain::queue_trigger::{
@@ -33,8 +41,9 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::error::WorkerError;
-use crate::invocation::{FunctionHost, Hold, Outcome};
+use crate::invocation::{Failure, FunctionHost, Hold, Outcome, Parked};
 use crate::triggers::storage_queue::in_flight::InFlight;
+use shoal_store::parked_retries::ParkedRetry;
 
 /// Everything a queue listener's deliveries share.
 pub struct QueueFunction {
@@ -74,6 +83,19 @@ pub async fn deliver(
             hold_back(&ctx, &message, &receipt, dequeue_count).await;
             return;
         }
+        let from = match &attempts.parked {
+            None => RetryState::default(),
+            Some(parked) => match returned(parked, &message) {
+                Return::ParkAgain(wait) => {
+                    tracing::info!(due = %parked.due_at, "a parked message came back before its retry is due; parking it again (not an attempt)");
+                    let state = parked.state.clone();
+                    park(&ctx, &message, &receipt, Parked { state, wait }).await;
+                    return;
+                }
+                Return::Resume => parked.state.clone(),
+            },
+        };
+        let was_parked = attempts.parked.is_some();
         match on_arrival(dequeue_count, &ctx.options, ctx.poison.is_some()) {
             Arrival::Process => {}
             Arrival::Poison if !attempts.known => {
@@ -95,7 +117,7 @@ pub async fn deliver(
         let invoked = CancellationToken::new();
         let work = async {
             let outcome = tokio::select! {
-                outcome = attempt(&ctx, &message, dequeue_count, invocation_id) => outcome,
+                outcome = attempt(&ctx, &message, dequeue_count, invocation_id, from) => outcome,
                 _ = abandon.cancelled() => Outcome::Abandoned,
             };
             invoked.cancel();
@@ -103,17 +125,26 @@ pub async fn deliver(
         };
         let renewal = renew_invisibility(&ctx, &message.message_id, &receipt, &invoked);
         let (outcome, ()) = tokio::join!(work, renewal);
+        if was_parked && matches!(outcome, Outcome::Succeeded | Outcome::Failed(_)) {
+            // Settled after resuming: a later receive starts the retries afresh.
+            if let Err(e) = ctx.function.held.unpark(&message.message_id).await {
+                tracing::warn!(error = %e, "forgetting the message's parked retries failed; they lapse with the message");
+            }
+        }
         match outcome {
             Outcome::Succeeded => {
                 delete(&ctx, &message.message_id, &receipt).await;
                 ctx.function.stats.succeeded();
             }
-            Outcome::Failed(reason) if ctx.function.breaker.holds_back() => {
+            Outcome::Parked(parked) => park(&ctx, &message, &receipt, parked).await,
+            Outcome::Failed(failure) if ctx.function.breaker.holds_back() => {
+                let reason = failure.reason;
                 ctx.function.stats.failed();
                 tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the message goes back to the queue, not to the poison queue");
                 hold_back(&ctx, &message, &receipt, dequeue_count).await;
             }
-            Outcome::Failed(reason) => {
+            Outcome::Failed(failure) => {
+                let reason = failure.reason;
                 ctx.function.stats.failed();
                 match after_failure(dequeue_count, &ctx.options, ctx.poison.is_some()) {
                     AfterFailure::Poison if !attempts.known => {
@@ -126,6 +157,10 @@ pub async fn deliver(
                         poison(&ctx, &message, &receipt).await;
                     }
                     AfterFailure::Release(delay) => {
+                        // The handler's own `retryAfter` replaces `visibilityTimeout`.
+                        let delay = failure
+                            .retry_after
+                            .map_or(delay, |asked| until_expiry(&message, asked));
                         tracing::warn!(reason, retry_in = ?delay, "invocation failed; the message becomes visible again");
                         release(&ctx, &message.message_id, &receipt, delay).await;
                     }
@@ -148,35 +183,89 @@ pub async fn deliver(
 }
 
 /// A message's attempts so far, this one included: its dequeue count less the receives a
-/// circuit breaker held back (those invoked nothing). `known` is false when Postgres could not
-/// say, and the count is then the dequeue count itself.
+/// circuit breaker held back or that parked it (those invoked nothing). `known` is false when
+/// Postgres could not say, and the count is then the dequeue count itself. `parked`: where its
+/// retries stand if it was parked.
 struct Attempts {
     count: u32,
     known: bool,
+    parked: Option<ParkedRetry>,
 }
 
-/// Only a message received before can have been held back, so a first delivery reads nothing.
+/// Only a message received before can have been held back or parked, so a first delivery
+/// reads nothing.
 async fn attempts(ctx: &QueueFunction, message: &QueueMessage) -> Attempts {
     let raw = message.dequeue_count;
     if raw <= 1 {
         return Attempts {
             count: raw,
             known: true,
+            parked: None,
         };
     }
-    match ctx.function.held.holds(&message.message_id).await {
-        Ok(holds) => Attempts {
+    match ctx.function.held.arrival(&message.message_id).await {
+        Ok((holds, parked)) => Attempts {
             count: raw.saturating_sub(holds).max(1),
             known: true,
+            parked,
         },
         Err(e) => {
-            tracing::warn!(error = %e, "reading whether the message was held back failed; counting every receive as an attempt");
+            tracing::warn!(error = %e, "reading whether the message was held back or parked failed; counting every receive as an attempt");
             Attempts {
                 count: raw,
                 known: false,
+                parked: None,
             }
         }
     }
+}
+
+/// What to do with a parked message that came back: resume its retries once due, or park it
+/// again for what remains — unless it would expire first, when it is tried now rather than lost.
+fn returned(parked: &ParkedRetry, message: &QueueMessage) -> Return {
+    let now = chrono::Utc::now();
+    match durable_retry::on_return(parked.due_at, now) {
+        Return::ParkAgain(_) if parked.due_at >= message.expiration_time - EXPIRY_MARGIN => {
+            Return::Resume
+        }
+        other => other,
+    }
+}
+
+/// How close to its expiry a message is never parked until: it must come back in time to be
+/// tried.
+const EXPIRY_MARGIN: chrono::Duration = chrono::Duration::seconds(5);
+
+/// `wait`, cut so that the message comes back before it expires.
+fn until_expiry(message: &QueueMessage, wait: Duration) -> Duration {
+    let left = (message.expiration_time - EXPIRY_MARGIN - chrono::Utc::now())
+        .to_std()
+        .unwrap_or(Duration::ZERO);
+    wait.min(left)
+}
+
+/// Parks the message for its next retry: records where its retries stand (and the receive as a
+/// hold), then makes it invisible for the wait. If the record cannot be written the message
+/// still comes back after the wait, as an ordinary new attempt (a raised dequeue count, the
+/// retries counted afresh): never lost, never sooner.
+async fn park(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>, p: Parked) {
+    let wait = until_expiry(message, p.wait);
+    let due_at =
+        chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::zero());
+    let parked = ParkedRetry {
+        state: p.state,
+        due_at,
+    };
+    if let Err(e) = ctx
+        .function
+        .held
+        .park(&message.message_id, &parked, message.expiration_time)
+        .await
+    {
+        tracing::warn!(error = %e, "recording the parked retry failed; the message comes back after the wait as a new attempt");
+    }
+    ctx.function.stats.parked();
+    release(ctx, &message.message_id, receipt, wait).await;
 }
 
 /// The handler's invocation for the message, with the function's retries: each attempt's
@@ -187,10 +276,11 @@ async fn attempt(
     message: &QueueMessage,
     dequeue_count: u32,
     invocation_id: Uuid,
+    from: RetryState,
 ) -> Outcome {
     let text = match trigger_value(&message.text, ctx.options.message_encoding, ctx.data_type) {
         Ok(text) => text,
-        Err(e) => return Outcome::Failed(e.to_string()),
+        Err(e) => return Outcome::Failed(Failure::new(e.to_string())),
     };
     let payload = || {
         let rand_guid = Uuid::new_v4().to_string();
@@ -209,11 +299,12 @@ async fn attempt(
         }))
     };
     ctx.function
-        .invoke_holding(
+        .invoke_parking(
             &message.message_id,
             invocation_id,
             payload,
             Hold { until: None },
+            from,
         )
         .await
 }

@@ -172,7 +172,14 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
                 tracing::warn!("drain deadline passed or lease lapsed mid-batch; its offsets are not committed, so the batch is read again");
                 End::Abandoned
             }
-            Outcome::Failed(reason) => {
+            // Never: `invoke_partly` parks nothing. Reading the batch again loses nothing.
+            Outcome::Parked(_) => End::Abandoned,
+            Outcome::Failed(failure) => {
+                let reason = failure.reason;
+                if let Some(wait) = failure.retry_after {
+                    tracing::warn!(reason, retry_after = ?wait,
+                        "the handler asked for a later try once the retry policy was spent; a stream's events go to the dead-letter target now, not later (docs/triggers.md)");
+                }
                 for _ in &failed {
                     function.stats.failed();
                 }
