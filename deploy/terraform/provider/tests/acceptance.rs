@@ -152,25 +152,16 @@ async fn create_replan_update_drift_recreate_rename_and_destroy() {
 async fn import_of_an_app_and_a_function_plans_no_changes() {
     let shoal = Shoal::start().await;
     shoal.tenant("contoso").await;
-    let (status, body) = shoal
-        .put(
-            APP,
-            json!({
-                "handler": {"url": "http://127.0.0.1:7071/api"},
-                "appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "DB_PASSWORD": "hunter2"},
-                "hostConfig": {"extensions": {"queues": {"batchSize": 8}}},
-                "scale": {"limit": 10}
-            }),
-        )
-        .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = shoal
-        .put(
-            FUNCTION,
-            json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"}]}),
-        )
-        .await;
-    assert_eq!(status, 201, "{body}");
+    let app = json!({
+        "handler": {"url": "http://127.0.0.1:7071/api"},
+        "appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true", "DB_PASSWORD": "hunter2"},
+        "hostConfig": {"extensions": {"queues": {"batchSize": 8}}},
+        "scale": {"limit": 10}
+    });
+    shoal.create(APP, app).await;
+    let order =
+        json!({"type": "queueTrigger", "direction": "in", "name": "order", "queueName": "orders"});
+    shoal.create(FUNCTION, json!({ "bindings": [order] })).await;
 
     let ws = Workspace::new(&shoal);
     ws.config(&app_and_function("orders", "orders", 8));

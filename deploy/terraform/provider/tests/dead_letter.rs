@@ -219,22 +219,20 @@ resource "shoal_function" "process" {
 async fn import_of_a_function_with_a_dead_letter_queue_plans_no_changes() {
     let shoal = Shoal::start().await;
     shoal.tenant("contoso").await;
-    let (status, body) = shoal
-        .put(
+    shoal
+        .create(
             APP,
             json!({"handler": {"url": "http://127.0.0.1:7071/api"}}),
         )
         .await;
-    assert_eq!(status, 201, "{body}");
     let kafka = json!([{"type": "kafkaTrigger", "direction": "in", "name": "event",
         "brokerList": "broker.invalid:9092", "topic": "orders"}]);
-    let (status, body) = shoal
-        .put(
+    shoal
+        .create(
             FUNCTION,
             json!({"bindings": kafka, "deadLetter": {"queueName": "failed-orders"}}),
         )
         .await;
-    assert_eq!(status, 201, "{body}");
 
     let ws = Workspace::new(&shoal);
     let function = |rest: &str| {

@@ -165,8 +165,8 @@ async fn health_check_errors_show_at_their_attribute() {
 async fn import_of_an_app_with_a_health_check_plans_no_changes() {
     let shoal = Shoal::start().await;
     shoal.tenant("contoso").await;
-    let (status, body) = shoal
-        .put(
+    shoal
+        .create(
             APP,
             json!({"handler": {
                 "url": "http://127.0.0.1:7071/api",
@@ -174,7 +174,6 @@ async fn import_of_an_app_with_a_health_check_plans_no_changes() {
             }}),
         )
         .await;
-    assert_eq!(status, 201, "{body}");
 
     let ws = Workspace::new(&shoal);
     let resource = config(

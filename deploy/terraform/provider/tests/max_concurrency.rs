@@ -8,7 +8,7 @@ mod support;
 use serde_json::{Value, json};
 use support::{
     ORDERS_QUEUE_TRIGGER, Shoal, Workspace, assert_no_changes, orders_app, orders_function,
-    plan_changes, state_values,
+    plan_changes, refused_plan, state_values,
 };
 
 const APP: &str = "/v1/tenants/contoso/apps/orders";
@@ -137,13 +137,10 @@ resource "shoal_function" "process" {
 }
 "#,
     );
-    let run = ws.plan();
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    let stderr = run.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    let stderr = refused_plan(&ws);
     assert!(
         stderr.contains("set it with the resource's `max_concurrency` attribute"),
-        "{}",
-        run.stderr
+        "{stderr}"
     );
 }
 
@@ -151,23 +148,22 @@ resource "shoal_function" "process" {
 async fn import_of_functions_with_and_without_a_cap_plans_no_changes() {
     let shoal = Shoal::start().await;
     shoal.tenant("contoso").await;
-    let (status, body) = shoal
-        .put(
+    shoal
+        .create(
             APP,
             json!({"handler": {"url": "http://127.0.0.1:7071/api"}}),
         )
         .await;
-    assert_eq!(status, 201, "{body}");
     let queue = |name: &str| json!([{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": name}]);
-    let (status, body) = shoal
-        .put(
+    shoal
+        .create(
             FUNCTION,
             json!({"bindings": queue("orders"), "maxConcurrency": 7}),
         )
         .await;
-    assert_eq!(status, 201, "{body}");
-    let (status, body) = shoal.put(OTHER, json!({"bindings": queue("audit")})).await;
-    assert_eq!(status, 201, "{body}");
+    shoal
+        .create(OTHER, json!({"bindings": queue("audit")}))
+        .await;
 
     let ws = Workspace::new(&shoal);
     let functions = |cap: &str| {

@@ -50,8 +50,14 @@ async fn a_parked_retry_survives_a_killed_worker() -> anyhow::Result<()> {
 
     h.handler.wait_for(2, Duration::from_secs(60)).await?;
     h.wait_until_empty("jobs", Duration::from_secs(20)).await?;
-    // Nothing comes back later: it was deleted after its one successful try.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Nothing comes back later: a message left on the queue would be visible again within the
+    // test workers' 3 s invisibility, so a third request must not come within 4 s.
+    let again = h.handler.wait_for(3, Duration::from_secs(4)).await;
+    assert!(
+        again.is_err(),
+        "delivered again: {:?}",
+        again.map(|r| r.len())
+    );
     let requests = h.handler.requests();
     assert_eq!(requests.len(), 2, "the failure, then one retry");
     let gap = requests[1].at - requests[0].at;

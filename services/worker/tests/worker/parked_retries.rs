@@ -156,28 +156,15 @@ async fn without_a_policy_retry_after_replaces_the_visibility_timeout() -> anyho
 #[tokio::test]
 async fn a_service_bus_retry_is_parked_as_a_scheduled_copy_of_the_same_message()
 -> anyhow::Result<()> {
-    use crate::service_bus_support::{
-        namespace, put_app, queue, queue_entity, start, text, trigger,
-    };
-    let (h, bus) = start(
+    use crate::service_bus_support::{queue, ship_orders_with_retry, text};
+    let retry = json!({"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:01:00"});
+    let (h, bus) = ship_orders_with_retry(
         Behaviour::Respond(json!({})),
-        namespace(
-            json!([queue_entity("orders", json!({"MaxDeliveryCount": 2}))]),
-            json!([]),
-        ),
+        json!({"MaxDeliveryCount": 2}),
+        retry,
     )
     .await?;
     h.handler.script(vec![Behaviour::Status(500)]);
-    put_app(&h, &bus, json!({})).await?;
-    h.put_function_body(
-        APP,
-        "ship",
-        json!({
-            "bindings": trigger(json!({"queueName": "orders"})),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:01:00"}
-        }),
-    )
-    .await?;
     let mut message = text("order 1");
     message.message_id = Some("order-1".into());
     message

@@ -193,27 +193,13 @@ async fn retrying_until_success_stops_when_the_handler_recovers() -> anyhow::Res
 #[tokio::test]
 async fn service_bus_retries_under_the_lock_then_dead_letters_at_max_delivery_count()
 -> anyhow::Result<()> {
-    use crate::service_bus_support::{namespace, put_app, queue_entity, start, trigger};
+    use crate::service_bus_support::ship_orders_with_retry;
     // A 5 s lock and 6 s between attempts: the retry outlasts the lock, which is renewed.
-    let (h, bus) = start(
+    let retry = json!({"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:00:06"});
+    let (h, bus) = ship_orders_with_retry(
         Behaviour::Status(500),
-        namespace(
-            json!([queue_entity(
-                "orders",
-                json!({"MaxDeliveryCount": 2, "LockDuration": "PT5S"})
-            )]),
-            json!([]),
-        ),
-    )
-    .await?;
-    put_app(&h, &bus, json!({})).await?;
-    h.put_function_body(
-        APP,
-        "ship",
-        json!({
-            "bindings": trigger(json!({"queueName": "orders"})),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:00:06"}
-        }),
+        json!({"MaxDeliveryCount": 2, "LockDuration": "PT5S"}),
+        retry,
     )
     .await?;
     bus.send_text("orders", &["order 1"]).await?;

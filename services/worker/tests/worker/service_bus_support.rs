@@ -11,7 +11,7 @@ use shoal_domain::service_bus_trigger::{EntityPath, OutgoingMessage, Settlement}
 use shoal_local_bus::{LocalBus, LocalBusConfig};
 use shoal_testkit::handler::Behaviour;
 
-use crate::support::Harness;
+use crate::support::{APP, Harness};
 
 pub const WAIT: Duration = Duration::from_secs(30);
 
@@ -152,6 +152,24 @@ pub async fn start(behaviour: Behaviour, bus: Value) -> Result<(Harness, Bus)> {
     let bus = Bus::start(bus)
         .await
         .context("the local Service Bus starts")?;
+    Ok((h, bus))
+}
+
+/// A harness and a stand-in namespace whose queue `orders` has `properties`, the app on it, and
+/// its function `ship` triggered by `orders` under the retry policy `retry`.
+pub async fn ship_orders_with_retry(
+    behaviour: Behaviour,
+    properties: Value,
+    retry: Value,
+) -> Result<(Harness, Bus)> {
+    let (h, bus) = start(
+        behaviour,
+        namespace(json!([queue_entity("orders", properties)]), json!([])),
+    )
+    .await?;
+    put_app(&h, &bus, json!({})).await?;
+    let function = json!({"bindings": trigger(json!({"queueName": "orders"})), "retry": retry});
+    h.put_function_body(APP, "ship", function).await?;
     Ok((h, bus))
 }
 

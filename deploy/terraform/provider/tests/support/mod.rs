@@ -175,6 +175,12 @@ impl Shoal {
         body.pointer(pointer).cloned().unwrap_or(Value::Null)
     }
 
+    /// A PUT of `path` that must create it (201).
+    pub async fn create(&self, path: &str, body: Value) {
+        let (status, answer) = self.put(path, body).await;
+        assert_eq!(status, 201, "{path}: {answer}");
+    }
+
     /// A PATCH of `path` that must succeed.
     pub async fn patch_ok(&self, path: &str, body: Value) {
         let (status, answer) = self.patch(path, body).await;
