@@ -26,7 +26,7 @@ mod position;
 mod producer;
 mod properties;
 
-pub use admin::{TopicCreation, create_topic, create_topic_like};
+pub use admin::{TopicCreation, create_topic, create_topic_like, partition_count};
 pub use consumer::{StartFrom, StreamConsumer, StreamEvent};
 pub use egress::check_cluster;
 pub use error::KafkaError;

@@ -92,7 +92,11 @@ pub async fn create_topic_like(
 
 /// The partition count of `topic`, or `None` when the brokers do not have it. The metadata
 /// request says not to create the topic (`allow.auto.create.topics=false`).
-async fn partition_count(props: &KafkaProperties, topic: &str) -> Result<Option<i32>, KafkaError> {
+pub async fn partition_count(
+    props: &KafkaProperties,
+    topic: &str,
+) -> Result<Option<i32>, KafkaError> {
+    check_name("topic", topic)?;
     let redactor = props.redactor();
     let op = "read topic metadata";
     let client: BaseConsumer<AdminLog> = props

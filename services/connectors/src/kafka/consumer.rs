@@ -42,6 +42,9 @@ fn auto_offset_reset(start: StartFrom) -> &'static str {
 /// How long [`StreamConsumer::close`] waits for the member to leave the group.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long [`StreamConsumer::pause_at`] waits for librdkafka to take the new position.
+const SEEK_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A member of a consumer group subscribed to one topic. Offsets move only through
 /// [`StreamConsumer::commit`] (`enable.auto.commit=false`, `enable.auto.offset.store=false`).
 ///
@@ -173,6 +176,39 @@ impl StreamConsumer {
                     message: format!("the commit task failed: {e}"),
                 })?;
         committed.map_err(|e| self.error("commit", &e))
+    }
+
+    /// Stops fetching `partition` and sets its next fetch to `offset`: the events from `offset`
+    /// on that were taken already are read again after [`StreamConsumer::resume`]. The member
+    /// stays in the group while it keeps calling [`StreamConsumer::fetch`] (which then returns
+    /// nothing of the paused partition). A rebalance that takes the partition away and gives it
+    /// back ends the pause: it is read from the group's last commit.
+    pub async fn pause_at(&self, partition: i32, offset: i64) -> Result<(), KafkaError> {
+        let mut list = TopicPartitionList::with_capacity(1);
+        list.add_partition(&self.topic, partition);
+        self.client()
+            .pause(&list)
+            .map_err(|e| self.error("pause", &e))?;
+        let client = self.client().clone();
+        let topic = self.topic.clone();
+        tokio::task::spawn_blocking(move || {
+            client.seek(&topic, partition, Offset::Offset(offset), SEEK_TIMEOUT)
+        })
+        .await
+        .map_err(|e| KafkaError::Other {
+            op: "seek",
+            message: format!("the seek task failed: {e}"),
+        })?
+        .map_err(|e| self.error("seek", &e))
+    }
+
+    /// Fetches `partition` again from where [`StreamConsumer::pause_at`] left it.
+    pub fn resume(&self, partition: i32) -> Result<(), KafkaError> {
+        let mut list = TopicPartitionList::with_capacity(1);
+        list.add_partition(&self.topic, partition);
+        self.client()
+            .resume(&list)
+            .map_err(|e| self.error("resume", &e))
     }
 
     /// The partitions of the topic assigned to this member now (empty before the group is
