@@ -13,6 +13,8 @@
 //! * [`dead_letter`]: where events whose final attempt failed go before the checkpoint moves
 //!   past them (`deadLetter`, a Shoal extension of `function.json`), and the record written
 //!   there;
+//! * [`retry_topic`]: an event whose next retry is far off, parked on the trigger's retry topic
+//!   with its due time and where its retries stand;
 //! * [`replay`]: a dead letter written back to the trigger's topic, keeping its key and
 //!   headers and marked as replayed;
 //! * [`output`]: the records a `kafka` or `eventHub` output binding's value stands for (the
@@ -31,6 +33,7 @@ pub mod dead_letter;
 pub mod output;
 pub mod payload;
 pub mod replay;
+pub mod retry_topic;
 pub mod source;
 
 pub use checkpoint::{Checkpoints, next_offsets};
