@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use shoal_connectors::{Queue, QueueError, QueueMessage};
 use shoal_domain::bindings::DataType;
-use shoal_domain::durable_retry::{self, RetryState, Return};
+use shoal_domain::durable_retry::{RetryState, Return};
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::invocation::{QueueDelivery, queue_payload};
 use shoal_domain::queue_trigger::{
@@ -43,7 +43,7 @@ use uuid::Uuid;
 use crate::error::WorkerError;
 use crate::invocation::{Failure, FunctionHost, Hold, Outcome, Parked};
 use crate::triggers::storage_queue::in_flight::InFlight;
-use shoal_store::parked_retries::ParkedRetry;
+use crate::triggers::storage_queue::parking;
 
 /// Everything a queue listener's deliveries share.
 pub struct QueueFunction {
@@ -76,7 +76,7 @@ pub async fn deliver(
         instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
-        let attempts = attempts(&ctx, &message).await;
+        let attempts = parking::attempts(function, &message).await;
         let dequeue_count = attempts.count;
         if !function.breaker.invokes() {
             // Received as the breaker opened: back to the queue, not invoked.
@@ -85,11 +85,12 @@ pub async fn deliver(
         }
         let from = match &attempts.parked {
             None => RetryState::default(),
-            Some(parked) => match returned(parked, &message) {
+            Some(parked) => match parking::returned(parked, &message) {
                 Return::ParkAgain(wait) => {
                     tracing::info!(due = %parked.due_at, "a parked message came back before its retry is due; parking it again (not an attempt)");
                     let state = parked.state.clone();
-                    park(&ctx, &message, &receipt, Parked { state, wait }).await;
+                    let wait = parking::park(function, &message, Parked { state, wait }).await;
+                    release(&ctx, &message.message_id, &receipt, wait).await;
                     return;
                 }
                 Return::Resume => parked.state.clone(),
@@ -136,7 +137,10 @@ pub async fn deliver(
                 delete(&ctx, &message.message_id, &receipt).await;
                 ctx.function.stats.succeeded();
             }
-            Outcome::Parked(parked) => park(&ctx, &message, &receipt, parked).await,
+            Outcome::Parked(parked) => {
+                let wait = parking::park(function, &message, parked).await;
+                release(&ctx, &message.message_id, &receipt, wait).await;
+            }
             Outcome::Failed(failure) if ctx.function.breaker.holds_back() => {
                 let reason = failure.reason;
                 ctx.function.stats.failed();
@@ -160,7 +164,7 @@ pub async fn deliver(
                         // The handler's own `retryAfter` replaces `visibilityTimeout`.
                         let delay = failure
                             .retry_after
-                            .map_or(delay, |asked| until_expiry(&message, asked));
+                            .map_or(delay, |asked| parking::until_expiry(&message, asked));
                         tracing::warn!(reason, retry_in = ?delay, "invocation failed; the message becomes visible again");
                         release(&ctx, &message.message_id, &receipt, delay).await;
                     }
@@ -182,95 +186,9 @@ pub async fn deliver(
     ctx.function.stats.set_in_flight(in_flight.len());
 }
 
-/// A message's attempts so far, this one included: its dequeue count less the receives a
-/// circuit breaker held back or that parked it (those invoked nothing). `known` is false when
-/// Postgres could not say, and the count is then the dequeue count itself. `parked`: where its
-/// retries stand if it was parked.
-struct Attempts {
-    count: u32,
-    known: bool,
-    parked: Option<ParkedRetry>,
-}
-
-/// Only a message received before can have been held back or parked, so a first delivery
-/// reads nothing.
-async fn attempts(ctx: &QueueFunction, message: &QueueMessage) -> Attempts {
-    let raw = message.dequeue_count;
-    if raw <= 1 {
-        return Attempts {
-            count: raw,
-            known: true,
-            parked: None,
-        };
-    }
-    match ctx.function.held.arrival(&message.message_id).await {
-        Ok((holds, parked)) => Attempts {
-            count: raw.saturating_sub(holds).max(1),
-            known: true,
-            parked,
-        },
-        Err(e) => {
-            tracing::warn!(error = %e, "reading whether the message was held back or parked failed; counting every receive as an attempt");
-            Attempts {
-                count: raw,
-                known: false,
-                parked: None,
-            }
-        }
-    }
-}
-
-/// What to do with a parked message that came back: resume its retries once due, or park it
-/// again for what remains — unless it would expire first, when it is tried now rather than lost.
-fn returned(parked: &ParkedRetry, message: &QueueMessage) -> Return {
-    let now = chrono::Utc::now();
-    match durable_retry::on_return(parked.due_at, now) {
-        Return::ParkAgain(_) if parked.due_at >= message.expiration_time - EXPIRY_MARGIN => {
-            Return::Resume
-        }
-        other => other,
-    }
-}
-
-/// How close to its expiry a message is never parked until: it must come back in time to be
-/// tried.
-const EXPIRY_MARGIN: chrono::Duration = chrono::Duration::seconds(5);
-
-/// `wait`, cut so that the message comes back before it expires.
-fn until_expiry(message: &QueueMessage, wait: Duration) -> Duration {
-    let left = (message.expiration_time - EXPIRY_MARGIN - chrono::Utc::now())
-        .to_std()
-        .unwrap_or(Duration::ZERO);
-    wait.min(left)
-}
-
-/// Parks the message for its next retry: records where its retries stand (and the receive as a
-/// hold), then makes it invisible for the wait. If the record cannot be written the message
-/// still comes back after the wait, as an ordinary new attempt (a raised dequeue count, the
-/// retries counted afresh): never lost, never sooner.
-async fn park(ctx: &QueueFunction, message: &QueueMessage, receipt: &Mutex<String>, p: Parked) {
-    let wait = until_expiry(message, p.wait);
-    let due_at =
-        chrono::Utc::now() + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::zero());
-    let parked = ParkedRetry {
-        state: p.state,
-        due_at,
-    };
-    if let Err(e) = ctx
-        .function
-        .held
-        .park(&message.message_id, &parked, message.expiration_time)
-        .await
-    {
-        tracing::warn!(error = %e, "recording the parked retry failed; the message comes back after the wait as a new attempt");
-    }
-    ctx.function.stats.parked();
-    release(ctx, &message.message_id, receipt, wait).await;
-}
-
 /// The handler's invocation for the message, with the function's retries: each attempt's
 /// request is built afresh (its `sys.UtcNow`, its `RetryContext`). `DequeueCount` is the
-/// message's attempts (see [`attempts`]).
+/// message's attempts (see [`parking::attempts`]).
 async fn attempt(
     ctx: &QueueFunction,
     message: &QueueMessage,
@@ -351,7 +269,7 @@ async fn release(ctx: &QueueFunction, id: &str, receipt: &Mutex<String>, delay: 
 
 /// Gives a message back while the function's circuit breaker is open, so that the pause
 /// poisons nothing and costs no attempt: the hold is recorded (every worker subtracts it from
-/// the dequeue count, see [`attempts`]) and the message is visible again at once (no listener
+/// the dequeue count, see [`parking::attempts`]) and the message is visible again at once (no listener
 /// of the function receives while open). It keeps its id, so its `webhook-id` stays the same.
 /// Only if the hold cannot be recorded, and this was its last attempt, is the message replaced
 /// by a fresh copy of its body (a new id and dequeue count; then the original is deleted, and

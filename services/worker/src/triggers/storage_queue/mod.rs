@@ -6,6 +6,7 @@
 mod delivery;
 mod in_flight;
 mod listener;
+mod parking;
 
 use std::sync::Arc;
 use std::time::Duration;
