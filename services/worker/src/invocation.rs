@@ -6,13 +6,15 @@
 //! (see `shoal_invoker::pressure`): when the handler takes no connections the message waits
 //! in hand until it answers again (`breaker::handler`); when it answers 429 or 503 the
 //! message is deferred by its `Retry-After` (`breaker::throttle`). Neither counts towards the
-//! retry policy, `RetryContext`, the breaker or the message's own attempts. Only a trigger
-//! that holds its message while it waits asks for this ([`Hold`]).
+//! retry policy, `RetryContext`, the breaker or the message's own attempts. Each trigger says
+//! how long it can hold its message meanwhile ([`Hold`]).
 //!
 //! A retry whose wait is long (`shoal_domain::durable_retry`) is not waited for here when the
 //! trigger can park its message at the source: the attempts end with [`Outcome::Parked`], and
 //! the trigger parks the message and resumes its retries from the parked [`RetryState`] when it
 //! comes back. The handler may set the wait before the next try itself (`retryAfter`).
+
+mod outcome;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +35,8 @@ use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
 use crate::watcher::WriteWatcher;
+
+pub use outcome::{Accepted, Failure, Hold, Outcome, Parked, Retries, Unsettled};
 
 /// One listening function of a hosted app instance, as every trigger kind sees it.
 pub struct FunctionHost {
@@ -68,94 +72,6 @@ pub struct FunctionHost {
     /// `SHOAL_TEST_RETRY_DELAY_DIVISOR`). Whether a retry is parked is decided on the undivided
     /// wait.
     pub retry_divisor: u32,
-}
-
-/// What a trigger made of a handler's successful answer.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Accepted<T> {
-    /// Everything the invocation carried is done.
-    Done(T),
-    /// Part of it failed, for this reason (a batch's `batchItemFailures`): the answer's
-    /// outputs are written and the rest is retried.
-    Partly(String),
-}
-
-/// How long a delivery can hold its message while the handler cannot take it: None for as
-/// long as it takes (a queue message's invisibility is renewed without end), else until then
-/// (a Service Bus lock is renewed only up to `maxAutoLockRenewalDuration`).
-#[derive(Clone, Copy, Debug)]
-pub struct Hold {
-    pub until: Option<Instant>,
-}
-
-/// A failure the retry policy did not (or could no longer) retry.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub reason: String,
-    /// The handler asked for the message to be tried again no sooner than this (`retryAfter`,
-    /// or `Retry-After` on a failure): the trigger gives it back after that long, where it can.
-    pub retry_after: Option<Duration>,
-}
-
-impl Failure {
-    pub fn new(reason: impl Into<String>) -> Failure {
-        Failure {
-            reason: reason.into(),
-            retry_after: None,
-        }
-    }
-}
-
-/// A retry far enough off that the trigger parks the message at its source for `wait` (already
-/// divided, see [`FunctionHost::retry_divisor`]) and keeps `state` for when it comes back.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Parked {
-    pub state: RetryState,
-    pub wait: Duration,
-}
-
-/// Why a held invocation did not succeed.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Unsettled {
-    /// The handler failed it (after the retry policy): the trigger's failure path.
-    Failed(Failure),
-    /// The hold's bound came while the handler could not take the message: give it back.
-    HoldEnded(String),
-    /// Its next retry is far off: park it (only when the caller said it can).
-    Parked(Parked),
-}
-
-impl Unsettled {
-    /// Why the last attempt failed, for the breaker; None for a parked message, whose
-    /// failed attempt is told to the breaker when it happens.
-    fn breaker_reason(&self) -> Option<&str> {
-        match self {
-            Unsettled::Failed(f) => Some(&f.reason),
-            Unsettled::HoldEnded(r) => Some(r),
-            Unsettled::Parked(_) => None,
-        }
-    }
-}
-
-/// Where a delivery's retries start (a parked message's state, else the first attempt), and
-/// whether a retry far enough off ends the call with [`Unsettled::Parked`] for the trigger to
-/// park the message at its source.
-#[derive(Clone, Debug, Default)]
-pub struct Retries {
-    pub from: RetryState,
-    pub park: bool,
-}
-
-/// How a delivery ended, for the trigger to settle by.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Succeeded,
-    Failed(Failure),
-    /// The next retry is far off: the trigger parks the message (see [`Parked`]).
-    Parked(Parked),
-    /// The drain deadline passed, or the lease lapsed, before the invocation finished; or
-    /// the handler could not take it for as long as the message could be held.
-    Abandoned,
 }
 
 impl FunctionHost {
@@ -227,7 +143,7 @@ impl FunctionHost {
             || -> Result<(String, Value), String> { Ok((webhook_id.to_owned(), payload()?)) };
         let accept = |response: &HandlerResponse| accept(response).map(Accepted::Done);
         let result = self
-            .attempts(invocation_id, request, accept, || {}, Some(hold), retries)
+            .attempts(invocation_id, request, accept, || {}, hold, retries)
             .await;
         self.tell_breaker(&result);
         result
@@ -245,9 +161,10 @@ impl FunctionHost {
         }
     }
 
-    /// Like [`FunctionHost::invoke_parking`] without a hold (a stream's partition waits on its
-    /// batch instead), for a batch whose handler may answer that part of it
-    /// failed: `accept` says so with [`Accepted::Partly`], the answer's outputs are written,
+    /// Like [`FunctionHost::invoke_parking`] (a stream's events are held up to `hold`, the
+    /// batch's own bound, then [`Outcome::Abandoned`]; `retries` says where the retries start and
+    /// whether a far-off one ends the call with [`Outcome::Parked`], for a stream's retry topic),
+    /// for a batch whose handler may answer that part of it failed: `accept` says so with [`Accepted::Partly`], the answer's outputs are written,
     /// then `partly_done` is called (the caller now counts the events that succeeded as done),
     /// and the rest is retried under the policy like a failed attempt. `request` makes each
     /// attempt's idempotency key and body, so a retry carries only what is left (the caller
@@ -259,25 +176,21 @@ impl FunctionHost {
         request: impl Fn() -> Result<(String, Value), String>,
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<()>, String>,
         partly_done: impl Fn(),
+        hold: Hold,
+        retries: Retries,
     ) -> Outcome {
         let result = self
-            .attempts(
-                invocation_id,
-                request,
-                accept,
-                partly_done,
-                None,
-                Retries::default(),
-            )
+            .attempts(invocation_id, request, accept, partly_done, hold, retries)
             .await;
         self.tell_breaker(&result);
         match result {
             Ok(()) => Outcome::Succeeded,
             Err(Unsettled::Failed(failure)) => Outcome::Failed(failure),
-            // Without a hold nothing ends one, and nothing parks without `from`.
-            Err(Unsettled::HoldEnded(reason)) => Outcome::Failed(Failure::new(reason)),
-            // Nothing parks unasked; a stream waits on its batch instead.
-            Err(Unsettled::Parked(_)) => Outcome::Failed(Failure::new("a retry was parked")),
+            Err(Unsettled::HoldEnded(reason)) => {
+                tracing::warn!(reason, "the events could be held no longer");
+                Outcome::Abandoned
+            }
+            Err(Unsettled::Parked(parked)) => Outcome::Parked(parked),
         }
     }
 
@@ -287,7 +200,7 @@ impl FunctionHost {
         request: impl Fn() -> Result<(String, Value), String>,
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
         partly_done: impl Fn(),
-        hold: Option<Hold>,
+        hold: Hold,
         retries: Retries,
     ) -> Result<T, Unsettled> {
         let parks = retries.park;
@@ -295,9 +208,7 @@ impl FunctionHost {
         let mut invocation_id = invocation_id;
         let health = &self.breaker.health;
         loop {
-            if let Some(hold) = hold
-                && health.unreachable_since().is_some()
-            {
+            if health.unreachable_since().is_some() {
                 // Known down already (unreachable, or failing its health checks): wait until it is
                 // back rather than call.
                 let seen = health.reach().answers;
@@ -355,33 +266,31 @@ impl FunctionHost {
                 Err(reason) => reason,
             };
             invocation_id = Uuid::now_v7();
-            if let Some(hold) = hold {
-                match signal {
-                    Some(HandlerSignal::Unreachable) => {
-                        tracing::info!(
-                            reason,
-                            "the handler could not be reached; the message is held (not counted as an attempt) until it answers"
-                        );
-                        if !health.wait_for_answer(seen, hold.until).await {
-                            return Err(Unsettled::HoldEnded(reason));
-                        }
-                        continue;
+            match signal {
+                Some(HandlerSignal::Unreachable) => {
+                    tracing::info!(
+                        reason,
+                        "the handler could not be reached; the message is held (not counted as an attempt) until it answers"
+                    );
+                    if !health.wait_for_answer(seen, hold.until).await {
+                        return Err(Unsettled::HoldEnded(reason));
                     }
-                    Some(HandlerSignal::Throttled { retry_after }) => {
-                        let wait = self.breaker.throttled(retry_after, &reason);
-                        self.stats.deferred();
-                        if hold
-                            .until
-                            .is_some_and(|until| Instant::now() + wait >= until)
-                        {
-                            return Err(Unsettled::HoldEnded(reason));
-                        }
-                        tracing::info!(reason, defer = ?wait, "the handler asked to slow down; the message is deferred (not counted as an attempt)");
-                        tokio::time::sleep(wait).await;
-                        continue;
-                    }
-                    None => {}
+                    continue;
                 }
+                Some(HandlerSignal::Throttled { retry_after }) => {
+                    let wait = self.breaker.throttled(retry_after, &reason);
+                    self.stats.deferred();
+                    if hold
+                        .until
+                        .is_some_and(|until| Instant::now() + wait >= until)
+                    {
+                        return Err(Unsettled::HoldEnded(reason));
+                    }
+                    tracing::info!(reason, defer = ?wait, "the handler asked to slow down; the message is deferred (not counted as an attempt)");
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                None => {}
             }
             let failure = Failure {
                 reason,
@@ -426,11 +335,11 @@ impl FunctionHost {
 
     /// A slot of the function's `maxConcurrency` for one call (None without a cap), waited for
     /// no longer than the message can be held. The wait is not an attempt.
-    async fn slot(&self, hold: Option<Hold>) -> Result<Option<SlotPermit>, Unsettled> {
+    async fn slot(&self, hold: Hold) -> Result<Option<SlotPermit>, Unsettled> {
         let Some(slots) = &self.slots else {
             return Ok(None);
         };
-        match hold.and_then(|h| h.until) {
+        match hold.until {
             None => Ok(Some(slots.acquire().await)),
             Some(until) => tokio::time::timeout_at(until.into(), slots.acquire())
                 .await

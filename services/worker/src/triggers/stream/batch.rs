@@ -7,19 +7,24 @@
 //! Kafka invokes the whole fetch at once (`MultipleItemFunctionExecutor`) and Event Hubs each
 //! partition's part (its extension's batches are per partition).
 //!
-//! An invocation is done when the handler succeeded or, once the retry policy is exhausted,
-//! its events were written to the dead-letter target. A handler may answer a batch with
+//! An invocation is done when the handler succeeded, when its events were parked for a
+//! far-off retry, or, once the retry policy is exhausted, when its events were written to the
+//! dead-letter target. A handler may answer a batch with
 //! `batchItemFailures` (the domain's `batch_outcome`): the events it names are retried as a
 //! smaller batch under the same policy (with their own `webhook-id`), the others count as
-//! succeeded, and only the named ones are dead-lettered when the retries run out. A lane stops early — its remaining
+//! succeeded, and only the named ones are dead-lettered when the retries run out. A retry far
+//! enough off (`shoal_domain::durable_retry`) is not waited for: the events still failing are
+//! parked on the retry topic (`parking`) and are done here. A lane stops early — its remaining
 //! events not invoked, so not done — when the circuit breaker holds the function back or the
 //! listener is abandoned; the listener then commits only what is done.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::future::join_all;
 use shoal_domain::bindings::Cardinality;
+use shoal_domain::durable_retry::RetryState;
 use shoal_domain::invocation::HandlerResponse;
 use shoal_domain::stream_trigger::batch_outcome::{failed_items, reported_failure};
 use shoal_domain::stream_trigger::source::StreamKind;
@@ -28,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
-use crate::invocation::{Accepted, Outcome};
+use crate::invocation::{Accepted, Hold, Outcome, Retries};
 use crate::triggers::stream::StreamFunction;
 
 /// What became of a batch.
@@ -36,15 +41,20 @@ use crate::triggers::stream::StreamFunction;
 pub struct BatchResult {
     /// `(partition, offset)` of every event that is done.
     pub done: Vec<(i32, i64)>,
-    /// The circuit breaker held events back: the stream must stop and leave the group.
+    /// The circuit breaker held events back, or the handler could not take them for as long as
+    /// the batch can wait: the stream must leave the group and read them again.
     pub held_back: bool,
     /// The listener was abandoned mid-batch: nothing more may be committed.
     pub abandoned: bool,
 }
 
-enum End {
+/// How one invocation's events ended.
+pub(super) enum End {
+    /// Succeeded, dead-lettered or parked on the retry topic: the checkpoint may pass them.
     Done,
+    /// The circuit breaker held them back: read them again once it closes.
     HeldBack,
+    /// The listener was abandoned: nothing more may be committed.
     Abandoned,
 }
 
@@ -55,7 +65,13 @@ pub async fn process(
     abandon: &CancellationToken,
 ) -> BatchResult {
     let lanes = lanes(ctx.source.kind, ctx.source.cardinality, events);
-    let ends = join_all(lanes.into_iter().map(|units| run_lane(ctx, units, abandon))).await;
+    let hold = batch_hold();
+    let ends = join_all(
+        lanes
+            .into_iter()
+            .map(|units| run_lane(ctx, units, hold, abandon)),
+    )
+    .await;
     let mut result = BatchResult::default();
     for (done, end) in ends {
         result.done.extend(done);
@@ -97,11 +113,12 @@ fn lanes(
 async fn run_lane(
     ctx: &Arc<StreamFunction>,
     units: Vec<Vec<&StreamEvent>>,
+    hold: Hold,
     abandon: &CancellationToken,
 ) -> (Vec<(i32, i64)>, End) {
     let mut done = Vec::new();
     for unit in units {
-        match invoke(ctx, &unit, abandon).await {
+        match invoke(ctx, &unit, RetryState::default(), hold, abandon).await {
             End::Done => done.extend(unit.iter().map(|e| (e.partition, e.offset))),
             end => return (done, end),
         }
@@ -109,7 +126,29 @@ async fn run_lane(
     (done, End::Done)
 }
 
-async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &CancellationToken) -> End {
+/// How long a batch fetched now may hold its events while the handler cannot take them
+/// (unreachable, or throttling with 429/503): the member must fetch again within
+/// `max.poll.interval.ms` (5 minutes at least, see `consumer_properties`) or be thrown out of the
+/// group. Past it the events not done are read again from the last commit: the partition
+/// pauses, and no attempt is counted.
+pub(super) fn batch_hold() -> Hold {
+    Hold {
+        until: Some(Instant::now() + BATCH_HOLD),
+    }
+}
+
+const BATCH_HOLD: Duration = Duration::from_secs(180);
+
+/// Invokes `events` together, their retries starting from `from` (a parked record's state, or
+/// the first attempt's), until they are done or held back; the handler's unavailability is
+/// waited out up to `hold`.
+pub(super) async fn invoke(
+    ctx: &StreamFunction,
+    events: &[&StreamEvent],
+    from: RetryState,
+    hold: Hold,
+    abandon: &CancellationToken,
+) -> End {
     let function = &ctx.function;
     // Fetched as the breaker opened: not invoked, read again after it closes.
     if !function.breaker.invokes() {
@@ -123,7 +162,7 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
     let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
         instance = function.instance, function = function.function, topic = first.topic,
         partition = first.partition, offset = first.offset, events = events.len(),
-        invocation_id = %invocation_id);
+        retry_count = from.retries, invocation_id = %invocation_id);
     let left = Left::new(events);
     async {
         let request = || {
@@ -155,51 +194,88 @@ async fn invoke(ctx: &StreamFunction, events: &[&StreamEvent], abandon: &Cancell
                 function.stats.succeeded();
             }
         };
-        let outcome = tokio::select! {
-            outcome = function.invoke_partly(invocation_id, request, accept, partly_done) => outcome,
-            _ = abandon.cancelled() => Outcome::Abandoned,
+        let mut retries = Retries {
+            from,
+            park: true,
         };
-        let failed = lock(&left.events).clone();
-        match outcome {
-            Outcome::Succeeded => {
-                for _ in &failed {
-                    function.stats.succeeded();
+        let failure = loop {
+            let outcome = tokio::select! {
+                outcome = function.invoke_partly(invocation_id, &request, &accept, &partly_done, hold, retries) => outcome,
+                _ = abandon.cancelled() => Outcome::Abandoned,
+            };
+            match outcome {
+                Outcome::Succeeded => {
+                    for _ in lock(&left.events).iter() {
+                        function.stats.succeeded();
+                    }
+                    return End::Done;
                 }
-                End::Done
-            }
-            Outcome::Abandoned => {
-                function.breaker.probe_abandoned();
-                tracing::warn!("drain deadline passed or lease lapsed mid-batch; its offsets are not committed, so the batch is read again");
-                End::Abandoned
-            }
-            // Never: `invoke_partly` parks nothing. Reading the batch again loses nothing.
-            Outcome::Parked(_) => End::Abandoned,
-            Outcome::Failed(failure) => {
-                let reason = failure.reason;
-                if let Some(wait) = failure.retry_after {
-                    tracing::warn!(reason, retry_after = ?wait,
-                        "the handler asked for a later try once the retry policy was spent; a stream's events go to the dead-letter target now, not later (docs/triggers.md)");
-                }
-                for _ in &failed {
-                    function.stats.failed();
-                }
-                if function.breaker.holds_back() {
-                    tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the stream stops here and resumes from the last checkpoint");
+                Outcome::Abandoned if !abandon.is_cancelled() => {
+                    tracing::warn!("the handler could not take the events for as long as the batch can wait; they are read again from the last commit (no attempt counted)");
                     return End::HeldBack;
                 }
-                tracing::warn!(reason, target = ctx.dead_letters.describe(), events = failed.len(),
-                    "invocation failed after its retries; writing its failed events to the dead-letter target before the checkpoint moves on");
-                let stats = &function.stats;
-                if ctx
-                    .dead_letters
-                    .write(&failed, &function.function, &reason, stats, abandon)
-                    .await
-                {
-                    End::Done
-                } else {
-                    End::Abandoned
+                Outcome::Abandoned => {
+                    function.breaker.probe_abandoned();
+                    tracing::warn!("drain deadline passed or lease lapsed mid-batch; its offsets are not committed, so the batch is read again");
+                    return End::Abandoned;
                 }
+                Outcome::Parked(parked) => {
+                    let events = lock(&left.events).clone();
+                    // The parked records' group: this park of these events, apart from their
+                    // earlier parks that a crash before a commit may let be read again.
+                    let batch = format!("{}:retry-{}", webhook_id(&events), parked.state.retries);
+                    match ctx.retries.park(&events, &parked, &batch).await {
+                        Ok(()) => {
+                            for _ in &events {
+                                function.stats.parked();
+                            }
+                            tracing::info!(topic = ctx.retries.topic(), events = events.len(), retry = parked.state.retries,
+                                due_in = ?parked.wait, "parked on the retry topic until the retry is due; the checkpoint moves on");
+                            return End::Done;
+                        }
+                        Err(error) => {
+                            // The retry topic cannot be written: wait here, as before parking,
+                            // and go on under the policy without parking again.
+                            tracing::warn!(topic = ctx.retries.topic(), error, wait = ?parked.wait,
+                                "the retry topic cannot be written; the retry is waited for on this instance and the partition waits on it");
+                            tokio::select! {
+                                () = tokio::time::sleep(parked.wait) => {}
+                                () = abandon.cancelled() => return End::Abandoned,
+                            }
+                            retries = Retries {
+                                from: parked.state,
+                                park: false,
+                            };
+                        }
+                    }
+                }
+                Outcome::Failed(failure) => break failure,
             }
+        };
+        let failed = lock(&left.events).clone();
+        let reason = failure.reason;
+        if let Some(wait) = failure.retry_after {
+            tracing::warn!(reason, retry_after = ?wait,
+                "the handler asked for a later try once the retry policy was spent; a stream's events go to the dead-letter target now, not later (docs/triggers.md)");
+        }
+        for _ in &failed {
+            function.stats.failed();
+        }
+        if function.breaker.holds_back() {
+            tracing::warn!(reason, "invocation failed while the function's circuit breaker is open; the stream stops here and resumes from the last checkpoint");
+            return End::HeldBack;
+        }
+        tracing::warn!(reason, target = ctx.dead_letters.describe(), events = failed.len(),
+            "invocation failed after its retries; writing its failed events to the dead-letter target before the checkpoint moves on");
+        let stats = &function.stats;
+        if ctx
+            .dead_letters
+            .write(&failed, &function.function, &reason, stats, abandon)
+            .await
+        {
+            End::Done
+        } else {
+            End::Abandoned
         }
     }
     .instrument(span)
@@ -256,7 +332,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The idempotency key the handler sees (`webhook-id`), the same whenever the same events are
 /// read again: the topic, partition and offset, or for a batch the range it spans.
-fn webhook_id(events: &[&StreamEvent]) -> String {
+pub(super) fn webhook_id(events: &[&StreamEvent]) -> String {
     match events {
         [one] => format!("{}-{}-{}", one.topic, one.partition, one.offset),
         [first, .., last] => format!(

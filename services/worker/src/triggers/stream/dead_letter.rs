@@ -2,27 +2,22 @@
 //! trigger's own brokers, or a Storage queue (see the domain's `stream_trigger::dead_letter`).
 //!
 //! A topic the brokers do not have is created before the first write, with the source topic's
-//! partition count (as a Storage queue target is created when missing): brokers without
-//! automatic topic creation — Event Hubs' Kafka endpoint among them — would otherwise refuse
-//! every write to the default `<topic>-poison`. The checkpoint waits for the write: while the
+//! partition count (`topic_writer`), as a Storage queue target is created when missing. The
+//! checkpoint waits for the write: while the
 //! target cannot be written (creation refused, brokers unreachable) it is retried with a
 //! growing pause (at most 30 s), the listener's status says why — so the app's diagnostics
 //! report the function in error — and the events are never skipped. Once a write succeeds the
 //! status is `listening` again.
 use chrono::Utc;
-use futures::future::try_join_all;
 use shoal_connectors::Queue;
-use shoal_connectors::kafka::{
-    KafkaError, KafkaProperties, OutgoingRecord, StreamProducer, TopicCreation, create_topic_like,
-};
+use shoal_connectors::kafka::OutgoingRecord;
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::stream_trigger::dead_letter::Failure;
-use shoal_domain::stream_trigger::source::{connection_properties, resolve_secure};
+use shoal_domain::stream_trigger::source::resolve_secure;
 use shoal_domain::stream_trigger::{
     DeadLetterTarget, StreamEvent, StreamSource, dead_letter_headers, dead_letter_message,
 };
-use shoal_egress::Egress;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
@@ -32,21 +27,10 @@ use crate::error::WorkerError;
 use crate::hosted_apps::HostedApp;
 use crate::stats::ListenerStats;
 use crate::triggers::backoff::Retry;
-
-/// How long librdkafka keeps trying to deliver one dead-letter record before the write fails
-/// and is retried from here (its default is 5 minutes): long enough for a leader to move,
-/// short enough that a write that cannot succeed shows in the listener's status soon.
-const DELIVERY_TIMEOUT_MS: &str = "30000";
+use crate::triggers::stream::topic_writer::TopicWriter;
 
 pub enum DeadLetterSink {
-    Topic {
-        topic: String,
-        /// The trigger's topic, whose partition count a created target gets.
-        source_topic: String,
-        properties: KafkaProperties,
-        producer: OnceCell<StreamProducer>,
-        egress: Egress,
-    },
+    Topic(TopicWriter),
     Queue {
         queue: Queue,
         created: OnceCell<()>,
@@ -65,21 +49,12 @@ impl DeadLetterSink {
             DeadLetterTarget::Topic(topic) => {
                 let topic = resolve_secure(topic, &app.settings)
                     .map_err(|e| format!("deadLetter.topic: {e}"))?;
-                // Where the brokers are and how to sign in (without the trigger's CA or client
-                // certificate the write could never reach a broker the trigger reads over TLS),
-                // nothing of the consumer's.
-                let mut properties = KafkaProperties::new();
-                for (key, value) in connection_properties(&source.properties) {
-                    properties.set(&key, &value);
-                }
-                properties.set("message.timeout.ms", DELIVERY_TIMEOUT_MS);
-                Ok(DeadLetterSink::Topic {
+                Ok(DeadLetterSink::Topic(TopicWriter::new(
+                    "dead-letter",
                     topic,
-                    source_topic: source.topic.clone(),
-                    properties,
-                    producer: OnceCell::new(),
-                    egress: config.egress.for_tenant(&app.egress_allow),
-                })
+                    source,
+                    config.egress.for_tenant(&app.egress_allow),
+                )))
             }
             DeadLetterTarget::StorageQueue {
                 queue_name,
@@ -160,31 +135,14 @@ impl DeadLetterSink {
         failure: &Failure<'_>,
     ) -> Result<(), String> {
         match self {
-            DeadLetterSink::Topic {
-                topic,
-                source_topic,
-                properties,
-                producer,
-                egress,
-            } => {
-                let producer = producer
-                    .get_or_try_init(|| topic_producer(properties, topic, source_topic, egress))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                try_join_all(events.iter().map(|event| {
-                    producer.send(
-                        topic,
-                        OutgoingRecord {
-                            key: event.key.clone(),
-                            value: event.value.clone().unwrap_or_default(),
-                            headers: dead_letter_headers(event, failure),
-                            partition: None,
-                        },
-                    )
-                }))
-                .await
-                .map_err(|e| e.to_string())?;
-                Ok(())
+            DeadLetterSink::Topic(writer) => {
+                let records = events.iter().map(|event| OutgoingRecord {
+                    key: event.key.clone(),
+                    value: event.value.clone().unwrap_or_default(),
+                    headers: dead_letter_headers(event, failure),
+                    partition: None,
+                });
+                writer.send_all(records).await
             }
             DeadLetterSink::Queue {
                 queue,
@@ -210,49 +168,9 @@ impl DeadLetterSink {
     /// The target, for statuses and logs.
     pub fn describe(&self) -> String {
         match self {
-            DeadLetterSink::Topic { topic, .. } => format!("topic {topic}"),
+            DeadLetterSink::Topic(writer) => format!("topic {}", writer.topic()),
             DeadLetterSink::Queue { queue, .. } => format!("queue {}", queue.name()),
         }
-    }
-}
-
-/// A producer for the dead-letter `topic`, once the brokers pass the egress policy and the
-/// topic exists (created with `source_topic`'s partition count when it did not).
-async fn topic_producer(
-    properties: &KafkaProperties,
-    topic: &str,
-    source_topic: &str,
-    egress: &Egress,
-) -> Result<StreamProducer, KafkaError> {
-    // Checks the brokers (bootstrap and advertised) before anything dials them.
-    let producer = connections::stream_producer(properties, topic, egress).await?;
-    match create_topic_like(properties, topic, source_topic)
-        .await
-        .map_err(|e| creation_refused(topic, e))?
-    {
-        TopicCreation::Created { partitions } => {
-            tracing::info!(
-                topic,
-                partitions,
-                source_topic,
-                "created the dead-letter topic"
-            );
-        }
-        TopicCreation::Existed => {}
-    }
-    Ok(producer)
-}
-
-/// Says that it was the topic's creation that failed, which a bare "not authorized" would not.
-fn creation_refused(topic: &str, error: KafkaError) -> KafkaError {
-    match error {
-        KafkaError::Unauthorized { message, .. } => KafkaError::Unauthorized {
-            op: "create the dead-letter topic",
-            message: format!(
-                "{message} (create topic {topic} on the brokers, or let this connection create topics)"
-            ),
-        },
-        other => other,
     }
 }
 

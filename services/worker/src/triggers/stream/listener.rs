@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamConsumer, check_cluster};
-use shoal_domain::stream_trigger::{Checkpoints, StreamEvent, next_offsets};
+use shoal_domain::stream_trigger::{Checkpoints, StartFrom, StreamEvent, next_offsets};
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
@@ -76,6 +76,22 @@ pub async fn run(
         } else {
             ctx.source.max_batch_size as usize
         };
+        // While the handler throttles: one event at a time, none before its latest deferral.
+        let (most, wait) = breaker.intake(u32::try_from(want).unwrap_or(u32::MAX));
+        if !wait.is_zero() {
+            stats.set_status("throttled: the handler asked to slow down");
+            tokio::select! {
+                _ = stop.cancelled() => {
+                    if admit == Admit::One {
+                        breaker.unused_probe();
+                    }
+                    break;
+                }
+                _ = tokio::time::sleep(wait) => {}
+            }
+            stats.set_status("listening");
+        }
+        let want = (most as usize).clamp(1, want);
         let fetched = tokio::select! {
             _ = stop.cancelled() => {
                 if admit == Admit::One {
@@ -140,23 +156,19 @@ struct Member {
 }
 
 impl Member {
-    /// Checks the brokers (bootstrap and advertised) against the app's egress policy, then
-    /// joins: a broker advertising a refused address is never dialled by the member.
     async fn join(
         ctx: &StreamFunction,
         properties: &KafkaProperties,
     ) -> Result<Member, KafkaError> {
-        check_cluster(properties, &ctx.source.topic, BROKER_SETTING, &ctx.egress).await?;
-        let f = &ctx.function;
-        // Names the member in the broker's group listing; unique per instance and function.
-        let client_id = format!("shoal-{}-{}-{}-{}", f.tenant, f.app, f.instance, f.function);
-        let consumer = StreamConsumer::subscribe(
+        let source = &ctx.source;
+        let consumer = join_group(
+            ctx,
             properties,
-            &ctx.source.consumer_group,
-            &ctx.source.topic,
-            ctx.source.start_from,
-            &client_id,
-        )?;
+            &source.consumer_group,
+            &source.topic,
+            source.start_from,
+        )
+        .await?;
         Ok(Member { consumer })
     }
 
@@ -202,6 +214,23 @@ impl Member {
         self.commit_due(ctx, checkpoints, pending).await;
         self.consumer.close().await;
     }
+}
+
+/// Checks the brokers (bootstrap and advertised) against the app's egress policy, then joins
+/// `group` on `topic` (the trigger's, or its retry topic): a broker advertising a refused
+/// address is never dialled.
+pub(super) async fn join_group(
+    ctx: &StreamFunction,
+    properties: &KafkaProperties,
+    group: &str,
+    topic: &str,
+    start_from: StartFrom,
+) -> Result<StreamConsumer, KafkaError> {
+    check_cluster(properties, &ctx.source.topic, BROKER_SETTING, &ctx.egress).await?;
+    let f = &ctx.function;
+    // Names the member in the broker's group listing; unique per instance, function and group.
+    let client_id = format!("shoal-{}-{}-{}-{}", f.tenant, f.app, f.instance, f.function);
+    StreamConsumer::subscribe(properties, group, topic, start_from, &client_id)
 }
 
 /// Up to `want` events. A first fetch that finds nothing returns at once, so the loop can

@@ -12,10 +12,17 @@
 //! partition next. The circuit breaker stops the stream: the consumer leaves the group, and on
 //! resume a new member reads on from the last commit, in order (see the domain's
 //! `stream_trigger` for the rules and their sources).
+//!
+//! A retry far enough off is not waited for in the batch: its events are parked on the
+//! trigger's retry topic (`parking`) and the checkpoint moves on; each instance also runs a
+//! member of the retry topic's own group (`retry_reader`) that tries them again when due.
 
 mod batch;
 mod dead_letter;
 mod listener;
+mod parking;
+mod retry_reader;
+mod topic_writer;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +41,7 @@ use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener};
 use crate::triggers::stream::dead_letter::DeadLetterSink;
+use crate::triggers::stream::parking::RetryTopic;
 
 /// A stream trigger kind: `kafkaTrigger`, or `eventHubTrigger` through the namespace's Kafka
 /// endpoint; the two differ only in how their source is resolved (see the domain's
@@ -92,6 +100,8 @@ fn bind(
         .map(|d| d.0.clone())
         .unwrap_or_else(|| default_target(&source.topic));
     let dead_letters = DeadLetterSink::bind(&target, &source, app, config)?;
+    let egress = config.egress.for_tenant(&app.egress_allow);
+    let retries = RetryTopic::new(&source, egress.clone());
     let (binding, data_type) = match trigger {
         Binding::KafkaTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
         Binding::EventHubTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
@@ -111,7 +121,8 @@ fn bind(
             data_type,
             source,
             dead_letters,
-            egress: config.egress.for_tenant(&app.egress_allow),
+            retries,
+            egress,
         },
     }))
 }
@@ -161,6 +172,7 @@ struct StreamFunctionParts {
     data_type: Option<DataType>,
     source: StreamSource,
     dead_letters: DeadLetterSink,
+    retries: RetryTopic,
     egress: Egress,
 }
 
@@ -172,6 +184,8 @@ pub struct StreamFunction {
     pub data_type: Option<DataType>,
     pub source: StreamSource,
     pub dead_letters: DeadLetterSink,
+    /// Where events whose next retry is far off wait (`parking`, read by `retry_reader`).
+    pub retries: RetryTopic,
     /// The app's egress policy: the brokers are checked with it before each join.
     pub egress: Egress,
 }
@@ -190,8 +204,19 @@ impl TriggerListener for BoundStreamTrigger {
             data_type: parts.data_type,
             source: parts.source,
             dead_letters: parts.dead_letters,
+            retries: parts.retries,
             egress: parts.egress,
         });
-        listener::run(context, self.properties, stop, abandon).boxed()
+        let retries = retry_reader::run(
+            context.clone(),
+            self.properties.clone(),
+            stop.clone(),
+            abandon.clone(),
+        );
+        let listener = listener::run(context, self.properties, stop, abandon);
+        async move {
+            futures::join!(listener, retries);
+        }
+        .boxed()
     }
 }
