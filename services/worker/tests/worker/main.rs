@@ -9,6 +9,7 @@ mod failures;
 mod identity;
 mod kafka;
 mod kafka_batches;
+mod kafka_handler_pressure;
 mod observability;
 mod parked_retries;
 mod payloads;
