@@ -224,6 +224,17 @@ impl FunctionBreaker {
         }
     }
 
+    /// A guard for a delivery that may end without invoking the handler (poisoned on arrival,
+    /// parked again, given back): dropped before [`Unreported::reported`], it hands the probe
+    /// turn back, so a probe whose message never reached the handler does not keep the function
+    /// paused until someone resumes it by hand.
+    pub fn unreported(&self) -> Unreported<'_> {
+        Unreported {
+            breaker: self,
+            armed: true,
+        }
+    }
+
     /// Takes the failures to add to Postgres.
     fn take_pending(&self) -> Option<(u32, Vec<FailureSample>)> {
         let mut inner = self.lock();
@@ -266,6 +277,27 @@ impl FunctionBreaker {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// See [`FunctionBreaker::unreported`].
+pub struct Unreported<'a> {
+    breaker: &'a FunctionBreaker,
+    armed: bool,
+}
+
+impl Unreported<'_> {
+    /// The delivery reached the invocation, which tells the breaker how it ended.
+    pub fn reported(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Unreported<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.breaker.probe_abandoned();
+        }
     }
 }
 

@@ -42,6 +42,7 @@ use uuid::Uuid;
 
 use crate::error::WorkerError;
 use crate::invocation::{Failure, FunctionHost, Hold, Outcome, Parked};
+use crate::triggers::backoff;
 use crate::triggers::storage_queue::in_flight::InFlight;
 use crate::triggers::storage_queue::parking;
 
@@ -76,6 +77,8 @@ pub async fn deliver(
         instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
+        // Every way out before the invocation hands a probe turn back.
+        let unreported = function.breaker.unreported();
         let attempts = parking::attempts(function, &message).await;
         let dequeue_count = attempts.count;
         if !function.breaker.invokes() {
@@ -115,6 +118,8 @@ pub async fn deliver(
                 return;
             }
         }
+        // The invocation tells the breaker how it ended (or, abandoned, hands the turn back).
+        unreported.reported();
         let invoked = CancellationToken::new();
         let work = async {
             let outcome = tokio::select! {
@@ -337,31 +342,23 @@ fn current(receipt: &Mutex<String>) -> String {
     receipt.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// Runs a settlement step, retrying transient errors a few times. A lost receipt
+/// Runs a settlement step with a few quick retries (`backoff::settle`). A lost receipt
 /// (`MessageNotFound`) is not retried: the message was received again elsewhere or is gone,
 /// and at-least-once delivery takes it from there.
-async fn settle<F, Fut>(ctx: &QueueFunction, step: &str, mut op: F) -> bool
+async fn settle<F, Fut>(ctx: &QueueFunction, step: &str, op: F) -> bool
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<(), QueueError>>,
 {
-    const ATTEMPTS: u32 = 4;
-    for attempt in 1..=ATTEMPTS {
-        match op().await {
-            Ok(()) => return true,
-            Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                tracing::debug!(step, attempt, error = %e, "settlement step failed; retrying");
-                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
-            }
-            Err(e) => {
-                tracing::warn!(step, queue = ctx.queue.name(), error = %e,
-                    "settlement step failed; the message will be delivered again after its invisibility");
-                ctx.function
-                    .stats
-                    .error(&WorkerError::SettleMessage(Box::new(e)));
-                return false;
-            }
+    match backoff::settle(step, QueueError::is_transient, op).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(step, queue = ctx.queue.name(), error = %e,
+                "settlement step failed; the message will be delivered again after its invisibility");
+            ctx.function
+                .stats
+                .error(&WorkerError::SettleMessage(Box::new(e)));
+            false
         }
     }
-    false
 }
