@@ -1,6 +1,8 @@
 //! The pause between a listener's failed attempts to reach its source (connect, receive,
 //! write a dead letter): it grows while the source keeps failing and starts small again once
 //! it answers, so a listener neither hammers a broken source nor waits long after it recovers.
+//! And [`settle`]: the few quick tries a message's settlement (delete, poison, complete,
+//! abandon) gets before the message is left to come back on its own.
 
 use std::time::Duration;
 
@@ -31,5 +33,35 @@ impl Retry {
 
     pub fn reset(&mut self) {
         self.0 = FIRST_PAUSE;
+    }
+}
+
+/// How often a settlement is tried while it fails with a transient error.
+const SETTLE_ATTEMPTS: u32 = 4;
+
+/// Runs the settlement step `op` (named `step` in the logs), again after 100, 200 and 300 ms
+/// while it fails with an error `transient` says may pass. The error that ended it otherwise:
+/// a lost receipt or lock is not retried, since the message is received again anyway.
+pub async fn settle<F, Fut, E>(
+    step: &str,
+    transient: impl Fn(&E) -> bool,
+    mut op: F,
+) -> Result<(), E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    let mut attempt = 1;
+    loop {
+        match op().await {
+            Ok(()) => return Ok(()),
+            Err(e) if transient(&e) && attempt < SETTLE_ATTEMPTS => {
+                tracing::debug!(step, attempt, error = %e, "settlement step failed; retrying");
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+                attempt += 1;
+            }
+            Err(e) => return Err(e),
+        }
     }
 }

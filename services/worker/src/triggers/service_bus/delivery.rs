@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use shoal_connectors::{MessageReceiver, Received};
+use shoal_connectors::{MessageReceiver, Received, ServiceBusError};
 use shoal_domain::durable_retry::RetryState;
 use shoal_domain::service_bus_trigger::metadata::InvocationContext;
 use shoal_domain::service_bus_trigger::{
@@ -38,6 +38,7 @@ use uuid::Uuid;
 
 use crate::error::WorkerError;
 use crate::invocation::{FunctionHost, Hold, Retries, Unsettled};
+use crate::triggers::backoff;
 use crate::triggers::service_bus::ServiceBusFunction;
 
 /// A receiver shared by the receive loop and the deliveries that settle through it.
@@ -304,34 +305,30 @@ async fn settle_all(
     }
 }
 
-/// Settles one message, retrying transient errors a few times. A lost lock is not retried:
-/// the broker delivers the message again.
+/// Settles one message with a few quick retries (`backoff::settle`). A lost lock is not
+/// retried: the broker delivers the message again.
 async fn settle(
     ctx: &ServiceBusFunction,
     receiver: &SharedReceiver,
     message: &Received,
     settlement: &Settlement,
 ) -> bool {
-    const ATTEMPTS: u32 = 4;
-    for attempt in 1..=ATTEMPTS {
-        let result = receiver.lock().await.settle(message, settlement).await;
-        match result {
-            Ok(()) => return true,
-            Err(e) if e.is_transient() && attempt < ATTEMPTS => {
-                tracing::debug!(action = settlement.action(), attempt, error = %e, "settling failed; retrying");
-                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
-            }
-            Err(e) => {
-                tracing::warn!(action = settlement.action(), entity = %ctx.entity, error = %e,
-                    "settling the message failed; it is delivered again once its lock expires");
-                ctx.function
-                    .stats
-                    .error(&WorkerError::SettleMessage(Box::new(e)));
-                return false;
-            }
+    let transient = |e: &ServiceBusError| e.is_transient();
+    let settled = backoff::settle(settlement.action(), transient, || async {
+        receiver.lock().await.settle(message, settlement).await
+    })
+    .await;
+    match settled {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(action = settlement.action(), entity = %ctx.entity, error = %e,
+                "settling the message failed; it is delivered again once its lock expires");
+            ctx.function
+                .stats
+                .error(&WorkerError::SettleMessage(Box::new(e)));
+            false
         }
     }
-    false
 }
 
 /// Until when the messages can be held while the handler cannot take them: as long as their
