@@ -1,7 +1,7 @@
 //! The worker under a function's circuit breaker: a paused Service Bus function receives
 //! nothing (its messages stay in the entity) until it is resumed; a retry loop stops when the
 //! breaker opens and gives the message back instead of poisoning it, keeping its id and its
-//! attempts.
+//! attempts; a half-open probe whose message never reaches the handler hands its turn back.
 
 use std::time::Duration;
 
@@ -108,6 +108,57 @@ async fn an_opening_breaker_stops_retries_and_poisons_nothing() -> anyhow::Resul
         last.body["Metadata"]["Id"], first.body["Metadata"]["Id"],
         "the same message, not a copy"
     );
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_probe_whose_message_is_poisoned_on_arrival_hands_its_turn_back() -> anyhow::Result<()> {
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    // One message at a time: both fail (and are poisoned) before the breaker opens on them.
+    h.put_app(
+        json!({"extensions": {"queues": {"maxDequeueCount": 1, "batchSize": 1}}}),
+        json!({}),
+    )
+    .await?;
+    h.put_function_body(
+        APP,
+        "fails",
+        json!({
+            "bindings": queue_trigger("jobs"),
+            "circuitBreaker": {"failureThreshold": 1, "window": "00:00:30", "cooldown": "00:00:02"},
+        }),
+    )
+    .await?;
+    for i in 0..2 {
+        h.enqueue("jobs", &base64(&format!("job {i}"))).await?;
+    }
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    wait_for_line(&worker, "fails", |r| r.status.starts_with("paused")).await?;
+
+    // Received once by someone else while the breaker is open: back past maxDequeueCount, it
+    // is the message the half-open probe receives, and it goes to poison without an invocation.
+    h.enqueue("jobs", &base64("stale")).await?;
+    let stale = h
+        .receive_when_visible("jobs", Duration::from_secs(3), Duration::from_secs(10))
+        .await?;
+    assert_eq!(stale.dequeue_count, 1);
+    let poisoned = h
+        .wait_for_messages("jobs-poison", 3, Duration::from_secs(30))
+        .await?;
+    assert!(poisoned.iter().any(|m| m.text == base64("stale")));
+    let calls = h.handler.count();
+
+    // The probe turn came back: the next probe takes a fresh message, and its success closes
+    // the breaker.
+    h.handler.set_behaviour(Behaviour::Respond(json!({})));
+    h.enqueue("jobs", &base64("fresh")).await?;
+    let requests = h
+        .handler
+        .wait_for(calls + 1, Duration::from_secs(20))
+        .await?;
+    assert_eq!(requests[calls].body["Data"]["msg"], "fresh");
+    wait_for_line(&worker, "fails", |r| r.status == "listening").await?;
     worker.shut_down().await?;
     Ok(())
 }
