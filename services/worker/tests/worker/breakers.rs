@@ -49,18 +49,10 @@ async fn a_paused_service_bus_function_receives_nothing_until_resumed() -> anyho
 #[tokio::test]
 async fn an_opening_breaker_stops_retries_and_poisons_nothing() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Status(500)).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 1}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 1}),
         "fails",
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": -1, "delayInterval": "00:00:00.300"}
-        }),
+        json!({"retry": {"strategy": "fixedDelay", "maxRetryCount": -1, "delayInterval": "00:00:00.300"}}),
     )
     .await?;
     h.enqueue("jobs", &base64("job")).await?;
@@ -116,18 +108,10 @@ async fn an_opening_breaker_stops_retries_and_poisons_nothing() -> anyhow::Resul
 async fn a_probe_whose_message_is_poisoned_on_arrival_hands_its_turn_back() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Status(500)).await?;
     // One message at a time: both fail (and are poisoned) before the breaker opens on them.
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 1, "batchSize": 1}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 1, "batchSize": 1}),
         "fails",
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "circuitBreaker": {"failureThreshold": 1, "window": "00:00:30", "cooldown": "00:00:02"},
-        }),
+        json!({"circuitBreaker": {"failureThreshold": 1, "window": "00:00:30", "cooldown": "00:00:02"}}),
     )
     .await?;
     for i in 0..2 {

@@ -43,18 +43,10 @@ pub(crate) fn metadata(requests: &[Recorded], path: &[&str]) -> Vec<Value> {
 #[tokio::test]
 async fn fixed_delay_retries_then_the_queue_releases_and_finally_poisons() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Status(500)).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 2, "visibilityTimeout": "00:00:01"}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 2, "visibilityTimeout": "00:00:01"}),
         "fails",
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:01"}
-        }),
+        json!({"retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:01"}}),
     )
     .await?;
     h.enqueue("jobs", &base64("job 1")).await?;
@@ -151,18 +143,10 @@ async fn retrying_until_success_stops_when_the_handler_recovers() -> anyhow::Res
         Behaviour::Status(502),
         Behaviour::Status(500),
     ]);
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 1}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 1}),
         "recovers",
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": -1, "delayInterval": "00:00:00.200"}
-        }),
+        json!({"retry": {"strategy": "fixedDelay", "maxRetryCount": -1, "delayInterval": "00:00:00.200"}}),
     )
     .await?;
     h.enqueue("jobs", &base64("job")).await?;

@@ -172,6 +172,21 @@ impl Harness {
         Ok(())
     }
 
+    /// The app with `queues` as its `host.json` queue settings, and `function` on the queue
+    /// `jobs` with `extra` beside its bindings (`retry`, `circuitBreaker`).
+    pub async fn put_jobs_function(
+        &self,
+        queues: Value,
+        function: &str,
+        extra: Value,
+    ) -> Result<()> {
+        self.put_app(json!({"extensions": {"queues": queues}}), json!({}))
+            .await?;
+        let mut body = json!({"bindings": queue_trigger("jobs")});
+        merge(&mut body, extra);
+        self.put_function_body(APP, function, body).await
+    }
+
     pub async fn put_function(&self, name: &str, bindings: Value) -> Result<()> {
         self.put_function_in(APP, name, bindings).await
     }
