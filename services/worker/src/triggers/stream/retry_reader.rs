@@ -4,8 +4,9 @@
 //! trigger's are and a dead instance's records are read by the others.
 //!
 //! It joins once the retry topic exists: at once when it does, when this instance first parks
-//! something, or at its next look at the brokers (every minute), so the records of an instance
-//! that died are read by the others. A retry-topic partition is read in order: a record that is
+//! something, or at its next look at the brokers (every minute, for a function with a retry
+//! policy; without one nothing is parked, so it looks once), so the records of an instance that
+//! died are read by the others. A retry-topic partition is read in order: a record that is
 //! due is resumed — invoked with the retries it parked with, by `batch::invoke`, which parks it
 //! again, dead-letters it or succeeds — and one that is not yet due pauses its partition (the
 //! member goes on fetching, so it stays in the group however long the wait) until it is; the
@@ -16,7 +17,7 @@
 //! is. The circuit breaker stops the reader as it stops the trigger: the member leaves and
 //! joins again once the breaker lets invocations through.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,10 +95,13 @@ async fn retry_topic_exists(
             Err(e) => tracing::debug!(topic = ctx.retries.topic(), error = %e,
                 "cannot tell whether the retry topic exists; looking again later"),
         }
+        // Without a retry policy nothing is parked: one look (for what an earlier policy
+        // parked) is enough.
+        let look_again = ctx.function.retry.is_some();
         tokio::select! {
             () = stop.cancelled() => return false,
             () = ctx.retries.written() => {}
-            () = tokio::time::sleep(LOOK_EVERY) => {}
+            () = tokio::time::sleep(LOOK_EVERY), if look_again => {}
         }
     }
 }
@@ -127,6 +131,14 @@ async fn breaker_lets_through(ctx: &StreamFunction, stop: &CancellationToken) ->
     true
 }
 
+/// A retry-topic partition paused at the record `offset`, which is due at `due`.
+struct Paused {
+    due: DateTime<Utc>,
+    offset: i64,
+    /// Paused by an earlier fetch than the one being read.
+    fetch_before: bool,
+}
+
 enum Ended {
     Stopped,
     Abandoned,
@@ -140,8 +152,8 @@ async fn read(
     stop: &CancellationToken,
     abandon: &CancellationToken,
 ) -> Ended {
-    // The partitions paused on a record not yet due, until when.
-    let mut paused: BTreeMap<i32, DateTime<Utc>> = BTreeMap::new();
+    // The partitions paused on a record not yet due.
+    let mut paused: BTreeMap<i32, Paused> = BTreeMap::new();
     let want = match ctx.source.cardinality {
         Cardinality::One => SINGLE_FETCH.min(ctx.source.max_batch_size as usize),
         Cardinality::Many => ctx.source.max_batch_size as usize,
@@ -152,8 +164,8 @@ async fn read(
             return Ended::HeldBack;
         }
         let now = Utc::now();
-        paused.retain(|&partition, due| {
-            if *due > now {
+        paused.retain(|&partition, pause| {
+            if pause.due > now {
                 return true;
             }
             if let Err(e) = consumer.resume(partition) {
@@ -164,8 +176,9 @@ async fn read(
         });
         let wait = paused
             .values()
+            .map(|pause| pause.due)
             .min()
-            .and_then(|due| (*due - now).to_std().ok())
+            .and_then(|due| (due - now).to_std().ok())
             .map_or(FETCH_WAIT, |until| until.min(FETCH_WAIT))
             .max(Duration::from_millis(10));
         let records = tokio::select! {
@@ -204,17 +217,27 @@ async fn resume_due(
     ctx: &StreamFunction,
     consumer: &StreamConsumer,
     records: &[StreamEvent],
-    paused: &mut BTreeMap<i32, DateTime<Utc>>,
+    paused: &mut BTreeMap<i32, Paused>,
     abandon: &CancellationToken,
 ) -> (Vec<(i32, i64)>, Option<Ended>) {
     let mut done = Vec::new();
+    // Paused partitions whose records came anyway, paused again in this call.
+    let mut paused_again = BTreeSet::new();
     let hold = batch::batch_hold();
     let units = units(records, ctx.source.cardinality);
     for unit in units {
         let (partition, offset) = unit.first_record();
-        // A partition paused by an earlier record of this fetch, or of one before (what
-        // librdkafka had taken already): read again once resumed.
-        if paused.contains_key(&partition) {
+        // A partition paused by an earlier record of this fetch is read again from there once
+        // resumed. Records of one paused by an earlier fetch mean the pause did not hold (a
+        // rebalance took the partition away and gave it back, read from the last commit): it is
+        // paused again at the earlier of the two offsets, so nothing is skipped.
+        if let Some(pause) = paused.get_mut(&partition) {
+            if pause.fetch_before && paused_again.insert(partition) {
+                pause.offset = pause.offset.min(offset);
+                if let Err(e) = consumer.pause_at(partition, pause.offset).await {
+                    return (done, Some(Ended::Failed(e)));
+                }
+            }
             continue;
         }
         let parked = match unit {
@@ -246,7 +269,14 @@ async fn resume_due(
             if let Err(e) = consumer.pause_at(partition, offset).await {
                 return (done, Some(Ended::Failed(e)));
             }
-            paused.insert(partition, parked[0].due);
+            paused.insert(
+                partition,
+                Paused {
+                    due: parked[0].due,
+                    offset,
+                    fetch_before: false,
+                },
+            );
             continue;
         }
         let events: Vec<&StreamEvent> = parked.iter().map(|p| &p.event).collect();
@@ -256,6 +286,9 @@ async fn resume_due(
             End::HeldBack => return (done, Some(Ended::HeldBack)),
             End::Abandoned => return (done, Some(Ended::Abandoned)),
         }
+    }
+    for pause in paused.values_mut() {
+        pause.fetch_before = true;
     }
     (done, None)
 }
