@@ -251,18 +251,10 @@ async fn a_handler_asking_to_slow_down_costs_no_attempt() -> anyhow::Result<()> 
     })
     .await?;
     // Before, a 429 was a failure: one retry, then a second dequeue poisoned the message.
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 2}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 2}),
         FUNCTION,
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:00:01"},
-        }),
+        json!({"retry": {"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:00:01"}}),
     )
     .await?;
     for text in ["first", "second"] {

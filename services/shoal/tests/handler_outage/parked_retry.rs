@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use shoal_testkit::handler::Behaviour;
 
-use crate::support::{APP, Harness, base64, queue_trigger};
+use crate::support::{Harness, base64};
 use crate::worker_processes::{signal, spawn_worker_env, wait_exit};
 use crate::{FUNCTION, poisoned};
 
@@ -19,18 +19,10 @@ const WAIT: Duration = Duration::from_secs(10);
 #[tokio::test]
 async fn a_parked_retry_survives_a_killed_worker() -> anyhow::Result<()> {
     let h = Harness::start(Behaviour::Status(500)).await?;
-    h.put_app(
-        json!({"extensions": {"queues": {"maxDequeueCount": 2}}}),
-        json!({}),
-    )
-    .await?;
-    h.put_function_body(
-        APP,
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 2}),
         FUNCTION,
-        json!({
-            "bindings": queue_trigger("jobs"),
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 3, "delayInterval": "00:10:00"},
-        }),
+        json!({"retry": {"strategy": "fixedDelay", "maxRetryCount": 3, "delayInterval": "00:10:00"}}),
     )
     .await?;
     h.enqueue("jobs", &base64("later")).await?;

@@ -73,6 +73,12 @@ impl Stream {
         wait_for_group_lag(&self.properties(), want).await
     }
 
+    /// Waits until the retry topic's group has committed every record of `orders-retry`: what
+    /// was parked is done, and nothing of it can be tried again.
+    pub(crate) async fn wait_for_retries_done(&self) -> Result<()> {
+        wait_for_lag_of(&self.properties(), "billing-retry", "orders-retry", 0).await
+    }
+
     /// The records of `topic`, read from its start by a group of the test's own, once at least
     /// `n` arrived (or the wait is over).
     pub(crate) async fn read_topic(&self, topic: &str, n: usize) -> Result<Vec<StreamEvent>> {
@@ -110,15 +116,25 @@ impl Stream {
 
 /// Waits until the group's lag on `orders`, read with `properties`, is `want`.
 async fn wait_for_group_lag(properties: &KafkaProperties, want: u64) -> Result<()> {
+    wait_for_lag_of(properties, GROUP, "orders", want).await
+}
+
+/// Waits until `group`'s lag on `topic`, read with `properties`, is `want`.
+async fn wait_for_lag_of(
+    properties: &KafkaProperties,
+    group: &str,
+    topic: &str,
+    want: u64,
+) -> Result<()> {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let lag = consumer_lag(properties, GROUP, "orders").await?.total;
+        let lag = consumer_lag(properties, group, topic).await?.total;
         if lag == want {
             return Ok(());
         }
         anyhow::ensure!(
             tokio::time::Instant::now() < deadline,
-            "the group's lag stays {lag}, not {want}"
+            "{group}'s lag on {topic} stays {lag}, not {want}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

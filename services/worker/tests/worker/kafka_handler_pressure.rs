@@ -90,7 +90,7 @@ async fn a_long_retry_is_parked_on_the_retry_topic_and_the_partition_moves_on() 
     s.wait_for_lag(0).await?;
     let line = wait_for_line(&worker, "bill", |r| r.succeeded == 3 && r.parked == 1).await?;
     assert_eq!((line.failed, line.poisoned), (0, 0));
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    s.wait_for_retries_done().await?;
     assert_eq!(s.h.handler.count(), 4, "the retry is delivered once");
     worker.shut_down().await?;
     Ok(())
@@ -136,7 +136,8 @@ async fn a_parked_event_survives_its_worker_and_is_tried_once_when_due() -> Resu
     assert_eq!(value(retry), "late");
     assert_eq!(retry.body["Metadata"]["RetryContext"]["RetryCount"], 1);
     assert_eq!(retry.header("webhook-id"), first[0].header("webhook-id"));
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    s.wait_for_retries_done().await?;
+    s.wait_for_lag(0).await?;
     assert_eq!(s.h.handler.count(), 2, "delivered once after the restart");
     again.shut_down().await?;
     Ok(())
