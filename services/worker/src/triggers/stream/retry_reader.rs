@@ -54,7 +54,10 @@ pub async fn run(
         let topic = ctx.retries.topic();
         let consumer = match join_group(&ctx, &properties, &group, topic, StartFrom::Earliest).await
         {
-            Ok(consumer) => consumer,
+            Ok(consumer) => {
+                retry.reset();
+                consumer
+            }
             Err(e) => {
                 report(&ctx, "joining the retry topic's group", &e);
                 if !retry.pause(&stop).await {
@@ -89,15 +92,18 @@ async fn retry_topic_exists(
     stop: &CancellationToken,
 ) -> bool {
     loop {
-        match look(ctx, properties).await {
+        let answered = match look(ctx, properties).await {
             Ok(true) => return true,
-            Ok(false) => {}
-            Err(e) => tracing::debug!(topic = ctx.retries.topic(), error = %e,
-                "cannot tell whether the retry topic exists; looking again later"),
-        }
-        // Without a retry policy nothing is parked: one look (for what an earlier policy
-        // parked) is enough.
-        let look_again = ctx.function.retry.is_some();
+            Ok(false) => true,
+            Err(e) => {
+                tracing::debug!(topic = ctx.retries.topic(), error = %e,
+                    "cannot tell whether the retry topic exists; looking again later");
+                false
+            }
+        };
+        // Without a retry policy nothing is parked: one answered look (for what an earlier
+        // policy parked) is enough.
+        let look_again = ctx.function.retry.is_some() || !answered;
         tokio::select! {
             () = stop.cancelled() => return false,
             () = ctx.retries.written() => {}
