@@ -35,6 +35,7 @@ pub mod settings;
 pub mod stream_trigger;
 pub mod tenants;
 pub mod timespan;
+pub mod trigger_source;
 pub mod validation;
 pub mod webhook_limits;
 pub mod webhooks;

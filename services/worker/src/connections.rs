@@ -6,7 +6,7 @@
 
 use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamProducer, check_cluster};
 use shoal_connectors::{ConnectorOptions, StorageQueues};
-use shoal_domain::connection::{ConnectionKind, resolve};
+use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::egress::destinations;
 use shoal_egress::Egress;
 
@@ -21,11 +21,21 @@ pub fn storage_queues(
 ) -> Result<StorageQueues, String> {
     let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
         .map_err(|e| e.to_string())?;
+    storage_queues_at(&spec, app, config)
+}
+
+/// The Storage Queue service at a resolved connection, signed in as the app, under its egress
+/// policy.
+pub fn storage_queues_at(
+    spec: &ConnectionSpec,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<StorageQueues, String> {
     config
         .egress
         .for_tenant(&app.egress_allow)
-        .check_destinations(&destinations::of_connection(&spec))?;
-    StorageQueues::connect_for_app(&spec, &connector_options(app, config), &app.identities)
+        .check_destinations(&destinations::of_connection(spec))?;
+    StorageQueues::connect_for_app(spec, &connector_options(app, config), &app.identities)
         .map_err(|e| e.to_string())
 }
 
@@ -45,14 +55,24 @@ pub fn service_bus(
     connection: Option<&str>,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<shoal_domain::connection::ConnectionSpec, String> {
+) -> Result<ConnectionSpec, String> {
     let spec = resolve(ConnectionKind::ServiceBus, connection, &app.settings)
         .map_err(|e| e.to_string())?;
+    service_bus_at(spec, app, config)
+}
+
+/// A resolved Service Bus connection, checked against the app's egress policy by the text of
+/// its settings.
+pub fn service_bus_at(
+    spec: ConnectionSpec,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<ConnectionSpec, String> {
     config
         .egress
         .for_tenant(&app.egress_allow)
         .check_destinations(&destinations::of_connection(&spec))?;
-    if let shoal_domain::connection::ConnectionSpec::StorageConnectionString(_) = spec {
+    if let ConnectionSpec::StorageConnectionString(_) = spec {
         return Err(format!(
             "{} is a storage connection string, not a Service Bus namespace",
             spec.setting()

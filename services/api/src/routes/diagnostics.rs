@@ -108,6 +108,7 @@ pub async fn get_diagnostics(
                 &function.name,
                 &spec,
                 &settings,
+                &host,
                 &identities,
                 state.egress(),
             )

@@ -9,16 +9,15 @@ use std::collections::BTreeMap;
 
 use shoal_connectors::{ConnectorOptions, ServiceBusError, ServiceBusNamespace};
 use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
+use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
-use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::egress::AllowList;
 use shoal_domain::egress::destinations;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::HostConfig;
-use shoal_domain::queue_trigger::trigger_queue_name;
-use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
+use shoal_domain::service_bus_entity::path::EntityPath;
 use shoal_domain::stream_trigger::source::StreamSource;
-use shoal_domain::stream_trigger::stream_source;
+use shoal_domain::trigger_source::{TriggerSource as ResolvedSource, resolve};
 use shoal_egress::{Egress, EgressError};
 use shoal_store::{
     TenantId, apps, begin_tenant, functions as stored_functions, principals, tenants,
@@ -105,54 +104,46 @@ impl FunctionContext {
         }
     }
 
-    /// The trigger's source, resolved from the app's settings; 409 when they do not resolve
-    /// (the function cannot be reached as things stand, whatever the request).
+    /// The trigger's source, resolved from the app's settings as the worker resolves it
+    /// (`shoal_domain::trigger_source::resolve`); 409 when they do not resolve (the function
+    /// cannot be reached as things stand, whatever the request).
     pub fn trigger(&self) -> Result<TriggerSource<'_>, ApiError> {
-        let unusable =
-            |e: String| ApiError::Conflict(format!("the trigger's queue cannot be used: {e}"));
-        match self.spec.trigger() {
-            Some(Binding::QueueTrigger(binding)) => {
-                let connection = resolve(
-                    ConnectionKind::StorageQueue,
-                    binding.connection.as_deref(),
-                    &self.settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let queue_name =
-                    trigger_queue_name(&binding.queue_name, &self.settings).map_err(unusable)?;
-                Ok(TriggerSource::StorageQueue {
+        let Some(binding) = self.spec.trigger() else {
+            return Ok(TriggerSource::Other(None));
+        };
+        let source = match resolve(binding, &self.settings, &self.host) {
+            None => return Ok(TriggerSource::Other(Some(binding.type_name()))),
+            Some(Ok(source)) => source,
+            Some(Err(e)) => {
+                let what = match binding {
+                    Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => "topic",
+                    _ => "queue",
+                };
+                return Err(ApiError::Conflict(format!(
+                    "the trigger's {what} cannot be used: {e}"
+                )));
+            }
+        };
+        Ok(match (source, binding) {
+            (ResolvedSource::StorageQueue { connection, queue }, _) => {
+                TriggerSource::StorageQueue {
                     connection,
-                    queue_name: queue_name.as_str().to_owned(),
-                })
+                    queue_name: queue,
+                }
             }
-            Some(Binding::ServiceBusTrigger(binding)) => {
-                let connection = resolve(
-                    ConnectionKind::ServiceBus,
-                    binding.connection.as_deref(),
-                    &self.settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                let entity = resolve_trigger_entity(
-                    binding.queue_name.as_deref(),
-                    binding.topic_name.as_deref(),
-                    binding.subscription_name.as_deref(),
-                    &self.settings,
-                )
-                .map_err(|e| unusable(e.to_string()))?;
-                Ok(TriggerSource::ServiceBus {
-                    binding,
-                    connection,
-                    entity,
-                })
+            (
+                ResolvedSource::ServiceBus { connection, entity },
+                Binding::ServiceBusTrigger(binding),
+            ) => TriggerSource::ServiceBus {
+                binding,
+                connection,
+                entity,
+            },
+            (ResolvedSource::Stream(source), binding) => TriggerSource::Stream { binding, source },
+            (ResolvedSource::ServiceBus { .. }, other) => {
+                TriggerSource::Other(Some(other.type_name()))
             }
-            Some(binding @ (Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_))) => {
-                let source = stream_source(binding, &self.settings, &self.host).map_err(|e| {
-                    ApiError::Conflict(format!("the trigger's topic cannot be used: {e}"))
-                })?;
-                Ok(TriggerSource::Stream { binding, source })
-            }
-            other => Ok(TriggerSource::Other(other.map(Binding::type_name))),
-        }
+        })
     }
 
     /// Every address `connection` dials (storage endpoint, namespace, authority host), checked

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use shoal_domain::bindings::Binding;
+use shoal_domain::trigger_source::{TriggerSource, resolve};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
@@ -51,6 +52,15 @@ pub trait TriggerKind: Send + Sync {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, String>;
+}
+
+/// Where `trigger` reads from, resolved from the app's settings as the scheduler and the API
+/// resolve it (`shoal_domain::trigger_source::resolve`), or why it cannot be.
+pub fn source_of(trigger: &Binding, app: &HostedApp) -> Result<TriggerSource, String> {
+    match resolve(trigger, &app.settings, &app.host) {
+        Some(source) => source.map_err(|e| e.to_string()),
+        None => Err(format!("a {} reads from no source", trigger.type_name())),
+    }
 }
 
 /// A bound trigger, ready to listen.

@@ -9,11 +9,11 @@ use std::time::Duration;
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::outbound::AppIdentities;
-use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
 use shoal_domain::egress::destinations;
 use shoal_domain::functions::FunctionSpec;
-use shoal_domain::service_bus_entity::path::resolve_trigger_entity;
+use shoal_domain::host_config::HostConfig;
+use shoal_domain::trigger_source::{TriggerSource, resolve};
 use shoal_egress::Egress;
 
 /// Longest a diagnostics request waits for one namespace.
@@ -25,26 +25,16 @@ pub(super) async fn entity_checks(
     function: &str,
     spec: &FunctionSpec,
     settings: &BTreeMap<String, String>,
+    host: &HostConfig,
     identities: &AppIdentities,
     egress: &Egress,
 ) -> Vec<Check> {
-    let Some(Binding::ServiceBusTrigger(trigger)) = spec.bindings.iter().find(|b| b.is_trigger())
+    let Some(binding @ Binding::ServiceBusTrigger(trigger)) = spec.trigger() else {
+        return Vec::new();
+    };
+    let Some(Ok(TriggerSource::ServiceBus { connection, entity })) =
+        resolve(binding, settings, host)
     else {
-        return Vec::new();
-    };
-    let Ok(connection) = resolve(
-        ConnectionKind::ServiceBus,
-        trigger.connection.as_deref(),
-        settings,
-    ) else {
-        return Vec::new();
-    };
-    let Ok(entity) = resolve_trigger_entity(
-        trigger.queue_name.as_deref(),
-        trigger.topic_name.as_deref(),
-        trigger.subscription_name.as_deref(),
-        settings,
-    ) else {
         return Vec::new();
     };
     // A namespace the egress policy refuses is not probed: a probe's answer would tell open

@@ -21,13 +21,14 @@ use futures::future::BoxFuture;
 use shoal_domain::bindings::{Binding, Cardinality, DataType};
 use shoal_domain::host_config::ServiceBusOptions;
 use shoal_domain::service_bus_trigger::{EntityPath, trigger_entity};
+use shoal_domain::trigger_source::TriggerSource;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::connections;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
-use crate::triggers::kind::{TriggerKind, TriggerListener};
+use crate::triggers::kind::{TriggerKind, TriggerListener, source_of};
 use crate::triggers::service_bus::connect::Connector;
 use crate::triggers::service_bus::parking::Parking;
 
@@ -63,11 +64,13 @@ impl TriggerKind for ServiceBusTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, String> {
-        let Binding::ServiceBusTrigger(trigger) = trigger else {
+        let (Binding::ServiceBusTrigger(binding), TriggerSource::ServiceBus { connection, entity }) =
+            (trigger, source_of(trigger, app)?)
+        else {
             return Err("not a Service Bus trigger".into());
         };
-        let spec = connections::service_bus(trigger.connection.as_deref(), app, config)?;
-        let entity = trigger_entity(trigger, &app.settings)?;
+        let trigger = binding;
+        let spec = connections::service_bus_at(connection, app, config)?;
         let options = app.host.extensions.service_bus.clone();
         Ok(Box::new(BoundServiceBusTrigger {
             binding: trigger.name.as_str().to_owned(),

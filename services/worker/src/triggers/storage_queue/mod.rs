@@ -16,7 +16,8 @@ use futures::future::BoxFuture;
 use shoal_connectors::Queue;
 use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::QueuesOptions;
-use shoal_domain::queue_trigger::{poison_queue_name, trigger_queue_name};
+use shoal_domain::queue_trigger::poison_queue_name;
+use shoal_domain::trigger_source::TriggerSource;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
@@ -24,7 +25,7 @@ use crate::config::WorkerConfig;
 use crate::connections;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
-use crate::triggers::kind::{TriggerKind, TriggerListener};
+use crate::triggers::kind::{TriggerKind, TriggerListener, source_of};
 use crate::triggers::storage_queue::delivery::QueueFunction;
 use crate::triggers::storage_queue::listener::QueueListener;
 
@@ -54,11 +55,18 @@ impl TriggerKind for StorageQueueTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, String> {
-        let Binding::QueueTrigger(trigger) = trigger else {
+        let (
+            Binding::QueueTrigger(binding),
+            TriggerSource::StorageQueue {
+                connection,
+                queue: queue_name,
+            },
+        ) = (trigger, source_of(trigger, app)?)
+        else {
             return Err("not a queue trigger".into());
         };
-        let queues = connections::storage_queues(trigger.connection.as_deref(), app, config)?;
-        let queue_name = trigger_queue_name(&trigger.queue_name, &app.settings)?;
+        let trigger = binding;
+        let queues = connections::storage_queues_at(&connection, app, config)?;
         let queue_name = queue_name.as_str();
         let queue = queues.queue(queue_name).map_err(|e| e.to_string())?;
         // Some queues have no poison queue, as in Azure (see `poison_queue_name`).

@@ -33,13 +33,14 @@ use shoal_connectors::kafka::KafkaProperties;
 use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::stream_trigger::{StreamSource, default_target, stream_source};
+use shoal_domain::trigger_source::TriggerSource;
 use shoal_egress::Egress;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
-use crate::triggers::kind::{TriggerKind, TriggerListener};
+use crate::triggers::kind::{TriggerKind, TriggerListener, source_of};
 use crate::triggers::stream::dead_letter::DeadLetterSink;
 use crate::triggers::stream::parking::RetryTopic;
 
@@ -91,7 +92,9 @@ fn bind(
     app: &HostedApp,
     config: &WorkerConfig,
 ) -> Result<Box<dyn TriggerListener>, String> {
-    let source = stream_source(trigger, &app.settings, &app.host)?;
+    let TriggerSource::Stream(source) = source_of(trigger, app)? else {
+        return Err("not a stream trigger".into());
+    };
     crate::connections::check_brokers(&source.properties, app, config)?;
     let target = function
         .spec

@@ -1,0 +1,128 @@
+//! How a trigger reaches its source: the connection it signs in with and what it reads, resolved
+//! from the binding, the app's settings and its host configuration. One resolution serves every
+//! part that reaches a trigger's source as the app (the scheduler reading its backlog, the API
+//! reading and replaying what failed, putting a test message on it, or diagnosing it), so they
+//! connect to the same place under the same rules as the worker's listener.
+//!
+//! This is the domain's table of trigger sources: a kind that reads from somewhere adds a
+//! variant here and its arm in [`resolve`]; the rules of resolving live in the kind's own module.
+
+use std::collections::BTreeMap;
+
+use crate::bindings::Binding;
+use crate::connection::{ConnectionKind, ConnectionSpec, resolve as resolve_connection};
+use crate::host_config::HostConfig;
+use crate::names::QueueName;
+use crate::queue_trigger::trigger_queue_name;
+use crate::service_bus_entity::path::EntityPath;
+use crate::service_bus_trigger::trigger_entity;
+use crate::stream_trigger::{StreamSource, stream_source};
+
+/// Where a trigger reads from. `Debug` never shows a secret (the connection's and the stream
+/// properties' own `Debug` mask them).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TriggerSource {
+    /// `queueTrigger`: a queue of a storage account.
+    StorageQueue {
+        connection: ConnectionSpec,
+        queue: String,
+    },
+    /// `serviceBusTrigger`: a queue, or a topic's subscription, of a namespace.
+    ServiceBus {
+        connection: ConnectionSpec,
+        entity: EntityPath,
+    },
+    /// `kafkaTrigger`, or `eventHubTrigger` through the event hub's Kafka endpoint: a consumer
+    /// group on a topic.
+    Stream(StreamSource),
+}
+
+/// Why a trigger's source cannot be resolved: a setting missing or unusable, named with the
+/// property or setting it comes from (never a secret value).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(pub String);
+
+impl TriggerSource {
+    /// The kind of source, for keys and logs: `storageQueue`, `serviceBus`, `stream`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TriggerSource::StorageQueue { .. } => "storageQueue",
+            TriggerSource::ServiceBus { .. } => "serviceBus",
+            TriggerSource::Stream(_) => "stream",
+        }
+    }
+
+    /// What it reads, in one line with no secret: `queue orders`, `subscription audit of topic
+    /// events`, `orders on b:9092 (consumer group billing)`. Distinct sources of one kind on
+    /// one connection have distinct descriptions.
+    pub fn describe(&self) -> String {
+        match self {
+            TriggerSource::StorageQueue { queue, .. } => format!("queue {queue}"),
+            TriggerSource::ServiceBus { entity, .. } => entity.to_string(),
+            TriggerSource::Stream(stream) => stream.describe(),
+        }
+    }
+
+    /// The Azure connection it signs in with, when it has one (a stream signs in with its
+    /// client properties).
+    pub fn connection(&self) -> Option<&ConnectionSpec> {
+        match self {
+            TriggerSource::StorageQueue { connection, .. }
+            | TriggerSource::ServiceBus { connection, .. } => Some(connection),
+            TriggerSource::Stream(_) => None,
+        }
+    }
+}
+
+/// The source `trigger` reads from; None for a trigger that reads from nowhere Shoal reaches
+/// (`httpTrigger`, a trigger nothing runs) and for an output binding.
+pub fn resolve(
+    trigger: &Binding,
+    settings: &BTreeMap<String, String>,
+    host: &HostConfig,
+) -> Option<Result<TriggerSource, SourceError>> {
+    let source = match trigger {
+        Binding::QueueTrigger(b) => storage_queue(b.connection.as_deref(), &b.queue_name, settings),
+        Binding::ServiceBusTrigger(b) => service_bus(
+            b.connection.as_deref(),
+            trigger_entity(b, settings),
+            settings,
+        ),
+        Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
+            stream_source(trigger, settings, host).map(TriggerSource::Stream)
+        }
+        _ => return None,
+    };
+    Some(source.map_err(SourceError))
+}
+
+fn storage_queue(
+    connection: Option<&str>,
+    queue_name: &QueueName,
+    settings: &BTreeMap<String, String>,
+) -> Result<TriggerSource, String> {
+    let connection = resolve_connection(ConnectionKind::StorageQueue, connection, settings)
+        .map_err(|e| e.to_string())?;
+    let queue = trigger_queue_name(queue_name, settings)?;
+    Ok(TriggerSource::StorageQueue {
+        connection,
+        queue: queue.as_str().to_owned(),
+    })
+}
+
+fn service_bus(
+    connection: Option<&str>,
+    entity: Result<EntityPath, String>,
+    settings: &BTreeMap<String, String>,
+) -> Result<TriggerSource, String> {
+    let connection = resolve_connection(ConnectionKind::ServiceBus, connection, settings)
+        .map_err(|e| e.to_string())?;
+    Ok(TriggerSource::ServiceBus {
+        connection,
+        entity: entity?,
+    })
+}
+
+#[cfg(test)]
+mod tests;
