@@ -6,19 +6,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use shoal_domain::apps::{AppSpec, AppState, Identity};
-use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
+use shoal_domain::bindings::Binding;
+use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
-use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::egress::AllowList;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
-use shoal_domain::queue_trigger::trigger_queue_name;
 use shoal_domain::quotas::Quotas;
 use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
-use shoal_domain::service_bus_entity::path::{EntityPath, resolve_trigger_entity};
-use shoal_domain::service_bus_entity::settings::EntitySettings;
-use shoal_domain::stream_trigger::{StreamSource, stream_source};
+use shoal_domain::trigger_source::{TriggerSource, resolve};
 use shoal_store::crypto::Cipher;
 use shoal_store::{
     StoreError, TenantId, apps, begin_platform, begin_tenant, functions, principals, revalidate,
@@ -75,9 +72,11 @@ impl ScalableApp {
     /// Whether any metric is read through an identity-based connection.
     fn signs_in(&self) -> bool {
         self.functions.iter().any(|f| {
-            matches!(&f.source, MetricSource::StorageQueue { connection, .. }
-                | MetricSource::ServiceBus { connection, .. }
-                if matches!(connection.as_ref(), ConnectionSpec::Identity(_)))
+            f.source
+                .as_ref()
+                .ok()
+                .and_then(TriggerSource::connection)
+                .is_some_and(|c| matches!(c, ConnectionSpec::Identity(_)))
         })
     }
 }
@@ -86,38 +85,19 @@ impl ScalableApp {
 #[derive(Clone, Debug)]
 pub struct ScalableFunction {
     pub name: String,
+    /// The trigger binding as written, for the steps that keep what it declares on its source
+    /// (`entity_upkeep`).
+    pub trigger: Binding,
     pub rule: TargetRule,
     pub source: MetricSource,
     /// `maxConcurrency`: the function never asks for more instances than this.
     pub max_concurrency: Option<u32>,
 }
 
-/// Where a function's metric comes from.
-#[derive(Clone, Debug)]
-pub enum MetricSource {
-    StorageQueue {
-        connection: Box<ConnectionSpec>,
-        /// Whose identity the connection signs in as (default for connection strings).
-        identities: AppIdentities,
-        queue: String,
-    },
-    /// A Service Bus queue or subscription, read through the management API as Azure's scale
-    /// controller reads it (`ServiceBusScaleMonitor`: the entity's runtime properties).
-    ServiceBus {
-        connection: Box<ConnectionSpec>,
-        identities: AppIdentities,
-        entity: EntityPath,
-        /// The entity settings the function declares, kept on the live entity when the
-        /// connection may manage it.
-        declared: Option<Box<EntitySettings>>,
-    },
-    /// A stream trigger's consumer group on its topic (Kafka, or an event hub through its
-    /// Kafka endpoint): the lag, read from outside the group.
-    Stream(Box<StreamSource>),
-    /// No source (yet): the function falls back to incremental votes, which without readings
-    /// keep the app at one instance so the listener runs and reports its state.
-    Unreadable(String),
-}
+/// Where a function's metric comes from: its trigger's source, or why it has none (yet). A
+/// function without one falls back to incremental votes, which without readings keep the app
+/// at one instance so the listener runs and reports its state.
+pub type MetricSource = Result<TriggerSource, String>;
 
 /// The apps and tenant quotas read in one tick.
 #[derive(Clone, Debug, Default)]
@@ -293,17 +273,6 @@ async fn with_identities(
         return Ok(Some(app));
     }
     let mut changed = ScalableApp::clone(&app);
-    for function in &mut changed.functions {
-        if let MetricSource::StorageQueue {
-            identities: used, ..
-        }
-        | MetricSource::ServiceBus {
-            identities: used, ..
-        } = &mut function.source
-        {
-            *used = identities.clone();
-        }
-    }
     changed.identities = identities;
     Ok(Some(Arc::new(changed)))
 }
@@ -343,6 +312,7 @@ fn scalable_app<'a>(
         };
         scalable.push(ScalableFunction {
             name: name.to_owned(),
+            trigger: trigger.clone(),
             rule,
             source: metric_source(trigger, &spec.app_settings, &spec.host_config),
             max_concurrency: function.max_concurrency,
@@ -366,71 +336,12 @@ fn metric_source(
     settings: &BTreeMap<String, String>,
     host: &HostConfig,
 ) -> MetricSource {
-    match trigger {
-        Binding::QueueTrigger(queue) => {
-            let connection = match resolve(
-                ConnectionKind::StorageQueue,
-                queue.connection.as_deref(),
-                settings,
-            ) {
-                Ok(spec) => spec,
-                Err(e) => return MetricSource::Unreadable(e.to_string()),
-            };
-            match trigger_queue_name(&queue.queue_name, settings) {
-                Ok(name) => MetricSource::StorageQueue {
-                    connection: Box::new(connection),
-                    identities: AppIdentities::default(),
-                    queue: name.as_str().to_owned(),
-                },
-                Err(e) => MetricSource::Unreadable(e),
-            }
-        }
-        Binding::ServiceBusTrigger(trigger) => service_bus_source(trigger, settings),
-        Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
-            match stream_source(trigger, settings, host) {
-                Ok(source) => MetricSource::Stream(Box::new(source)),
-                Err(e) => MetricSource::Unreadable(e),
-            }
-        }
-        other => MetricSource::Unreadable(format!(
+    match resolve(trigger, settings, host) {
+        Some(source) => source.map_err(|e| e.to_string()),
+        None => Err(format!(
             "{} triggers have no metric source yet",
-            other.type_name()
+            trigger.type_name()
         )),
-    }
-}
-
-/// The entity a Service Bus trigger receives from, with `%Setting%` names resolved from the app
-/// settings and checked as names written literally were checked on write.
-fn service_bus_source(
-    trigger: &ServiceBusTriggerBinding,
-    settings: &BTreeMap<String, String>,
-) -> MetricSource {
-    let connection = match resolve(
-        ConnectionKind::ServiceBus,
-        trigger.connection.as_deref(),
-        settings,
-    ) {
-        Ok(spec) => spec,
-        Err(e) => return MetricSource::Unreadable(e.to_string()),
-    };
-    let entity = resolve_trigger_entity(
-        trigger.queue_name.as_deref(),
-        trigger.topic_name.as_deref(),
-        trigger.subscription_name.as_deref(),
-        settings,
-    );
-    match entity {
-        Ok(entity) => MetricSource::ServiceBus {
-            connection: Box::new(connection),
-            identities: AppIdentities::default(),
-            entity,
-            declared: trigger
-                .entity
-                .as_ref()
-                .filter(|e| e.declares_entity())
-                .map(|e| Box::new(e.clone())),
-        },
-        Err(e) => MetricSource::Unreadable(e),
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod entity_upkeep;
 pub mod error;
 pub mod planner;
 pub mod runtime;

@@ -285,8 +285,18 @@ mod tests {
     use shoal_domain::scale::{MetricKind, ScaleMode, TargetRule};
 
     use super::*;
-    use crate::catalog::{MetricSource, ScalableFunction};
+    use crate::catalog::ScalableFunction;
     use crate::trigger_metrics::QueueReading;
+
+    fn queue_trigger() -> shoal_domain::bindings::Binding {
+        shoal_domain::bindings::parse_bindings(
+            &serde_json::json!([{"type": "queueTrigger", "direction": "in", "name": "m",
+                                 "queueName": "orders"}]),
+            "bindings",
+        )
+        .expect("a valid trigger")
+        .remove(0)
+    }
 
     fn app(tenant: &str, name: &str, limit: u32) -> ScalableApp {
         ScalableApp {
@@ -308,11 +318,12 @@ mod tests {
             identities: Default::default(),
             functions: vec![ScalableFunction {
                 name: "f".into(),
+                trigger: queue_trigger(),
                 rule: TargetRule {
                     metric: MetricKind::QueueLength,
                     per_instance: 16,
                 },
-                source: MetricSource::Unreadable("test".into()),
+                source: Err("test".into()),
                 max_concurrency: None,
             }],
         }

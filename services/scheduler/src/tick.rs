@@ -1,25 +1,25 @@
-//! One tick of the leader, with its I/O: read workers and apps, refresh metrics, plan, and
-//! write what changed in one transaction fenced by the leader's epoch.
+//! One tick of the leader, with its I/O: read workers and apps, refresh metrics, plan, write
+//! what changed in one transaction fenced by the leader's epoch, then keep declared entity
+//! settings (each update fenced too).
 
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use shoal_domain::egress::AllowList;
-use shoal_domain::names::TenantName;
 use shoal_domain::placement::{Assignment, TenantPlacement, WorkerSlot};
 use shoal_domain::scale::ScaleMode;
 use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
-use shoal_store::audit::{self, AuditEntry};
 use shoal_store::crypto::Cipher;
 use shoal_store::scale::{self, DecisionRecord};
 use shoal_store::scale_samples;
-use shoal_store::{StoreError, TenantId, begin_platform, begin_tenant, leadership, workers};
+use shoal_store::{StoreError, begin_platform, leadership, workers};
 
-use crate::catalog::{AppKey, Catalog, MetricSource};
+use crate::catalog::{AppKey, Catalog};
 use crate::config::SchedulerConfig;
+use crate::entity_upkeep::{EntityUpkeep, Fence};
 use crate::planner::{InFlight, Inputs, ListenerCounts, Planner};
 use crate::samples;
-use crate::trigger_metrics::{MetricReader, Reading, Reconciliation};
+use crate::trigger_metrics::{self, MetricReader, Reading};
 
 /// What the leader keeps between ticks.
 pub struct Leader {
@@ -38,6 +38,8 @@ pub struct Leader {
     last_sample: Option<Instant>,
     /// Why each app waits for instances, as last written (see `scale::set_waiting`).
     waiting: HashMap<AppKey, String>,
+    /// Keeps declared Service Bus entity settings, after each tick's fenced write.
+    upkeep: EntityUpkeep,
 }
 
 /// What a tick did and how long each part took.
@@ -59,6 +61,8 @@ pub struct TickReport {
     pub metrics: Duration,
     pub plan: Duration,
     pub write: Duration,
+    /// Keeping declared entity settings (`entity_upkeep`).
+    pub upkeep: Duration,
 }
 
 /// The parts a tick works with.
@@ -107,6 +111,7 @@ impl Leader {
             ticks: 0,
             last_sample: None,
             waiting: HashMap::new(),
+            upkeep: EntityUpkeep::new(config.connector.clone(), config.egress.clone()),
         })
     }
 
@@ -117,13 +122,15 @@ impl Leader {
         let live = workers::live(&mut tx).await?;
         shoal_store::commit(tx).await?;
         let snapshot = cx.catalog.load(cx.pool, cx.cipher).await?;
-        // The listeners' load: for visibleOnly apps, and for Service Bus functions whose
-        // metric may turn out unreadable (listen-only rights).
+        // The listeners' load: for visibleOnly apps, and for functions whose metric may turn
+        // out unreadable (Service Bus: listen-only rights).
         let needs_listeners = snapshot.apps.iter().any(|a| {
             a.visible_only
-                || a.functions
-                    .iter()
-                    .any(|f| matches!(f.source, MetricSource::ServiceBus { .. }))
+                || a.functions.iter().any(|f| {
+                    f.source
+                        .as_ref()
+                        .is_ok_and(trigger_metrics::may_be_listen_only)
+                })
         });
         let mut in_flight = InFlight::new();
         let mut listener_counts = ListenerCounts::new();
@@ -154,12 +161,11 @@ impl Leader {
         for app in &snapshot.apps {
             let allow = snapshot.egress_allow.get(&app.key.tenant).unwrap_or(&none);
             for f in &app.functions {
-                if let Some(reading) = cx.metrics.reading(&f.source, allow) {
+                if let Some(reading) = cx.metrics.reading(app, f, allow) {
                     readings.insert((app.key.clone(), f.name.clone()), reading);
                 }
             }
         }
-        audit_reconciliations(cx.pool, cx.metrics.take_reconciliations()).await;
         report.metrics = started.elapsed();
 
         let started = Instant::now();
@@ -275,6 +281,22 @@ impl Leader {
         }
         report.write = started.elapsed();
 
+        // Only a leader whose write went through keeps entities, each update under the fence.
+        let started = Instant::now();
+        self.upkeep
+            .run(
+                Fence {
+                    pool: cx.pool,
+                    holder: &self.holder,
+                    epoch: self.epoch,
+                },
+                &snapshot.apps,
+                &snapshot.egress_allow,
+                cx.config.metrics_budget(),
+            )
+            .await?;
+        report.upkeep = started.elapsed();
+
         for d in &changed {
             tracing::info!(app = %format!("{}/{}", d.tenant, d.app), from = d.from, to = d.to, reason = d.reason, "scale decision");
         }
@@ -304,52 +326,6 @@ impl Leader {
             .map(|(key, d)| (key.clone(), d.to))
             .collect();
         Ok(report)
-    }
-}
-
-/// One audit entry per entity update the metric reads made (or failed to make), in the
-/// tenant's log. A failure to write one is logged, never fatal to the tick.
-async fn audit_reconciliations(pool: &sqlx::PgPool, done: Vec<Reconciliation>) {
-    for r in done {
-        let Ok(tenant) = TenantName::parse(&r.app.tenant) else {
-            continue;
-        };
-        let tenant = TenantId::new(tenant);
-        let resource = format!(
-            "tenants/{}/apps/{}/functions/{}",
-            r.app.tenant, r.app.app, r.function
-        );
-        let settings: Vec<String> = r
-            .changed
-            .iter()
-            .map(|d| format!("{} {} -> {}", d.setting, d.live, d.declared))
-            .collect();
-        let outcome = match &r.error {
-            None => format!("updated {}: {}", r.entity, settings.join(", ")),
-            Some(e) => format!(
-                "failed to update {} ({}): {e}",
-                r.entity,
-                settings.join(", ")
-            ),
-        };
-        let written = async {
-            let mut tx = begin_tenant(pool, &tenant).await?;
-            audit::record(
-                &mut tx,
-                &AuditEntry {
-                    principal: "shoal-scheduler",
-                    action: "serviceBus.entity.reconcile",
-                    resource: &resource,
-                    outcome: &outcome,
-                    request_id: None,
-                },
-            )
-            .await?;
-            shoal_store::commit(tx).await
-        };
-        if let Err(e) = written.await {
-            tracing::warn!(error = %e, resource, "could not audit a Service Bus entity update");
-        }
     }
 }
 

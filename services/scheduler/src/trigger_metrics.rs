@@ -1,6 +1,12 @@
 //! Trigger metrics for the scale math: storage queue lengths (and, for incremental scaling,
-//! the age of the oldest visible message) and Service Bus active message counts (see
-//! [`service_bus`]), read through the connectors.
+//! the age of the oldest visible message, see [`storage_queue`]), Service Bus active message
+//! counts (see [`service_bus`]) and stream consumer-group lags (see [`streams`]), read through
+//! the connectors. Each kind of source is a module implementing [`MetricKind`], named by a line
+//! in [`kind_of`]; this one keeps what holds for all of them.
+//!
+//! Reads are pure reads: nothing on a tenant's source changes because the scheduler looked at
+//! it (keeping a Service Bus entity's declared settings is a step of its own, after the
+//! leader's fence: `entity_upkeep`).
 //!
 //! Reads are cached and staggered: a queue is read at most every `min_interval`, one account
 //! gets at most `reads_per_account_per_tick` reads per tick (stalest first, so every queue
@@ -19,130 +25,175 @@
 //! reading across different policies.
 
 mod service_bus;
+mod storage_queue;
 mod streams;
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use futures::StreamExt;
-use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin, StorageQueues};
+use futures::future::BoxFuture;
+use shoal_connectors::ConnectorOptions;
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::AllowList;
-use shoal_domain::egress::destinations;
 use shoal_domain::scale::ScaleMode;
-use shoal_domain::service_bus_entity::path::EntityPath;
+use shoal_domain::stream_trigger::source::is_secret_property;
+use shoal_domain::trigger_source::TriggerSource;
 use shoal_egress::Egress;
 use tokio::task::JoinSet;
 
-use crate::catalog::{MetricSource, ScalableApp};
+use crate::catalog::{ScalableApp, ScalableFunction};
 use crate::config::MetricsConfig;
 
-pub use service_bus::{Declared, Reconciliation};
-pub use streams::Brokers;
+pub(crate) use service_bus::admin as service_bus_admin;
 
-/// What is read: a storage queue, a Service Bus entity, or a consumer group's lag on a topic.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    StorageQueue(String),
-    ServiceBus(EntityPath),
-    Stream { group: String, topic: String },
+/// How metrics read one kind of trigger source: the account a source is read through, and a
+/// client for an account. One module a kind, and a line in [`kind_of`].
+trait MetricKind: Send + Sync {
+    /// The account `source` is read through: sources of one kind on one account (with the same
+    /// identities and egress allowances) share a client and the account's read budget.
+    fn account(&self, source: &TriggerSource) -> Account;
+
+    /// A client for `account`, signed in as `identities`, connecting only where `egress`
+    /// allows. A connection whose settings name a refused address by their text is not made
+    /// (the error says which setting and why).
+    fn connect(
+        &self,
+        account: &Account,
+        identities: &AppIdentities,
+        egress: &Egress,
+        options: &ConnectorOptions,
+    ) -> Result<Arc<dyn MetricClient>, String>;
+
+    /// Whether a reading may be refused for lack of rights, the planner then scaling on the
+    /// listeners' own load (which the tick reads only when some function may need it).
+    fn may_be_listen_only(&self) -> bool {
+        false
+    }
 }
 
-/// How a source is reached: an Azure connection, or a stream's brokers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum SourceConnection {
-    /// Boxed: the connection settings are far larger than a stream's brokers.
+/// Whether `source`'s reading may be refused for lack of rights (see
+/// [`MetricKind::may_be_listen_only`]).
+pub fn may_be_listen_only(source: &TriggerSource) -> bool {
+    kind_of(source).may_be_listen_only()
+}
+
+/// One account's client.
+trait MetricClient: Send + Sync {
+    /// Reads `source`'s backlog; `queue_time` asks for the oldest message's age too
+    /// (incremental scaling). A pure read: nothing on the source changes.
+    fn read<'a>(
+        &'a self,
+        source: &'a TriggerSource,
+        queue_time: bool,
+    ) -> BoxFuture<'a, Result<QueueReading, ReadFailure>>;
+}
+
+/// The metric reads of each kind of source.
+fn kind_of(source: &TriggerSource) -> &'static dyn MetricKind {
+    match source {
+        TriggerSource::StorageQueue { .. } => &storage_queue::StorageQueueMetrics,
+        TriggerSource::ServiceBus { .. } => &service_bus::ServiceBusMetrics,
+        TriggerSource::Stream(_) => &streams::StreamMetrics,
+    }
+}
+
+/// What one client serves: an Azure connection (storage account, namespace), or the client
+/// properties of a service signed in to with properties (a stream's brokers). `Debug` masks
+/// secrets.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Account {
+    /// Boxed: the connection settings are far larger than a list of properties.
     Azure(Box<ConnectionSpec>),
-    Brokers(Brokers),
+    Properties(Properties),
 }
 
-/// A source as metrics know it: the connection it is read with and what it names.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SourceKey {
-    pub connection: SourceConnection,
-    /// Part of the key: two tenants' identical settings sign in as different identities and
-    /// must never share a client.
-    pub identities: AppIdentities,
-    /// The app's tenant's egress allowances, which the client connects under.
-    pub egress_allow: AllowList,
-    pub target: Target,
-}
+/// Client properties, sorted; `Debug` masks secret ones.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Properties(Vec<(String, String)>);
 
-impl SourceKey {
-    fn signer(&self) -> Signer {
-        let service = match self.target {
-            Target::StorageQueue(_) => Backend::StorageQueues,
-            Target::ServiceBus(_) => Backend::ServiceBus,
-            Target::Stream { .. } => Backend::Kafka,
-        };
-        (
-            service,
-            self.connection.clone(),
-            self.identities.clone(),
-            self.egress_allow.clone(),
-        )
+impl Properties {
+    pub fn new(mut properties: Vec<(String, String)>) -> Properties {
+        properties.sort();
+        Properties(properties)
     }
 
-    /// The key of a function's source, read under its tenant's egress allowances; None for a
-    /// source nothing reads.
-    pub fn of(source: &MetricSource, egress_allow: &AllowList) -> Option<SourceKey> {
-        let egress_allow = egress_allow.clone();
-        match source {
-            MetricSource::StorageQueue {
-                connection,
-                identities,
-                queue,
-            } => Some(SourceKey {
-                connection: SourceConnection::Azure(connection.clone()),
-                identities: identities.clone(),
-                egress_allow,
-                target: Target::StorageQueue(queue.clone()),
-            }),
-            MetricSource::ServiceBus {
-                connection,
-                identities,
-                entity,
-                ..
-            } => Some(SourceKey {
-                connection: SourceConnection::Azure(connection.clone()),
-                identities: identities.clone(),
-                egress_allow,
-                target: Target::ServiceBus(entity.clone()),
-            }),
-            MetricSource::Stream(stream) => Some(SourceKey {
-                connection: SourceConnection::Brokers(Brokers::of(stream)),
-                identities: AppIdentities::default(),
-                egress_allow,
-                target: Target::Stream {
-                    group: stream.consumer_group.clone(),
-                    topic: stream.topic.clone(),
-                },
-            }),
-            MetricSource::Unreadable(_) => None,
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(k, v)| {
+                let shown = if is_secret_property(k) {
+                    "***"
+                } else {
+                    v.as_str()
+                };
+                format!("{k}={shown}")
+            }))
+            .finish()
+    }
+}
+
+impl fmt::Debug for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Account::Azure(connection) => connection.fmt(f),
+            Account::Properties(properties) => properties.fmt(f),
         }
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Backend {
-    StorageQueues,
-    ServiceBus,
-    Kafka,
+/// A source as metrics know it: its kind, the account it is read through, and what it names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceKey {
+    kind: &'static str,
+    account: Account,
+    /// Part of the key: two tenants' identical settings sign in as different identities and
+    /// must never share a client.
+    identities: AppIdentities,
+    /// The app's tenant's egress allowances, which the client connects under.
+    egress_allow: AllowList,
+    /// What the source reads on its account ([`TriggerSource::describe`]).
+    target: String,
 }
 
-/// A service, a connection, whose identity it signs in as and under which tenant's egress
-/// allowances: what one client serves.
-type Signer = (Backend, SourceConnection, AppIdentities, AllowList);
+impl SourceKey {
+    /// The key of a function's source, read under its tenant's egress allowances, signed in
+    /// as the app's identities.
+    pub fn of(
+        source: &TriggerSource,
+        identities: &AppIdentities,
+        egress_allow: &AllowList,
+    ) -> SourceKey {
+        SourceKey {
+            kind: source.kind(),
+            account: kind_of(source).account(source),
+            identities: identities.clone(),
+            egress_allow: egress_allow.clone(),
+            target: source.describe(),
+        }
+    }
 
-#[derive(Clone)]
-enum Client {
-    Queues(StorageQueues),
-    ServiceBus(ServiceBusAdmin),
-    Kafka(Arc<streams::Cluster>),
+    fn signer(&self) -> Signer {
+        (
+            self.kind,
+            self.account.clone(),
+            self.identities.clone(),
+            self.egress_allow.clone(),
+        )
+    }
 }
+
+/// A kind of source, an account, whose identity it signs in as and under which tenant's
+/// egress allowances: what one client serves.
+type Signer = (&'static str, Account, AppIdentities, AllowList);
 
 /// What one read found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,6 +206,35 @@ pub struct QueueReading {
     pub partitions: Option<u32>,
 }
 
+impl QueueReading {
+    /// A backlog of `length` messages, and nothing else known.
+    pub fn backlog(length: u64) -> QueueReading {
+        QueueReading {
+            length,
+            queue_time_ms: None,
+            partitions: None,
+        }
+    }
+}
+
+/// Why a read found nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ReadFailure {
+    why: String,
+    /// The source refused the read for lack of rights (Service Bus: a listen-only key or
+    /// role).
+    listen_only: bool,
+}
+
+impl From<String> for ReadFailure {
+    fn from(why: String) -> ReadFailure {
+        ReadFailure {
+            why,
+            listen_only: false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Reading {
     pub result: Result<QueueReading, String>,
@@ -165,29 +245,25 @@ pub struct Reading {
 }
 
 /// What a tick wants of one source.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Wanted {
+    /// The source, as the first function naming it resolved it.
+    source: TriggerSource,
     /// Some function on it scales incrementally and wants the oldest message's age.
     queue_time: bool,
-    /// The entity settings to keep (Service Bus), from the first function declaring any.
-    declared: Option<Declared>,
 }
 
 #[derive(Default)]
 pub(crate) struct Shared {
     readings: HashMap<SourceKey, Reading>,
     in_flight: HashSet<SourceKey>,
-    /// When updating an entity's settings last failed, so a failing update is retried slowly.
-    reconcile_failed: HashMap<SourceKey, Instant>,
-    /// Updates since the tick last took them, for its audit entries.
-    reconciliations: Vec<Reconciliation>,
 }
 
 pub struct MetricReader {
     config: MetricsConfig,
     connector: ConnectorOptions,
     egress: Egress,
-    clients: HashMap<Signer, Result<Client, String>>,
+    clients: HashMap<Signer, Result<Arc<dyn MetricClient>, String>>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -211,32 +287,21 @@ impl MetricReader {
         budget: Duration,
     ) {
         let now = Instant::now();
-        // Every source wanted this tick, whether any function on it wants the queue time, and
-        // the settings to keep (apps in key order, so the same function's declaration wins).
+        // Every source wanted this tick, and whether any function on it wants the queue time.
         let mut wanted: HashMap<SourceKey, Wanted> = HashMap::new();
-        let mut running: Vec<&Arc<ScalableApp>> = apps.iter().filter(|a| a.running).collect();
-        running.sort_by(|a, b| a.key.cmp(&b.key));
         let none = AllowList::default();
-        for app in running {
+        for app in apps.iter().filter(|a| a.running) {
             let allow = egress_allow.get(&app.key.tenant).unwrap_or(&none);
             for f in &app.functions {
-                let Some(key) = SourceKey::of(&f.source, allow) else {
+                let Ok(source) = &f.source else {
                     continue;
                 };
-                let entry = wanted.entry(key).or_default();
+                let key = SourceKey::of(source, &app.identities, allow);
+                let entry = wanted.entry(key).or_insert_with(|| Wanted {
+                    source: source.clone(),
+                    queue_time: false,
+                });
                 entry.queue_time |= app.mode == ScaleMode::Incremental;
-                if let MetricSource::ServiceBus {
-                    declared: Some(settings),
-                    ..
-                } = &f.source
-                    && entry.declared.is_none()
-                {
-                    entry.declared = Some(Declared {
-                        app: app.key.clone(),
-                        function: f.name.clone(),
-                        settings: settings.as_ref().clone(),
-                    });
-                }
             }
         }
         let mut stale: HashMap<Signer, Vec<(Option<Instant>, SourceKey, Wanted)>> = HashMap::new();
@@ -269,7 +334,9 @@ impl MetricReader {
             let client = self
                 .clients
                 .entry(signer.clone())
-                .or_insert_with(|| connect(&signer, &self.connector, &self.egress))
+                .or_insert_with(|| {
+                    connect(&signer, &keys[0].2.source, &self.connector, &self.egress)
+                })
                 .clone();
             let shared = self.shared.clone();
             {
@@ -289,29 +356,17 @@ impl MetricReader {
                             // fresh, and the next tick (one `min_interval` later) reads again
                             // rather than finding it a few milliseconds too young.
                             let at = Instant::now();
-                            let (result, listen_only) = match (&client, &key.target) {
-                                (Ok(Client::Queues(queues)), Target::StorageQueue(queue)) => {
-                                    (read(queues, queue, want.queue_time).await, false)
-                                }
-                                (Ok(Client::ServiceBus(admin)), Target::ServiceBus(entity)) => {
-                                    service_bus::read(admin, entity, &key, want.declared, &shared)
-                                        .await
-                                }
-                                (Ok(Client::Kafka(cluster)), Target::Stream { group, topic }) => {
-                                    (cluster.read(group, topic).await, false)
-                                }
-                                (Ok(_), _) => (
-                                    Err("the connection serves another service".to_owned()),
-                                    false,
-                                ),
-                                (Err(e), _) => (Err(e.clone()), false),
+                            let result = match &client {
+                                Ok(client) => client.read(&want.source, want.queue_time).await,
+                                Err(e) => Err(ReadFailure::from(e.clone())),
                             };
+                            let listen_only = result.as_ref().is_err_and(|e| e.listen_only);
                             let mut guard = lock(&shared);
                             guard.in_flight.remove(&key);
                             guard.readings.insert(
                                 key,
                                 Reading {
-                                    result,
+                                    result: result.map_err(|e| e.why),
                                     at,
                                     listen_only,
                                 },
@@ -330,58 +385,43 @@ impl MetricReader {
         }
     }
 
-    /// The latest reading of a function's source under its tenant's allowances (None: never
-    /// read yet).
-    pub fn reading(&self, source: &MetricSource, egress_allow: &AllowList) -> Option<Reading> {
-        match (SourceKey::of(source, egress_allow), source) {
-            (Some(key), _) => lock(&self.shared).readings.get(&key).cloned(),
-            (None, MetricSource::Unreadable(why)) => Some(Reading {
+    /// The latest reading of `function`'s source, as `app`'s under its tenant's allowances
+    /// (None: never read yet).
+    pub fn reading(
+        &self,
+        app: &ScalableApp,
+        function: &ScalableFunction,
+        egress_allow: &AllowList,
+    ) -> Option<Reading> {
+        match &function.source {
+            Ok(source) => {
+                let key = SourceKey::of(source, &app.identities, egress_allow);
+                lock(&self.shared).readings.get(&key).cloned()
+            }
+            Err(why) => Some(Reading {
                 result: Err(why.clone()),
                 at: Instant::now(),
                 listen_only: false,
             }),
-            (None, _) => None,
         }
-    }
-
-    /// The entity updates made since the last call, for the audit log.
-    pub fn take_reconciliations(&self) -> Vec<Reconciliation> {
-        std::mem::take(&mut lock(&self.shared).reconciliations)
     }
 }
 
-/// The client a signer's reads share. Under the scheduler's policy with the tenant's
-/// allowances: a connection whose settings name a refused address by their text is not made
-/// (the reading says which setting and why); names are checked as they resolve.
+/// The client a signer's reads share, made by the source's kind under the scheduler's policy
+/// with the tenant's allowances.
 fn connect(
     signer: &Signer,
+    source: &TriggerSource,
     connector: &ConnectorOptions,
     egress: &Egress,
-) -> Result<Client, String> {
-    let (service, connection, identities, allow) = signer;
+) -> Result<Arc<dyn MetricClient>, String> {
+    let (_, account, identities, allow) = signer;
     let egress = egress.for_tenant(allow);
     let options = ConnectorOptions {
         egress: Some(egress.clone()),
         ..connector.clone()
     };
-    match (service, connection) {
-        (Backend::StorageQueues, SourceConnection::Azure(connection)) => {
-            egress.check_destinations(&destinations::of_connection(connection))?;
-            StorageQueues::connect_for_app(connection, &options, identities)
-                .map(Client::Queues)
-                .map_err(|e| e.to_string())
-        }
-        (Backend::ServiceBus, SourceConnection::Azure(connection)) => {
-            egress.check_destinations(&destinations::of_connection(connection))?;
-            ServiceBusAdmin::connect_for_app(connection, &options, identities)
-                .map(Client::ServiceBus)
-                .map_err(|e| e.to_string())
-        }
-        (Backend::Kafka, SourceConnection::Brokers(brokers)) => Ok(Client::Kafka(Arc::new(
-            streams::Cluster::new(brokers, egress),
-        ))),
-        _ => Err("the connection serves another service".to_owned()),
-    }
+    kind_of(source).connect(account, identities, &egress, &options)
 }
 
 pub(crate) fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -389,40 +429,4 @@ pub(crate) fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> 
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-async fn read(
-    queues: &StorageQueues,
-    name: &str,
-    queue_time: bool,
-) -> Result<QueueReading, String> {
-    let queue = queues.queue(name).map_err(|e| e.to_string())?;
-    let length = match queue.approximate_length().await {
-        Ok(length) => length,
-        // A queue nobody has created yet holds no backlog.
-        Err(QueueError::QueueNotFound { .. }) => {
-            return Ok(QueueReading {
-                length: 0,
-                queue_time_ms: queue_time.then_some(0),
-                partitions: None,
-            });
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let queue_time_ms = if queue_time {
-        let oldest = queue
-            .oldest_visible_inserted_at()
-            .await
-            .map_err(|e| e.to_string())?;
-        Some(oldest.map_or(0, |at| {
-            u64::try_from((Utc::now() - at).num_milliseconds()).unwrap_or(0)
-        }))
-    } else {
-        None
-    };
-    Ok(QueueReading {
-        length,
-        queue_time_ms,
-        partitions: None,
-    })
 }

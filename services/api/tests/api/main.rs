@@ -29,6 +29,7 @@ mod scale;
 mod scale_history;
 mod send;
 mod service_bus_entity;
+mod service_bus_entity_upkeep;
 mod service_bus_scaling;
 mod setting_values;
 mod signing_keys;

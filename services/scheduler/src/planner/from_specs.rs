@@ -8,7 +8,7 @@ use shoal_domain::placement::WorkerSlot;
 
 use super::*;
 use crate::catalog::tests::{Functions, app, cosmos, queue};
-use crate::catalog::{AppKey, MetricSource, ScalableApp, Snapshot};
+use crate::catalog::{AppKey, ScalableApp, Snapshot};
 use crate::trigger_metrics::{QueueReading, Reading};
 
 /// One tick's decision for a new app (no instances yet), with every readable source reporting
@@ -20,8 +20,8 @@ fn first_decision(app: ScalableApp, backlog: u64) -> u32 {
         .iter()
         .map(|f| {
             let result = match &f.source {
-                MetricSource::Unreadable(why) => Err(why.clone()),
-                _ => Ok(QueueReading {
+                Err(why) => Err(why.clone()),
+                Ok(_) => Ok(QueueReading {
                     length: backlog,
                     queue_time_ms: None,
                     partitions: None,

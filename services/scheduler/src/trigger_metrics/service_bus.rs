@@ -9,136 +9,83 @@
 //! says so, and the planner falls back to the listeners' own load, as Azure falls back to
 //! incremental scaling for such connections.
 //!
-//! The same read keeps declared entity settings: when the function declares some and the live
-//! entity differs, the entity is updated (`PUT` with `If-Match: *`). An update that fails is
-//! reported and tried again after [`RECONCILE_RETRY`], never fatal to the reading.
+//! A reading only reads. Keeping the entity's declared settings is `entity_upkeep`'s step.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
-use shoal_connectors::{QueueError, ServiceBusAdmin};
-use shoal_domain::service_bus_entity::path::EntityPath;
-use shoal_domain::service_bus_entity::settings::{EntitySettings, SettingDrift, drift, reconciled};
+use futures::future::BoxFuture;
+use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
+use shoal_domain::connection::ConnectionSpec;
+use shoal_domain::connection::outbound::AppIdentities;
+use shoal_domain::egress::destinations;
+use shoal_domain::trigger_source::TriggerSource;
+use shoal_egress::Egress;
 
-use super::{QueueReading, Shared, SourceKey, lock};
-use crate::catalog::AppKey;
+use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
 
-/// How long after a failed update the next is tried.
-pub const RECONCILE_RETRY: Duration = Duration::from_secs(300);
+pub(super) struct ServiceBusMetrics;
 
-/// Entity settings a function declares, and which function.
-#[derive(Clone, Debug)]
-pub struct Declared {
-    pub app: AppKey,
-    pub function: String,
-    pub settings: EntitySettings,
+impl MetricKind for ServiceBusMetrics {
+    fn account(&self, source: &TriggerSource) -> Account {
+        let TriggerSource::ServiceBus { connection, .. } = source else {
+            unreachable!("kind_of names these metrics for Service Bus entities only")
+        };
+        Account::Azure(Box::new(connection.clone()))
+    }
+
+    fn connect(
+        &self,
+        account: &Account,
+        identities: &AppIdentities,
+        egress: &Egress,
+        options: &ConnectorOptions,
+    ) -> Result<Arc<dyn MetricClient>, String> {
+        let Account::Azure(connection) = account else {
+            return Err("a Service Bus entity is read through an Azure connection".to_owned());
+        };
+        Ok(Arc::new(admin(connection, identities, egress, options)?))
+    }
+
+    /// A listen-only key or role may receive but not read runtime properties.
+    fn may_be_listen_only(&self) -> bool {
+        true
+    }
 }
 
-/// One update of a live entity's settings (or a failed attempt), for the audit log.
-#[derive(Clone, Debug)]
-pub struct Reconciliation {
-    pub app: AppKey,
-    pub function: String,
-    /// `queue orders`, `subscription audit of topic events`.
-    pub entity: String,
-    pub changed: Vec<SettingDrift>,
-    /// Why the update failed; None when it was made.
-    pub error: Option<String>,
+/// The namespace's management client for `connection`, signed in as `identities`, connecting
+/// only where `egress` allows (a setting naming a refused address by its text is refused here,
+/// saying which; the connector checks every address a name resolves to).
+pub(crate) fn admin(
+    connection: &ConnectionSpec,
+    identities: &AppIdentities,
+    egress: &Egress,
+    options: &ConnectorOptions,
+) -> Result<ServiceBusAdmin, String> {
+    egress.check_destinations(&destinations::of_connection(connection))?;
+    ServiceBusAdmin::connect_for_app(connection, options, identities).map_err(|e| e.to_string())
 }
 
-/// Reads `entity`'s active message count, and keeps its declared settings. Returns the reading
-/// and whether it failed for lack of rights.
-pub(super) async fn read(
-    admin: &ServiceBusAdmin,
-    entity: &EntityPath,
-    key: &SourceKey,
-    declared: Option<Declared>,
-    shared: &Arc<Mutex<Shared>>,
-) -> (Result<QueueReading, String>, bool) {
-    let description = match admin.entity(entity).await {
-        Ok(description) => description,
-        Err(QueueError::Unauthorized(why)) => {
-            return (
-                Err(format!(
-                    "listen-only rights ({why}); scaling falls back to incremental"
-                )),
-                true,
-            );
-        }
-        // Nobody has created the entity yet: no backlog. (Shoal does not create Service Bus
-        // entities; the listener reports the missing entity.)
-        Err(QueueError::EntityNotFound { .. }) => {
-            return (
-                Ok(QueueReading {
-                    length: 0,
-                    queue_time_ms: None,
-                    partitions: None,
+impl MetricClient for ServiceBusAdmin {
+    fn read<'a>(
+        &'a self,
+        source: &'a TriggerSource,
+        _queue_time: bool,
+    ) -> BoxFuture<'a, Result<QueueReading, ReadFailure>> {
+        Box::pin(async move {
+            let TriggerSource::ServiceBus { entity, .. } = source else {
+                return Err(ReadFailure::from("not a Service Bus entity".to_owned()));
+            };
+            match self.entity(entity).await {
+                Ok(description) => Ok(QueueReading::backlog(description.counts.active)),
+                Err(QueueError::Unauthorized(why)) => Err(ReadFailure {
+                    why: format!("listen-only rights ({why}); scaling falls back to incremental"),
+                    listen_only: true,
                 }),
-                false,
-            );
-        }
-        Err(e) => return (Err(e.to_string()), false),
-    };
-    if let Some(declared) = declared {
-        reconcile(admin, entity, key, declared, &description.settings, shared).await;
+                // Nobody has created the entity yet: no backlog. (Shoal does not create Service
+                // Bus entities; the listener reports the missing entity.)
+                Err(QueueError::EntityNotFound { .. }) => Ok(QueueReading::backlog(0)),
+                Err(e) => Err(ReadFailure::from(e.to_string())),
+            }
+        })
     }
-    (
-        Ok(QueueReading {
-            length: description.counts.active,
-            queue_time_ms: None,
-            partitions: None,
-        }),
-        false,
-    )
-}
-
-async fn reconcile(
-    admin: &ServiceBusAdmin,
-    entity: &EntityPath,
-    key: &SourceKey,
-    declared: Declared,
-    live: &shoal_domain::service_bus_entity::settings::LiveEntitySettings,
-    shared: &Arc<Mutex<Shared>>,
-) {
-    let changed = drift(&declared.settings, live);
-    if changed.is_empty() {
-        return;
-    }
-    if lock(shared)
-        .reconcile_failed
-        .get(key)
-        .is_some_and(|at| at.elapsed() < RECONCILE_RETRY)
-    {
-        return;
-    }
-    let wanted = reconciled(&declared.settings, live);
-    let error = match admin.update_settings(entity, &wanted).await {
-        Ok(_) => None,
-        Err(e) => Some(e.to_string()),
-    };
-    let settings: Vec<&str> = changed.iter().map(|d| d.setting.as_str()).collect();
-    match &error {
-        None => tracing::info!(
-            app = %declared.app, function = declared.function, %entity,
-            settings = ?settings, "updated the Service Bus entity to the declared settings"
-        ),
-        Some(error) => tracing::warn!(
-            app = %declared.app, function = declared.function, %entity,
-            settings = ?settings, error,
-            "could not update the Service Bus entity to the declared settings; retrying later"
-        ),
-    }
-    let mut guard = lock(shared);
-    if error.is_some() {
-        guard.reconcile_failed.insert(key.clone(), Instant::now());
-    } else {
-        guard.reconcile_failed.remove(key);
-    }
-    guard.reconciliations.push(Reconciliation {
-        app: declared.app,
-        function: declared.function,
-        entity: entity.to_string(),
-        changed,
-        error,
-    });
 }

@@ -4,61 +4,68 @@
 //! partition count, which caps the instances. Event Hubs' unprocessed events are the same
 //! figure read through its Kafka endpoint.
 
-use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
+use shoal_connectors::ConnectorOptions;
 use shoal_connectors::kafka::{KafkaProperties, check_cluster, consumer_lag};
+use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::stream_trigger::StreamSource;
-use shoal_domain::stream_trigger::source::is_secret_property;
+use shoal_domain::trigger_source::TriggerSource;
 use shoal_egress::Egress;
 
-use super::QueueReading;
+use super::{Account, MetricClient, MetricKind, Properties, QueueReading, ReadFailure};
 
-/// Where a stream's brokers are and how to sign in: the client properties a lag read needs.
-/// Part of a source's key, so triggers on the same brokers with the same credentials share one
-/// account's read budget. `Debug` masks secrets.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Brokers(Vec<(String, String)>);
+pub(super) struct StreamMetrics;
+
+impl MetricKind for StreamMetrics {
+    /// The brokers and how to sign in: triggers on the same brokers with the same credentials
+    /// share one account's read budget.
+    fn account(&self, source: &TriggerSource) -> Account {
+        let TriggerSource::Stream(stream) = source else {
+            unreachable!("kind_of names the stream metrics for streams only")
+        };
+        Account::Properties(brokers(stream))
+    }
+
+    fn connect(
+        &self,
+        account: &Account,
+        _identities: &AppIdentities,
+        egress: &Egress,
+        _options: &ConnectorOptions,
+    ) -> Result<Arc<dyn MetricClient>, String> {
+        let Account::Properties(brokers) = account else {
+            return Err("a stream is read with its client properties".to_owned());
+        };
+        Ok(Arc::new(Cluster::new(brokers, egress.clone())))
+    }
+}
 
 /// The properties a read from outside the group takes from the trigger's.
 fn wanted(key: &str) -> bool {
     key == "bootstrap.servers" || key == "security.protocol" || key.starts_with("sasl.")
 }
 
-impl Brokers {
-    pub fn of(source: &StreamSource) -> Brokers {
-        let mut properties: Vec<(String, String)> = source
+/// Where a stream's brokers are and how to sign in: the client properties a lag read needs.
+fn brokers(source: &StreamSource) -> Properties {
+    Properties::new(
+        source
             .properties
             .iter()
             .filter(|(k, _)| wanted(k))
             .cloned()
-            .collect();
-        properties.sort();
-        Brokers(properties)
-    }
-
-    pub fn properties(&self) -> KafkaProperties {
-        let mut properties = KafkaProperties::new();
-        for (key, value) in &self.0 {
-            properties.set(key, value);
-        }
-        properties
-    }
+            .collect(),
+    )
 }
 
-impl fmt::Debug for Brokers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|(k, v)| {
-                let shown = if is_secret_property(k) {
-                    "***"
-                } else {
-                    v.as_str()
-                };
-                format!("{k}={shown}")
-            }))
-            .finish()
+fn client_properties(brokers: &Properties) -> KafkaProperties {
+    let mut properties = KafkaProperties::new();
+    for (key, value) in brokers.iter() {
+        properties.set(key, value);
     }
+    properties
 }
 
 /// How often a cluster's brokers are checked again: librdkafka's own metadata refresh interval
@@ -71,22 +78,22 @@ const BROKER_SETTING: &str = "brokerList";
 
 /// A set of brokers read under one egress policy: the bootstrap servers and the brokers they
 /// advertise are checked before the first lag read, and again every [`CHECK_EVERY`].
-pub struct Cluster {
+struct Cluster {
     properties: KafkaProperties,
     egress: Egress,
     checked: tokio::sync::Mutex<Option<Instant>>,
 }
 
 impl Cluster {
-    pub fn new(brokers: &Brokers, egress: Egress) -> Cluster {
+    fn new(brokers: &Properties, egress: Egress) -> Cluster {
         Cluster {
-            properties: brokers.properties(),
+            properties: client_properties(brokers),
             egress,
             checked: tokio::sync::Mutex::new(None),
         }
     }
 
-    pub async fn read(&self, group: &str, topic: &str) -> Result<QueueReading, String> {
+    async fn read_lag(&self, group: &str, topic: &str) -> Result<QueueReading, String> {
         self.check(topic).await?;
         read(&self.properties, group, topic).await
     }
@@ -101,6 +108,23 @@ impl Cluster {
             .map_err(|e| e.to_string())?;
         *checked = Some(Instant::now());
         Ok(())
+    }
+}
+
+impl MetricClient for Cluster {
+    fn read<'a>(
+        &'a self,
+        source: &'a TriggerSource,
+        _queue_time: bool,
+    ) -> BoxFuture<'a, Result<QueueReading, ReadFailure>> {
+        Box::pin(async move {
+            let TriggerSource::Stream(stream) = source else {
+                return Err(ReadFailure::from("not a stream".to_owned()));
+            };
+            self.read_lag(&stream.consumer_group, &stream.topic)
+                .await
+                .map_err(ReadFailure::from)
+        })
     }
 }
 
@@ -142,8 +166,8 @@ mod tests {
         .remove(0);
         let settings = BTreeMap::from([("P".to_owned(), "hunter2".to_owned())]);
         let source = stream_source(&binding, &settings, &HostConfig::default()).unwrap();
-        let brokers = Brokers::of(&source);
-        let properties = brokers.properties();
+        let brokers = brokers(&source);
+        let properties = client_properties(&brokers);
         assert_eq!(properties.get("bootstrap.servers"), Some("b:9092"));
         assert_eq!(properties.get("sasl.password"), Some("hunter2"));
         let shown = format!("{brokers:?}");
