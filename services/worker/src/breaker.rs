@@ -2,8 +2,9 @@
 //! `shoal_store::breakers`).
 //!
 //! Each listening function has a [`FunctionBreaker`]: its listener asks it before every
-//! receive ([`FunctionBreaker::admit`]) and its invocations tell it how each ended
-//! ([`FunctionBreaker::finished`]). Final failures are only counted in memory there; one task
+//! receive ([`FunctionBreaker::admit`]), and each delivery's invocation tells it how it ended
+//! through the delivery's [`Turn`] ([`Turn::finished`]); a turn dropped unreported hands a
+//! probe back. Final failures are only counted in memory there; one task
 //! per worker ([`sync`]) adds them to Postgres once per tick, in one transaction per tenant,
 //! which opens the breaker for every worker when the window holds more than the threshold. The
 //! same task reads the breakers that are not closed (at once when `shoal_breakers` announces a
@@ -20,6 +21,7 @@ pub mod sync;
 pub mod throttle;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,9 @@ struct Inner {
     recent: VecDeque<FailureSample>,
     /// A probe message was admitted and has not ended yet.
     probing: bool,
+    /// Which admission holds the probe (each probe admitted gets the next number), so a turn
+    /// handed back late cannot end a later probe.
+    probe_id: u64,
     /// A throttle outlasted the window: the pause to ask Postgres for.
     pending_throttle: Option<FailureSample>,
     /// The probe's outcome, not yet reported.
@@ -158,18 +163,26 @@ impl FunctionBreaker {
         self.lock().secret.clone()
     }
 
-    /// Waits until the listener may receive; None once `stop` is cancelled first.
-    pub async fn admit(&self, stop: &CancellationToken) -> Option<Admit> {
+    /// Waits until the listener may receive; None once `stop` is cancelled first. The
+    /// admission is the listener's leave to receive: it hands each delivery a [`Turn`]
+    /// ([`Admission::turn`]), through which the invocation reports how it ended. A probe's
+    /// admission or turn dropped before that (nothing received, a message poisoned on arrival,
+    /// held back or given back) hands the probe back, so no listener path can leave the
+    /// half-open breaker waiting for an outcome that never comes.
+    pub async fn admit(self: &Arc<Self>, stop: &CancellationToken) -> Option<Admission> {
         let mut gate = self.gate.subscribe();
         loop {
             let current = *gate.borrow_and_update();
             match current {
-                Gate::Closed => return Some(Admit::Any),
+                Gate::Closed => return Some(self.admission(None)),
                 Gate::Probe => {
                     let mut inner = self.lock();
                     if !inner.probing && inner.probe_outcome.is_none() {
                         inner.probing = true;
-                        return Some(Admit::One);
+                        inner.probe_id += 1;
+                        let id = inner.probe_id;
+                        drop(inner);
+                        return Some(self.admission(Some(id)));
                     }
                 }
                 Gate::Open | Gate::Unreachable(_) => {}
@@ -177,61 +190,64 @@ impl FunctionBreaker {
             tokio::select! {
                 _ = stop.cancelled() => return None,
                 changed = gate.changed() => if changed.is_err() { return None },
-                // A probe that received nothing gives its turn back (see `unused_probe`).
+                // A probe whose turn was handed back may be taken again.
                 _ = tokio::time::sleep(std::time::Duration::from_millis(200)), if current == Gate::Probe => {}
             }
         }
     }
 
-    /// The listener was admitted for a probe but received nothing: it may try again.
-    pub fn unused_probe(&self) {
-        self.lock().probing = false;
+    fn admission(self: &Arc<Self>, probe: Option<u64>) -> Admission {
+        Admission {
+            breaker: self.clone(),
+            probe: AtomicU64::new(probe.unwrap_or(NO_PROBE)),
+        }
     }
 
-    /// How an invocation ended, after its retries. While closed, a failure is counted; while
-    /// this worker probes, the outcome closes or reopens the breaker; while open, nothing
-    /// counts (the handler's failures have already stopped the function).
-    pub fn finished(&self, failure: Option<&str>) {
-        let gate = self.gate();
+    /// A turn for a delivery no admission covers (a stream's parked retries, read on their
+    /// own schedule): its failures count while the breaker is closed; it is never the probe.
+    pub fn counted_turn(self: &Arc<Self>) -> Turn {
+        Turn {
+            breaker: self.clone(),
+            probe: None,
+        }
+    }
+
+    /// How an invocation that was not the probe ended, after its retries: while closed, a
+    /// failure is counted; otherwise nothing counts (the handler's failures have already
+    /// stopped the function, or the probe decides).
+    fn counted(&self, failure: Option<&str>) {
+        if self.gate() != Gate::Closed {
+            return;
+        }
         let mut inner = self.lock();
-        match gate {
-            Gate::Closed => {
-                if let Some(reason) = failure
-                    && inner.settings.enabled
-                {
-                    inner.pending = inner.pending.saturating_add(1);
-                    inner.recent.push_front(FailureSample {
-                        at: Utc::now(),
-                        reason: reason.chars().take(1024).collect(),
-                    });
-                    inner.recent.truncate(FAILURE_SAMPLES);
-                }
-            }
-            Gate::Probe if inner.probing => {
-                inner.probing = false;
-                inner.probe_outcome = Some(failure.is_none());
-                drop(inner);
-                self.sync.notify_one();
-            }
-            Gate::Probe | Gate::Open | Gate::Unreachable(_) => {}
+        if let Some(reason) = failure
+            && inner.settings.enabled
+        {
+            inner.pending = inner.pending.saturating_add(1);
+            inner.recent.push_front(FailureSample {
+                at: Utc::now(),
+                reason: reason.chars().take(1024).collect(),
+            });
+            inner.recent.truncate(FAILURE_SAMPLES);
         }
     }
 
-    /// The probe's message was given back without an outcome (drain, lease lapse).
-    pub fn probe_abandoned(&self) {
-        if self.gate() == Gate::Probe {
-            self.lock().probing = false;
+    /// The probe `id` ended: its outcome closes or reopens the breaker.
+    fn probe_ended(&self, id: u64, failure: Option<&str>) {
+        let mut inner = self.lock();
+        if self.gate() == Gate::Probe && inner.probing && inner.probe_id == id {
+            inner.probing = false;
+            inner.probe_outcome = Some(failure.is_none());
+            drop(inner);
+            self.sync.notify_one();
         }
     }
 
-    /// A guard for a delivery that may end without invoking the handler (poisoned on arrival,
-    /// parked again, given back): dropped before [`Unreported::reported`], it hands the probe
-    /// turn back, so a probe whose message never reached the handler does not keep the function
-    /// paused until someone resumes it by hand.
-    pub fn unreported(&self) -> Unreported<'_> {
-        Unreported {
-            breaker: self,
-            armed: true,
+    /// The probe `id` was given back without an outcome: another may be admitted.
+    fn probe_handed_back(&self, id: u64) {
+        let mut inner = self.lock();
+        if inner.probing && inner.probe_id == id {
+            inner.probing = false;
         }
     }
 
@@ -280,24 +296,83 @@ impl FunctionBreaker {
     }
 }
 
-/// See [`FunctionBreaker::unreported`].
-pub struct Unreported<'a> {
-    breaker: &'a FunctionBreaker,
-    armed: bool,
+/// Probe numbers start at 1: an admission holding this holds none.
+const NO_PROBE: u64 = 0;
+
+/// A listener's leave to receive, from [`FunctionBreaker::admit`]; see there.
+pub struct Admission {
+    breaker: Arc<FunctionBreaker>,
+    /// The probe this admission holds until a delivery takes it ([`NO_PROBE`]: none). Atomic,
+    /// so deliveries running side by side (a stream batch's lanes) can each ask for a turn.
+    probe: AtomicU64,
 }
 
-impl Unreported<'_> {
-    /// The delivery reached the invocation, which tells the breaker how it ended.
-    pub fn reported(mut self) {
-        self.armed = false;
+impl Admission {
+    /// As much as the breaker allows, or the half-open breaker's one probe message.
+    pub fn kind(&self) -> Admit {
+        if self.probe.load(Ordering::Acquire) == NO_PROBE {
+            Admit::Any
+        } else {
+            Admit::One
+        }
+    }
+
+    /// The turn of one delivery of what was received: the probe's for the first (a probe
+    /// receives one message), a counted one for every other.
+    pub fn turn(&self) -> Turn {
+        let probe = self.probe.swap(NO_PROBE, Ordering::AcqRel);
+        Turn {
+            breaker: self.breaker.clone(),
+            probe: (probe != NO_PROBE).then_some(probe),
+        }
     }
 }
 
-impl Drop for Unreported<'_> {
+impl Drop for Admission {
+    /// Nothing received took the probe: it is handed back.
     fn drop(&mut self) {
-        if self.armed {
-            self.breaker.probe_abandoned();
+        drop(self.turn());
+    }
+}
+
+/// One delivery's part in its function's circuit breaker: the invocation reports through it
+/// how the delivery ended ([`Turn::finished`]). A probe's turn dropped unreported hands the
+/// probe back.
+pub struct Turn {
+    breaker: Arc<FunctionBreaker>,
+    /// The probe this delivery is, if it is one and has not ended.
+    probe: Option<u64>,
+}
+
+impl Turn {
+    /// How the invocation ended, after its retries (`failure`: why it failed finally). The
+    /// probe's outcome closes or reopens the breaker; any other delivery's failure counts
+    /// while the breaker is closed. Reported once: later calls count nothing.
+    pub fn finished(&mut self, failure: Option<&str>) {
+        match self.probe.take() {
+            Some(id) => self.breaker.probe_ended(id, failure),
+            None => self.breaker.counted(failure),
         }
+    }
+
+    /// The delivery ends without an outcome (given back, parked, held back): a probe is
+    /// handed back.
+    pub fn hand_back(&mut self) {
+        if let Some(id) = self.probe.take() {
+            self.breaker.probe_handed_back(id);
+        }
+    }
+
+    /// Whether this delivery is the half-open breaker's probe.
+    #[cfg(test)]
+    fn is_probe(&self) -> bool {
+        self.probe.is_some()
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.hand_back();
     }
 }
 
@@ -352,6 +427,7 @@ impl Breakers {
                 pending: 0,
                 recent: VecDeque::new(),
                 probing: false,
+                probe_id: 0,
                 probe_outcome: None,
                 pending_throttle: None,
             }),
@@ -411,10 +487,11 @@ mod tests {
     async fn a_closed_breaker_counts_failures_and_admits_everything() {
         let (_all, b) = breaker(CircuitBreaker::default());
         let stop = CancellationToken::new();
-        assert_eq!(b.admit(&stop).await, Some(Admit::Any));
-        b.finished(Some("boom"));
-        b.finished(None);
-        b.finished(Some("bang"));
+        let admission = b.admit(&stop).await.unwrap();
+        assert_eq!(admission.kind(), Admit::Any);
+        admission.turn().finished(Some("boom"));
+        admission.turn().finished(None);
+        admission.turn().finished(Some("bang"));
         let (count, recent) = b.take_pending().unwrap();
         assert_eq!(count, 2);
         assert_eq!(recent[0].reason, "bang", "newest first");
@@ -427,14 +504,14 @@ mod tests {
             enabled: false,
             ..CircuitBreaker::default()
         });
-        b.finished(Some("boom"));
+        b.counted_turn().finished(Some("boom"));
         assert!(b.take_pending().is_none());
     }
 
     #[tokio::test]
     async fn an_open_breaker_admits_nothing_until_it_closes_or_the_listener_stops() {
         let (_all, b) = breaker(CircuitBreaker::default());
-        b.finished(Some("counted before"));
+        b.counted_turn().finished(Some("counted before"));
         b.set_gate(Gate::Open);
         assert!(b.take_pending().is_none(), "pending failures are dropped");
         assert!(b.holds_back() && !b.invokes());
@@ -444,19 +521,19 @@ mod tests {
         let admitted = {
             let b = b.clone();
             let stop = stop.clone();
-            tokio::spawn(async move { b.admit(&stop).await })
+            tokio::spawn(async move { b.admit(&stop).await.map(|a| a.kind()) })
         };
         b.set_gate(Gate::Closed);
         assert_eq!(admitted.await.unwrap(), Some(Admit::Any));
         b.set_gate(Gate::Open);
         stop.cancel();
-        assert_eq!(b.admit(&stop).await, None);
+        assert!(b.admit(&stop).await.is_none());
     }
 
     #[tokio::test]
     async fn an_unreachable_handler_stops_receiving_while_messages_in_hand_wait() {
         let (all, b) = breaker(CircuitBreaker::default());
-        b.finished(Some("counted before"));
+        b.counted_turn().finished(Some("counted before"));
         let since = DateTime::from_timestamp(1_700_000_000, 0).unwrap();
         b.set_gate(Gate::Unreachable(since));
         assert!(b.take_pending().is_none(), "pending failures are dropped");
@@ -469,7 +546,7 @@ mod tests {
         let stop = CancellationToken::new();
         let waiting = tokio::time::timeout(std::time::Duration::from_millis(100), b.admit(&stop));
         assert!(waiting.await.is_err(), "receives nothing");
-        b.finished(Some("not counted"));
+        b.counted_turn().finished(Some("not counted"));
         assert!(b.take_pending().is_none());
         // Every function of the app shares the app's handler health.
         let sibling = all.register(
@@ -490,18 +567,80 @@ mod tests {
         assert!(b.invokes(), "the probe's message is invoked");
         assert!(b.holds_back(), "and not retried or poisoned when it fails");
         let stop = CancellationToken::new();
-        assert_eq!(b.admit(&stop).await, Some(Admit::One));
+        let admission = b.admit(&stop).await.unwrap();
+        assert_eq!(admission.kind(), Admit::One);
         let second = tokio::time::timeout(std::time::Duration::from_millis(300), b.admit(&stop));
         assert!(second.await.is_err(), "one probe at a time");
-        b.finished(Some("still failing"));
+        let mut turn = admission.turn();
+        assert!(turn.is_probe());
+        assert!(!admission.turn().is_probe(), "a probe receives one message");
+        drop(admission);
+        turn.finished(Some("still failing"));
         assert_eq!(b.take_probe_outcome(), Some(false));
         assert!(
             b.take_pending().is_none(),
             "a probe's failure is not counted"
         );
-        b.unused_probe();
-        assert_eq!(b.admit(&stop).await, Some(Admit::One));
-        b.finished(None);
+        drop(turn);
+        let admission = b.admit(&stop).await.unwrap();
+        assert_eq!(admission.kind(), Admit::One);
+        admission.turn().finished(None);
+        assert_eq!(b.take_probe_outcome(), Some(true));
+    }
+
+    #[tokio::test]
+    async fn a_probe_that_never_reports_hands_its_turn_back() {
+        let (_all, b) = breaker(CircuitBreaker::default());
+        b.set_gate(Gate::Probe);
+        let stop = CancellationToken::new();
+        let admit_kind = |b: Arc<FunctionBreaker>| {
+            let stop = stop.clone();
+            async move {
+                tokio::time::timeout(std::time::Duration::from_millis(300), b.admit(&stop))
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|a| a.kind())
+            }
+        };
+        // Nothing received: the admission is dropped.
+        drop(b.admit(&stop).await.unwrap());
+        assert_eq!(admit_kind(b.clone()).await, Some(Admit::One));
+        // Received, then given back without an outcome (poisoned on arrival, held back).
+        let admission = b.admit(&stop).await.unwrap();
+        let turn = admission.turn();
+        drop(admission);
+        assert_eq!(admit_kind(b.clone()).await, None, "the turn is still out");
+        drop(turn);
+        assert_eq!(b.take_probe_outcome(), None, "no outcome was made up");
+        assert_eq!(admit_kind(b.clone()).await, Some(Admit::One));
+    }
+
+    #[tokio::test]
+    async fn only_the_probe_decides_the_probe() {
+        let (_all, b) = breaker(CircuitBreaker::default());
+        let stop = CancellationToken::new();
+        // A delivery admitted while closed ends while this worker probes: its outcome is not
+        // the probe's.
+        let earlier = b.admit(&stop).await.unwrap().turn();
+        b.set_gate(Gate::Probe);
+        let probe = b.admit(&stop).await.unwrap();
+        let mut earlier = earlier;
+        earlier.finished(None);
+        assert_eq!(b.take_probe_outcome(), None);
+        // A probe turn handed back late (its probe long ended) does not end a later probe.
+        let mut old = probe.turn();
+        old.finished(Some("failing"));
+        assert_eq!(b.take_probe_outcome(), Some(false));
+        let stale = b.admit(&stop).await.unwrap();
+        let mut late = Turn {
+            breaker: b.clone(),
+            probe: Some(1),
+        };
+        late.hand_back();
+        let waiting = tokio::time::timeout(std::time::Duration::from_millis(300), b.admit(&stop));
+        assert!(waiting.await.is_err(), "the current probe is still out");
+        stale.turn().finished(None);
         assert_eq!(b.take_probe_outcome(), Some(true));
     }
 

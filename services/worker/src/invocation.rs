@@ -29,8 +29,8 @@ use shoal_invoker::{Invocation, Invoker};
 use url::Url;
 use uuid::Uuid;
 
-use crate::breaker::FunctionBreaker;
 use crate::breaker::held::HeldMessages;
+use crate::breaker::{FunctionBreaker, Turn};
 use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
@@ -86,6 +86,7 @@ impl FunctionHost {
     /// `durable_retry::PARK_FROM` ends the call with [`Outcome::Parked`].
     pub async fn invoke_parking(
         &self,
+        turn: &mut Turn,
         webhook_id: &str,
         invocation_id: Uuid,
         payload: impl Fn() -> Result<Value, String>,
@@ -95,6 +96,7 @@ impl FunctionHost {
         let retries = Retries { from, park: true };
         let result = self
             .invoke_holding_with(
+                turn,
                 webhook_id,
                 invocation_id,
                 payload,
@@ -127,11 +129,14 @@ impl FunctionHost {
     /// (`invocation_id` for the first, a fresh one for every retry). The caller keeps the
     /// message locked or invisible meanwhile, and cancels this future to give up at once.
     ///
-    /// The outcome is told to the function's circuit breaker. No retry starts while the
-    /// breaker is open: the message goes back to its source instead (see `holds_back`).
-    /// `retries` says where they start and whether a far-off one is parked (see [`Retries`]).
+    /// The outcome is told to the function's circuit breaker through the delivery's `turn`.
+    /// No retry starts while the breaker is open: the message goes back to its source instead
+    /// (see `holds_back`). `retries` says where they start and whether a far-off one is parked
+    /// (see [`Retries`]).
+    #[allow(clippy::too_many_arguments)]
     pub async fn invoke_holding_with<T>(
         &self,
+        turn: &mut Turn,
         webhook_id: &str,
         invocation_id: Uuid,
         payload: impl Fn() -> Result<Value, String>,
@@ -145,20 +150,8 @@ impl FunctionHost {
         let result = self
             .attempts(invocation_id, request, accept, || {}, hold, retries)
             .await;
-        self.tell_breaker(&result);
+        tell_breaker(turn, &result);
         result
-    }
-
-    /// How a held invocation ended, told to the function's circuit breaker. A parked message's
-    /// attempts so far failed, but its outcome is still to come: like a message the hold gave
-    /// back, it is no final failure.
-    fn tell_breaker<T>(&self, result: &Result<T, Unsettled>) {
-        match result {
-            Err(Unsettled::HoldEnded(_) | Unsettled::Parked(_)) => self.breaker.probe_abandoned(),
-            other => self
-                .breaker
-                .finished(other.as_ref().err().and_then(Unsettled::breaker_reason)),
-        }
     }
 
     /// Like [`FunctionHost::invoke_parking`] (a stream's events are held up to `hold`, the
@@ -170,8 +163,10 @@ impl FunctionHost {
     /// attempt's idempotency key and body, so a retry carries only what is left (the caller
     /// keeps that state). If the outputs cannot be written, `partly_done` is not called and
     /// the attempt failed as a whole.
+    #[allow(clippy::too_many_arguments)]
     pub async fn invoke_partly(
         &self,
+        turn: &mut Turn,
         invocation_id: Uuid,
         request: impl Fn() -> Result<(String, Value), String>,
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<()>, String>,
@@ -182,7 +177,7 @@ impl FunctionHost {
         let result = self
             .attempts(invocation_id, request, accept, partly_done, hold, retries)
             .await;
-        self.tell_breaker(&result);
+        tell_breaker(turn, &result);
         match result {
             Ok(()) => Outcome::Succeeded,
             Err(Unsettled::Failed(failure)) => Outcome::Failed(failure),
@@ -453,5 +448,15 @@ impl AttemptFailed {
 fn log_handler_lines(response: &HandlerResponse) {
     for line in &response.logs {
         tracing::info!(target: "shoal::handler", "{line}");
+    }
+}
+
+/// How a held invocation ended, told to the function's circuit breaker through the delivery's
+/// turn. A parked message's attempts so far failed, but its outcome is still to come: like a
+/// message the hold gave back, it is no final failure (a probe is handed back).
+fn tell_breaker<T>(turn: &mut Turn, result: &Result<T, Unsettled>) {
+    match result {
+        Err(Unsettled::HoldEnded(_) | Unsettled::Parked(_)) => turn.hand_back(),
+        other => turn.finished(other.as_ref().err().and_then(Unsettled::breaker_reason)),
     }
 }

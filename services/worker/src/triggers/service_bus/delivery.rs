@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::breaker::Turn;
 use crate::error::WorkerError;
 use crate::invocation::{FunctionHost, Hold, Retries, Unsettled};
 use crate::triggers::backoff;
@@ -57,8 +58,12 @@ enum Ended {
     Parked,
 }
 
+/// Delivers `messages` (one, or a batch) in one invocation; `turn` is their part in the
+/// function's circuit breaker (dropped unreported, as when they are held back or given back,
+/// it hands a probe back).
 pub async fn deliver(
     ctx: Arc<ServiceBusFunction>,
+    mut turn: Turn,
     receiver: SharedReceiver,
     mut messages: Vec<Received>,
     renew_message_locks: bool,
@@ -132,7 +137,7 @@ pub async fn deliver(
             hold,
         };
         let ended = tokio::select! {
-            ended = invoke.run(&ctx, parkable, payload, accept) => ended,
+            ended = invoke.run(&ctx, &mut turn, parkable, payload, accept) => ended,
             _ = renew_locks(&receiver, &mut messages, limit), if renew_message_locks => {
                 Ended::Failed("lock renewal stopped".into())
             }
@@ -160,6 +165,7 @@ impl Invoke<'_> {
     async fn run(
         &self,
         ctx: &ServiceBusFunction,
+        turn: &mut Turn,
         parkable: Option<(RetryState, ReceivedMessage)>,
         payload: impl Fn() -> Result<serde_json::Value, String>,
         accept: impl Fn(
@@ -175,6 +181,7 @@ impl Invoke<'_> {
             let result = self
                 .function
                 .invoke_holding_with(
+                    turn,
                     self.webhook_id,
                     self.invocation_id,
                     &payload,
@@ -250,7 +257,6 @@ async fn settle_all(
             );
         }
         Ended::Abandoned => {
-            ctx.function.breaker.probe_abandoned();
             tracing::warn!(
                 "drain deadline passed or lease lapsed mid-invocation; abandoning the message(s) for another worker"
             );

@@ -71,9 +71,10 @@ pub async fn run(
         if ctx.function.breaker.holds_back() {
             stats.set_status(ctx.function.breaker.paused_status());
         }
-        let Some(admit) = ctx.function.breaker.admit(&stop).await else {
+        let Some(admission) = ctx.function.breaker.admit(&stop).await else {
             break;
         };
+        let admit = admission.kind();
         // While the handler asks to slow down: one message at a time, after the deferral.
         let (most, wait) = ctx.function.breaker.intake(u32::MAX);
         if !wait.is_zero() {
@@ -113,9 +114,6 @@ pub async fn run(
             _ = abandon.cancelled() => break,
             received = receive(&ctx, &receiver, want, &stop) => received,
         };
-        if admit == Admit::One && !received.as_ref().is_ok_and(|m| !m.is_empty()) {
-            ctx.function.breaker.unused_probe();
-        }
         let messages = match received {
             Ok(messages) => {
                 retry.reset();
@@ -124,7 +122,7 @@ pub async fn run(
             }
             Err(e) => {
                 connect::report(&stats, "receiving messages", e);
-                drop(permits);
+                drop((permits, admission));
                 if !retry.pause(&stop).await {
                     break;
                 }
@@ -137,20 +135,22 @@ pub async fn run(
         ctx.add_in_flight(messages.len());
         if ctx.batched {
             let permit = permits.pop();
+            let turn = admission.turn();
             deliveries.spawn({
                 let (ctx, receiver, abandon) = (ctx.clone(), receiver.clone(), abandon.clone());
                 async move {
-                    delivery::deliver(ctx, receiver, messages, true, abandon).await;
+                    delivery::deliver(ctx, turn, receiver, messages, true, abandon).await;
                     drop(permit);
                 }
             });
         } else {
             for message in messages {
                 let permit = permits.pop();
+                let turn = admission.turn();
                 deliveries.spawn({
                     let (ctx, receiver, abandon) = (ctx.clone(), receiver.clone(), abandon.clone());
                     async move {
-                        delivery::deliver(ctx, receiver, vec![message], true, abandon).await;
+                        delivery::deliver(ctx, turn, receiver, vec![message], true, abandon).await;
                         drop(permit);
                     }
                 });

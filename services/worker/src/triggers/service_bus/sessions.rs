@@ -23,7 +23,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::breaker::Admit;
+use crate::breaker::{Admission, Admit};
 use crate::triggers::backoff::Retry;
 use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector};
@@ -122,7 +122,7 @@ async fn slot(
         if ctx.function.breaker.holds_back() {
             me.set(SlotState::Paused);
         }
-        let Some(admit) = ctx.function.breaker.admit(&stop).await else {
+        let Some(admission) = ctx.function.breaker.admit(&stop).await else {
             break;
         };
         stats.polled(Utc::now());
@@ -131,11 +131,10 @@ async fn slot(
             _ = stop.cancelled() => break,
             accepted = acceptor.accept_next() => accepted,
         };
-        if admit == Admit::One && !matches!(accepted, Ok(Some(_))) {
-            ctx.function.breaker.unused_probe();
-        }
         match accepted {
             Ok(None) => {
+                // Nothing to probe with: the turn goes back before the pause.
+                drop(admission);
                 retry.reset();
                 me.set(SlotState::Listening);
                 if !pause(idle.after_none(started.elapsed()), &stop).await {
@@ -146,9 +145,10 @@ async fn slot(
                 retry.reset();
                 idle.reset();
                 me.set(SlotState::Listening);
-                session(&ctx, &me, receiver, admit, &stop, &abandon).await;
+                session(&ctx, &me, receiver, admission, &stop, &abandon).await;
             }
             Err(e) => {
+                drop(admission);
                 me.set(match &e {
                     ServiceBusError::NoAnswer { .. } => SlotState::Stuck(e.to_string()),
                     _ => SlotState::Failing(format!("accepting a session: {e}")),
@@ -178,7 +178,7 @@ async fn session(
     ctx: &Arc<ServiceBusFunction>,
     me: &Slot,
     receiver: MessageReceiver,
-    admit: Admit,
+    admission: Admission,
     stop: &CancellationToken,
     abandon: &CancellationToken,
 ) {
@@ -200,6 +200,7 @@ async fn session(
         .session_idle_timeout
         .as_ref()
         .map_or(DEFAULT_SESSION_IDLE_TIMEOUT, |t| t.as_duration());
+    let admit = admission.kind();
     let want = if ctx.batched && admit == Admit::Any {
         ctx.options.max_message_batch_size.max(1)
     } else {
@@ -230,6 +231,7 @@ async fn session(
                 // In order: the next message of the session waits for this one's settlement.
                 delivery::deliver(
                     ctx.clone(),
+                    admission.turn(),
                     receiver.clone(),
                     messages,
                     false,
@@ -247,9 +249,8 @@ async fn session(
             }
         }
     }
-    if admit == Admit::One && !probed {
-        ctx.function.breaker.unused_probe();
-    }
+    // A probe that received nothing hands its turn back.
+    drop(admission);
     held.cancel();
     let _ = renewal.await;
     if let Ok(receiver) = Arc::try_unwrap(receiver)

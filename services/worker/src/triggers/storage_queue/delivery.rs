@@ -40,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::breaker::Turn;
 use crate::error::WorkerError;
 use crate::invocation::{Failure, FunctionHost, Hold, Outcome, Parked};
 use crate::triggers::backoff;
@@ -62,8 +63,11 @@ pub struct QueueFunction {
     pub invisibility: Duration,
 }
 
+/// Delivers one message; `turn` is its part in the function's circuit breaker (every way out
+/// before the invocation drops it, which hands a probe back).
 pub async fn deliver(
     ctx: Arc<QueueFunction>,
+    mut turn: Turn,
     message: QueueMessage,
     receipt: Arc<Mutex<String>>,
     in_flight: Arc<InFlight>,
@@ -77,8 +81,6 @@ pub async fn deliver(
         instance = function.instance, function = function.function, message_id = id, dequeue_count = message.dequeue_count,
         invocation_id = %invocation_id);
     async {
-        // Every way out before the invocation hands a probe turn back.
-        let unreported = function.breaker.unreported();
         let attempts = parking::attempts(function, &message).await;
         let dequeue_count = attempts.count;
         if !function.breaker.invokes() {
@@ -118,12 +120,10 @@ pub async fn deliver(
                 return;
             }
         }
-        // The invocation tells the breaker how it ended (or, abandoned, hands the turn back).
-        unreported.reported();
         let invoked = CancellationToken::new();
         let work = async {
             let outcome = tokio::select! {
-                outcome = attempt(&ctx, &message, dequeue_count, invocation_id, from) => outcome,
+                outcome = attempt(&ctx, &mut turn, &message, dequeue_count, invocation_id, from) => outcome,
                 _ = abandon.cancelled() => Outcome::Abandoned,
             };
             invoked.cancel();
@@ -179,7 +179,7 @@ pub async fn deliver(
                 }
             }
             Outcome::Abandoned => {
-                ctx.function.breaker.probe_abandoned();
+                turn.hand_back();
                 tracing::warn!("drain deadline passed or lease lapsed mid-invocation; releasing the message for another worker");
                 release(&ctx, &message.message_id, &receipt, Duration::ZERO).await;
             }
@@ -196,6 +196,7 @@ pub async fn deliver(
 /// message's attempts (see [`parking::attempts`]).
 async fn attempt(
     ctx: &QueueFunction,
+    turn: &mut Turn,
     message: &QueueMessage,
     dequeue_count: u32,
     invocation_id: Uuid,
@@ -223,6 +224,7 @@ async fn attempt(
     };
     ctx.function
         .invoke_parking(
+            turn,
             &message.message_id,
             invocation_id,
             payload,

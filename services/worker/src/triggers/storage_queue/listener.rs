@@ -54,7 +54,7 @@ impl QueueListener {
                 stats.set_status(breaker.paused_status());
                 paused_shown = true;
             }
-            let Some(admit) = breaker.admit(&self.stop).await else {
+            let Some(admission) = breaker.admit(&self.stop).await else {
                 break;
             };
             let (most, wait) = breaker.intake(self.options.batch_size);
@@ -77,7 +77,7 @@ impl QueueListener {
                     None => break,
                 },
             };
-            let batch_size = match admit {
+            let batch_size = match admission.kind() {
                 Admit::Any => most as u8,
                 Admit::One => 1,
             };
@@ -91,9 +91,6 @@ impl QueueListener {
                 _ = self.abandon.cancelled() => break,
                 batch = ctx.queue.receive(batch_size, ctx.invisibility) => batch,
             };
-            if admit == Admit::One && !batch.as_ref().is_ok_and(|m| !m.is_empty()) {
-                breaker.unused_probe();
-            }
             stats.set_token_error(ctx.queue.last_token_error());
             if batch.is_ok() && (missing_queue_logged || paused_shown) {
                 stats.set_status("listening");
@@ -115,6 +112,7 @@ impl QueueListener {
                         stats.set_in_flight(in_flight.len());
                         deliveries.spawn(delivery::deliver(
                             ctx.clone(),
+                            admission.turn(),
                             message,
                             receipt,
                             in_flight.clone(),

@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::breaker::{Admission, Turn};
 use crate::invocation::{Accepted, Hold, Outcome, Retries};
 use crate::triggers::stream::StreamFunction;
 
@@ -61,6 +62,7 @@ pub(super) enum End {
 /// Invokes `events` (in fetch order, which is offset order within each partition).
 pub async fn process(
     ctx: &Arc<StreamFunction>,
+    admission: &Admission,
     events: &[StreamEvent],
     abandon: &CancellationToken,
 ) -> BatchResult {
@@ -69,7 +71,7 @@ pub async fn process(
     let ends = join_all(
         lanes
             .into_iter()
-            .map(|units| run_lane(ctx, units, hold, abandon)),
+            .map(|units| run_lane(ctx, admission, units, hold, abandon)),
     )
     .await;
     let mut result = BatchResult::default();
@@ -112,13 +114,15 @@ fn lanes(
 
 async fn run_lane(
     ctx: &Arc<StreamFunction>,
+    admission: &Admission,
     units: Vec<Vec<&StreamEvent>>,
     hold: Hold,
     abandon: &CancellationToken,
 ) -> (Vec<(i32, i64)>, End) {
     let mut done = Vec::new();
     for unit in units {
-        match invoke(ctx, &unit, RetryState::default(), hold, abandon).await {
+        let turn = admission.turn();
+        match invoke(ctx, turn, &unit, RetryState::default(), hold, abandon).await {
             End::Done => done.extend(unit.iter().map(|e| (e.partition, e.offset))),
             end => return (done, end),
         }
@@ -144,6 +148,7 @@ const BATCH_HOLD: Duration = Duration::from_secs(180);
 /// waited out up to `hold`.
 pub(super) async fn invoke(
     ctx: &StreamFunction,
+    mut turn: Turn,
     events: &[&StreamEvent],
     from: RetryState,
     hold: Hold,
@@ -200,7 +205,7 @@ pub(super) async fn invoke(
         };
         let failure = loop {
             let outcome = tokio::select! {
-                outcome = function.invoke_partly(invocation_id, &request, &accept, &partly_done, hold, retries) => outcome,
+                outcome = function.invoke_partly(&mut turn, invocation_id, &request, &accept, &partly_done, hold, retries) => outcome,
                 _ = abandon.cancelled() => Outcome::Abandoned,
             };
             match outcome {
@@ -215,7 +220,6 @@ pub(super) async fn invoke(
                     return End::HeldBack;
                 }
                 Outcome::Abandoned => {
-                    function.breaker.probe_abandoned();
                     tracing::warn!("drain deadline passed or lease lapsed mid-batch; its offsets are not committed, so the batch is read again");
                     return End::Abandoned;
                 }

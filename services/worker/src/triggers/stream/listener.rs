@@ -47,9 +47,11 @@ pub async fn run(
             }
             stats.set_status("paused: the function's circuit breaker is open");
         }
-        let Some(admit) = breaker.admit(&stop).await else {
+        // Dropped on every way out before a batch takes it, which hands a probe back.
+        let Some(admission) = breaker.admit(&stop).await else {
             break;
         };
+        let admit = admission.kind();
         if member.is_none() {
             match Member::join(&ctx, &properties).await {
                 Ok(joined) => {
@@ -58,9 +60,7 @@ pub async fn run(
                 }
                 Err(e) => {
                     report(&stats, "joining the consumer group", &e);
-                    if admit == Admit::One {
-                        breaker.unused_probe();
-                    }
+                    drop(admission);
                     if !retry.pause(&stop).await {
                         break;
                     }
@@ -81,24 +81,14 @@ pub async fn run(
         if !wait.is_zero() {
             stats.set_status("throttled: the handler asked to slow down");
             tokio::select! {
-                _ = stop.cancelled() => {
-                    if admit == Admit::One {
-                        breaker.unused_probe();
-                    }
-                    break;
-                }
+                _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(wait) => {}
             }
             stats.set_status("listening");
         }
         let want = (most as usize).clamp(1, want);
         let fetched = tokio::select! {
-            _ = stop.cancelled() => {
-                if admit == Admit::One {
-                    breaker.unused_probe();
-                }
-                break;
-            }
+            _ = stop.cancelled() => break,
             fetched = fetch(&ctx, &current.consumer, want) => fetched,
         };
         let events = match fetched {
@@ -108,9 +98,7 @@ pub async fn run(
             }
             Err(e) => {
                 report(&stats, "fetching events", &e);
-                if admit == Admit::One {
-                    breaker.unused_probe();
-                }
+                drop(admission);
                 if !retry.pause(&stop).await {
                     break;
                 }
@@ -118,13 +106,10 @@ pub async fn run(
             }
         };
         if events.is_empty() {
-            if admit == Admit::One {
-                breaker.unused_probe();
-            }
             continue;
         }
         stats.set_in_flight(events.len());
-        let result = batch::process(&ctx, &events, &abandon).await;
+        let result = batch::process(&ctx, &admission, &events, &abandon).await;
         stats.set_in_flight(0);
         if result.abandoned {
             // Nothing of this batch is committed: its partitions' next owner reads it again.

@@ -287,7 +287,8 @@ async fn resume_due(
         }
         let events: Vec<&StreamEvent> = parked.iter().map(|p| &p.event).collect();
         let from = parked[0].state.clone();
-        match batch::invoke(ctx, &events, from, hold, abandon).await {
+        let turn = ctx.function.breaker.counted_turn();
+        match batch::invoke(ctx, turn, &events, from, hold, abandon).await {
             End::Done => done.extend(parked.iter().map(|p| p.record)),
             End::HeldBack => return (done, Some(Ended::HeldBack)),
             End::Abandoned => return (done, Some(Ended::Abandoned)),
