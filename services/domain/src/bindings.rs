@@ -28,7 +28,7 @@ pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
     EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
     KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
 };
 pub use trigger_data::check_for_trigger;
 
@@ -46,6 +46,7 @@ pub enum Binding {
     KafkaTrigger(KafkaTriggerBinding),
     Kafka(KafkaOutputBinding),
     CosmosDbTrigger(CosmosDbTriggerBinding),
+    TimerTrigger(TimerTriggerBinding),
 }
 
 /// What Shoal does with a binding type.
@@ -62,7 +63,7 @@ enum Role {
 }
 
 /// `(type, role)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 11] = [
+const KNOWN_TYPES: [(&str, Role); 12] = [
     ("queueTrigger", Role::Trigger),
     ("queue", Role::Output),
     ("serviceBusTrigger", Role::Trigger),
@@ -74,6 +75,7 @@ const KNOWN_TYPES: [(&str, Role); 11] = [
     ("kafkaTrigger", Role::Trigger),
     ("kafka", Role::Output),
     ("cosmosDBTrigger", Role::NotRunTrigger),
+    ("timerTrigger", Role::NotRunTrigger),
 ];
 
 /// The trigger types something in Shoal runs, in table order.
@@ -98,6 +100,7 @@ impl Binding {
             Binding::KafkaTrigger(_) => "kafkaTrigger",
             Binding::Kafka(_) => "kafka",
             Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
+            Binding::TimerTrigger(_) => "timerTrigger",
         }
     }
 
@@ -114,6 +117,7 @@ impl Binding {
             Binding::KafkaTrigger(b) => &b.name,
             Binding::Kafka(b) => &b.name,
             Binding::CosmosDbTrigger(b) => &b.name,
+            Binding::TimerTrigger(b) => &b.name,
         }
     }
 
@@ -149,7 +153,8 @@ impl Binding {
             Binding::HttpTrigger(_)
             | Binding::Http(_)
             | Binding::KafkaTrigger(_)
-            | Binding::Kafka(_) => None,
+            | Binding::Kafka(_)
+            | Binding::TimerTrigger(_) => None,
         };
         connection.filter(|c| !c.is_empty())
     }
@@ -319,6 +324,7 @@ impl Serialize for Binding {
             Binding::KafkaTrigger(b) => tagged!(b),
             Binding::Kafka(b) => tagged!(b),
             Binding::CosmosDbTrigger(b) => tagged!(b),
+            Binding::TimerTrigger(b) => tagged!(b),
         }
     }
 }
@@ -346,7 +352,9 @@ impl PartialSchema for Binding {
                  The target name of a `queue`, `serviceBus` or `kafka` output (`queueName`, `topicName`, `topic`) may hold \
                  binding expressions such as `out-{Id}` or `{region}-%Env%`, resolved for each message from the trigger's \
                  binding data (its metadata, `sys`, `{rand-guid}`, `{DateTime}`, and a JSON body's properties); a trigger's \
-                 own names may not.",
+                 own names may not. A `timerTrigger` has a `schedule` (an NCRONTAB expression with seconds such as \
+                 `0 30 9 * * 1-5`, or a TimeSpan such as `00:05:00`), read in the app's `WEBSITE_TIME_ZONE`, and may \
+                 set `runOnStartup` and `useMonitor`.",
             ))
             .property("type", string().enum_values(Some(known)))
             .property("direction", string().enum_values(Some(["in", "out"])))
@@ -374,3 +382,6 @@ impl ToSchema for Binding {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod timer_tests;

@@ -15,13 +15,14 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::bindings::Binding;
+use crate::bindings::{Binding, TimerTriggerBinding};
 use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
 use crate::queue_trigger::{NoPoisonQueue, poison_queue_name, trigger_queue_name};
 use crate::stream_trigger::{stream_output, stream_source};
+use crate::timer_trigger;
 
 pub mod sign_in;
 
@@ -62,7 +63,7 @@ pub struct Check {
     /// `scriptFile`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
-    /// What was checked: `connection`, `queueName`, `trigger`, `identity` (how an
+    /// What was checked: `connection`, `queueName`, `schedule`, `trigger`, `identity` (how an
     /// identity-based connection signs in), `outputs`, `hostConfig`, `function`.
     pub subject: String,
     pub status: CheckStatus,
@@ -213,6 +214,11 @@ pub fn check_function(
                 Err(message) => check(binding, "stream", CheckStatus::Error, message),
             });
         }
+        if let Binding::TimerTrigger(timer) = binding {
+            checks.push(timer_check(timer, settings, |status, detail| {
+                check(binding, "schedule", status, detail)
+            }));
+        }
         if binding.is_trigger() && !binding.has_runner() {
             checks.push(check(
                 binding,
@@ -249,6 +255,42 @@ pub fn check_function(
         });
     }
     checks
+}
+
+/// A timer's schedule and time zone, resolved as its listener resolves them, and whether its
+/// schedule status is kept.
+fn timer_check(
+    timer: &TimerTriggerBinding,
+    settings: &BTreeMap<String, String>,
+    check: impl Fn(CheckStatus, String) -> Check,
+) -> Check {
+    let schedule = match timer_trigger::resolve_schedule(&timer.schedule, settings) {
+        Ok(schedule) => schedule,
+        Err(message) => return check(CheckStatus::Error, message),
+    };
+    let zone = match timer_trigger::time_zone(settings) {
+        Ok(zone) => zone,
+        Err(message) => return check(CheckStatus::Error, message),
+    };
+    let runs = format!("runs on {schedule} in {}", zone.name());
+    if timer_trigger::use_monitor(timer.use_monitor, &schedule) {
+        check(
+            CheckStatus::Ok,
+            format!("{runs}; an occurrence missed while down runs once when back"),
+        )
+    } else if timer.use_monitor == Some(true) {
+        check(
+            CheckStatus::Warning,
+            format!(
+                "{runs}; useMonitor is true, but a schedule that runs more than once a minute keeps no status (as in Azure), so missed occurrences are not run"
+            ),
+        )
+    } else {
+        check(
+            CheckStatus::Ok,
+            format!("{runs}; no status is kept, so missed occurrences are not run"),
+        )
+    }
 }
 
 /// The checks for the app's written `hostConfig` (already validated): one `noEffect` check
@@ -388,6 +430,52 @@ mod tests {
         let checks = check_function("f", &spec, &settings, &HostConfig::default());
         let queue = checks.iter().find(|c| c.subject == "queueName").unwrap();
         assert_eq!(queue.status, CheckStatus::Error);
+    }
+
+    #[test]
+    fn a_timer_says_what_it_runs_on_or_why_it_cannot() {
+        let schedule_check = |binding: serde_json::Value, settings: &[(&str, &str)]| {
+            let spec = function(json!([binding]));
+            let settings = settings
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            let checks = check_function("f", &spec, &settings, &HostConfig::default());
+            let unsupported = checks
+                .iter()
+                .any(|c| c.subject == "trigger" && c.status == CheckStatus::Unsupported);
+            assert!(unsupported, "{checks:?}");
+            let check = checks.into_iter().find(|c| c.subject == "schedule");
+            let check = check.expect("a schedule check");
+            (check.status, check.detail)
+        };
+        let timer = |schedule: &str| json!({"type": "timerTrigger", "direction": "in", "name": "t", "schedule": schedule});
+        assert_eq!(
+            schedule_check(
+                timer("%Nightly%"),
+                &[("Nightly", "0 30 2 * * *"), ("WEBSITE_TIME_ZONE", "Europe/London")]
+            ),
+            (
+                CheckStatus::Ok,
+                "runs on Cron: '0 30 2 * * *' in Europe/London; an occurrence missed while down runs once when back".into()
+            )
+        );
+        let (status, detail) = schedule_check(timer("%Nightly%"), &[]);
+        assert_eq!(
+            (status, detail.as_str()),
+            (CheckStatus::Error, "app setting Nightly is not set")
+        );
+        let (status, detail) = schedule_check(
+            timer("0 30 2 * * *"),
+            &[("WEBSITE_TIME_ZONE", "Eastern Standard Time")],
+        );
+        assert_eq!(status, CheckStatus::Error);
+        assert!(detail.contains("write \"America/New_York\""), "{detail}");
+        let every_second = json!({"type": "timerTrigger", "direction": "in", "name": "t",
+            "schedule": "* * * * * *", "useMonitor": true});
+        let (status, detail) = schedule_check(every_second, &[]);
+        assert_eq!(status, CheckStatus::Warning);
+        assert!(detail.contains("keeps no status"), "{detail}");
     }
 
     #[test]

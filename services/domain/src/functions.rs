@@ -261,6 +261,7 @@ fn own_dead_letter(trigger: &Binding) -> &'static str {
     match trigger {
         Binding::QueueTrigger(_) => "the poison queue <queue>-poison",
         Binding::ServiceBusTrigger(_) => "the entity's dead-letter queue",
+        Binding::TimerTrigger(_) => "its retry policy, then its next occurrence",
         _ => "its caller gets the handler's answer",
     }
 }
@@ -305,6 +306,27 @@ mod tests {
         );
         assert!(!f.spec.disabled);
         assert_eq!(f.stored, body);
+    }
+
+    #[test]
+    fn an_azure_functions_timer_function_json_is_accepted() {
+        let body = json!({"bindings": [
+            {"name": "myTimer", "type": "timerTrigger", "direction": "in", "schedule": "0 */5 * * * *"}
+        ]});
+        let f = FunctionSpec::parse("TimerTrigger1", &body).unwrap();
+        assert_eq!(
+            f.spec.trigger().map(|t| t.type_name()),
+            Some("timerTrigger")
+        );
+        assert_eq!(f.stored, body);
+        let with_dead_letter = json!({"bindings": body["bindings"], "deadLetter": {"topic": "dl"}});
+        let err = FunctionSpec::parse("TimerTrigger1", &with_dead_letter).unwrap_err();
+        assert!(
+            err.errors[0].message.ends_with(
+                "a timerTrigger has its own: its retry policy, then its next occurrence"
+            ),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod service_bus_trigger;
 pub mod settings;
 pub mod stream_trigger;
 pub mod tenants;
+pub mod timer_trigger;
 pub mod timespan;
 pub mod trigger_source;
 pub mod validation;

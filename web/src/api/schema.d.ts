@@ -841,7 +841,7 @@ export interface components {
             nextBefore?: number | null;
         };
         /**
-         * @description One function.json binding: `type`, `direction`, `name` and the type's own properties (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`. The target name of a `queue`, `serviceBus` or `kafka` output (`queueName`, `topicName`, `topic`) may hold binding expressions such as `out-{Id}` or `{region}-%Env%`, resolved for each message from the trigger's binding data (its metadata, `sys`, `{rand-guid}`, `{DateTime}`, and a JSON body's properties); a trigger's own names may not.
+         * @description One function.json binding: `type`, `direction`, `name` and the type's own properties (e.g. `queueName`, `connection`, `topicName`, `subscriptionName`, `isSessionsEnabled`, `isBatched`). A `serviceBusTrigger` may declare its queue's or subscription's settings in `entity`. The target name of a `queue`, `serviceBus` or `kafka` output (`queueName`, `topicName`, `topic`) may hold binding expressions such as `out-{Id}` or `{region}-%Env%`, resolved for each message from the trigger's binding data (its metadata, `sys`, `{rand-guid}`, `{DateTime}`, and a JSON body's properties); a trigger's own names may not. A `timerTrigger` has a `schedule` (an NCRONTAB expression with seconds such as `0 30 9 * * 1-5`, or a TimeSpan such as `00:05:00`), read in the app's `WEBSITE_TIME_ZONE`, and may set `runOnStartup` and `useMonitor`.
          * @example {
          *       "connection": "OrdersStorage",
          *       "direction": "in",
@@ -852,7 +852,7 @@ export interface components {
          */
         Binding: {
             /** @enum {string} */
-            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "httpTrigger" | "http" | "eventHubTrigger" | "eventHub" | "kafkaTrigger" | "kafka" | "cosmosDBTrigger";
+            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "httpTrigger" | "http" | "eventHubTrigger" | "eventHub" | "kafkaTrigger" | "kafka" | "cosmosDBTrigger" | "timerTrigger";
             /** @enum {string} */
             direction: "in" | "out";
             /** @example myQueueItem */
@@ -5056,7 +5056,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the function's trigger takes no messages (httpTrigger, cosmosDBTrigger), its settings do not resolve, or the egress policy refuses its destination */
+            /** @description the function's trigger takes no messages (httpTrigger, cosmosDBTrigger, timerTrigger), its settings do not resolve, or the egress policy refuses its destination */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -92,7 +92,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body = SendRequest,
     responses((status = 202, body = SendResult, description = "the message is on the trigger's queue or topic"),
         (status = 403, body = Problem), (status = 404, body = Problem),
-        (status = 409, body = Problem, description = "the function's trigger takes no messages (httpTrigger, cosmosDBTrigger), its settings do not resolve, or the egress policy refuses its destination"),
+        (status = 409, body = Problem, description = "the function's trigger takes no messages (httpTrigger, cosmosDBTrigger, timerTrigger), its settings do not resolve, or the egress policy refuses its destination"),
         (status = 422, body = Problem, description = "a bad field, an option the trigger kind does not carry, or a message larger than the trigger's source takes"),
         (status = 502, body = Problem, description = "the queue service or the brokers failed")))]
 pub async fn send_message(

@@ -342,6 +342,26 @@ binding_struct!(
     }
 );
 
+binding_struct!(
+    /// `timerTrigger`: runs the function on a schedule (azure-webjobs-sdk-extensions,
+    /// `src/WebJobs.Extensions/Extensions/Timers/TimerTriggerAttribute.cs`; the script host
+    /// reads these three properties, azure-functions-host
+    /// `src/WebJobs.Script/Binding/CoreExtensionsScriptBindingProvider.cs`).
+    TimerTriggerBinding {
+        /// An NCRONTAB expression (`0 */5 * * * *`), a TimeSpan (`00:05:00`), or `%Setting%`
+        /// references to either (see `timer_trigger::schedule`).
+        schedule: String,
+        /// Invoke once when the listener starts, besides the schedule.
+        #[serde(default, skip_serializing_if = "is_false")]
+        run_on_startup: bool,
+        /// Keep the schedule status so an occurrence missed while down runs once when back;
+        /// absent means true, and it is off for schedules that run more than once a minute
+        /// (see `timer_trigger::use_monitor`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        use_monitor: Option<bool>,
+    }
+);
+
 /// `false` flags are the default, so reads return them only when they are set, which keeps a
 /// read equal to what was written in the usual case of leaving them out.
 fn is_false(flag: &bool) -> bool {

@@ -147,7 +147,7 @@ fn unknown_and_missing_type_are_reported_with_known_types() {
         [
             e(
                 "bindings[1].type",
-                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger"
+                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger, timerTrigger"
             ),
             e("bindings[2].type", "is required"),
             e(

@@ -15,6 +15,10 @@
 //! * `kafkaTrigger`: Azure/azure-functions-kafka-extension, `KafkaTriggerBindingStrategy.cs`
 //!   (`Key`, `Partition`, `Topic`, `Timestamp`, `Offset`, `Headers`, …), plus `Value`, which
 //!   the script host takes from the `KafkaEventData` JSON a string-bound function receives;
+//! * `timerTrigger`: azure-webjobs-sdk-extensions,
+//!   `src/WebJobs.Extensions/Extensions/Timers/Bindings/TimerTriggerBinding.cs`
+//!   (`CreateBindingDataContract`: `TimerTrigger` only, the invocation's local time as text);
+//!   its value, the `TimerInfo`, has no properties to bind;
 //! * every trigger: `sys` (`MethodName`, `UtcNow`, `RandGuid`; azure-webjobs-sdk
 //!   `Bindings/SystemBindingData.cs`) and the built-ins `{rand-guid}` and `{DateTime}`.
 //!
@@ -94,6 +98,8 @@ const EVENT_HUB: Names = &[
     ("SystemProperties", Shape::Object),
 ];
 
+const TIMER: Names = &[("TimerTrigger", Shape::Text)];
+
 const SYS: Names = &[
     ("MethodName", Shape::Text),
     ("UtcNow", Shape::DateTime),
@@ -101,11 +107,12 @@ const SYS: Names = &[
 ];
 
 /// The triggers whose listeners resolve expressions, with their binding data.
-const KINDS: [(&str, Names); 4] = [
+const KINDS: [(&str, Names); 5] = [
     ("queueTrigger", QUEUE),
     ("serviceBusTrigger", SERVICE_BUS),
     ("kafkaTrigger", KAFKA),
     ("eventHubTrigger", EVENT_HUB),
+    ("timerTrigger", TIMER),
 ];
 
 /// What the function's trigger supplies.
@@ -137,6 +144,7 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
             many(b.cardinality),
             text(b.data_type),
         ),
+        Binding::TimerTrigger(_) => ("timerTrigger", TIMER, false, false),
         _ => return None,
     };
     Some(TriggerData {
@@ -156,7 +164,7 @@ pub fn check_for_trigger(template: &Template, trigger: &Binding) -> Result<(), S
     }
     let Some(data) = trigger_data(trigger) else {
         return Err(format!(
-            "binding expressions are resolved from a trigger's message; a {} function's output names must be written out (expressions work with queueTrigger, serviceBusTrigger, kafkaTrigger and eventHubTrigger)",
+            "binding expressions are resolved from a trigger's binding data; a {} function's output names must be written out (expressions work with queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger and timerTrigger)",
             trigger.type_name()
         ));
     };
@@ -273,6 +281,8 @@ fn check_expression(e: &Expression, data: &TriggerData) -> Result<(), String> {
         }
         let why = if data.kind == "kafkaTrigger" {
             "a kafkaTrigger's binding data is its metadata and the event's Value, not the event's own JSON".to_owned()
+        } else if data.kind == "timerTrigger" {
+            "a timerTrigger has no message, so no JSON properties".to_owned()
         } else {
             format!(
                 "with dataType binary a {}'s value has no JSON properties",

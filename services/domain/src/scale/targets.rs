@@ -71,7 +71,8 @@ pub struct MetricSample {
 }
 
 /// The rule for a trigger binding, with the per-instance figure Azure documents for it.
-/// `None` for triggers that do not scale on a backlog (`httpTrigger`), for triggers nothing in
+/// `None` for triggers that do not scale on a backlog (`httpTrigger`; `timerTrigger`, which
+/// runs on one instance at a time, as Azure's listener is a singleton), for triggers nothing in
 /// Shoal runs ([`Binding::has_runner`]) and for non-trigger bindings.
 ///
 /// Service Bus follows Azure's `ServiceBusTargetScaler`: batched (`isBatched` or
@@ -122,6 +123,7 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
                 .unwrap_or(DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION),
         ),
         Binding::HttpTrigger(_)
+        | Binding::TimerTrigger(_)
         | Binding::Queue(_)
         | Binding::ServiceBus(_)
         | Binding::Http(_)
