@@ -75,7 +75,7 @@ const KNOWN_TYPES: [(&str, Role); 12] = [
     ("kafkaTrigger", Role::Trigger),
     ("kafka", Role::Output),
     ("cosmosDBTrigger", Role::NotRunTrigger),
-    ("timerTrigger", Role::NotRunTrigger),
+    ("timerTrigger", Role::Trigger),
 ];
 
 /// The trigger types something in Shoal runs, in table order.

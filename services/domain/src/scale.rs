@@ -31,7 +31,7 @@ pub use incremental::{Vote, VoteRule, incremental_vote};
 pub use listeners::ListenerLoad;
 pub use targets::{
     DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION, DEFAULT_KAFKA_LAG_THRESHOLD, MetricKind, MetricSample,
-    TargetRule, target_instances, target_rule,
+    TargetRule, needs_an_instance, target_instances, target_rule,
 };
 
 /// The app setting Azure Functions uses to turn target-based scaling off.

@@ -14,7 +14,7 @@ use shoal_domain::functions::FunctionSpec;
 use shoal_domain::host_config::HostConfig;
 use shoal_domain::names::TenantName;
 use shoal_domain::quotas::Quotas;
-use shoal_domain::scale::{ScaleMode, TargetRule, target_rule};
+use shoal_domain::scale::{ScaleMode, TargetRule, needs_an_instance, target_rule};
 use shoal_domain::trigger_source::{TriggerSource, resolve};
 use shoal_store::crypto::Cipher;
 use shoal_store::{
@@ -300,6 +300,7 @@ fn scalable_app<'a>(
     functions: impl IntoIterator<Item = (&'a str, &'a FunctionSpec)>,
 ) -> ScalableApp {
     let mut scalable = Vec::new();
+    let mut needs_one = false;
     for (name, function) in functions {
         if !function.runs() {
             continue;
@@ -307,6 +308,7 @@ fn scalable_app<'a>(
         let Some(trigger) = function.trigger() else {
             continue;
         };
+        needs_one |= needs_an_instance(trigger);
         let Some(rule) = target_rule(trigger, &spec.host_config) else {
             continue;
         };
@@ -323,7 +325,8 @@ fn scalable_app<'a>(
         running: spec.state == AppState::Running,
         mode: spec.scale.mode,
         limit: spec.scale.limit,
-        minimum: spec.scale.minimum_instances,
+        // A timer's occurrences come whatever the backlog: one instance runs them.
+        minimum: spec.scale.minimum_instances.max(u32::from(needs_one)),
         visible_only: spec.scale.visible_only,
         identity: spec.identity.clone(),
         identities: AppIdentities::default(),

@@ -35,6 +35,7 @@ pub mod signing_keys;
 pub mod signing_secrets;
 mod tenant;
 pub mod tenants;
+pub mod timer_schedules;
 pub mod webhook_invocations;
 pub mod workers;
 

@@ -57,6 +57,9 @@ pub enum Operation {
     ParkedRetriesPark,
     ParkedRetriesGet,
     ParkedRetriesUnpark,
+    // timer schedules
+    TimerSchedulesGet,
+    TimerSchedulesAdvance,
     // functions
     FunctionsGet,
     FunctionsCountOfApp,
@@ -184,6 +187,8 @@ impl Operation {
             Operation::ParkedRetriesPark => "parked_retries_park",
             Operation::ParkedRetriesGet => "parked_retries_get",
             Operation::ParkedRetriesUnpark => "parked_retries_unpark",
+            Operation::TimerSchedulesGet => "timer_schedules_get",
+            Operation::TimerSchedulesAdvance => "timer_schedules_advance",
             Operation::FunctionsGet => "functions_get",
             Operation::FunctionsCountOfApp => "functions_count_of_app",
             Operation::FunctionsLockApp => "functions_lock_app",

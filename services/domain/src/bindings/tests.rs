@@ -535,7 +535,8 @@ fn only_triggers_something_runs_have_a_runner() {
             "serviceBusTrigger",
             "httpTrigger",
             "eventHubTrigger",
-            "kafkaTrigger"
+            "kafkaTrigger",
+            "timerTrigger"
         ]
     );
     let cosmos = parse_binding(

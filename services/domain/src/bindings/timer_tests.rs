@@ -35,8 +35,8 @@ fn an_azure_functions_timer_function_json_is_accepted_as_written() {
         ),
         ("timerTrigger", Direction::In, None)
     );
-    // Accepted and stored, but nothing runs it yet.
-    assert!(trigger.is_trigger() && !trigger.has_runner());
+    // Accepted, stored and run by the worker's timer listener.
+    assert!(trigger.is_trigger() && trigger.has_runner());
     assert_eq!(
         serde_json::to_value(&bindings).unwrap(),
         function_json["bindings"]

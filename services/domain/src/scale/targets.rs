@@ -88,6 +88,13 @@ pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     documented_rule(trigger, host)
 }
 
+/// Whether a running app needs an instance for this trigger whatever its backlog: a trigger
+/// whose listener starts the work itself (`timerTrigger`, whose occurrences come whether or not
+/// anything is queued) keeps its app at one instance at least while the app runs.
+pub fn needs_an_instance(trigger: &Binding) -> bool {
+    trigger.has_runner() && matches!(trigger, Binding::TimerTrigger(_))
+}
+
 /// The rule Azure documents for a trigger, whether or not Shoal runs it yet.
 fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     let ext = &host.extensions;

@@ -19,8 +19,11 @@
 //!   invocation's time (or the due time, if the timer fired a little early) and `Next` the
 //!   next occurrence after it.
 //!
-//! Without monitoring nothing is stored: the status starts from now each time and the handler
-//! is sent none.
+//! Without monitoring the handler is sent no status and nothing is ever past due. Shoal still
+//! keeps the status, because the fleet shares it: the worker that moves it on is the one that
+//! fires the occurrence (`shoal_store::timer_schedules`), so a timer runs once per occurrence
+//! however many instances host it. An unmonitored timer whose stored status is behind (its
+//! hosts were down) starts again from now, as Azure's unmonitored listener starts from now.
 //!
 //! The times are kept to the microsecond, as the store keeps them, so a status read back
 //! compares equal to the one written and is not taken for a changed schedule.
@@ -62,21 +65,21 @@ impl Reason {
     }
 }
 
-/// What a starting listener does.
+/// What a starting listener does (see the module's doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Start {
     /// The status to wait on (and, when monitored, the one the handler is sent next).
     pub status: ScheduleStatus,
     /// Whether `status` must be written to the store before anything else: none was stored,
-    /// or the schedule changed. Never for an unmonitored timer.
+    /// the schedule changed, or (unmonitored) the stored status is behind.
     pub write: bool,
     /// An invocation to make straight away, before waiting for `status.next`: at most one.
     pub immediate: Option<Reason>,
 }
 
 /// What the listener of a timer does when it starts at `now`, given the status stored for it
-/// (`None` when nothing is stored, and always for an unmonitored timer). `None` only when the
-/// schedule has no occurrence left in the calendar.
+/// (`None` when nothing is stored). `None` only when the schedule has no occurrence left in the
+/// calendar.
 pub fn start(
     stored: Option<&ScheduleStatus>,
     schedule: &Schedule,
@@ -93,8 +96,10 @@ pub fn start(
             last_updated: from,
         })
     };
-    let (status, write) = match stored.filter(|_| monitor) {
-        None => (fresh(now)?, monitor),
+    let (status, write) = match stored {
+        None => (fresh(now)?, true),
+        // Behind: what an unmonitored timer missed is not run, and it counts from now.
+        Some(stored) if !monitor && stored.next < now => (fresh(now)?, true),
         Some(stored) => {
             let counted_from = stored.last.unwrap_or(stored.last_updated);
             let expected = to_micros(next_after(schedule, counted_from, tz)?);

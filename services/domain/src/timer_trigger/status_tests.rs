@@ -174,7 +174,7 @@ fn a_status_that_never_ran_counts_from_last_updated() {
 }
 
 #[test]
-fn without_monitoring_nothing_is_stored_or_past_due() {
+fn without_monitoring_a_missed_occurrence_is_not_past_due_and_the_status_starts_from_now() {
     let stored = status(
         Some("2024-01-01T10:00:00Z"),
         "2024-01-01T10:05:00Z",
@@ -194,6 +194,29 @@ fn without_monitoring_nothing_is_stored_or_past_due() {
         started,
         Start {
             status: status(None, "2024-01-01T12:05:00Z", "2024-01-01T12:00:30Z"),
+            write: true,
+            immediate: None,
+        }
+    );
+    // A status still ahead is the fleet's: kept as stored.
+    let ahead = status(
+        Some("2024-01-01T12:00:00Z"),
+        "2024-01-01T12:05:00Z",
+        "2024-01-01T12:00:00Z",
+    );
+    let kept = start(
+        Some(&ahead),
+        &every_five_minutes(),
+        Tz::UTC,
+        now,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        kept,
+        Start {
+            status: ahead,
             write: false,
             immediate: None,
         }

@@ -64,3 +64,16 @@ fn a_function_nothing_runs_does_not_scale() {
         assert_eq!(names(app(&functions)), want, "{name}");
     }
 }
+
+#[test]
+fn a_timer_keeps_its_running_app_at_one_instance_and_asks_for_no_more() {
+    let timer = json!({"bindings": [
+        {"type": "timerTrigger", "direction": "in", "name": "t", "schedule": "0 */5 * * * *"}
+    ]});
+    let with_timer = app(&[("t", timer.clone())]);
+    assert_eq!(with_timer.minimum, 1);
+    assert!(with_timer.functions.is_empty(), "nothing to scale on");
+    assert_eq!(app(&[("q", queue())]).minimum, 0);
+    let disabled = json!({"disabled": true, "bindings": timer["bindings"].clone()});
+    assert_eq!(app(&[("t", disabled)]).minimum, 0, "a disabled timer runs nothing");
+}

@@ -83,6 +83,12 @@ impl HeldMessages {
         shoal_store::commit(tx).await
     }
 
+    /// The database the function's rows are in, which its other durable state (a timer's
+    /// schedule status) shares.
+    pub fn pool(&self) -> &sqlx::PgPool {
+        &self.pool
+    }
+
     /// The tenant's id; its name came from Postgres, so it always parses.
     fn tenant(&self) -> Result<&TenantId, StoreError> {
         self.tenant.as_ref().ok_or(StoreError::NotFound)

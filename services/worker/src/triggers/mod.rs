@@ -6,6 +6,7 @@ pub mod kind;
 pub mod service_bus;
 pub mod storage_queue;
 pub mod stream;
+pub mod timer;
 
 use shoal_domain::bindings::Binding;
 
@@ -13,6 +14,7 @@ use crate::triggers::kind::TriggerKind;
 use crate::triggers::service_bus::ServiceBusTrigger;
 use crate::triggers::storage_queue::StorageQueueTrigger;
 use crate::triggers::stream::StreamTrigger;
+use crate::triggers::timer::TimerTrigger;
 
 /// Every trigger kind with a listener.
 const KINDS: &[&dyn TriggerKind] = &[
@@ -20,6 +22,7 @@ const KINDS: &[&dyn TriggerKind] = &[
     &ServiceBusTrigger,
     &StreamTrigger::KAFKA,
     &StreamTrigger::EVENT_HUBS,
+    &TimerTrigger,
 ];
 
 /// The kind that listens for `trigger`, if the worker has one.

@@ -20,4 +20,5 @@ mod service_bus_live;
 mod service_bus_sessions;
 mod service_bus_support;
 mod support;
+mod timer;
 mod visibility;
