@@ -979,7 +979,7 @@ export interface components {
              */
             key?: string | null;
             /**
-             * @description What was checked: `connection`, `queueName`, `trigger`, `identity` (how an
+             * @description What was checked: `connection`, `queueName`, `schedule`, `trigger`, `identity` (how an
              *     identity-based connection signs in), `outputs`, `hostConfig`, `function`.
              */
             subject: string;
