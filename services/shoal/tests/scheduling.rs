@@ -21,6 +21,8 @@ mod host_identity;
 mod processes;
 #[path = "scheduling/service_bus.rs"]
 mod service_bus;
+#[path = "scheduling/timer.rs"]
+mod timer;
 
 #[path = "../src/dev/postgres.rs"]
 #[allow(dead_code)]

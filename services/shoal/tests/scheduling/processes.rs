@@ -163,6 +163,18 @@ impl<'h> Cluster<'h> {
         let _ = child.wait();
     }
 
+    /// Sends `signal` (`STOP`, `CONT`) to worker `name`: a paused process keeps its sockets
+    /// and state, and wakes where it stopped.
+    pub fn signal_worker(&self, name: &str, signal: &str) {
+        let child = &self.processes[&format!("worker/{name}")];
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} {name}");
+    }
+
     pub fn kill_worker(&mut self, name: &str) {
         self.kill(&format!("worker/{name}"));
     }
