@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use shoal_connectors::{ConnectorOptions, ServiceBusAdmin};
 use shoal_domain::connection::{ConnectionKind, resolve};
 use shoal_domain::service_bus_entity::path::EntityPath;
-use shoal_local_bus::{LocalBus, LocalBusConfig};
+use shoal_local_bus::LocalBus;
 use shoal_scheduler::catalog::Catalog;
 use shoal_scheduler::tick::{Leader, TickContext};
 use shoal_scheduler::trigger_metrics::MetricReader;
@@ -20,16 +20,9 @@ use shoal_store::pool::{PoolConfig, connect_lazy};
 use tokio_util::sync::CancellationToken;
 
 use crate::helpers::*;
+use crate::service_bus_scaling::bus;
 
 const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions/Receive";
-
-async fn bus() -> LocalBus {
-    let config = LocalBusConfig::from_json(
-        r#"{"UserConfig": {"Namespaces": [{"Name": "localbus", "Queues": [{"Name": "orders"}]}]}}"#,
-    )
-    .expect("valid configuration");
-    LocalBus::start(config).await.expect("the stand-in starts")
-}
 
 /// The app `orders` with a Service Bus trigger on queue `orders` declaring a 45 s lock.
 async fn declaring_app(app: &TestApp, bus: &LocalBus) {
@@ -146,18 +139,21 @@ async fn a_scheduler_whose_lease_moved_on_writes_no_entity() {
     let mut stale = Leader::take_over(&pool, "test-scheduler", epoch - 1, &config)
         .await
         .unwrap();
-    let tick = stale
-        .tick(TickContext {
-            pool: &pool,
-            cipher: &cipher,
-            config: &config,
-            catalog: &mut catalog,
-            metrics: &mut metrics,
-        })
-        .await;
+    let mut tick = async |leader: &mut Leader| {
+        leader
+            .tick(TickContext {
+                pool: &pool,
+                cipher: &cipher,
+                config: &config,
+                catalog: &mut catalog,
+                metrics: &mut metrics,
+            })
+            .await
+    };
+    let outcome = tick(&mut stale).await;
     assert!(
-        matches!(tick, Err(shoal_store::StoreError::Fenced { .. })),
-        "{tick:?}"
+        matches!(outcome, Err(shoal_store::StoreError::Fenced { .. })),
+        "{outcome:?}"
     );
     assert_eq!(live_lock(&bus).await, before, "a fenced scheduler wrote");
     assert!(reconcile_entries(&app).await.is_empty());
@@ -166,16 +162,7 @@ async fn a_scheduler_whose_lease_moved_on_writes_no_entity() {
     let mut leader = Leader::take_over(&pool, "test-scheduler", epoch, &config)
         .await
         .unwrap();
-    leader
-        .tick(TickContext {
-            pool: &pool,
-            cipher: &cipher,
-            config: &config,
-            catalog: &mut catalog,
-            metrics: &mut metrics,
-        })
-        .await
-        .unwrap();
+    tick(&mut leader).await.unwrap();
     assert_eq!(live_lock(&bus).await, Duration::from_secs(45));
     assert_eq!(reconcile_entries(&app).await.len(), 1);
     bus.shutdown().await;

@@ -16,7 +16,8 @@ use crate::helpers::*;
 
 const SCALE: &str = "/v1/tenants/contoso/apps/orders/scale";
 
-async fn bus() -> LocalBus {
+/// The local Service Bus stand-in with one queue, `orders`.
+pub(crate) async fn bus() -> LocalBus {
     let config = LocalBusConfig::from_json(
         r#"{"UserConfig": {"Namespaces": [{"Name": "localbus", "Queues": [{"Name": "orders"}]}]}}"#,
     )

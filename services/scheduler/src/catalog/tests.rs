@@ -75,5 +75,9 @@ fn a_timer_keeps_its_running_app_at_one_instance_and_asks_for_no_more() {
     assert!(with_timer.functions.is_empty(), "nothing to scale on");
     assert_eq!(app(&[("q", queue())]).minimum, 0);
     let disabled = json!({"disabled": true, "bindings": timer["bindings"].clone()});
-    assert_eq!(app(&[("t", disabled)]).minimum, 0, "a disabled timer runs nothing");
+    assert_eq!(
+        app(&[("t", disabled)]).minimum,
+        0,
+        "a disabled timer runs nothing"
+    );
 }
