@@ -60,6 +60,7 @@ async fn each_occurrence_fires_once_and_a_paused_holder_fires_nothing_when_it_wa
         .await?;
     tokio::time::sleep(Duration::from_secs(10)).await;
     cluster.signal_worker(&holder, "CONT");
+    let woke = tokio::time::Instant::now();
     tokio::time::sleep(Duration::from_secs(10)).await;
 
     let requests = h.handler.requests();
@@ -73,6 +74,11 @@ async fn each_occurrence_fires_once_and_a_paused_holder_fires_nothing_when_it_wa
             .any(|r| r.header("x-shoal-worker") == Some(taken_by.as_str())),
         "{taken_by} fired after taking over"
     );
+    let woken_fired = requests
+        .iter()
+        .filter(|r| r.at > woke && r.header("x-shoal-worker") == Some(holder.as_str()))
+        .count();
+    assert_eq!(woken_fired, 0, "{holder} fired after it woke");
     // Every 2 s, apart from the failover (the paused worker's lease running out, the
     // instance moving): no gap longer than that.
     let seconds: Vec<i64> = fired.keys().map(|us| us / 1_000_000).collect();
