@@ -30,7 +30,9 @@ pub use properties::{
     KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
     ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
 };
-pub use trigger_data::check_for_trigger;
+pub use trigger_data::{DataShape, check_for_trigger};
+
+use crate::binding_kinds::{self, KindBinding};
 
 /// One element of `bindings`, by `type`.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,6 +49,8 @@ pub enum Binding {
     Kafka(KafkaOutputBinding),
     CosmosDbTrigger(CosmosDbTriggerBinding),
     TimerTrigger(TimerTriggerBinding),
+    /// A kind described in the table of [`crate::binding_kinds`].
+    Kind(KindBinding),
 }
 
 /// What Shoal does with a binding type.
@@ -78,11 +82,34 @@ const KNOWN_TYPES: [(&str, Role); 12] = [
     ("timerTrigger", Role::Trigger),
 ];
 
-/// The trigger types something in Shoal runs, in table order.
+/// The trigger types something in Shoal runs, in table order (the built-in ones, then the
+/// kinds of [`crate::binding_kinds`]).
 pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
     KNOWN_TYPES
         .iter()
         .filter(|(_, role)| *role == Role::Trigger)
+        .map(|(t, _)| *t)
+        .chain(
+            binding_kinds::all()
+                .filter(|k| k.is_trigger())
+                .map(|k| k.type_name()),
+        )
+}
+
+/// Every binding type Shoal knows, built-in ones first.
+pub(crate) fn known_type_names() -> impl Iterator<Item = &'static str> {
+    KNOWN_TYPES
+        .iter()
+        .map(|(t, _)| *t)
+        .chain(binding_kinds::all().map(|k| k.type_name()))
+}
+
+/// The built-in binding type written `name`, if there is one.
+#[cfg(test)]
+pub(crate) fn builtin_type(name: &str) -> Option<&'static str> {
+    KNOWN_TYPES
+        .iter()
+        .find(|(t, _)| *t == name)
         .map(|(t, _)| *t)
 }
 
@@ -101,6 +128,7 @@ impl Binding {
             Binding::Kafka(_) => "kafka",
             Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
             Binding::TimerTrigger(_) => "timerTrigger",
+            Binding::Kind(b) => b.kind().type_name(),
         }
     }
 
@@ -118,6 +146,7 @@ impl Binding {
             Binding::Kafka(b) => &b.name,
             Binding::CosmosDbTrigger(b) => &b.name,
             Binding::TimerTrigger(b) => &b.name,
+            Binding::Kind(b) => b.name(),
         }
     }
 
@@ -155,6 +184,7 @@ impl Binding {
             | Binding::KafkaTrigger(_)
             | Binding::Kafka(_)
             | Binding::TimerTrigger(_) => None,
+            Binding::Kind(b) => b.kind().connection(b.properties()).map(|(_, v)| v),
         };
         connection.filter(|c| !c.is_empty())
     }
@@ -164,6 +194,7 @@ fn is_trigger_type(type_name: &str) -> bool {
     KNOWN_TYPES
         .iter()
         .any(|(t, role)| *t == type_name && *role != Role::Output)
+        || binding_kinds::find(type_name).is_some_and(|k| k.is_trigger())
 }
 
 /// Validate a bindings array: every element an object with a known `type`, a `direction`
@@ -247,8 +278,8 @@ pub fn parse_binding(value: &Value, prefix: &str) -> Result<Binding, ValidationE
             problems.push(type_path, "is required");
             None
         }
-        Some(Value::String(t)) => match KNOWN_TYPES.iter().find(|(known, _)| known == t) {
-            Some((known, _)) => Some(*known),
+        Some(Value::String(t)) => match known_type_names().find(|known| known == t) {
+            Some(known) => Some(known),
             None => {
                 problems.push(type_path, checks::unknown_type_message(t));
                 None
@@ -325,6 +356,8 @@ impl Serialize for Binding {
             Binding::Kafka(b) => tagged!(b),
             Binding::CosmosDbTrigger(b) => tagged!(b),
             Binding::TimerTrigger(b) => tagged!(b),
+            // The properties as written, `name` among them.
+            Binding::Kind(b) => tagged!(b.properties()),
         }
     }
 }
@@ -342,7 +375,7 @@ impl<'de> Deserialize<'de> for Binding {
 impl PartialSchema for Binding {
     fn schema() -> RefOr<Schema> {
         let string = || ObjectBuilder::new().schema_type(Type::String);
-        let known: Vec<&str> = KNOWN_TYPES.iter().map(|(t, _)| *t).collect();
+        let known: Vec<&str> = known_type_names().collect();
         ObjectBuilder::new()
             .schema_type(Type::Object)
             .description(Some(

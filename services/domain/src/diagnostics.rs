@@ -219,6 +219,19 @@ pub fn check_function(
                 check(binding, "schedule", status, detail)
             }));
         }
+        // A kind of `binding_kinds` says what it checks itself.
+        if let Binding::Kind(kind) = binding {
+            let section = kind
+                .kind()
+                .host_section()
+                .and_then(|s| host.extensions.kinds.get(s.name));
+            for (subject, outcome) in kind.kind().diagnose(kind, settings, section) {
+                checks.push(match outcome {
+                    Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
+                    Err(message) => check(binding, subject, CheckStatus::Error, message),
+                });
+            }
+        }
         if binding.is_trigger() && !binding.has_runner() {
             checks.push(check(
                 binding,

@@ -18,12 +18,15 @@ pub(crate) mod section;
 mod service_bus;
 pub mod stored;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
 use section::Section;
 use utoipa::ToSchema;
 
+use crate::binding_kinds;
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, ValidationError};
 
@@ -141,6 +144,52 @@ pub struct Extensions {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub send_grid: Option<Value>,
+    /// The sections of the kinds in `binding_kinds` (`rabbitMQ`), each read by its kind with
+    /// its defaults filled in, by section name.
+    #[serde(flatten)]
+    #[schema(value_type = Object)]
+    pub kinds: KindSections,
+}
+
+/// The sections of `extensions` the kinds of `binding_kinds` read, by name; by default each
+/// with its own defaults.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct KindSections(BTreeMap<String, Value>);
+
+impl KindSections {
+    /// The section called `name` (`rabbitMQ`), defaults filled in.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
+    }
+
+    fn read(ext: &Section<'_>, problems: &mut Problems) -> KindSections {
+        KindSections(
+            binding_kinds::host_sections()
+                .map(|section| {
+                    let path = ext.path(section.name);
+                    let read = (section.read)(ext.raw(section.name), &path, problems);
+                    (section.name.to_owned(), read)
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Default for KindSections {
+    fn default() -> Self {
+        let mut ignored = Problems::new();
+        KindSections(
+            binding_kinds::host_sections()
+                .map(|section| {
+                    (
+                        section.name.to_owned(),
+                        (section.read)(None, "", &mut ignored),
+                    )
+                })
+                .collect(),
+        )
+    }
 }
 
 /// Storage queue trigger settings (`extensions.queues`), as documented for Azure Functions.
@@ -286,20 +335,19 @@ impl HostConfig {
             TimeSpan::from_secs(1),
             Some(TimeSpan::from_secs(600)),
         );
-        let ext = root.child(
-            &mut problems,
-            "extensions",
-            &[
-                "queues",
-                "serviceBus",
-                "eventHubs",
-                "http",
-                "durableTask",
-                "cosmosDB",
-                "blobs",
-                "sendGrid",
-            ],
-        );
+        let mut sections = vec![
+            "queues",
+            "serviceBus",
+            "eventHubs",
+            "http",
+            "durableTask",
+            "cosmosDB",
+            "blobs",
+            "sendGrid",
+        ];
+        sections.extend(binding_kinds::host_sections().map(|s| s.name));
+        let ext = root.child(&mut problems, "extensions", &sections);
+        let kinds = KindSections::read(&ext, &mut problems);
         let queues = parse_queues(&mut problems, &ext, defaults);
         let service_bus = service_bus::parse_service_bus(&mut problems, &ext);
         let event_hubs = event_hubs::parse_event_hubs(&mut problems, &ext);
@@ -312,6 +360,7 @@ impl HostConfig {
             cosmos_db: ext.stored(&mut problems, "cosmosDB", &stored::COSMOS_DB),
             blobs: ext.stored(&mut problems, "blobs", &stored::BLOBS),
             send_grid: ext.stored(&mut problems, "sendGrid", &stored::SEND_GRID),
+            kinds,
         };
         let retry = root
             .raw("retry")

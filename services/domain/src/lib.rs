@@ -8,6 +8,7 @@
 pub mod apps;
 pub mod async_invocation;
 pub mod binding_expressions;
+pub mod binding_kinds;
 pub mod bindings;
 pub mod circuit_breaker;
 pub mod concurrency;

@@ -4,11 +4,13 @@
 //! reading and replaying what failed, putting a test message on it, or diagnosing it), so they
 //! connect to the same place under the same rules as the worker's listener.
 //!
-//! This is the domain's table of trigger sources: a kind that reads from somewhere adds a
-//! variant here and its arm in [`resolve`]; the rules of resolving live in the kind's own module.
+//! The built-in kinds have a variant each here and an arm in [`resolve`]; a kind of
+//! [`crate::binding_kinds`] resolves its own source through its descriptor, as a
+//! [`TriggerSource::Broker`]: a broker reached by a URI kept in an app setting.
 
 use std::collections::BTreeMap;
 
+pub use crate::binding_kinds::{BrokerSource, without_credentials};
 use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, ConnectionSpec, resolve as resolve_connection};
 use crate::host_config::HostConfig;
@@ -35,6 +37,9 @@ pub enum TriggerSource {
     /// `kafkaTrigger`, or `eventHubTrigger` through the event hub's Kafka endpoint: a consumer
     /// group on a topic.
     Stream(StreamSource),
+    /// A trigger of a kind in [`crate::binding_kinds`] (`rabbitMQTrigger`): what it reads on a
+    /// broker reached by URI.
+    Broker(BrokerSource),
 }
 
 /// Why a trigger's source cannot be resolved: a setting missing or unusable, named with the
@@ -50,6 +55,7 @@ impl TriggerSource {
             TriggerSource::StorageQueue { .. } => "storageQueue",
             TriggerSource::ServiceBus { .. } => "serviceBus",
             TriggerSource::Stream(_) => "stream",
+            TriggerSource::Broker(broker) => broker.kind,
         }
     }
 
@@ -61,6 +67,14 @@ impl TriggerSource {
             TriggerSource::StorageQueue { queue, .. } => format!("queue {queue}"),
             TriggerSource::ServiceBus { entity, .. } => entity.to_string(),
             TriggerSource::Stream(stream) => stream.describe(),
+            TriggerSource::Broker(broker) => {
+                format!(
+                    "{} {} on {}",
+                    broker.entity_kind,
+                    broker.entity,
+                    broker.address()
+                )
+            }
         }
     }
 
@@ -70,7 +84,7 @@ impl TriggerSource {
         match self {
             TriggerSource::StorageQueue { connection, .. }
             | TriggerSource::ServiceBus { connection, .. } => Some(connection),
-            TriggerSource::Stream(_) => None,
+            TriggerSource::Stream(_) | TriggerSource::Broker(_) => None,
         }
     }
 }
@@ -92,6 +106,7 @@ pub fn resolve(
         Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
             stream_source(trigger, settings, host).map(TriggerSource::Stream)
         }
+        Binding::Kind(b) => b.kind().source(b, settings)?.map(TriggerSource::Broker),
         _ => return None,
     };
     Some(source.map_err(SourceError))

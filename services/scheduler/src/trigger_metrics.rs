@@ -41,7 +41,7 @@ use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::AllowList;
 use shoal_domain::scale::ScaleMode;
 use shoal_domain::stream_trigger::source::is_secret_property;
-use shoal_domain::trigger_source::TriggerSource;
+use shoal_domain::trigger_source::{TriggerSource, without_credentials};
 use shoal_egress::Egress;
 use tokio::task::JoinSet;
 
@@ -98,6 +98,32 @@ fn kind_of(source: &TriggerSource) -> &'static dyn MetricKind {
         TriggerSource::StorageQueue { .. } => &storage_queue::StorageQueueMetrics,
         TriggerSource::ServiceBus { .. } => &service_bus::ServiceBusMetrics,
         TriggerSource::Stream(_) => &streams::StreamMetrics,
+        TriggerSource::Broker(broker) => BROKERS
+            .iter()
+            .find(|(kind, _)| *kind == broker.kind)
+            .map_or(&Unread, |(_, metrics)| *metrics),
+    }
+}
+
+/// The metric reads of the broker sources of `shoal_domain::binding_kinds`, by trigger type.
+const BROKERS: &[(&str, &dyn MetricKind)] = &[];
+
+/// A broker source whose kind has no metric reads: every read says so.
+struct Unread;
+
+impl MetricKind for Unread {
+    fn account(&self, source: &TriggerSource) -> Account {
+        Account::of_broker(source)
+    }
+
+    fn connect(
+        &self,
+        account: &Account,
+        _identities: &AppIdentities,
+        _egress: &Egress,
+        _options: &ConnectorOptions,
+    ) -> Result<Arc<dyn MetricClient>, String> {
+        Err(format!("Shoal cannot read the backlog of {account:?} yet"))
     }
 }
 
@@ -109,6 +135,24 @@ pub enum Account {
     /// Boxed: the connection settings are far larger than a list of properties.
     Azure(Box<ConnectionSpec>),
     Properties(Properties),
+    /// A broker reached by URI (see `TriggerSource::Broker`): its kind and the URI, a secret.
+    Broker {
+        kind: &'static str,
+        uri: String,
+    },
+}
+
+impl Account {
+    /// The account of a broker source (any other source gives an empty property list).
+    pub fn of_broker(source: &TriggerSource) -> Account {
+        match source {
+            TriggerSource::Broker(broker) => Account::Broker {
+                kind: broker.kind,
+                uri: broker.uri.clone(),
+            },
+            _ => Account::Properties(Properties::new(Vec::new())),
+        }
+    }
 }
 
 /// Client properties, sorted; `Debug` masks secret ones.
@@ -146,6 +190,9 @@ impl fmt::Debug for Account {
         match self {
             Account::Azure(connection) => connection.fmt(f),
             Account::Properties(properties) => properties.fmt(f),
+            Account::Broker { kind, uri } => {
+                write!(f, "{kind} at {}", without_credentials(uri))
+            }
         }
     }
 }

@@ -41,6 +41,8 @@ use crate::error::TriggerSourceError;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::watcher::WriteWatcher;
 
+mod kinds;
+
 pub const RETURN_BINDING: &str = "$return";
 
 /// One output binding of a function, bound to its target.
@@ -84,6 +86,7 @@ impl NameTemplate {
             Target::ServiceBus(out) => {
                 check_output_entity(&out.binding, &resolved).map(|()| resolved)
             }
+            Target::Kind(target) => target.check_name(&resolved).map(|()| resolved),
             Target::Stream(_) => match check_topic(&resolved) {
                 Ok(()) => Ok(resolved),
                 Err(e) => Err(format!(
@@ -102,6 +105,8 @@ enum Target {
     /// Boxed: it carries the connection settings, far larger than a queue handle.
     ServiceBus(Box<ServiceBusOutput>),
     Stream(Box<StreamOutput>),
+    /// An output of a kind of `binding_kinds` (see `kinds`).
+    Kind(Box<dyn kinds::KindTarget>),
 }
 
 /// A Kafka topic (or an event hub through its Kafka endpoint); the producer is made on first
@@ -241,6 +246,28 @@ pub fn bind(
                     })),
                 });
             }
+            Binding::Kind(out) => {
+                let Some(kind) = kinds::kind_of(out) else {
+                    return Err(format!(
+                        "{} output bindings are not available yet (binding {})",
+                        out.kind().type_name(),
+                        out.name()
+                    ));
+                };
+                let bound = kind
+                    .bind(out, app, config)
+                    .map_err(|e| format!("output {}: {e}", out.name()))?;
+                let name = match &bound.name {
+                    Some(written) => NameTemplate::of(written, &app.settings)
+                        .map_err(|e| format!("output {}: {e}", out.name()))?,
+                    None => None,
+                };
+                outputs.push(Output {
+                    binding: out.name().as_str().to_owned(),
+                    name,
+                    target: Target::Kind(bound.target),
+                });
+            }
             other => {
                 return Err(format!(
                     "{} output bindings are not available yet (binding {})",
@@ -349,6 +376,9 @@ pub async fn write(
                     None => target.send(&messages).await?,
                 }
                 written += messages.len();
+            }
+            Target::Kind(target) => {
+                written += target.write(name.as_deref(), value).await?;
             }
             Target::Stream(target) => {
                 let topic = name.as_deref().unwrap_or(&target.topic);

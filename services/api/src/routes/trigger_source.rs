@@ -140,7 +140,9 @@ impl FunctionContext {
                 entity,
             },
             (ResolvedSource::Stream(source), binding) => TriggerSource::Stream { binding, source },
-            (ResolvedSource::ServiceBus { .. }, other) => {
+            // Not reachable (only a `serviceBusTrigger` resolves to a Service Bus entity), and
+            // a kind of `binding_kinds` has no poison, send or diagnostics route here yet.
+            (ResolvedSource::ServiceBus { .. } | ResolvedSource::Broker(_), other) => {
                 TriggerSource::Other(Some(other.type_name()))
             }
         })

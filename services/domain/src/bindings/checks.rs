@@ -3,12 +3,14 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::known_type_names;
 use super::{
     Binding, Cardinality, CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding,
-    HttpTriggerBinding, KNOWN_TYPES, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
+    HttpTriggerBinding, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
     QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
 };
 use crate::binding_expressions::{Template, output_name};
+use crate::binding_kinds::{self, KindBinding};
 use crate::names::SettingName;
 use crate::service_bus_entity::path::check_binding_entity;
 use crate::service_bus_entity::settings::{self, EntityContext};
@@ -24,6 +26,7 @@ pub(super) fn output_templates(binding: &Binding) -> Vec<(&'static str, Template
             .filter_map(|(field, name)| Some((field, name.as_deref()?)))
             .collect(),
         Binding::Kafka(b) => vec![("topic", b.topic.as_str())],
+        Binding::Kind(b) => b.kind().output_names(b.properties()),
         _ => Vec::new(),
     };
     written
@@ -33,13 +36,10 @@ pub(super) fn output_templates(binding: &Binding) -> Vec<(&'static str, Template
 }
 
 pub(super) fn unknown_type_message(written: &str) -> String {
-    if let Some((known, _)) = KNOWN_TYPES
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(written))
-    {
+    if let Some(known) = known_type_names().find(|k| k.eq_ignore_ascii_case(written)) {
         return format!("unknown binding type \"{written}\", did you mean \"{known}\"?");
     }
-    let known: Vec<&str> = KNOWN_TYPES.iter().map(|(k, _)| *k).collect();
+    let known: Vec<&str> = known_type_names().collect();
     format!(
         "unknown binding type \"{written}\"; known types: {}",
         known.join(", ")
@@ -190,7 +190,15 @@ pub(super) fn read_properties(
             }
             Binding::TimerTrigger(b)
         }
-        _ => return None,
+        t => {
+            let kind = binding_kinds::find(t)?;
+            let binding = KindBinding::read(kind, properties, prefix, problems)?;
+            // A kind's connection property may have its own name (`connectionStringSetting`).
+            if let Some((field, setting)) = kind.connection(binding.properties()) {
+                check_connection(problems, &path(field), Some(setting));
+            }
+            return Some(Binding::Kind(binding));
+        }
     };
     check_connection(problems, &path("connection"), binding.connection());
     Some(binding)

@@ -31,15 +31,8 @@ use super::{Binding, Cardinality, DataType};
 use crate::binding_expressions::format::{self, ValueKind};
 use crate::binding_expressions::{Expression, Template};
 
-/// What a binding data name holds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    Text,
-    DateTime,
-    /// An object: dotted paths reach its properties (`ApplicationProperties.region`).
-    Object,
-    Array,
-}
+pub use crate::binding_kinds::DataShape;
+use DataShape as Shape;
 
 type Names = &'static [(&'static str, Shape)];
 
@@ -145,6 +138,12 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
             text(b.data_type),
         ),
         Binding::TimerTrigger(_) => ("timerTrigger", TIMER, false, false),
+        Binding::Kind(b) if b.kind().is_trigger() => (
+            b.kind().type_name(),
+            b.kind().binding_data(),
+            false,
+            b.kind().json_body(b.properties()),
+        ),
         _ => return None,
     };
     Some(TriggerData {

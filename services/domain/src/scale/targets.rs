@@ -138,6 +138,10 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
         | Binding::Kafka(_) => {
             return None;
         }
+        Binding::Kind(b) => {
+            let section = b.kind().host_section().and_then(|s| ext.kinds.get(s.name));
+            (MetricKind::QueueLength, b.kind().per_instance(b, section)?)
+        }
     };
     // Validation already rejects zeros; a zero here would divide by zero, so it counts as 1.
     Some(TargetRule {

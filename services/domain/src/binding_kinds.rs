@@ -1,0 +1,326 @@
+//! Binding kinds described by one descriptor each, in one table.
+//!
+//! A kind added this way is a module implementing [`BindingKind`] and a line in [`KINDS`]:
+//! everything the domain knows of it — its `type` names, how its properties are read and
+//! checked, the binding data its trigger supplies, where it reads from, what it scales on,
+//! where its failed messages go, its `host.json` section and what diagnostics say of it — is
+//! asked of its descriptor, and the other layers (the worker's listeners and outputs, the
+//! scheduler's metric reads, the API) find their part of the kind by its `type` name in
+//! their own one-line registries. `docs/triggers.md`, "Adding a trigger kind", lists them.
+//!
+//! The table sits below `bindings`, `host_config`, `scale` and `trigger_source`, which ask it:
+//! a kind sees its own `host.json` section (a JSON value, its defaults filled in), not the
+//! whole host configuration, and answers in the plain types defined here.
+//!
+//! The kinds Shoal had before this table (Storage queues, Service Bus, Kafka and Event Hubs,
+//! HTTP, timers) are still variants of [`Binding`] with their own arms; a kind here is a
+//! [`Binding::Kind`], whose properties are kept as written (checked by the kind when read)
+//! and read into the kind's own types where they are used.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::names::BindingName;
+use crate::validation::{Problems, from_json};
+
+/// Every kind described here, in the order error messages list them.
+const KINDS: &[&dyn BindingKind] = &[];
+
+/// The descriptor of one binding `type`.
+pub trait BindingKind: Send + Sync + 'static {
+    /// The `function.json` type (`rabbitMQTrigger`).
+    fn type_name(&self) -> &'static str;
+
+    /// Whether it is a trigger (direction `in`) rather than an output (`out`).
+    fn is_trigger(&self) -> bool;
+
+    /// Reads the binding's properties (all but `type` and `direction`) under `prefix`, pushing
+    /// every problem; the binding's `name` when they are usable.
+    fn check(
+        &self,
+        properties: &Map<String, Value>,
+        prefix: &str,
+        problems: &mut Problems,
+    ) -> Option<BindingName>;
+
+    /// The property naming its connection's app setting and its value as written (for the
+    /// checks every connection setting name gets).
+    fn connection<'a>(
+        &self,
+        _properties: &'a Map<String, Value>,
+    ) -> Option<(&'static str, &'a str)> {
+        None
+    }
+
+    /// A trigger's binding data (the names its output bindings' expressions may use), as the
+    /// Azure extension's binding data contract has them.
+    fn binding_data(&self) -> &'static [(&'static str, DataShape)] {
+        &[]
+    }
+
+    /// Whether a trigger's value can be a JSON object whose properties are binding data too.
+    fn json_body(&self, _properties: &Map<String, Value>) -> bool {
+        false
+    }
+
+    /// An output's target names that may hold binding expressions, by property.
+    fn output_names<'a>(
+        &self,
+        _properties: &'a Map<String, Value>,
+    ) -> Vec<(&'static str, &'a str)> {
+        Vec::new()
+    }
+
+    /// Where a trigger reads from; None for an output.
+    fn source(
+        &self,
+        _binding: &KindBinding,
+        _settings: &BTreeMap<String, String>,
+    ) -> Option<Result<BrokerSource, String>> {
+        None
+    }
+
+    /// The messages one instance is meant to take, for a trigger that scales on the messages
+    /// waiting in its source (the scale targets' `queueLength`), given its `host.json` section;
+    /// None for an output or a trigger that does not scale on a backlog.
+    fn per_instance(&self, _binding: &KindBinding, _section: Option<&Value>) -> Option<u32> {
+        None
+    }
+
+    /// Where a trigger's finally failed messages go, in the words of the error that refuses a
+    /// `deadLetter` setting on its function.
+    fn failed_messages(&self) -> &'static str {
+        "nowhere: the output fails its invocation"
+    }
+
+    /// Its `host.json` section under `extensions`, if it has one.
+    fn host_section(&self) -> Option<&'static HostSection> {
+        None
+    }
+
+    /// What diagnostics say of the binding beyond its connection: `(subject, outcome)` pairs,
+    /// each `Ok(detail)` or `Err(problem)`.
+    fn diagnose(
+        &self,
+        _binding: &KindBinding,
+        _settings: &BTreeMap<String, String>,
+        _section: Option<&Value>,
+    ) -> Vec<(&'static str, Result<String, String>)> {
+        Vec::new()
+    }
+}
+
+/// What a binding data name holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataShape {
+    Text,
+    DateTime,
+    /// An object: dotted paths reach its properties (`ApplicationProperties.region`).
+    Object,
+    Array,
+}
+
+/// What a trigger of a kind here reads: an entity on a broker reached by a URI kept in an app
+/// setting (`trigger_source::TriggerSource::Broker`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct BrokerSource {
+    /// The trigger's `type` (`rabbitMQTrigger`): each layer's part of the kind is found by it.
+    pub kind: &'static str,
+    /// The app setting the URI comes from.
+    pub setting: String,
+    /// The URI, credentials included: a secret, never shown (see [`BrokerSource::address`]).
+    pub uri: String,
+    /// What the entity is called on this broker (`queue`).
+    pub entity_kind: &'static str,
+    /// The entity read (a queue's name).
+    pub entity: String,
+}
+
+impl BrokerSource {
+    /// The URI without its credentials: `amqp://broker.example:5672/orders`.
+    pub fn address(&self) -> String {
+        without_credentials(&self.uri)
+    }
+}
+
+impl fmt::Debug for BrokerSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokerSource")
+            .field("kind", &self.kind)
+            .field("setting", &self.setting)
+            .field("address", &self.address())
+            .field("entity", &self.entity)
+            .finish()
+    }
+}
+
+/// `uri` without user, password or query (which may carry credentials), for logs and
+/// messages; a URI that does not parse is not shown at all.
+pub fn without_credentials(uri: &str) -> String {
+    match url::Url::parse(uri) {
+        Ok(mut url) => {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+            url.set_query(None);
+            url.to_string()
+        }
+        Err(_) => "(a URI that does not parse)".to_owned(),
+    }
+}
+
+/// A kind's section of `host.json`'s `extensions`: `read` checks what was written (pushing
+/// problems under `path`) and returns it with every default filled in, which is what is kept
+/// in [`crate::host_config::Extensions::kinds`].
+pub struct HostSection {
+    pub name: &'static str,
+    pub read: fn(Option<&Value>, &str, &mut Problems) -> Value,
+}
+
+/// The kind whose `type` is `type_name`.
+pub fn find(type_name: &str) -> Option<&'static dyn BindingKind> {
+    KINDS.iter().copied().find(|k| k.type_name() == type_name)
+}
+
+/// Every kind in the table.
+pub fn all() -> impl Iterator<Item = &'static dyn BindingKind> {
+    KINDS.iter().copied()
+}
+
+/// Every kind's `host.json` section, once (a trigger and its output share one).
+pub fn host_sections() -> impl Iterator<Item = &'static HostSection> {
+    let mut seen = Vec::new();
+    all()
+        .filter_map(|k| k.host_section())
+        .filter(move |section| {
+            let first = !seen.contains(&section.name);
+            seen.push(section.name);
+            first
+        })
+}
+
+/// A binding of a kind in the table: its descriptor, its name and its properties as written
+/// (checked by the kind when it was read).
+#[derive(Clone)]
+pub struct KindBinding {
+    kind: &'static dyn BindingKind,
+    name: BindingName,
+    properties: Map<String, Value>,
+}
+
+impl KindBinding {
+    /// Reads `properties` as a binding of `kind`; None with the problems pushed.
+    pub(crate) fn read(
+        kind: &'static dyn BindingKind,
+        properties: Map<String, Value>,
+        prefix: &str,
+        problems: &mut Problems,
+    ) -> Option<KindBinding> {
+        let name = kind.check(&properties, prefix, problems)?;
+        Some(KindBinding {
+            kind,
+            name,
+            properties,
+        })
+    }
+
+    pub fn kind(&self) -> &'static dyn BindingKind {
+        self.kind
+    }
+
+    pub fn name(&self) -> &BindingName {
+        &self.name
+    }
+
+    /// The properties as written, `name` among them.
+    pub fn properties(&self) -> &Map<String, Value> {
+        &self.properties
+    }
+
+    /// The properties read into the kind's own type. They were checked when the binding was
+    /// read, so this fails only if that type changed since; the error says so.
+    pub fn typed<T: DeserializeOwned>(&self) -> Result<T, String> {
+        from_json(Value::Object(self.properties.clone()), "")
+            .map_err(|e| format!("{} binding {}: {e}", self.kind.type_name(), self.name))
+    }
+}
+
+impl PartialEq for KindBinding {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind.type_name() == other.kind.type_name()
+            && self.name == other.name
+            && self.properties == other.properties
+    }
+}
+
+impl fmt::Debug for KindBinding {
+    /// The properties are settings' names and entity names, never a secret's value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KindBinding")
+            .field("type", &self.kind.type_name())
+            .field("properties", &self.properties)
+            .finish()
+    }
+}
+
+/// Reads `properties` into the kind's type `T`, pushing the first problem serde finds.
+pub fn read_typed<T: DeserializeOwned>(
+    properties: &Map<String, Value>,
+    prefix: &str,
+    problems: &mut Problems,
+) -> Option<T> {
+    from_json(Value::Object(properties.clone()), prefix)
+        .map_err(|err| problems.absorb(err))
+        .ok()
+}
+
+/// A section read as written into `T` (its defaults filled in), written back as JSON; the
+/// defaults when it cannot be read (the problem is pushed).
+pub fn read_section<T: DeserializeOwned + serde::Serialize + Default>(
+    written: Option<&Value>,
+    path: &str,
+    problems: &mut Problems,
+) -> Value {
+    let section: T = match written {
+        None | Some(Value::Null) => T::default(),
+        Some(value @ Value::Object(_)) => from_json(value.clone(), path)
+            .map_err(|err| problems.absorb(err))
+            .unwrap_or_default(),
+        Some(_) => {
+            problems.push(path, "expected an object");
+            T::default()
+        }
+    };
+    serde_json::to_value(section).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_type_name_and_none_is_a_builtin_one() {
+        let mut names: Vec<&str> = all().map(|k| k.type_name()).collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count, "a type name appears twice");
+        for name in names {
+            assert!(
+                crate::bindings::builtin_type(name).is_none(),
+                "{name} is also a built-in binding type"
+            );
+        }
+    }
+
+    #[test]
+    fn host_sections_have_distinct_names() {
+        let mut names: Vec<&str> = host_sections().map(|s| s.name).collect();
+        let count = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), count);
+    }
+}
