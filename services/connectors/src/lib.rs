@@ -13,7 +13,10 @@
 //!
 //! Kafka, and Event Hubs through its Kafka endpoint ([`kafka`]): consumer-group members that
 //! commit offsets when told to, producers, a group's lag read from outside the group.
+//!
+//! RabbitMQ ([`amqp`]): connections through `lapin`, dialled under the egress policy.
 
+pub mod amqp;
 mod credentials;
 mod error;
 pub mod kafka;

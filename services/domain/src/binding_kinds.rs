@@ -26,8 +26,10 @@ use serde_json::{Map, Value};
 use crate::names::BindingName;
 use crate::validation::{Problems, from_json};
 
+pub mod rabbitmq;
+
 /// Every kind described here, in the order error messages list them.
-const KINDS: &[&dyn BindingKind] = &[];
+const KINDS: &[&dyn BindingKind] = &[&rabbitmq::TRIGGER, &rabbitmq::OUTPUT];
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {

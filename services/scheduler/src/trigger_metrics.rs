@@ -24,6 +24,7 @@
 //! tenant's allowances are part of a source's key, so two tenants never share a client or a
 //! reading across different policies.
 
+mod rabbitmq;
 mod service_bus;
 mod storage_queue;
 mod streams;
@@ -106,7 +107,7 @@ fn kind_of(source: &TriggerSource) -> &'static dyn MetricKind {
 }
 
 /// The metric reads of the broker sources of `shoal_domain::binding_kinds`, by trigger type.
-const BROKERS: &[(&str, &dyn MetricKind)] = &[];
+const BROKERS: &[(&str, &dyn MetricKind)] = &[("rabbitMQTrigger", &rabbitmq::RabbitMqMetrics)];
 
 /// A broker source whose kind has no metric reads: every read says so.
 struct Unread;

@@ -13,6 +13,7 @@ pub mod handler;
 pub mod kafka;
 pub mod proxy;
 pub mod python;
+pub mod rabbitmq;
 
 use anyhow::{Context, Result};
 use sqlx::{AssertSqlSafe, Connection, PgConnection};

@@ -206,13 +206,32 @@ impl TestApp {
         self.scheduler(loopback_egress()).start(stop.clone())
     }
 
+    /// [`TestApp::start_scheduler`] with a scale-in window of `window` instead of 5 minutes.
+    pub fn start_scheduler_scaling_in_after(
+        &self,
+        window: std::time::Duration,
+        stop: &tokio_util::sync::CancellationToken,
+    ) -> shoal_scheduler::SchedulerHandle {
+        self.scheduler_with(loopback_egress(), |c| c.scale_in_window = window)
+            .start(stop.clone())
+    }
+
     /// The scheduler [`TestApp::start_scheduler`] starts, connecting under `egress`.
     pub fn scheduler(&self, egress: shoal_egress::Egress) -> shoal_scheduler::Scheduler {
+        self.scheduler_with(egress, |_| {})
+    }
+
+    fn scheduler_with(
+        &self,
+        egress: shoal_egress::Egress,
+        configure: impl FnOnce(&mut shoal_scheduler::SchedulerConfig),
+    ) -> shoal_scheduler::Scheduler {
         let mut config = shoal_scheduler::SchedulerConfig::new("s1");
         config.tick = std::time::Duration::from_millis(200);
         config.lease_ttl = std::time::Duration::from_secs(2);
         config.metrics.min_interval = std::time::Duration::from_millis(100);
         config.egress = egress;
+        configure(&mut config);
         let pool = connect_lazy(&self.database_url, &PoolConfig::default()).unwrap();
         shoal_scheduler::Scheduler::new(config, pool, Cipher::new(&self.secret_key))
     }

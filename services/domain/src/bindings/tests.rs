@@ -147,7 +147,7 @@ fn unknown_and_missing_type_are_reported_with_known_types() {
         [
             e(
                 "bindings[1].type",
-                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger, timerTrigger"
+                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger, timerTrigger, rabbitMQTrigger, rabbitMQ"
             ),
             e("bindings[2].type", "is required"),
             e(
@@ -536,7 +536,8 @@ fn only_triggers_something_runs_have_a_runner() {
             "httpTrigger",
             "eventHubTrigger",
             "kafkaTrigger",
-            "timerTrigger"
+            "timerTrigger",
+            "rabbitMQTrigger"
         ]
     );
     let cosmos = parse_binding(

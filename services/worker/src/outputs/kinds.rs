@@ -9,8 +9,10 @@ use crate::config::WorkerConfig;
 use crate::error::TriggerSourceError;
 use crate::hosted_apps::HostedApp;
 
+mod rabbitmq;
+
 /// Every kind of output of `binding_kinds` the worker writes.
-const KINDS: &[&dyn OutputKind] = &[];
+const KINDS: &[&dyn OutputKind] = &[&rabbitmq::RabbitMqOutput];
 
 /// A kind of output binding.
 pub trait OutputKind: Send + Sync {

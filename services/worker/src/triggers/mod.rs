@@ -3,6 +3,7 @@
 
 pub mod backoff;
 pub mod kind;
+pub mod rabbitmq;
 pub mod service_bus;
 pub mod storage_queue;
 pub mod stream;
@@ -11,6 +12,7 @@ pub mod timer;
 use shoal_domain::bindings::Binding;
 
 use crate::triggers::kind::TriggerKind;
+use crate::triggers::rabbitmq::RabbitMqTrigger;
 use crate::triggers::service_bus::ServiceBusTrigger;
 use crate::triggers::storage_queue::StorageQueueTrigger;
 use crate::triggers::stream::StreamTrigger;
@@ -23,6 +25,7 @@ const KINDS: &[&dyn TriggerKind] = &[
     &StreamTrigger::KAFKA,
     &StreamTrigger::EVENT_HUBS,
     &TimerTrigger,
+    &RabbitMqTrigger,
 ];
 
 /// The kind that listens for `trigger`, if the worker has one.

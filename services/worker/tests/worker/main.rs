@@ -14,6 +14,7 @@ mod observability;
 mod parked_retries;
 mod payloads;
 mod polling;
+mod rabbitmq;
 mod retries;
 mod service_bus;
 mod service_bus_live;

@@ -1,0 +1,248 @@
+//! RabbitMQ: the `rabbitMQTrigger` and the `rabbitMQ` output, in the binding shape of the Azure
+//! Functions RabbitMQ extension (Azure/azure-functions-rabbitmq-extension,
+//! `extension/WebJobs.Extensions.RabbitMQ/`): `queueName`, `connectionStringSetting` (the app
+//! setting holding an AMQP URI), `disableCertificateValidation`, and `host.json`'s
+//! `extensions.rabbitMQ.prefetchCount` (`Config/RabbitMQOptions.cs`, default 30).
+//!
+//! What happens to a failed message is the extension's (`Trigger/RabbitMQListener.cs`): once
+//! the function's retry policy is spent, the message is published again to its queue with
+//! `x-ms-rabbitmq-requeuecount` raised by one and the delivery acknowledged; at the fifth
+//! failure it is rejected without requeueing, so the broker dead-letters it to the queue's
+//! dead-letter exchange (`x-dead-letter-exchange`) or drops it when the queue has none
+//! (diagnostics say to set one).
+//!
+//! Shoal departs from the extension in three places, each refused with a message rather than
+//! accepted without effect: the connection comes only from an app setting (the extension's
+//! fallback to `extensions.rabbitMQ.connectionString` would keep the URI's password in
+//! `host.json`, which is not masked); certificate validation cannot be turned off; and the
+//! deprecated `hostName`, `userName`, `password` and `port` properties are not read.
+//!
+//! Scaling follows KEDA's RabbitMQ scaler in `QueueLength` mode (messages ready in the queue)
+//! with `prefetchCount` as its `value`: one instance is meant to take what it holds at once,
+//! as Azure's target scalers use a Storage queue's `batchSize`.
+
+mod kinds;
+mod payload;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::names::{BindingName, setting_value};
+
+pub use kinds::{OUTPUT, TRIGGER};
+pub use payload::{Delivery, Properties, payload};
+
+/// The trigger's `type`.
+pub const TRIGGER_TYPE: &str = "rabbitMQTrigger";
+/// The output's `type`.
+pub const OUTPUT_TYPE: &str = "rabbitMQ";
+
+/// The header a failed message's republished copy counts its failures in
+/// (`RabbitMQListener.RequeueCountHeaderName`).
+pub const REQUEUE_COUNT_HEADER: &str = "x-ms-rabbitmq-requeuecount";
+
+/// The failures after which a message is rejected rather than published again
+/// (`RabbitMQListener`: `requeueCount >= 5`).
+pub const MAX_FAILURES: u32 = 5;
+
+/// The longest queue name AMQP 0-9-1 allows, in bytes (a `shortstr`).
+const MAX_QUEUE_NAME: usize = 255;
+
+/// How the body is handed over: Azure's `dataType` values (`stream` is read as `binary`
+/// would be by the extension's value provider; Shoal refuses it on outputs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DataType {
+    String,
+    Binary,
+    Stream,
+}
+
+/// The name of the `host.json` section, `extensions.rabbitMQ`.
+pub const HOST_SECTION: &str = "rabbitMQ";
+
+/// `rabbitMQTrigger`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TriggerBinding {
+    pub name: BindingName,
+    /// The queue consumed; `%Setting%` references are resolved from the app's settings.
+    pub queue_name: String,
+    /// The app setting holding the AMQP URI (`amqp://user:password@host:5672/vhost`).
+    #[serde(default)]
+    pub connection_string_setting: Option<String>,
+    #[serde(default)]
+    pub disable_certificate_validation: bool,
+    /// `binary` hands the handler the body in base64; otherwise it is read as UTF-8.
+    #[serde(default)]
+    pub data_type: Option<DataType>,
+}
+
+/// `rabbitMQ` (out): publishes the handler's output to a queue through the default exchange,
+/// as the extension's `RabbitMQAsyncCollector` does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OutputBinding {
+    pub name: BindingName,
+    /// May hold binding expressions (`orders-{region}`), resolved per invocation.
+    pub queue_name: String,
+    #[serde(default)]
+    pub connection_string_setting: Option<String>,
+    #[serde(default)]
+    pub disable_certificate_validation: bool,
+    #[serde(default)]
+    pub data_type: Option<DataType>,
+}
+
+/// `host.json` `extensions.rabbitMQ`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Options {
+    /// Messages a listener holds unacknowledged at once (AMQP `basic.qos`), 1–65535.
+    #[serde(default = "default_prefetch")]
+    pub prefetch_count: u16,
+    /// Refused when set (see the module's doc); kept to say why.
+    #[serde(default, skip_serializing)]
+    pub connection_string: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub queue_name: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable_certificate_validation: bool,
+}
+
+fn default_prefetch() -> u16 {
+    30
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            prefetch_count: default_prefetch(),
+            connection_string: None,
+            queue_name: None,
+            disable_certificate_validation: false,
+        }
+    }
+}
+
+impl Options {
+    /// The options in an app's `extensions.rabbitMQ` section (validated when written; the
+    /// defaults if it is absent or cannot be read).
+    pub fn of(section: Option<&serde_json::Value>) -> Options {
+        section
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// What to do with a message whose invocation failed for good, by the failures counted in
+/// its [`REQUEUE_COUNT_HEADER`] before this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterFailure {
+    /// Publish a copy carrying this count, then acknowledge the delivery.
+    Republish(u32),
+    /// Reject without requeueing: the queue's dead-letter exchange takes it, if it has one.
+    Reject,
+}
+
+pub fn after_failure(counted: u32) -> AfterFailure {
+    let count = counted.saturating_add(1);
+    if count >= MAX_FAILURES {
+        AfterFailure::Reject
+    } else {
+        AfterFailure::Republish(count)
+    }
+}
+
+/// A queue name with its `%Setting%` references resolved; errors name settings, never values.
+pub fn resolve_queue_name(
+    written: &str,
+    settings: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let mut resolved = String::with_capacity(written.len());
+    let mut rest = written;
+    while let Some(start) = rest.find('%') {
+        resolved.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('%') else {
+            return Err(format!("{written:?} has a % with no closing %"));
+        };
+        resolved.push_str(setting_value(settings, &after[..end])?);
+        rest = &after[end + 1..];
+    }
+    resolved.push_str(rest);
+    check_queue_name(&resolved).map_err(|e| {
+        if written.contains('%') {
+            format!("{written} resolves to a name that {e}")
+        } else {
+            e
+        }
+    })?;
+    Ok(resolved)
+}
+
+/// Bytes as text when they are UTF-8, else in base64 (header values, for the handler's JSON).
+pub fn text_or_base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => base64::engine::general_purpose::STANDARD.encode(bytes),
+    }
+}
+
+/// The bytes an output message is published as: its UTF-8, or for `dataType: binary` the
+/// base64 the handler wrote, decoded.
+pub fn output_body(message: &str, binary: bool) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    if binary {
+        base64::engine::general_purpose::STANDARD
+            .decode(message)
+            .map_err(|_| "a binary rabbitMQ output's value must be base64".to_owned())
+    } else {
+        Ok(message.as_bytes().to_vec())
+    }
+}
+
+/// What AMQP 0-9-1 allows a queue name to be: 1–255 bytes of UTF-8 with no control character.
+pub fn check_queue_name(name: &str) -> Result<(), String> {
+    if name.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if name.len() > MAX_QUEUE_NAME {
+        return Err(format!(
+            "is {} bytes long; RabbitMQ allows at most {MAX_QUEUE_NAME}",
+            name.len()
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    Ok(())
+}
+
+/// The AMQP URI in the app setting `setting`: `amqp://` or `amqps://` with a host. Errors name
+/// the setting, never its value.
+pub fn connection_uri(
+    setting: Option<&str>,
+    settings: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let Some(setting) = setting.filter(|s| !s.is_empty()) else {
+        return Err(
+            "connectionStringSetting is required: name the app setting holding the AMQP URI".into(),
+        );
+    };
+    let uri = setting_value(settings, setting)?;
+    let parsed = url::Url::parse(uri)
+        .map_err(|e| format!("app setting {setting} is not an AMQP URI: {e}"))?;
+    if !matches!(parsed.scheme(), "amqp" | "amqps") {
+        return Err(format!(
+            "app setting {setting} must be an amqp:// or amqps:// URI, not {}://",
+            parsed.scheme()
+        ));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("app setting {setting} names no host"));
+    }
+    Ok(uri.to_owned())
+}

@@ -1,0 +1,91 @@
+"""Drives a RabbitMQ broker with pika, the Python client, as a user of Shoal's RabbitMQ trigger
+would: RABBITMQ_URL names the broker. Prints one JSON document.
+
+  declare <queue> [<dead-letter-queue>]  a durable queue; with a dead-letter queue, the queue
+                                          dead-letters to it through the default exchange
+  publish <queue> <count> [<prefix>]     persistent messages "<prefix>-<i>" with message ids
+                                          "<prefix>-<i>"; prints the ids
+  get <queue> <count> [<seconds>]        takes up to <count> messages (acknowledging them),
+                                          waiting up to <seconds> (default 30); prints bodies,
+                                          headers and message ids
+  count <queue>                          messages ready in the queue
+  purge <queue>                          removes every message ready in the queue
+"""
+
+import json
+import os
+import sys
+import time
+
+import pika
+
+
+def connect():
+    return pika.BlockingConnection(pika.URLParameters(os.environ["RABBITMQ_URL"]))
+
+
+def headers_of(properties):
+    out = {}
+    for key, value in (properties.headers or {}).items():
+        out[key] = value.decode() if isinstance(value, bytes) else value
+    return out
+
+
+def main():
+    command, queue = sys.argv[1], sys.argv[2]
+    connection = connect()
+    channel = connection.channel()
+    if command == "declare":
+        arguments = {}
+        if len(sys.argv) > 3:
+            dead = sys.argv[3]
+            channel.queue_declare(queue=dead, durable=True)
+            arguments = {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead}
+        channel.queue_declare(queue=queue, durable=True, arguments=arguments)
+        print(json.dumps({"declared": queue}))
+    elif command == "publish":
+        count = int(sys.argv[3])
+        prefix = sys.argv[4] if len(sys.argv) > 4 else "m"
+        channel.confirm_delivery()
+        ids = []
+        for i in range(count):
+            message_id = f"{prefix}-{i}"
+            channel.basic_publish(
+                exchange="",
+                routing_key=queue,
+                body=message_id.encode(),
+                properties=pika.BasicProperties(
+                    delivery_mode=2, message_id=message_id, content_type="text/plain"
+                ),
+            )
+            ids.append(message_id)
+        print(json.dumps(ids))
+    elif command == "get":
+        count = int(sys.argv[3])
+        deadline = time.time() + (float(sys.argv[4]) if len(sys.argv) > 4 else 30.0)
+        found = []
+        while len(found) < count and time.time() < deadline:
+            method, properties, body = channel.basic_get(queue=queue, auto_ack=True)
+            if method is None:
+                time.sleep(0.1)
+                continue
+            found.append({
+                "body": body.decode(errors="replace"),
+                "headers": headers_of(properties),
+                "messageId": properties.message_id,
+            })
+        # x-death, which the broker adds when it dead-letters, holds timestamps.
+        print(json.dumps(found, default=str))
+    elif command == "count":
+        declared = channel.queue_declare(queue=queue, passive=True)
+        print(json.dumps(declared.method.message_count))
+    elif command == "purge":
+        channel.queue_purge(queue=queue)
+        print(json.dumps({"purged": queue}))
+    else:
+        raise SystemExit(f"unknown command {command}")
+    connection.close()
+
+
+if __name__ == "__main__":
+    main()

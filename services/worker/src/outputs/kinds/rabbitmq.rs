@@ -1,0 +1,173 @@
+//! The `rabbitMQ` output: the handler's output published to a queue through the default
+//! exchange (routing key = queue name), as the extension's `RabbitMQAsyncCollector` does:
+//! a string as its UTF-8 bytes, an array as one message per element, any other JSON value
+//! serialized. Every message is confirmed by the broker before the invocation counts as done.
+//! The connection is made on first use, under the egress policy, and made again after a
+//! failed write.
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use shoal_connectors::amqp::lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use shoal_connectors::amqp::lapin::{BasicProperties, Channel, Connection};
+use shoal_connectors::amqp::{self, AmqpError};
+use shoal_domain::binding_kinds::KindBinding;
+use shoal_domain::binding_kinds::rabbitmq::{
+    DataType, OUTPUT_TYPE, OutputBinding, check_queue_name, connection_uri, output_body,
+    resolve_queue_name,
+};
+use shoal_domain::invocation::queue_output_messages;
+use shoal_egress::Egress;
+use tokio::sync::Mutex;
+
+use super::{Bound, KindTarget, OutputKind};
+use crate::config::WorkerConfig;
+use crate::error::TriggerSourceError;
+use crate::hosted_apps::HostedApp;
+
+pub struct RabbitMqOutput;
+
+impl OutputKind for RabbitMqOutput {
+    fn binding_type(&self) -> &'static str {
+        OUTPUT_TYPE
+    }
+
+    fn bind(
+        &self,
+        binding: &KindBinding,
+        app: &HostedApp,
+        config: &WorkerConfig,
+    ) -> Result<Bound, String> {
+        let out: OutputBinding = binding.typed()?;
+        let uri = connection_uri(out.connection_string_setting.as_deref(), &app.settings)?;
+        let egress = config.egress.for_tenant(&app.egress_allow);
+        if let Ok(url) = url::Url::parse(&uri) {
+            egress.check_url(&url).map_err(|r| {
+                format!(
+                    "{}: {r}",
+                    out.connection_string_setting.as_deref().unwrap_or_default()
+                )
+            })?;
+        }
+        // A name with expressions is resolved per invocation; any other once, now.
+        let templated = out.queue_name.contains(['{', '}']);
+        let queue = if templated {
+            String::new()
+        } else {
+            resolve_queue_name(&out.queue_name, &app.settings)?
+        };
+        Ok(Bound {
+            name: templated.then(|| out.queue_name.clone()),
+            target: Box::new(Publisher {
+                uri,
+                egress,
+                queue,
+                binary: out.data_type == Some(DataType::Binary),
+                name: format!(
+                    "shoal {}/{} output {}",
+                    app.instance.tenant, app.instance.app, out.name
+                ),
+                channel: Mutex::new(None),
+            }),
+        })
+    }
+}
+
+struct Publisher {
+    uri: String,
+    egress: Egress,
+    /// The queue, when its name has no expressions.
+    queue: String,
+    /// `dataType: binary`: each message is base64 the handler wrote, published as its bytes.
+    binary: bool,
+    name: String,
+    channel: Mutex<Option<(Connection, Channel)>>,
+}
+
+impl KindTarget for Publisher {
+    fn check_name(&self, resolved: &str) -> Result<(), String> {
+        check_queue_name(resolved).map_err(|e| format!("{resolved:?} {e}"))
+    }
+
+    fn write<'a>(
+        &'a self,
+        name: Option<&'a str>,
+        value: &'a Value,
+    ) -> BoxFuture<'a, Result<usize, TriggerSourceError>> {
+        async move {
+            let messages = queue_output_messages(value);
+            if messages.is_empty() {
+                return Ok(0);
+            }
+            let bodies = messages
+                .iter()
+                .map(|m| self.body(m))
+                .collect::<Result<Vec<_>, _>>()?;
+            let queue = name.unwrap_or(&self.queue);
+            let mut held = self.channel.lock().await;
+            if held.is_none() {
+                *held = Some(self.open().await?);
+            }
+            let Some((_, channel)) = held.as_ref() else {
+                return Err("no channel".into());
+            };
+            let published = publish(channel, queue, &bodies).await;
+            if published.is_err() {
+                // Made again on the next write.
+                if let Some((connection, _)) = held.take() {
+                    let _ = connection.close(200, "write failed".into()).await;
+                }
+            }
+            published?;
+            Ok(bodies.len())
+        }
+        .boxed()
+    }
+}
+
+impl Publisher {
+    fn body(&self, message: &str) -> Result<Vec<u8>, TriggerSourceError> {
+        Ok(output_body(message, self.binary)?)
+    }
+
+    async fn open(&self) -> Result<(Connection, Channel), AmqpError> {
+        let connection = amqp::connect(&self.uri, &self.egress, &self.name).await?;
+        let broker = |source| AmqpError::Broker {
+            address: shoal_domain::trigger_source::without_credentials(&self.uri),
+            source,
+        };
+        let channel = connection.create_channel().await.map_err(broker)?;
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(broker)?;
+        Ok((connection, channel))
+    }
+}
+
+/// Publishes every body, then waits for every confirm; a `nack` fails the write.
+async fn publish(
+    channel: &Channel,
+    queue: &str,
+    bodies: &[Vec<u8>],
+) -> Result<(), TriggerSourceError> {
+    let mut confirms = Vec::with_capacity(bodies.len());
+    for body in bodies {
+        let confirm = channel
+            .basic_publish(
+                "".into(),
+                queue.into(),
+                BasicPublishOptions::default(),
+                body,
+                BasicProperties::default().with_delivery_mode(2),
+            )
+            .await?;
+        confirms.push(confirm);
+    }
+    for confirm in confirms {
+        if !confirm.await?.is_ack() {
+            return Err(format!("the broker refused a message for queue {queue}").into());
+        }
+    }
+    Ok(())
+}

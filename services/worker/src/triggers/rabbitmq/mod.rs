@@ -1,0 +1,100 @@
+//! The RabbitMQ trigger (`rabbitMQTrigger`), with the Azure Functions RabbitMQ extension's
+//! semantics (`shoal_domain::binding_kinds::rabbitmq`): one consumer on the queue with
+//! `prefetchCount` unacknowledged messages at most, each delivery acknowledged once its
+//! invocation succeeded; a failure, once the function's retry policy is spent, publishes a copy
+//! with its requeue count raised (the extension's `RabbitMQListener`) or, at the fifth,
+//! rejects it to the queue's dead-letter exchange.
+//!
+//! Nothing is acknowledged before it is settled, so a worker that dies loses nothing: the
+//! broker hands its unacknowledged messages to another consumer when the connection drops.
+
+mod delivery;
+mod listener;
+
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use shoal_domain::binding_kinds::rabbitmq::{DataType, HOST_SECTION, Options, TriggerBinding};
+use shoal_domain::bindings::Binding;
+use shoal_domain::trigger_source::{BrokerSource, TriggerSource};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WorkerConfig;
+use crate::hosted_apps::{HostedApp, HostedFunction};
+use crate::invocation::FunctionHost;
+use crate::triggers::kind::{TriggerKind, TriggerListener, source_of};
+use crate::triggers::rabbitmq::listener::RabbitMqListener;
+
+pub struct RabbitMqTrigger;
+
+impl TriggerKind for RabbitMqTrigger {
+    fn binding_type(&self) -> &'static str {
+        shoal_domain::binding_kinds::rabbitmq::TRIGGER_TYPE
+    }
+
+    fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
+        match source_of(trigger, app) {
+            Ok(TriggerSource::Broker(source)) => source.entity,
+            _ => trigger.name().as_str().to_owned(),
+        }
+    }
+
+    fn bind(
+        &self,
+        _function: &HostedFunction,
+        trigger: &Binding,
+        app: &HostedApp,
+        config: &WorkerConfig,
+    ) -> Result<Box<dyn TriggerListener>, String> {
+        let (Binding::Kind(kind), TriggerSource::Broker(source)) =
+            (trigger, source_of(trigger, app)?)
+        else {
+            return Err("not a RabbitMQ trigger".into());
+        };
+        let binding: TriggerBinding = kind.typed()?;
+        let egress = config.egress.for_tenant(&app.egress_allow);
+        // A URI whose text names a refused address (a literal internal IP, localhost) is
+        // refused here; names are resolved and checked each time the connection is dialled.
+        if let Ok(url) = url::Url::parse(&source.uri) {
+            egress
+                .check_url(&url)
+                .map_err(|r| format!("{}: {r}", source.setting))?;
+        }
+        Ok(Box::new(BoundRabbitMq {
+            source,
+            binding: binding.name.as_str().to_owned(),
+            binary: binding.data_type == Some(DataType::Binary),
+            prefetch: Options::of(app.host.extensions.kinds.get(HOST_SECTION)).prefetch_count,
+            egress,
+        }))
+    }
+}
+
+/// A RabbitMQ trigger resolved to its broker and queue, ready to consume.
+pub struct BoundRabbitMq {
+    pub source: BrokerSource,
+    /// The trigger binding's name (`Data.<name>`).
+    pub binding: String,
+    /// `dataType: binary`: the body goes to the handler in base64.
+    pub binary: bool,
+    pub prefetch: u16,
+    pub egress: shoal_egress::Egress,
+}
+
+impl TriggerListener for BoundRabbitMq {
+    fn listen(
+        self: Box<Self>,
+        function: Arc<FunctionHost>,
+        stop: CancellationToken,
+        abandon: CancellationToken,
+    ) -> BoxFuture<'static, ()> {
+        RabbitMqListener {
+            trigger: Arc::new(*self),
+            function,
+            stop,
+            abandon,
+        }
+        .run()
+        .boxed()
+    }
+}

@@ -1,0 +1,203 @@
+//! The RabbitMQ trigger and output against a real broker (`deploy/local/rabbitmq.sh`), the
+//! messages published and read by PyPI `pika`, a client nobody here wrote.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::{Value, json};
+use shoal_testkit::handler::Behaviour;
+use shoal_testkit::rabbitmq::{self, pika};
+
+use crate::support::*;
+
+fn trigger(queue: &str) -> Value {
+    json!({"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": queue,
+        "connectionStringSetting": "Rabbit"})
+}
+
+/// The app, its settings naming the broker in `Rabbit`.
+async fn put_app(h: &Harness, url: &str, host: Value) -> Result<()> {
+    let mut settings = h.storage_settings();
+    settings["Rabbit"] = json!(url);
+    h.put_app(host, json!({"appSettings": settings})).await
+}
+
+async fn ready(url: &str, queue: &str) -> Result<u64> {
+    Ok(pika(url, &["count", queue])
+        .await?
+        .as_u64()
+        .unwrap_or(u64::MAX))
+}
+
+/// Waits until the queue has no message ready (every one acknowledged or in hand).
+async fn wait_drained(url: &str, queue: &str) -> Result<()> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = ready(url, queue).await?;
+        if left == 0 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "{left} messages still ready on {queue}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn messages_published_with_pika_reach_the_handler_once_and_are_acknowledged() -> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("orders");
+    pika(&url, &["declare", &queue]).await?;
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    put_app(&h, &url, json!({})).await?;
+    h.put_function("process", json!([trigger(&queue)])).await?;
+    let published = pika(&url, &["publish", &queue, "20", "order"]).await?;
+    assert_eq!(published.as_array().map(Vec::len), Some(20));
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let requests = h.handler.wait_for(20, Duration::from_secs(30)).await?;
+    wait_drained(&url, &queue).await?;
+    // Nothing comes again once acknowledged.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(h.handler.count(), 20, "a message was delivered twice");
+    let bodies: BTreeSet<&str> = requests
+        .iter()
+        .map(|r| r.body["Data"]["order"].as_str().unwrap_or_default())
+        .collect();
+    let expected: BTreeSet<String> = (0..20).map(|i| format!("order-{i}")).collect();
+    assert_eq!(
+        bodies,
+        expected.iter().map(String::as_str).collect::<BTreeSet<_>>()
+    );
+    let request = &requests[0];
+    let metadata = &request.body["Metadata"];
+    assert_eq!(metadata["RoutingKey"], queue.as_str(), "{metadata}");
+    assert_eq!(metadata["Exchange"], "");
+    assert_eq!(metadata["Redelivered"], false);
+    assert_eq!(metadata["BasicProperties"]["ContentType"], "text/plain");
+    assert_eq!(metadata["BasicProperties"]["DeliveryMode"], 2);
+    assert_eq!(metadata["sys"]["MethodName"], "process");
+    // The message id is the handler's idempotency key.
+    assert_eq!(
+        request.headers["webhook-id"].to_str()?,
+        metadata["BasicProperties"]["MessageId"]
+            .as_str()
+            .unwrap_or_default()
+    );
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failing_message_is_requeued_four_times_then_dead_lettered_as_the_extension_does()
+-> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("payments");
+    let dead = format!("{queue}-dead");
+    pika(&url, &["declare", &queue, &dead]).await?;
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    put_app(&h, &url, json!({})).await?;
+    // One retry in hand before each failure counts: 2 calls a delivery, 5 deliveries.
+    h.put_function_body(
+        APP,
+        "pay",
+        json!({"bindings": [trigger(&queue)],
+            "retry": {"strategy": "fixedDelay", "maxRetryCount": 1, "delayInterval": "00:00:00.100"}}),
+    )
+    .await?;
+    pika(&url, &["publish", &queue, "1", "payment"]).await?;
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let dead_lettered = pika(&url, &["get", &dead, "1", "30"]).await?;
+    let dead_lettered = dead_lettered.as_array().cloned().unwrap_or_default();
+    assert_eq!(dead_lettered.len(), 1, "nothing dead-lettered");
+    assert_eq!(dead_lettered[0]["body"], "payment-0");
+    assert_eq!(dead_lettered[0]["messageId"], "payment-0");
+    assert_eq!(
+        dead_lettered[0]["headers"]["x-ms-rabbitmq-requeuecount"], 4,
+        "{dead_lettered:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let requests = h.handler.requests();
+    assert_eq!(requests.len(), 10, "5 deliveries of 2 attempts each");
+    let keys: BTreeSet<&str> = requests
+        .iter()
+        .map(|r| r.headers["webhook-id"].to_str().unwrap_or_default())
+        .collect();
+    assert_eq!(keys, BTreeSet::from(["payment-0"]), "one idempotency key");
+    let counts: Vec<i64> = requests
+        .iter()
+        .map(|r| {
+            r.body["Metadata"]["BasicProperties"]["Headers"]["x-ms-rabbitmq-requeuecount"]
+                .as_i64()
+                .unwrap_or(0)
+        })
+        .collect();
+    assert_eq!(counts, vec![0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
+    assert_eq!(ready(&url, &queue).await?, 0);
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_output_publishes_to_the_queue_its_expression_names() -> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("in");
+    let out = format!("{queue}-out");
+    pika(&url, &["declare", &queue]).await?;
+    pika(&url, &["declare", &out]).await?;
+    let h = Harness::start(Behaviour::Respond(
+        json!({"Outputs": {"copy": ["first", {"n": 2}]}}),
+    ))
+    .await?;
+    put_app(&h, &url, json!({})).await?;
+    h.put_function(
+        "copy",
+        json!([trigger(&queue), {"type": "rabbitMQ", "direction": "out", "name": "copy",
+            "queueName": "{RoutingKey}-out", "connectionStringSetting": "Rabbit"}]),
+    )
+    .await?;
+    pika(&url, &["publish", &queue, "1", "x"]).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let written = pika(&url, &["get", &out, "2", "30"]).await?;
+    let bodies: Vec<&str> = written
+        .as_array()
+        .map(|a| a.iter().filter_map(|m| m["body"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(bodies, vec!["first", "{\"n\":2}"]);
+    wait_drained(&url, &queue).await?;
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_broker_the_egress_policy_refuses_is_never_dialled() -> Result<()> {
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    put_app(&h, "amqp://shoal:shoal@10.0.0.1:5672/%2f", json!({})).await?;
+    h.put_function("process", json!([trigger("orders")]))
+        .await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        let listeners = listeners_of(&worker, APP);
+        if let Some((_, status)) = listeners.iter().find(|(_, s)| s.contains("Rabbit")) {
+            break status.clone();
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no refusal shown: {listeners:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.contains("10.0.0.1"), "{status}");
+    assert!(
+        !status.contains("shoal:shoal"),
+        "the password is shown: {status}"
+    );
+    assert_eq!(h.handler.count(), 0);
+    worker.shut_down().await?;
+    Ok(())
+}
