@@ -39,6 +39,8 @@ export interface FieldFormOptions {
   onSubmit: (form: FieldForm) => Promise<void>;
   /// Stacked labels over full-width inputs (for text areas); default a wrapping row.
   stacked?: boolean;
+  /// The heading's level: h3 under a section's h2 (the default), h2 directly under the view's h1.
+  heading?: "h2" | "h3";
 }
 
 export function fieldForm(options: FieldFormOptions): FieldForm {
@@ -71,7 +73,7 @@ export function fieldForm(options: FieldFormOptions): FieldForm {
         }
       },
     },
-    h("h3", {}, options.title),
+    h(options.heading ?? "h3", {}, options.title),
     parts,
     h("div", { class: "form-actions" }, submit, options.extra ?? []),
     banner,

@@ -157,6 +157,8 @@ function createForm(input: PrincipalsInput, done: Done): HTMLElement {
     title,
     fields,
     submit: `Create ${noun}`,
+    // A user's fields carry hints: one above the other, they line up.
+    stacked: kind === "user",
     onSubmit: async (f) => {
       const n = name.value.trim();
       if (kind === "user") {

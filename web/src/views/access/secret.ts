@@ -46,12 +46,18 @@ export function showSecret(credential: Schemas["ServicePrincipalCredential"], fo
       h("dt", {}, h("label", { for: value.id }, "Client secret")),
       h("dd", {}, value),
     ),
-    h("p", { class: "actions" }, copy, " ", h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Done")),
+    h("p", { class: "actions" }, copy, " ", h("button", { type: "button", class: "secondary", onclick: () => finish() }, "Done")),
     said,
   );
-  dialog.addEventListener("close", () => {
+  // Closed, removed and focus moved at once (the `close` event comes a task later).
+  const finish = () => {
+    dialog.close();
     dialog.remove();
     focusAfter();
+  };
+  dialog.addEventListener("cancel", (event) => {
+    event.preventDefault();
+    finish();
   });
   document.body.append(dialog);
   dialog.showModal();

@@ -94,6 +94,7 @@ function createForm(ctx: Context): HTMLElement {
       { path: "displayName", label: "Display name", input: displayName, hint: "Optional: the name, if left empty." },
     ],
     submit: "Create tenant",
+    heading: "h2",
     onSubmit: async (f) => {
       const n = name.value.trim();
       const { error, response } = await api.PUT("/v1/tenants/{tenant}", {
