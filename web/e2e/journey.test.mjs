@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
 import { startHandler } from "./handler.mjs";
-import { WORKERS, call, startStack, until } from "./stack.mjs";
+import { EXTERNAL_ISSUER, WORKERS, call, startStack, until } from "./stack.mjs";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
 // The flags this machine's notes give for Chromium as root with no network beyond localhost.
@@ -124,17 +124,28 @@ async function confirm(page, action) {
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /// Keeps a screenshot of the step, and checks the view with axe-core (injected inline, so it
-/// makes no request): no serious or critical accessibility violation.
-async function shot(page, name) {
+/// makes no request): no serious or critical accessibility violation (with `anyImpact`, none
+/// at all).
+async function shot(page, name, { anyImpact = false } = {}) {
   await page.screenshot({ path: `${ARTIFACTS}${name}.png`, fullPage: true });
   await page.addScriptTag({ content: AXE });
-  const violations = await page.evaluate(async () => {
+  const violations = await page.evaluate(async (anyImpact) => {
     const result = await window.axe.run(document, { resultTypes: ["violations"] });
     return result.violations
-      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .filter((v) => anyImpact || v.impact === "serious" || v.impact === "critical")
       .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
+  }, anyImpact);
   assert.deepEqual(violations, [], `accessibility violations on ${name}`);
+}
+
+/// `shot` at a laptop's and a phone's size (1366×768, 390×844), with no axe violation of any
+/// impact; the page keeps the phone's size afterwards only until the next call resizes it.
+async function shotAtBothSizes(page, name) {
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await shot(page, `${name}-1366`, { anyImpact: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await shot(page, `${name}-390`, { anyImpact: true });
+  await page.setViewportSize({ width: 1366, height: 768 });
 }
 
 test("a platform admin signs in, switches tenant and sees the apps list", async () => {
@@ -387,11 +398,17 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   await page.locator("#apps tbody tr").first().waitFor();
   assert.equal(await page.getByText("New app").count(), 0);
   await shot(page, "05-reader-apps");
-  // Nor does the access view offer to assign or remove roles.
+  // Nor does the access view offer to assign or remove roles, or to create, change or delete
+  // identities, service principals, users or roles.
   await page.goto(`${shoal.base}/tenants/contoso/access`);
   await page.getByRole("cell", { name: "deployer" }).first().waitFor();
   assert.equal(await page.getByText("Assign a role").count(), 0);
-  assert.equal(await page.getByRole("button", { name: /^Remove / }).count(), 0);
+  for (const create of ["New identity", "New service principal", "New user", "New role"]) {
+    assert.equal(await page.getByText(create, { exact: true }).count(), 0, create);
+  }
+  assert.equal(await page.locator("main form").count(), 0);
+  assert.equal(await page.getByRole("button", { name: /^(Remove|Delete|Change|New secret) / }).count(), 0);
+  assert.equal(await page.locator("main button").count(), 0);
   await page.close();
 });
 
@@ -713,6 +730,186 @@ test("an owner assigns a role from the access view, sees a bad scope at its fiel
   await confirm(page, "Remove");
   await row.waitFor({ state: "detached" });
   assert.deepEqual(await assignmentsOf(), []);
+  await page.close();
+});
+
+test("an administrator creates an identity, a service principal, a user and a custom role, assigns it and deletes them", async () => {
+  const list = async (collection) =>
+    (await call(shoal.base, admin, "GET", `/v1/tenants/contoso/${collection}`)).items.map((i) => i.name);
+  const page = await context.newPage();
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: shoal.base });
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/access`);
+  const said = page.locator("#access-said");
+  const section = (id) => page.locator(`section[aria-labelledby=${id}]`);
+
+  // An identity: a bad name is refused at its field, then one is made.
+  await page.getByText("New identity", { exact: true }).first().click();
+  await page.getByLabel("Identity name").fill("Orders MI");
+  await page.getByRole("button", { name: "Create identity" }).click();
+  await page.locator('#new-identity-name[aria-invalid="true"]').waitFor();
+  assert.notEqual((await page.locator("#new-identity-name-error").innerText()).trim(), "");
+  await page.getByLabel("Identity name").fill("orders-mi");
+  await page.getByRole("button", { name: "Create identity" }).click();
+  await said.getByText("Created the identity orders-mi.").waitFor();
+  await section("identities").getByRole("cell", { name: "orders-mi", exact: true }).waitFor();
+  // Focus is on the section written, not lost with the form.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "identities");
+  assert.ok((await list("identities")).includes("orders-mi"));
+  // The same name again says it is taken (the API's PUT read the existing one back).
+  await page.getByText("New identity", { exact: true }).first().click();
+  await page.getByLabel("Identity name").fill("orders-mi");
+  await page.getByRole("button", { name: "Create identity" }).click();
+  await page.locator('#new-identity-name[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#new-identity-name-error").innerText(), /An identity named orders-mi exists already/);
+
+  // A service principal: its secret is shown once, with a copy button, and it works.
+  await page.getByText("New service principal", { exact: true }).first().click();
+  await page.getByLabel("Service principal name").fill("ci-deploy");
+  await page.getByRole("button", { name: "Create service principal" }).click();
+  const dialog = page.getByRole("dialog", { name: "Secret of ci-deploy" });
+  await dialog.waitFor();
+  await dialog.getByText("it will not be shown again").waitFor();
+  const secret = await dialog.getByLabel("Client secret").inputValue();
+  assert.match(secret, /^shoal_sp_/);
+  await dialog.getByRole("button", { name: "Copy secret" }).click();
+  await dialog.getByText("Copied to the clipboard.").waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+  await shot(page, "14-access-secret-once", { anyImpact: true });
+  const sp = (await call(shoal.base, admin, "GET", "/v1/tenants/contoso/servicePrincipals/ci-deploy"));
+  const issued = await (
+    await fetch(`${shoal.base}/oauth2/token`, {
+      method: "POST",
+      body: new URLSearchParams({ grant_type: "client_credentials", client_id: sp.clientId, client_secret: secret, scope: "api://shoal/.default" }),
+    })
+  ).json();
+  assert.ok(issued.access_token, JSON.stringify(issued));
+  await dialog.getByRole("button", { name: "Done" }).click();
+  await dialog.waitFor({ state: "detached" });
+  await section("sps").getByRole("cell", { name: "ci-deploy", exact: true }).waitFor();
+  // Closed, the secret is nowhere in the page.
+  assert.equal((await page.content()).includes(secret), false);
+
+  // A user: an issuer Shoal does not trust is refused at its field, naming the one it does.
+  await page.getByText("New user", { exact: true }).first().click();
+  await page.getByLabel("User name").fill("ann");
+  await page.getByLabel("Issuer").fill("https://login.elsewhere.example/");
+  await page.getByLabel("Subject").fill("ann-oid");
+  await page.getByRole("button", { name: "Create user" }).click();
+  await page.locator('#new-user-issuer[aria-invalid="true"]').waitFor();
+  assert.ok((await page.locator("#new-user-issuer-error").innerText()).includes(EXTERNAL_ISSUER));
+  await shot(page, "14-access-user-422", { anyImpact: true });
+  await page.getByLabel("Issuer").fill(EXTERNAL_ISSUER);
+  await page.getByRole("button", { name: "Create user" }).click();
+  await section("users").getByRole("cell", { name: "ann", exact: true }).waitFor();
+  assert.ok((await list("users")).includes("ann"));
+
+  // A custom role: an entry the API refuses is said at its list, with its line.
+  await page.getByText("New role", { exact: true }).first().click();
+  await page.getByLabel("Role name").fill("Order Reader");
+  await page.getByLabel("Actions", { exact: true }).fill("Shoal/apps/read\nApps/read");
+  await page.getByRole("button", { name: "Create role" }).click();
+  await page.locator('#role-permissions-actions[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#role-permissions-actions-error").innerText(), /^line 2 \(Apps\/read\): /);
+  await page.getByLabel("Actions", { exact: true }).fill("Shoal/apps/read\nShoal/apps/functions/read");
+  await page.getByRole("button", { name: "Create role" }).click();
+  await said.getByText("Created the role Order Reader.").waitFor();
+  const role = (await call(shoal.base, admin, "GET", "/v1/tenants/contoso/roleDefinitions/Order%20Reader"));
+  assert.deepEqual(role.permissions.actions, ["Shoal/apps/read", "Shoal/apps/functions/read"]);
+  assert.deepEqual(role.assignableScopes, ["/tenants/contoso"]);
+  // Changed: the form opens with what it holds, its name fixed.
+  await page.getByRole("button", { name: "Change role Order Reader" }).click();
+  assert.equal(await page.getByLabel("Role name").getAttribute("readonly"), "");
+  assert.equal(await page.getByLabel("Actions", { exact: true }).inputValue(), "Shoal/apps/read\nShoal/apps/functions/read");
+  await page.getByLabel("Description").fill("Reads apps and their functions");
+  await page.getByRole("button", { name: "Save role" }).click();
+  await said.getByText("Saved the role Order Reader.").waitFor();
+  assert.equal((await call(shoal.base, admin, "GET", "/v1/tenants/contoso/roleDefinitions/Order%20Reader")).description, "Reads apps and their functions");
+
+  // Assigned to the new service principal.
+  await page.getByText("Assign a role", { exact: true }).first().click();
+  await page.getByLabel("Principal", { exact: true }).selectOption(sp.principalId);
+  await page.getByLabel("Role", { exact: true }).selectOption("Order Reader");
+  await page.getByRole("button", { name: "Assign", exact: true }).click();
+  await section("assignments").getByRole("row").filter({ hasText: "ci-deploy" }).filter({ hasText: "Order Reader" }).waitFor();
+
+  // Every form open, the view passes axe at both sizes.
+  await page.evaluate(() => document.querySelectorAll("main details").forEach((d) => { d.open = true; }));
+  await shotAtBothSizes(page, "14-access-manage");
+
+  // An assigned role is not deleted: the confirmation says so, and the API's 409 is shown.
+  await page.getByRole("button", { name: "Delete role Order Reader" }).click();
+  await page.getByRole("dialog").getByText("assigned once").waitFor();
+  await confirm(page, "Delete");
+  await section("roles").getByRole("alert").waitFor();
+  assert.match(await section("roles").getByRole("alert").innerText(), /^Not possible as things stand: /);
+
+  // Then everything goes, each after asking; Cancel keeps it.
+  await page.getByRole("button", { name: /^Remove Order Reader of ci-deploy/ }).click();
+  await confirm(page, "Remove");
+  await said.getByText(/^Removed Order Reader of ci-deploy/).waitFor();
+  await page.getByRole("button", { name: "Delete role Order Reader" }).click();
+  await confirm(page, "Cancel");
+  assert.ok((await list("roleDefinitions")).includes("Order Reader"));
+  await page.getByRole("button", { name: "Delete role Order Reader" }).click();
+  await confirm(page, "Delete");
+  await said.getByText("Deleted the role Order Reader.").waitFor();
+  await page.getByRole("button", { name: "Delete user ann" }).click();
+  await confirm(page, "Delete");
+  await said.getByText("Deleted the user ann.").waitFor();
+  await page.getByRole("button", { name: "Delete service principal ci-deploy" }).click();
+  await page.getByRole("dialog").getByText("stop working at once").waitFor();
+  await confirm(page, "Delete");
+  await said.getByText("Deleted the service principal ci-deploy.").waitFor();
+  await page.getByRole("button", { name: "Delete identity orders-mi" }).click();
+  await confirm(page, "Delete");
+  await said.getByText("Deleted the identity orders-mi.").waitFor();
+  assert.ok(!(await list("roleDefinitions")).includes("Order Reader"));
+  assert.ok(!(await list("users")).includes("ann"));
+  assert.ok(!(await list("servicePrincipals")).includes("ci-deploy"));
+  assert.ok(!(await list("identities")).includes("orders-mi"));
+  // The deleted service principal's token no longer works.
+  const refused = await fetch(`${shoal.base}/v1/me`, { headers: { Authorization: `Bearer ${issued.access_token}` } });
+  assert.equal(refused.status, 401);
+  await page.close();
+});
+
+test("a platform administrator creates a tenant and deletes it after asking", async () => {
+  const names = async () => (await call(shoal.base, admin, "GET", "/v1/tenants")).items.map((t) => t.name);
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await signIn(page, admin);
+  await page.waitForURL(/\/tenants$/);
+  await page.getByText("New tenant", { exact: true }).first().click();
+  // A taken name is said at the field (create only: the existing tenant is not replaced).
+  await page.getByLabel("Tenant name").fill("contoso");
+  await page.getByRole("button", { name: "Create tenant" }).click();
+  await page.locator('#new-tenant-name[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#new-tenant-name-error").innerText(), /A tenant named contoso exists already/);
+  assert.equal((await call(shoal.base, admin, "GET", "/v1/tenants/contoso")).displayName, "Contoso");
+  await page.getByLabel("Tenant name").fill("Tailspin Toys");
+  await page.getByRole("button", { name: "Create tenant" }).click();
+  await page.locator("#new-tenant-name-error").filter({ hasText: /\S/, hasNotText: /exists already/ }).waitFor();
+  await shotAtBothSizes(page, "09-tenants-create-422");
+  await page.getByLabel("Tenant name").fill("tailspin");
+  await page.getByLabel("Display name").fill("Tailspin Toys");
+  await page.getByRole("button", { name: "Create tenant" }).click();
+  await page.locator("#tenants-said").getByText("Created the tenant tailspin.").waitFor();
+  await page.getByRole("cell", { name: "Tailspin Toys", exact: true }).waitFor();
+  assert.ok((await names()).includes("tailspin"));
+  // The header's switcher lists it too.
+  await page.locator("#tenant-switcher option", { hasText: "tailspin" }).waitFor({ state: "attached" });
+
+  await page.getByRole("button", { name: "Delete tenant tailspin" }).click();
+  await page.getByRole("dialog").getByText("This cannot be undone").waitFor();
+  await confirm(page, "Cancel");
+  assert.ok((await names()).includes("tailspin"));
+  await page.getByRole("button", { name: "Delete tenant tailspin" }).click();
+  await confirm(page, "Delete tenant");
+  await page.locator("#tenants-said").getByText("Deleted the tenant tailspin.").waitFor();
+  await page.getByRole("cell", { name: "Tailspin Toys", exact: true }).waitFor({ state: "detached" });
+  assert.ok(!(await names()).includes("tailspin"));
   await page.close();
 });
 

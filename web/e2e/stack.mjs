@@ -20,6 +20,9 @@ const run = promisify(execFile);
 
 export const WORKERS = ["e2e-worker-1", "e2e-worker-2"];
 
+/// The OIDC issuer `shoal serve` trusts for registered users (no token of it is ever made).
+export const EXTERNAL_ISSUER = "https://login.e2e.example/v2.0";
+
 export async function startStack(options) {
   const started = [];
   try {
@@ -54,6 +57,9 @@ async function launch({ bin, databaseUrl, webDir, environment }, started) {
     SHOAL_WEB_DIR: webDir,
     SHOAL_ENVIRONMENT: environment,
     SHOAL_MIGRATE: "true",
+    // Users can be registered only with an issuer Shoal trusts; the access journey registers
+    // one. Its keys are fetched only when one of its tokens arrives, which none does.
+    SHOAL_EXTERNAL_ISSUERS: `issuer=${EXTERNAL_ISSUER},audience=api://shoal`,
   });
   const base = `http://127.0.0.1:${port}`;
   // The scheduler and the workers need the schema `serve` migrates.

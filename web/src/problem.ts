@@ -51,7 +51,7 @@ export function describe(problem: Problem): string {
 }
 
 /// What a 412 means for a create sent with `If-None-Match: *`: the name is taken.
-export function createRefused(status: number, what: "An app" | "A function", name: string): string | null {
+export function createRefused(status: number, what: "An app" | "A function" | "A tenant", name: string): string | null {
   return status === 412 ? `${what} named ${name} exists already: choose another name.` : null;
 }
 

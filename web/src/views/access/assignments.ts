@@ -1,7 +1,7 @@
 // Role assignments at their scopes and, for callers whose roles allow it (`GET /v1/me`), a
-// form to assign a role (principal, role, scope) and a button to remove each assignment. The
-// API checks the permission where the assignment applies; a 422 shows at the field it names,
-// anything else above the form.
+// form to assign a role (principal, role, scope) and a button to remove each assignment; each
+// write draws the view again, saying what was done. The API checks the permission where the
+// assignment applies; a 422 shows at the field it names, anything else above the form.
 
 import { api, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -10,6 +10,7 @@ import { placeErrors } from "../../problem";
 import { problemBanner, table, when } from "../common";
 import { confirmAction } from "../confirm";
 import { newId } from "./ids";
+import type { Done } from "./principals";
 
 type Assignment = Schemas["RoleAssignmentView"];
 type Role = Schemas["RoleDefinitionView"];
@@ -26,7 +27,7 @@ export interface AssignmentsInput {
   principals: Map<string, string>;
 }
 
-export function assignmentsView(ctx: Context, input: AssignmentsInput): HTMLElement[] {
+export function assignmentsView(ctx: Context, input: AssignmentsInput, done: Done): HTMLElement[] {
   const { tenant, principals } = input;
   const mayDelete = can(ctx, actions.roleAssignmentsDelete);
   const status = h("div", { role: "status" });
@@ -57,7 +58,7 @@ export function assignmentsView(ctx: Context, input: AssignmentsInput): HTMLElem
               const { error, response } = await api.DELETE("/v1/tenants/{tenant}/roleAssignments/{id}", {
                 params: { path: { tenant, id: a.id } },
               });
-              if (response.ok) ctx.refresh();
+              if (response.ok) done(`Removed ${a.roleDefinitionName} of ${who} at ${a.scope}.`, "assignments");
               else replace(status, problemBanner(error, response.status));
             },
           },
@@ -66,13 +67,13 @@ export function assignmentsView(ctx: Context, input: AssignmentsInput): HTMLElem
     });
   }
   return [
-    can(ctx, actions.roleAssignmentsWrite) ? createForm(ctx, input) : null,
+    can(ctx, actions.roleAssignmentsWrite) ? createForm(input, done) : null,
     status,
-    table("Role assignments", columns, input.assignments),
+    table(`Role assignments in ${input.tenant}`, columns, input.assignments),
   ].filter((e): e is HTMLElement => e !== null);
 }
 
-function createForm(ctx: Context, { tenant, roles, principals }: AssignmentsInput): HTMLElement {
+function createForm({ tenant, roles, principals }: AssignmentsInput, done: Done): HTMLElement {
   const ids: Record<Field, string> = {
     principalId: "assign-principal",
     roleDefinitionId: "assign-role",
@@ -125,7 +126,8 @@ function createForm(ctx: Context, { tenant, roles, principals }: AssignmentsInpu
             },
           });
           if (response.ok) {
-            ctx.refresh();
+            const who = principals.get(inputs.principalId.value) ?? inputs.principalId.value;
+            done(`Assigned ${inputs.roleDefinitionId.value} to ${who} at ${inputs.scope.value.trim()}.`, "assignments");
             return;
           }
           const problem = error as { errors?: { path: string; message: string }[] } | undefined;
