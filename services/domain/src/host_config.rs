@@ -145,9 +145,10 @@ pub struct Extensions {
     #[schema(value_type = Option<Object>)]
     pub send_grid: Option<Value>,
     /// The sections of the kinds in `binding_kinds` (`rabbitMQ`), each read by its kind with
-    /// its defaults filled in, by section name.
+    /// its defaults filled in, by section name. Not in the OpenAPI schema of `Extensions`,
+    /// which leaves other properties open: the kinds' own documentation describes them.
     #[serde(flatten)]
-    #[schema(value_type = Object)]
+    #[schema(ignore)]
     pub kinds: KindSections,
 }
 

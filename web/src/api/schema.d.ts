@@ -1282,7 +1282,7 @@ export interface components {
             tryTimeout?: components["schemas"]["TimeSpan"];
         };
         /** @description `extensions` in `host.json`: per-trigger settings shared by all functions of the app. */
-        Extensions: Record<string, never> & {
+        Extensions: {
             queues: components["schemas"]["QueuesOptions"];
             serviceBus: components["schemas"]["ServiceBusOptions"];
             eventHubs: components["schemas"]["EventHubsOptions"];
@@ -1298,20 +1298,20 @@ export interface components {
             sendGrid?: Record<string, never> | null;
         };
         /** @description `extensions` in `host.json`: per-trigger settings shared by all functions of the app. */
-        ExtensionsWrite: Record<string, never> & {
+        ExtensionsWrite: {
             /** @description Stored as written; no effect. */
             blobs?: Record<string, never> | null;
             /** @description Stored as written; no effect. */
             cosmosDB?: Record<string, never> | null;
             /** @description Stored as written; no effect. */
             durableTask?: Record<string, never> | null;
-            eventHubs: components["schemas"]["EventHubsOptionsWrite"];
+            eventHubs?: components["schemas"]["EventHubsOptionsWrite"];
             /** @description Stored as written; no effect (the webhook ingress has its own route and limits). */
             http?: Record<string, never> | null;
-            queues: components["schemas"]["QueuesOptionsWrite"];
+            queues?: components["schemas"]["QueuesOptionsWrite"];
             /** @description Stored as written; no effect. */
             sendGrid?: Record<string, never> | null;
-            serviceBus: components["schemas"]["ServiceBusOptionsWrite"];
+            serviceBus?: components["schemas"]["ServiceBusOptionsWrite"];
         };
         /** @description A failed handler attempt. */
         FailedInvocation: {
