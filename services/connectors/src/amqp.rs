@@ -9,9 +9,10 @@
 
 use std::io;
 
+use lapin::options::ConfirmSelectOptions;
 use lapin::tcp::{AsyncTcpStream, TLSConfig};
 use lapin::uri::{AMQPScheme, AMQPUri};
-use lapin::{Connection, ConnectionProperties};
+use lapin::{Channel, Connection, ConnectionProperties};
 use shoal_domain::trigger_source::without_credentials;
 use shoal_egress::{Egress, EgressError};
 
@@ -90,6 +91,38 @@ pub async fn connect(uri: &str, egress: &Egress, name: &str) -> Result<Connectio
     )
     .await
     .map_err(|source| AmqpError::Broker { address, source })
+}
+
+/// Whether a channel's publishes are confirmed by the broker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirms {
+    /// Every publish waits for the broker's confirm (`confirm.select`): a message counts as
+    /// written only once the broker has it.
+    On,
+    /// Nothing is published on the channel (reads only).
+    Off,
+}
+
+/// A connection (see [`connect`]) and one channel on it.
+pub async fn channel(
+    uri: &str,
+    egress: &Egress,
+    name: &str,
+    confirms: Confirms,
+) -> Result<(Connection, Channel), AmqpError> {
+    let connection = connect(uri, egress, name).await?;
+    let broker = |source| AmqpError::Broker {
+        address: without_credentials(uri),
+        source,
+    };
+    let channel = connection.create_channel().await.map_err(broker)?;
+    if confirms == Confirms::On {
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await
+            .map_err(broker)?;
+    }
+    Ok((connection, channel))
 }
 
 fn refused(address: &str, error: EgressError) -> AmqpError {

@@ -424,3 +424,19 @@ pub fn loopback_egress() -> shoal_egress::Egress {
         Vec::new(),
     ))
 }
+
+/// Waits (up to 30 s) until the scale view at `path` wants `want` instances; that view.
+pub async fn wait_for_desired(app: &TestApp, path: &str, want: u64) -> Value {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let scale: Value = app.admin(Method::GET, path).fetch_json().await;
+        if scale["desiredInstances"] == want {
+            return scale;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{want} desired instances: {scale}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}

@@ -21,38 +21,20 @@ async fn two_thousand_ready_messages_scale_out_and_an_empty_queue_back_to_zero()
     pika(&url, &["publish", &queue, "2000", "order"])
         .await
         .unwrap();
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let put = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({
-                "handler": {"url": "http://127.0.0.1:9/api"},
-                "scale": {"limit": 20},
-                "appSettings": {"Rabbit": url},
-                "hostConfig": {"version": "2.0", "extensions": {"rabbitMQ": {"prefetchCount": 250}}},
-            }),
-        )
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
-    let put = app
-        .admin(
-            Method::PUT,
-            "/v1/tenants/contoso/apps/orders/functions/Take",
-        )
-        .json(
-            &json!({"bindings": [{"type": "rabbitMQTrigger", "direction": "in",
-            "name": "order", "queueName": queue, "connectionStringSetting": "Rabbit"}]}),
-        )
-        .fetch()
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
+    let app = rabbit_app(
+        json!({
+            "scale": {"limit": 20},
+            "appSettings": {"Rabbit": url},
+            "hostConfig": {"version": "2.0", "extensions": {"rabbitMQ": {"prefetchCount": 250}}},
+        }),
+        &queue,
+    )
+    .await;
     let stop = CancellationToken::new();
     let scheduler = app.start_scheduler_scaling_in_after(Duration::from_secs(1), &stop);
 
     // 2,000 ready / 250 per instance.
-    let scale = wait_for_desired(&app, 8).await;
+    let scale = wait_for_desired(&app, SCALE, 8).await;
     let decision = &scale["decisions"][0];
     assert_eq!(
         decision["metrics"],
@@ -63,7 +45,7 @@ async fn two_thousand_ready_messages_scale_out_and_an_empty_queue_back_to_zero()
     assert_eq!(pika(&url, &["count", &queue]).await.unwrap(), 2000);
 
     pika(&url, &["purge", &queue]).await.unwrap();
-    wait_for_desired(&app, 0).await;
+    wait_for_desired(&app, SCALE, 0).await;
     stop.cancel();
     scheduler.stopped().await.unwrap();
 }
@@ -73,31 +55,11 @@ async fn two_thousand_ready_messages_scale_out_and_an_empty_queue_back_to_zero()
 /// for any unreadable metric.
 #[tokio::test]
 async fn a_refused_broker_is_never_read() {
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let put = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({
-                "handler": {"url": "http://127.0.0.1:9/api"},
-                "appSettings": {"Rabbit": "amqp://shoal:hunter2@169.254.169.254:5672/%2f"},
-            }),
-        )
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
-    let put = app
-        .admin(
-            Method::PUT,
-            "/v1/tenants/contoso/apps/orders/functions/Take",
-        )
-        .json(
-            &json!({"bindings": [{"type": "rabbitMQTrigger", "direction": "in",
-            "name": "order", "queueName": "orders", "connectionStringSetting": "Rabbit"}]}),
-        )
-        .fetch()
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
+    let app = rabbit_app(
+        json!({"appSettings": {"Rabbit": "amqp://shoal:hunter2@169.254.169.254:5672/%2f"}}),
+        "orders",
+    )
+    .await;
     let stop = CancellationToken::new();
     let scheduler = app.start_scheduler(&stop);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
@@ -120,17 +82,28 @@ async fn a_refused_broker_is_never_read() {
     scheduler.stopped().await.unwrap();
 }
 
-async fn wait_for_desired(app: &TestApp, want: u64) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let scale: Value = app.admin(Method::GET, SCALE).fetch_json().await;
-        if scale["desiredInstances"] == want {
-            return scale;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{want} desired instances: {scale}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+/// The app `orders` of tenant `contoso` with `extra` beside its handler, and its function
+/// `Take` consuming `queue` on the broker its setting `Rabbit` names.
+async fn rabbit_app(extra: Value, queue: &str) -> TestApp {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let mut body = json!({"handler": {"url": "http://127.0.0.1:9/api"}});
+    if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+        body.extend(extra);
     }
+    let put = app.put_app("contoso", "orders", &body).await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Take",
+        )
+        .json(
+            &json!({"bindings": [{"type": "rabbitMQTrigger", "direction": "in",
+            "name": "order", "queueName": queue, "connectionStringSetting": "Rabbit"}]}),
+        )
+        .fetch()
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    app
 }

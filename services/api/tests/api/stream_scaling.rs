@@ -35,7 +35,7 @@ async fn consumer_lag_scales_out_up_to_the_partition_count() {
 
     // 60 events, none committed: lag 60 / 10 per instance = 6, but 3 partitions feed at most
     // 3 members.
-    let scale = wait_for_desired(&app, 3).await;
+    let scale = wait_for_desired(&app, SCALE, 3).await;
     let decision = &scale["decisions"][0];
     assert_eq!(
         decision["metrics"],
@@ -82,7 +82,7 @@ async fn the_lag_of_a_signed_in_kafka_trigger_is_read_with_its_credentials() {
     let scheduler = app.start_scheduler(&stop);
 
     // 25 events / 10 per instance = 3 (of 4 partitions).
-    let scale = wait_for_desired(&app, 3).await;
+    let scale = wait_for_desired(&app, SCALE, 3).await;
     let decision = &scale["decisions"][0];
     assert!(
         decision["reason"]
@@ -177,20 +177,4 @@ async fn orders_app(settings: Value, trigger: Value) -> TestApp {
         .await;
     assert!(put.status().is_success(), "{}", put.status());
     app
-}
-
-/// The app's scale once the scheduler wants `want` instances (within 30 s).
-async fn wait_for_desired(app: &TestApp, want: u64) -> Value {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let scale: Value = app.admin(Method::GET, SCALE).fetch_json().await;
-        if scale["desiredInstances"] == want {
-            return scale;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{want} desired instances: {scale}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }

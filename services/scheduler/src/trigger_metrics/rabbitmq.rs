@@ -12,7 +12,7 @@ use shoal_connectors::ConnectorOptions;
 use shoal_connectors::amqp::lapin::options::QueueDeclareOptions;
 use shoal_connectors::amqp::lapin::types::FieldTable;
 use shoal_connectors::amqp::lapin::{Channel, Connection};
-use shoal_connectors::amqp::{self, AmqpError};
+use shoal_connectors::amqp::{self, AmqpError, Confirms};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::trigger_source::{TriggerSource, without_credentials};
 use shoal_egress::Egress;
@@ -105,14 +105,6 @@ impl MetricClient for Broker {
 
 impl Broker {
     async fn open(&self) -> Result<(Connection, Channel), AmqpError> {
-        let connection = amqp::connect(&self.uri, &self.egress, "shoal scheduler").await?;
-        let channel = connection
-            .create_channel()
-            .await
-            .map_err(|source| AmqpError::Broker {
-                address: without_credentials(&self.uri),
-                source,
-            })?;
-        Ok((connection, channel))
+        amqp::channel(&self.uri, &self.egress, "shoal scheduler", Confirms::Off).await
     }
 }

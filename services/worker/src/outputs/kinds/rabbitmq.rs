@@ -8,9 +8,9 @@
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
-use shoal_connectors::amqp::lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use shoal_connectors::amqp::lapin::options::BasicPublishOptions;
 use shoal_connectors::amqp::lapin::{BasicProperties, Channel, Connection};
-use shoal_connectors::amqp::{self, AmqpError};
+use shoal_connectors::amqp::{self, AmqpError, Confirms};
 use shoal_domain::binding_kinds::KindBinding;
 use shoal_domain::binding_kinds::rabbitmq::{
     DataType, OUTPUT_TYPE, OutputBinding, check_queue_name, connection_uri, output_body,
@@ -131,17 +131,7 @@ impl Publisher {
     }
 
     async fn open(&self) -> Result<(Connection, Channel), AmqpError> {
-        let connection = amqp::connect(&self.uri, &self.egress, &self.name).await?;
-        let broker = |source| AmqpError::Broker {
-            address: shoal_domain::trigger_source::without_credentials(&self.uri),
-            source,
-        };
-        let channel = connection.create_channel().await.map_err(broker)?;
-        channel
-            .confirm_select(ConfirmSelectOptions::default())
-            .await
-            .map_err(broker)?;
-        Ok((connection, channel))
+        amqp::channel(&self.uri, &self.egress, &self.name, Confirms::On).await
     }
 }
 

@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt as _;
 use shoal_connectors::amqp::lapin::options::{
-    BasicCancelOptions, BasicConsumeOptions, BasicQosOptions, ConfirmSelectOptions,
+    BasicCancelOptions, BasicConsumeOptions, BasicQosOptions,
 };
 use shoal_connectors::amqp::lapin::types::FieldTable;
 use shoal_connectors::amqp::lapin::{Channel, Connection, Consumer};
-use shoal_connectors::amqp::{self, AmqpError};
+use shoal_connectors::amqp::{self, AmqpError, Confirms};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -77,16 +77,12 @@ impl RabbitMqListener {
             "shoal {}/{} instance {} function {}",
             self.function.tenant, self.function.app, self.function.instance, self.function.function
         );
-        let connection = amqp::connect(&source.uri, &self.trigger.egress, &name).await?;
+        let (connection, channel) =
+            amqp::channel(&source.uri, &self.trigger.egress, &name, Confirms::On).await?;
         let broker = |source| AmqpError::Broker {
             address: self.trigger.source.address(),
             source,
         };
-        let channel = connection.create_channel().await.map_err(broker)?;
-        channel
-            .confirm_select(ConfirmSelectOptions::default())
-            .await
-            .map_err(broker)?;
         channel
             .basic_qos(self.trigger.prefetch, BasicQosOptions::default())
             .await
