@@ -96,8 +96,9 @@ pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
         )
 }
 
-/// Every binding type Shoal knows, built-in ones first.
-pub(crate) fn known_type_names() -> impl Iterator<Item = &'static str> {
+/// Every binding type Shoal knows, built-in ones first (the client's project import asks it
+/// which of a project's bindings map).
+pub fn known_type_names() -> impl Iterator<Item = &'static str> {
     KNOWN_TYPES
         .iter()
         .map(|(t, _)| *t)
