@@ -11,6 +11,7 @@ mod client_cli {
     pub mod functions;
     pub mod harness;
     pub mod operations;
+    pub mod project;
 }
 
 use client_cli::harness::{Server, TENANT, User};

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use super::api::{Api, Call, Precondition};
 use super::failure::{CONFLICT, Failure};
 use super::output::{self, Output, cell};
+use super::project::{self, ExportArgs, ImportArgs};
 use super::routes;
 use super::settings::{self, SettingsCommand};
 
@@ -27,6 +28,11 @@ pub enum AppCommand {
     /// List, set and unset an app's settings.
     #[command(subcommand)]
     Settings(SettingsCommand),
+    /// Create or update an app from an Azure Functions project folder (host.json, one folder
+    /// per function, local.settings.json); `--dry-run` prints the diff.
+    Import(ImportArgs),
+    /// Write an app into a new folder as an Azure Functions project.
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -63,6 +69,8 @@ pub async fn run(api: &Api, output: Output, command: AppCommand) -> Result<(), F
             Ok(())
         }
         AppCommand::Settings(command) => settings::run(api, output, command).await,
+        AppCommand::Import(args) => project::import(api, output, args).await,
+        AppCommand::Export(args) => project::export(api, output, args).await,
     }
 }
 

@@ -12,6 +12,7 @@ mod login;
 mod operations;
 mod output;
 mod profiles;
+mod project;
 pub mod routes;
 mod send;
 mod session;
