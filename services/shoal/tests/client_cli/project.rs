@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use reqwest::Method;
 use serde_json::Value;
 
-use super::harness::{Server, TENANT, User};
+use super::harness::{Run, Server, TENANT, User};
 
 const HANDLER: &str = "http://127.0.0.1:9/api";
 
@@ -30,6 +30,12 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// The app `shop`'s document at `below` (`""`, `/functions`, …), as an administrator reads it.
+async fn read(server: &Server, below: &str) -> Value {
+    let path = format!("/v1/tenants/{TENANT}/apps/shop{below}");
+    server.request(Method::GET, &path, None).await.1
 }
 
 fn path(p: &Path) -> &str {
@@ -85,13 +91,7 @@ async fn import_maps_the_sample_runs_twice_without_change_and_round_trips() {
         "secrets are not printed: {}",
         first.stdout
     );
-    let (_, functions) = server
-        .request(
-            Method::GET,
-            &format!("/v1/tenants/{TENANT}/apps/shop/functions"),
-            None,
-        )
-        .await;
+    let functions = read(&server, "/functions").await;
     let names: Vec<&str> = functions["items"]
         .as_array()
         .unwrap()
@@ -107,13 +107,7 @@ async fn import_maps_the_sample_runs_twice_without_change_and_round_trips() {
             "TimerTrigger"
         ]
     );
-    let (_, app) = server
-        .request(
-            Method::GET,
-            &format!("/v1/tenants/{TENANT}/apps/shop"),
-            None,
-        )
-        .await;
+    let app = read(&server, "").await;
     assert_eq!(
         app["appSettings"]["ServiceBusConnection"], "********",
         "{app}"
@@ -129,13 +123,7 @@ async fn import_maps_the_sample_runs_twice_without_change_and_round_trips() {
         .run(&["app", "import", path(&project), "--app", "shop"])
         .ok();
     assert!(again.stdout.contains("No changes"), "{}", again.stdout);
-    let (_, app) = server
-        .request(
-            Method::GET,
-            &format!("/v1/tenants/{TENANT}/apps/shop"),
-            None,
-        )
-        .await;
+    let app = read(&server, "").await;
     assert_eq!(app["etag"], etag, "the app was not written again");
 
     // One edited function.json is exactly the diff, and a dry run writes nothing.
@@ -162,13 +150,7 @@ async fn import_maps_the_sample_runs_twice_without_change_and_round_trips() {
         "{}",
         dry.stdout
     );
-    let (_, queue_function) = server
-        .request(
-            Method::GET,
-            &format!("/v1/tenants/{TENANT}/apps/shop/functions/QueueTrigger"),
-            None,
-        )
-        .await;
+    let queue_function = read(&server, "/functions/QueueTrigger").await;
     assert_eq!(
         queue_function["bindings"][0]["queueName"],
         "test-input-custom"
@@ -204,32 +186,33 @@ async fn import_maps_the_sample_runs_twice_without_change_and_round_trips() {
     assert!(round.stdout.contains("No changes"), "{}", round.stdout);
 }
 
+/// The command failed with `code`, and its message says each of `says`.
+fn refused(run: Run, code: i32, says: &[&str]) {
+    assert_eq!(run.code, code, "{run:#?}");
+    for text in says {
+        assert!(run.stderr.contains(text), "{text}: {}", run.stderr);
+    }
+}
+
 #[tokio::test]
 async fn bad_project_input_names_the_file_and_exits_with_its_code() {
     let server = Server::start().await;
     let user = User::owner_of(&server);
-    let missing = user.run(&[
-        "app",
-        "import",
-        "/nonexistent/project",
-        "--app",
-        "shop",
-        "--handler-url",
-        HANDLER,
-    ]);
-    assert_eq!(missing.code, 2, "{missing:#?}");
-    assert!(
-        missing
-            .stderr
-            .contains("/nonexistent/project: no such folder"),
-        "{}",
-        missing.stderr
+    let import = |folder: &str, url: bool| {
+        let mut args = vec!["app", "import", folder, "--app", "shop"];
+        if url {
+            args.extend(["--handler-url", HANDLER]);
+        }
+        user.run(&args)
+    };
+    refused(
+        import("/nonexistent/project", true),
+        2,
+        &["/nonexistent/project: no such folder"],
     );
 
     let (_keep, project) = sample_copy();
-    let no_url = user.run(&["app", "import", path(&project), "--app", "shop"]);
-    assert_eq!(no_url.code, 2, "{no_url:#?}");
-    assert!(no_url.stderr.contains("--handler-url"), "{}", no_url.stderr);
+    refused(import(path(&project), false), 2, &["--handler-url"]);
 
     let file = project.join("QueueTrigger/function.json");
     let text = std::fs::read_to_string(&file).unwrap();
@@ -238,41 +221,19 @@ async fn bad_project_input_names_the_file_and_exits_with_its_code() {
         text.replace("\"queueName\": \"test-input-custom\",", ""),
     )
     .unwrap();
-    let invalid = user.run(&[
-        "app",
-        "import",
-        path(&project),
-        "--app",
-        "shop",
-        "--handler-url",
-        HANDLER,
-    ]);
-    assert_eq!(invalid.code, 1, "{invalid:#?}");
-    assert!(
-        invalid
-            .stderr
-            .contains("QueueTrigger/function.json: bindings[0].queueName:")
-            && invalid.stderr.contains("nothing was written"),
-        "{}",
-        invalid.stderr
+    refused(
+        import(path(&project), true),
+        1,
+        &[
+            "QueueTrigger/function.json: bindings[0].queueName:",
+            "nothing was written",
+        ],
     );
     std::fs::write(&file, "{ not json").unwrap();
-    let broken = user.run(&[
-        "app",
-        "import",
-        path(&project),
-        "--app",
-        "shop",
-        "--handler-url",
-        HANDLER,
-    ]);
-    assert_eq!(broken.code, 2, "{broken:#?}");
-    assert!(
-        broken
-            .stderr
-            .contains("QueueTrigger/function.json: not JSON"),
-        "{}",
-        broken.stderr
+    refused(
+        import(path(&project), true),
+        2,
+        &["QueueTrigger/function.json: not JSON"],
     );
     let (status, _) = server
         .request(
@@ -284,34 +245,17 @@ async fn bad_project_input_names_the_file_and_exits_with_its_code() {
     assert_eq!(status, 404, "a refused import writes nothing");
 
     let out = tempfile::tempdir().unwrap();
-    let unknown = user.run(&[
-        "app",
-        "export",
-        path(&out.path().join("x")),
-        "--app",
-        "nope",
-    ]);
-    assert_eq!(unknown.code, 4, "{unknown:#?}");
-    assert!(
-        unknown.stderr.contains("app nope not found"),
-        "{}",
-        unknown.stderr
+    let export =
+        |folder: &Path, app: &str| user.run(&["app", "export", path(folder), "--app", app]);
+    refused(
+        export(&out.path().join("x"), "nope"),
+        4,
+        &["app nope not found"],
     );
     user.run(&["app", "create", "shop", "--handler-url", HANDLER])
         .ok();
-    let occupied = user.run(&["app", "export", path(&project), "--app", "shop"]);
-    assert_eq!(occupied.code, 2, "{occupied:#?}");
-    assert!(
-        occupied.stderr.contains("is not empty"),
-        "{}",
-        occupied.stderr
-    );
+    refused(export(&project, "shop"), 2, &["is not empty"]);
 
     let anonymous = User::new().run(&["app", "import", path(&project), "--app", "shop"]);
-    assert_eq!(anonymous.code, 3, "{anonymous:#?}");
-    assert!(
-        anonymous.stderr.contains("not logged in"),
-        "{}",
-        anonymous.stderr
-    );
+    refused(anonymous, 3, &["not logged in"]);
 }
