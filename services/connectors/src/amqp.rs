@@ -1,13 +1,21 @@
 //! AMQP 0-9-1 brokers (RabbitMQ) through `lapin`, every connection dialled only where the
-//! egress policy allows.
+//! egress policy allows, and everything read from it bounded.
 //!
 //! The broker's name is resolved through the policy (every address it resolves to allowed, see
 //! `Egress::resolve`) and the socket is opened to one of those addresses, never to the name
 //! again, so a name that answers differently the second time (DNS rebinding) cannot lead the
 //! connection inside; `amqps://` then speaks TLS to the name, validating the broker's
-//! certificate. Errors never show the URI's credentials.
+//! certificate. Connecting (TCP, TLS and the AMQP handshake) takes at most
+//! [`CONNECT_TIMEOUT`]. Frames are at most [`frames::MAX_FRAME`] bytes whatever the broker or
+//! the URI asks, and a message body over the caller's limit is never held (see `frames.rs`).
+//! Errors never show the URI's credentials.
+
+mod frames;
+mod transport;
 
 use std::io;
+use std::sync::Arc;
+use std::time::Duration;
 
 use lapin::options::ConfirmSelectOptions;
 use lapin::tcp::{AsyncTcpStream, TLSConfig};
@@ -16,7 +24,22 @@ use lapin::{Channel, Connection, ConnectionProperties};
 use shoal_domain::trigger_source::without_credentials;
 use shoal_egress::{Egress, EgressError};
 
+pub use frames::{MAX_FRAME, Oversized};
 pub use lapin;
+
+use transport::Filtered;
+
+/// How long connecting to a broker may take, from the first packet to the AMQP handshake's
+/// end: an address that drops packets would otherwise hold the caller for the system's TCP
+/// timeout (minutes).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The body limit of a connection that consumes nothing (an output, a queue-length read): any
+/// content the broker sends it anyway is dropped unread.
+pub const CONSUMES_NOTHING: u64 = 0;
+
+/// The smallest `frame_max` AMQP 0-9-1 allows (`FRAME_MIN_SIZE`).
+const FRAME_MIN: u32 = 4096;
 
 /// Why a broker could not be reached.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +49,8 @@ pub enum AmqpError {
     Refused { address: String, message: String },
     #[error("the AMQP URI does not parse")]
     Uri,
+    #[error("{address}: no answer within {CONNECT_TIMEOUT:?}")]
+    Timeout { address: String },
     /// Connecting, or the broker's answer.
     #[error("{address}: {source}")]
     Broker {
@@ -41,31 +66,65 @@ impl AmqpError {
         match self {
             AmqpError::Refused { .. } => "egress_refused",
             AmqpError::Uri => "uri",
+            AmqpError::Timeout { .. } => "timeout",
             AmqpError::Broker { .. } => "broker",
         }
     }
 }
 
 /// A connection to the broker `uri` names, as `name` (shown in the broker's connection list),
-/// dialled where `egress` allows.
-pub async fn connect(uri: &str, egress: &Egress, name: &str) -> Result<Connection, AmqpError> {
+/// dialled where `egress` allows, taking message bodies of up to `max_body` bytes: a larger
+/// one arrives empty and is noted in [`Connected::oversized`].
+pub async fn connect(
+    uri: &str,
+    egress: &Egress,
+    name: &str,
+    max_body: u64,
+) -> Result<Connected, AmqpError> {
     let address = without_credentials(uri);
-    let parsed: AMQPUri = uri.parse().map_err(|_| AmqpError::Uri)?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, dial(uri, egress, name, max_body)).await {
+        Ok(connected) => connected,
+        Err(_) => Err(AmqpError::Timeout { address }),
+    }
+}
+
+/// A connection and what its filter noted (see [`connect`]).
+pub struct Connected {
+    pub connection: Connection,
+    /// Deliveries whose bodies were over the limit, by channel and delivery tag.
+    pub oversized: Arc<Oversized>,
+}
+
+async fn dial(
+    uri: &str,
+    egress: &Egress,
+    name: &str,
+    max_body: u64,
+) -> Result<Connected, AmqpError> {
+    let address = without_credentials(uri);
+    let mut parsed: AMQPUri = uri.parse().map_err(|_| AmqpError::Uri)?;
+    // lapin takes the broker's frame_max when it names none (0), however large.
+    parsed.query.frame_max = Some(match parsed.query.frame_max {
+        Some(asked) if asked != 0 => asked.clamp(FRAME_MIN, MAX_FRAME),
+        _ => MAX_FRAME,
+    });
     // Checked here first for a clear refusal; the dial below checks again each time it runs.
     egress
         .resolve(&parsed.authority.host, parsed.authority.port)
         .await
         .map_err(|e| refused(&address, e))?;
-    let runtime = lapin::runtime::default_runtime().map_err(|source| AmqpError::Broker {
+    let sockets = lapin::runtime::default_runtime().map_err(|source| AmqpError::Broker {
         address: address.clone(),
         source,
     })?;
     let egress = egress.clone();
+    let oversized = Arc::new(Oversized::default());
+    let noted = oversized.clone();
     let properties = ConnectionProperties::default().with_connection_name(name.into());
-    Connection::connector(
+    let connection = Connection::connector(
         parsed,
-        runtime,
-        async move |uri: AMQPUri, runtime| {
+        transport::runtime(),
+        async move |uri: AMQPUri, _| {
             let host = uri.authority.host.clone();
             let addresses = egress
                 .resolve(&host, uri.authority.port)
@@ -73,14 +132,16 @@ pub async fn connect(uri: &str, egress: &Egress, name: &str) -> Result<Connectio
                 .map_err(|e| lapin::Error::from(io::Error::other(e.to_string())))?;
             let mut last = io::Error::other("no address to dial");
             for address in addresses {
-                match AsyncTcpStream::connect(&runtime, address).await {
+                match AsyncTcpStream::connect(&sockets, address).await {
                     Ok(stream) => {
-                        return Ok(match uri.scheme {
+                        let stream = match uri.scheme {
                             AMQPScheme::AMQP => stream,
                             AMQPScheme::AMQPS => {
                                 stream.into_tls(&host, TLSConfig::default()).await?
                             }
-                        });
+                        };
+                        let filtered = Filtered::new(stream, max_body, noted.clone());
+                        return Ok(AsyncTcpStream::Plain(filtered));
                     }
                     Err(e) => last = e,
                 }
@@ -90,7 +151,11 @@ pub async fn connect(uri: &str, egress: &Egress, name: &str) -> Result<Connectio
         properties,
     )
     .await
-    .map_err(|source| AmqpError::Broker { address, source })
+    .map_err(|source| AmqpError::Broker { address, source })?;
+    Ok(Connected {
+        connection,
+        oversized,
+    })
 }
 
 /// Whether a channel's publishes are confirmed by the broker.
@@ -109,8 +174,12 @@ pub async fn channel(
     egress: &Egress,
     name: &str,
     confirms: Confirms,
-) -> Result<(Connection, Channel), AmqpError> {
-    let connection = connect(uri, egress, name).await?;
+    max_body: u64,
+) -> Result<Opened, AmqpError> {
+    let Connected {
+        connection,
+        oversized,
+    } = connect(uri, egress, name, max_body).await?;
     let broker = |source| AmqpError::Broker {
         address: without_credentials(uri),
         source,
@@ -122,7 +191,18 @@ pub async fn channel(
             .await
             .map_err(broker)?;
     }
-    Ok((connection, channel))
+    Ok(Opened {
+        connection,
+        channel,
+        oversized,
+    })
+}
+
+/// A connection with one channel (see [`channel`]).
+pub struct Opened {
+    pub connection: Connection,
+    pub channel: Channel,
+    pub oversized: Arc<Oversized>,
 }
 
 fn refused(address: &str, error: EgressError) -> AmqpError {

@@ -352,3 +352,62 @@ fn the_handler_gets_the_body_and_the_extensions_binding_data() {
     let binary = payload(&delivery(&[0xff, 0x00], true));
     assert_eq!(binary["Data"]["order"], "/wA=");
 }
+
+#[test]
+fn binary_and_stream_triggers_hand_over_base64_and_string_ones_text() {
+    for (data_type, binary) in [
+        (None, false),
+        (Some("string"), false),
+        (Some("binary"), true),
+        (Some("stream"), true),
+    ] {
+        let mut raw = trigger(data_type.map_or(json!({}), |t| json!({"dataType": t})));
+        // The binding's own properties, as the worker reads them.
+        let properties = raw.as_object_mut().expect("an object");
+        properties.remove("type");
+        properties.remove("direction");
+        let binding: TriggerBinding = serde_json::from_value(raw).expect("a trigger binding");
+        assert_eq!(binding.reads_binary(), binary, "{data_type:?}");
+    }
+}
+
+#[test]
+fn the_dead_letter_queue_is_checked_and_resolved_from_settings() {
+    for (dead, message) in [
+        ("", "must not be empty"),
+        ("orders", "must not be the trigger's own queue"),
+    ] {
+        let found = problems(&trigger(json!({"deadLetterQueueName": dead})));
+        assert!(
+            found
+                .iter()
+                .any(|(p, m)| p == "bindings[0].deadLetterQueueName" && m.contains(message)),
+            "{dead:?}: {found:?}"
+        );
+    }
+    let written = trigger(json!({"deadLetterQueueName": "%Dead%"}));
+    let binding = parse_binding(&written, "").unwrap();
+    // Written back as written.
+    assert_eq!(serde_json::to_value(&binding).unwrap(), written);
+    let Binding::Kind(kind) = &binding else {
+        panic!("a kind's binding: {binding:?}");
+    };
+    let settings = settings(&[
+        ("Rabbit", "amqp://shoal:secret@rabbit.example:5672/%2f"),
+        ("Dead", "orders-dead"),
+    ]);
+    let dead = dead_letter_source(kind, &settings).unwrap().unwrap();
+    assert_eq!(dead.entity, "orders-dead");
+    assert_eq!(dead.address(), "amqp://rabbit.example:5672/%2f");
+    let without = parse_binding(&trigger(json!({})), "").unwrap();
+    let Binding::Kind(without) = &without else {
+        panic!("a kind's binding");
+    };
+    assert_eq!(dead_letter_source(without, &settings).unwrap(), None);
+    let missing = dead_letter_source(kind, &settings_without_dead()).unwrap_err();
+    assert!(missing.contains("Dead"), "{missing}");
+}
+
+fn settings_without_dead() -> BTreeMap<String, String> {
+    settings(&[("Rabbit", "amqp://shoal:secret@rabbit.example:5672/%2f")])
+}

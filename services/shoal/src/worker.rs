@@ -59,6 +59,15 @@ pub fn worker_config(args: &WorkerArgs) -> anyhow::Result<WorkerConfig> {
     config.invocation_telemetry = args.invocation_telemetry.is_on();
     config.egress = Egress::new(EgressPolicy::new(args.outbound.allow_list(), Vec::new()));
     config.max_response_bytes = args.outbound.max_response_bytes;
+    if args.max_held_bytes < args.max_message_bytes {
+        anyhow::bail!(
+            "--max-held-bytes {}: must be at least --max-message-bytes ({})",
+            args.max_held_bytes,
+            args.max_message_bytes
+        );
+    }
+    config.max_message_bytes = args.max_message_bytes;
+    config.max_held_bytes = args.max_held_bytes;
     if args.local_development {
         config.host_defaults = HostDefaults::LOCAL_DEVELOPMENT;
     }

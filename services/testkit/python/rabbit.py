@@ -5,9 +5,18 @@ would: RABBITMQ_URL names the broker. Prints one JSON document.
                                           dead-letters to it through the default exchange
   publish <queue> <count> [<prefix>]     persistent messages "<prefix>-<i>" with message ids
                                           "<prefix>-<i>"; prints the ids
+  publish-sized <queue> <id> <bytes>     one persistent message of <bytes> bytes ("<id>"
+                                          padded with "."), message id <id>
+  publish-anon <queue> <body>            one persistent message without a message id
+  publish-failed <queue> <count> <prefix>
+                                          as publish, each with x-ms-rabbitmq-requeuecount 4
+                                          (failed four times, as Shoal's listener leaves it)
+  reject <queue> <count>                 takes up to <count> messages and rejects each without
+                                          requeueing (the queue's dead-letter exchange gets it)
   get <queue> <count> [<seconds>]        takes up to <count> messages (acknowledging them),
-                                          waiting up to <seconds> (default 30); prints bodies,
-                                          headers and message ids
+                                          waiting up to <seconds> (default 30); prints bodies
+                                          (the first 64 characters), sizes, headers and
+                                          message ids
   count <queue>                          messages ready in the queue
   purge <queue>                          removes every message ready in the queue
 """
@@ -43,9 +52,10 @@ def main():
             arguments = {"x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead}
         channel.queue_declare(queue=queue, durable=True, arguments=arguments)
         print(json.dumps({"declared": queue}))
-    elif command == "publish":
+    elif command in ("publish", "publish-failed"):
         count = int(sys.argv[3])
         prefix = sys.argv[4] if len(sys.argv) > 4 else "m"
+        headers = {"x-ms-rabbitmq-requeuecount": 4} if command == "publish-failed" else None
         channel.confirm_delivery()
         ids = []
         for i in range(count):
@@ -55,11 +65,43 @@ def main():
                 routing_key=queue,
                 body=message_id.encode(),
                 properties=pika.BasicProperties(
-                    delivery_mode=2, message_id=message_id, content_type="text/plain"
+                    delivery_mode=2,
+                    message_id=message_id,
+                    content_type="text/plain",
+                    headers=headers,
                 ),
             )
             ids.append(message_id)
         print(json.dumps(ids))
+    elif command == "publish-sized":
+        message_id, size = sys.argv[3], int(sys.argv[4])
+        body = message_id.encode().ljust(size, b".")
+        channel.confirm_delivery()
+        channel.basic_publish(
+            exchange="",
+            routing_key=queue,
+            body=body,
+            properties=pika.BasicProperties(delivery_mode=2, message_id=message_id),
+        )
+        print(json.dumps({"published": message_id, "bytes": len(body)}))
+    elif command == "publish-anon":
+        channel.confirm_delivery()
+        channel.basic_publish(
+            exchange="",
+            routing_key=queue,
+            body=sys.argv[3].encode(),
+            properties=pika.BasicProperties(delivery_mode=2),
+        )
+        print(json.dumps({"published": sys.argv[3]}))
+    elif command == "reject":
+        rejected = 0
+        for _ in range(int(sys.argv[3])):
+            method, _properties, _body = channel.basic_get(queue=queue, auto_ack=False)
+            if method is None:
+                break
+            channel.basic_reject(delivery_tag=method.delivery_tag, requeue=False)
+            rejected += 1
+        print(json.dumps(rejected))
     elif command == "get":
         count = int(sys.argv[3])
         deadline = time.time() + (float(sys.argv[4]) if len(sys.argv) > 4 else 30.0)
@@ -70,7 +112,8 @@ def main():
                 time.sleep(0.1)
                 continue
             found.append({
-                "body": body.decode(errors="replace"),
+                "body": body[:64].decode(errors="replace"),
+                "size": len(body),
                 "headers": headers_of(properties),
                 "messageId": properties.message_id,
             })

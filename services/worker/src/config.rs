@@ -78,7 +78,22 @@ pub struct WorkerConfig {
     /// The most a handler's answer may weigh (`--max-response-bytes`); larger answers fail
     /// the invocation without being buffered.
     pub max_response_bytes: usize,
+    /// The largest message body a worker takes from a broker a tenant chose
+    /// (`--max-message-bytes`): a larger one is never held, and is settled unread (a RabbitMQ
+    /// message is rejected to its queue's dead-letter exchange).
+    pub max_message_bytes: u64,
+    /// What one listener may hold in message bodies at once (`--max-held-bytes`): a RabbitMQ
+    /// listener takes at most this over `max_message_bytes` messages at a time, whatever its
+    /// `prefetchCount` asks.
+    pub max_held_bytes: u64,
 }
+
+/// The default of [`WorkerConfig::max_message_bytes`]: 1 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 1 << 20;
+
+/// The default of [`WorkerConfig::max_held_bytes`]: 32 MiB, so Azure's default
+/// `prefetchCount` of 30 fits at the default message size.
+pub const DEFAULT_MAX_HELD_BYTES: u64 = 32 << 20;
 
 /// The default of [`WorkerConfig::database_step_timeout`].
 pub(crate) const DEFAULT_DATABASE_STEP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -110,7 +125,16 @@ impl WorkerConfig {
             invocation_telemetry: true,
             egress: Egress::strict(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_held_bytes: DEFAULT_MAX_HELD_BYTES,
         }
+    }
+
+    /// How many messages a listener may hold at once: what [`Self::max_held_bytes`] holds of
+    /// messages of [`Self::max_message_bytes`], at least one.
+    pub fn held_messages(&self) -> u16 {
+        let fits = self.max_held_bytes / self.max_message_bytes.max(1);
+        u16::try_from(fits.max(1)).unwrap_or(u16::MAX)
     }
 
     pub fn heartbeat_every(&self) -> Duration {
@@ -142,6 +166,13 @@ impl WorkerConfig {
             return Err(format!(
                 "the circuit breakers' tick must be between 10ms and 60s, not {:?}",
                 self.breaker_tick
+            ));
+        }
+        if self.max_message_bytes == 0 || self.max_held_bytes < self.max_message_bytes {
+            return Err(format!(
+                "the held-bytes limit ({}) must be at least the message limit ({}), which must \
+                 be positive",
+                self.max_held_bytes, self.max_message_bytes
             ));
         }
         Ok(())
@@ -179,5 +210,26 @@ mod tests {
         assert!(config.validate().is_err());
         config.heartbeat_interval = Some(Duration::from_millis(799));
         assert!(config.validate().is_ok());
+    }
+
+    #[test]
+    fn held_messages_follow_the_byte_limits() {
+        let mut config = WorkerConfig::new("w");
+        // 32 MiB of 1 MiB messages: Azure's default prefetchCount of 30 fits.
+        assert_eq!(config.held_messages(), 32);
+        config.max_message_bytes = 64 << 10;
+        assert_eq!(config.held_messages(), 512);
+        config.max_message_bytes = 1;
+        config.max_held_bytes = u64::MAX;
+        assert_eq!(config.held_messages(), u16::MAX);
+        config.max_message_bytes = 3 << 20;
+        config.max_held_bytes = 4 << 20;
+        assert_eq!(config.held_messages(), 1);
+        assert!(config.validate().is_ok());
+        config.max_held_bytes = (3 << 20) - 1;
+        let refused = config.validate().unwrap_err();
+        assert!(refused.contains("held-bytes limit"), "{refused}");
+        config.max_message_bytes = 0;
+        assert!(config.validate().is_err());
     }
 }

@@ -38,7 +38,9 @@ mod telemetry;
 mod triggers;
 mod watcher;
 
-pub use config::{Hosting, LEASE_MARGIN, WorkerConfig};
+pub use config::{
+    DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_MESSAGE_BYTES, Hosting, LEASE_MARGIN, WorkerConfig,
+};
 pub use hosted_apps::AppInstance;
 pub use metrics::ListenerMetrics;
 pub use runtime::{Worker, WorkerHandle};

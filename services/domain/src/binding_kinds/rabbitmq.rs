@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::names::{BindingName, setting_value};
 
-pub use kinds::{OUTPUT, TRIGGER};
+pub use kinds::{OUTPUT, TRIGGER, dead_letter_source, trigger_source};
 pub use payload::{Delivery, Properties, payload};
 
 /// The trigger's `type`.
@@ -41,6 +41,11 @@ pub const OUTPUT_TYPE: &str = "rabbitMQ";
 /// The header a failed message's republished copy counts its failures in
 /// (`RabbitMQListener.RequeueCountHeaderName`).
 pub const REQUEUE_COUNT_HEADER: &str = "x-ms-rabbitmq-requeuecount";
+
+/// The header a requeued copy of a message published without a `MessageId` carries the
+/// handler's idempotency key in (`webhook-id`), so its next invocations have the same one.
+/// Shoal's own: the extension sets no key.
+pub const WEBHOOK_ID_HEADER: &str = "x-shoal-webhook-id";
 
 /// The failures after which a message is rejected rather than published again
 /// (`RabbitMQListener`: `requeueCount >= 5`).
@@ -77,6 +82,20 @@ pub struct TriggerBinding {
     /// `binary` hands the handler the body in base64; otherwise it is read as UTF-8.
     #[serde(default)]
     pub data_type: Option<DataType>,
+    /// Shoal's own: the queue the trigger queue's dead-letter exchange leads to (its
+    /// `x-dead-letter-exchange` and `x-dead-letter-routing-key`), which the poison endpoints
+    /// list and replay from. The broker decides where rejected messages go; this only names
+    /// where to read them. `%Setting%` references are resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dead_letter_queue_name: Option<String>,
+}
+
+impl TriggerBinding {
+    /// Whether the handler gets the body in base64: `binary`, and `stream`, which the
+    /// extension's value provider reads as bytes as it does `binary`.
+    pub fn reads_binary(&self) -> bool {
+        matches!(self.data_type, Some(DataType::Binary | DataType::Stream))
+    }
 }
 
 /// `rabbitMQ` (out): publishes the handler's output to a queue through the default exchange,

@@ -105,6 +105,14 @@ impl MetricClient for Broker {
 
 impl Broker {
     async fn open(&self) -> Result<(Connection, Channel), AmqpError> {
-        amqp::channel(&self.uri, &self.egress, "shoal scheduler", Confirms::Off).await
+        amqp::channel(
+            &self.uri,
+            &self.egress,
+            "shoal scheduler",
+            Confirms::Off,
+            amqp::CONSUMES_NOTHING,
+        )
+        .await
+        .map(|opened| (opened.connection, opened.channel))
     }
 }

@@ -58,6 +58,14 @@ pub(super) fn parse_secret_key(text: &str) -> Result<SecretKey, String> {
 }
 
 /// Parses `500ms`, `30s`, `15m`, `1h`, `1d` (or plain seconds) within (0, 24h].
+/// A byte limit for `--max-message-bytes` and `--max-held-bytes`: 1 KiB to 1 GiB.
+pub fn parse_byte_limit(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1024..=1 << 30).contains(&n) => Ok(n),
+        _ => Err("must be a number of bytes from 1024 to 1073741824".into()),
+    }
+}
+
 pub fn parse_ttl(text: &str) -> Result<Duration, String> {
     let ttl = parse_duration(text)?;
     if ttl.is_zero() || ttl > shoal_api::tokens::MAX_TTL {

@@ -70,6 +70,26 @@ pub struct WorkerArgs {
     pub public_url: Option<url::Url>,
     #[command(flatten)]
     pub outbound: OutboundArgs,
+    /// The largest message body the worker takes from a tenant's broker, in bytes (1024 to
+    /// 1073741824). A RabbitMQ message over it is never held: it is rejected to its queue's
+    /// dead-letter exchange unread.
+    #[arg(
+        long,
+        env = "SHOAL_MAX_MESSAGE_BYTES",
+        default_value_t = shoal_worker::DEFAULT_MAX_MESSAGE_BYTES,
+        value_parser = parse_byte_limit
+    )]
+    pub max_message_bytes: u64,
+    /// What one listener may hold in message bodies at once, in bytes (1024 to 1073741824, at
+    /// least `--max-message-bytes`). A RabbitMQ listener takes at most this over
+    /// `--max-message-bytes` messages at a time, whatever its `prefetchCount` asks.
+    #[arg(
+        long,
+        env = "SHOAL_MAX_HELD_BYTES",
+        default_value_t = shoal_worker::DEFAULT_MAX_HELD_BYTES,
+        value_parser = parse_byte_limit
+    )]
+    pub max_held_bytes: u64,
     #[command(flatten)]
     pub timings: WorkerTimings,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]

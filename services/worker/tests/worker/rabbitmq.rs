@@ -201,3 +201,92 @@ async fn a_broker_the_egress_policy_refuses_is_never_dialled() -> Result<()> {
     worker.shut_down().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_message_over_the_workers_limit_is_dead_lettered_unread_and_the_rest_flow() -> Result<()>
+{
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("large");
+    let dead = format!("{queue}-dead");
+    pika(&url, &["declare", &queue, &dead]).await?;
+    let h = Harness::start(Behaviour::Respond(json!({}))).await?;
+    put_app(&h, &url, json!({})).await?;
+    h.put_function("process", json!([trigger(&queue)])).await?;
+    // 300 KiB first, in several frames, then three small ones behind it.
+    pika(&url, &["publish-sized", &queue, "big", "307200"]).await?;
+    pika(&url, &["publish", &queue, "3", "small"]).await?;
+
+    let mut config = h.worker_config("w1");
+    config.max_message_bytes = 64 * 1024;
+    config.max_held_bytes = 1024 * 1024;
+    let worker = h.start_worker(config)?;
+    let requests = h.handler.wait_for(3, Duration::from_secs(30)).await?;
+    let dead_lettered = pika(&url, &["get", &dead, "1", "30"]).await?;
+    let dead_lettered = dead_lettered.as_array().cloned().unwrap_or_default();
+    assert_eq!(dead_lettered.len(), 1, "nothing dead-lettered");
+    assert_eq!(dead_lettered[0]["messageId"], "big");
+    // The broker's copy is whole: only the worker did not read it.
+    assert_eq!(dead_lettered[0]["size"], 307_200);
+    wait_drained(&url, &queue).await?;
+    let bodies: BTreeSet<&str> = requests
+        .iter()
+        .map(|r| r.body["Data"]["order"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        bodies,
+        BTreeSet::from(["small-0", "small-1", "small-2"]),
+        "the large message reached the handler"
+    );
+    assert_eq!(h.handler.count(), 3);
+
+    // 1 MiB of 64 KiB messages: 16 held at once, not Azure's default 30; the status says so.
+    let status = listeners_of(&worker, APP)
+        .into_iter()
+        .map(|(_, status)| status)
+        .find(|s| s.starts_with("listening"))
+        .unwrap_or_default();
+    assert!(
+        status.contains("holding 16 messages at a time rather than prefetchCount 30"),
+        "{status}"
+    );
+    worker.shut_down().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_message_without_an_id_keeps_one_idempotency_key_through_its_requeues() -> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("anon");
+    let dead = format!("{queue}-dead");
+    pika(&url, &["declare", &queue, &dead]).await?;
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    put_app(&h, &url, json!({})).await?;
+    // `stream` is read as `binary`: the handler gets base64.
+    let mut binding = trigger(&queue);
+    binding["dataType"] = json!("stream");
+    h.put_function("anon", json!([binding])).await?;
+    pika(&url, &["publish-anon", &queue, "no id"]).await?;
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let dead_lettered = pika(&url, &["get", &dead, "1", "30"]).await?;
+    let dead_lettered = dead_lettered.as_array().cloned().unwrap_or_default();
+    assert_eq!(dead_lettered.len(), 1, "nothing dead-lettered");
+    let requests = h.handler.requests();
+    assert_eq!(requests.len(), 5, "five deliveries, one attempt each");
+    let keys: BTreeSet<&str> = requests
+        .iter()
+        .map(|r| r.headers["webhook-id"].to_str().unwrap_or_default())
+        .collect();
+    assert_eq!(keys.len(), 1, "one idempotency key: {keys:?}");
+    let key = keys.into_iter().next().unwrap_or_default();
+    assert_eq!(dead_lettered[0]["headers"]["x-shoal-webhook-id"], key);
+    assert_eq!(dead_lettered[0]["messageId"], Value::Null);
+    for request in &requests {
+        assert_eq!(
+            request.body["Data"]["order"], "bm8gaWQ=",
+            "base64 of \"no id\""
+        );
+    }
+    worker.shut_down().await?;
+    Ok(())
+}

@@ -65,6 +65,18 @@ impl BindingKind for Trigger {
         {
             problems.push(path("queueName"), message);
         }
+        if let Some(dead) = &b.dead_letter_queue_name
+            && !dead.contains('%')
+        {
+            if let Err(message) = check_queue_name(dead) {
+                problems.push(path("deadLetterQueueName"), message);
+            } else if *dead == b.queue_name {
+                problems.push(
+                    path("deadLetterQueueName"),
+                    "must not be the trigger's own queue",
+                );
+            }
+        }
         common(
             problems,
             prefix,
@@ -86,7 +98,10 @@ impl BindingKind for Trigger {
     }
 
     fn json_body(&self, properties: &Map<String, Value>) -> bool {
-        properties.get("dataType").and_then(Value::as_str) != Some("binary")
+        !matches!(
+            properties.get("dataType").and_then(Value::as_str),
+            Some("binary" | "stream")
+        )
     }
 
     fn source(
@@ -214,6 +229,21 @@ impl BindingKind for Output {
         });
         vec![("connection", outcome)]
     }
+}
+
+/// The queue a trigger's failed messages are read from (`deadLetterQueueName`, resolved), on
+/// the broker its app setting names; `Ok(None)` when the binding names none.
+pub fn dead_letter_source(
+    binding: &KindBinding,
+    settings: &BTreeMap<String, String>,
+) -> Result<Option<BrokerSource>, String> {
+    let b: TriggerBinding = binding.typed()?;
+    let Some(dead) = &b.dead_letter_queue_name else {
+        return Ok(None);
+    };
+    let mut source = trigger_source(binding, settings)?;
+    source.entity = resolve_queue_name(dead, settings)?;
+    Ok(Some(source))
 }
 
 /// The queue a trigger consumes, on the broker its app setting names.

@@ -131,7 +131,15 @@ impl Publisher {
     }
 
     async fn open(&self) -> Result<(Connection, Channel), AmqpError> {
-        amqp::channel(&self.uri, &self.egress, &self.name, Confirms::On).await
+        amqp::channel(
+            &self.uri,
+            &self.egress,
+            &self.name,
+            Confirms::On,
+            amqp::CONSUMES_NOTHING,
+        )
+        .await
+        .map(|opened| (opened.connection, opened.channel))
     }
 }
 

@@ -20,7 +20,7 @@ use shoal_connectors::amqp::lapin::options::{
 use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable};
 use shoal_connectors::amqp::lapin::{BasicProperties, Channel};
 use shoal_domain::binding_kinds::rabbitmq::{
-    self, AfterFailure, Properties, REQUEUE_COUNT_HEADER, after_failure,
+    self, AfterFailure, Properties, REQUEUE_COUNT_HEADER, WEBHOOK_ID_HEADER, after_failure,
 };
 use shoal_domain::durable_retry::RetryState;
 use tokio_util::sync::CancellationToken;
@@ -50,13 +50,7 @@ pub async fn deliver(
 ) {
     function.stats.received();
     let invocation_id = Uuid::now_v7();
-    // The handler's idempotency key: the message's own id when the publisher set one (a
-    // requeued copy keeps it), else one for this delivery.
-    let webhook_id = message
-        .properties
-        .message_id()
-        .as_ref()
-        .map_or_else(|| Uuid::new_v4().to_string(), |id| id.as_str().to_owned());
+    let webhook_id = webhook_id(&message.properties);
     let counted = requeue_count(&message.properties);
     let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
         instance = function.instance, function = function.function, message_id = webhook_id,
@@ -114,7 +108,7 @@ pub async fn deliver(
             }
             Some(Err(Unsettled::Failed(failure))) => {
                 function.stats.failed();
-                failed(settle, &message, counted, &failure.reason).await;
+                failed(settle, &message, counted, &failure.reason, &webhook_id).await;
             }
             Some(Err(Unsettled::HoldEnded(reason))) => {
                 tracing::warn!(reason, "the message could be held no longer; giving it back");
@@ -136,7 +130,7 @@ pub async fn deliver(
 }
 
 /// The extension's rule for a message whose invocation failed for good.
-async fn failed(settle: &Settle, message: &Delivery, counted: u32, reason: &str) {
+async fn failed(settle: &Settle, message: &Delivery, counted: u32, reason: &str, webhook_id: &str) {
     match after_failure(counted) {
         AfterFailure::Republish(count) => {
             tracing::warn!(
@@ -144,7 +138,7 @@ async fn failed(settle: &Settle, message: &Delivery, counted: u32, reason: &str)
                 requeue_count = count,
                 "invocation failed; publishing the message again with its requeue count raised"
             );
-            let copied = republish(settle, message, count).await;
+            let copied = republish(settle, message, count, webhook_id).await;
             match copied {
                 Ok(()) => ack(settle, message).await,
                 Err(e) => {
@@ -159,34 +153,66 @@ async fn failed(settle: &Settle, message: &Delivery, counted: u32, reason: &str)
                 reason,
                 "invocation failed for the fifth time; rejecting the message to the queue's dead-letter exchange (dropped if the queue has none)"
             );
-            let delivery = message.delivery_tag;
-            let channel = &settle.channel;
-            let result = backoff::settle(
-                "reject",
-                |_| true,
-                || async {
-                    channel
-                        .basic_reject(delivery, BasicRejectOptions { requeue: false })
-                        .await
-                        .map(|_| ())
-                },
-            )
-            .await;
-            if let Err(e) = result {
-                tracing::warn!(error = %e, "rejecting the message failed; the broker gives it back");
-            }
+            reject(settle, message).await;
         }
     }
 }
 
+/// A message whose body is over the worker's limit: its body was never read (the connection
+/// dropped it), so it is rejected to the queue's dead-letter exchange without an invocation,
+/// as an oversized queue message goes to poison. Shoal's rule: the extension has none.
+pub async fn refuse_oversized(settle: &Settle, message: &Delivery, size: u64, limit: u64) {
+    tracing::warn!(
+        delivery_tag = message.delivery_tag,
+        body_size = size,
+        limit,
+        queue = settle.queue,
+        "the message is larger than this worker takes; rejecting it unread to the queue's dead-letter exchange (dropped if the queue has none)"
+    );
+    reject(settle, message).await;
+}
+
+/// `basic.reject` without requeue: to the queue's dead-letter exchange, if it has one.
+async fn reject(settle: &Settle, message: &Delivery) {
+    let delivery = message.delivery_tag;
+    let channel = &settle.channel;
+    let result = backoff::settle(
+        "reject",
+        |_| true,
+        || async {
+            channel
+                .basic_reject(delivery, BasicRejectOptions { requeue: false })
+                .await
+                .map(|_| ())
+        },
+    )
+    .await;
+    if let Err(e) = result {
+        tracing::warn!(error = %e, "rejecting the message failed; the broker gives it back");
+    }
+}
+
 /// Publishes a copy of `message` to its queue through the default exchange with
-/// [`REQUEUE_COUNT_HEADER`] set to `count`, and waits for the broker's confirm.
-async fn republish(settle: &Settle, message: &Delivery, count: u32) -> Result<(), String> {
+/// [`REQUEUE_COUNT_HEADER`] set to `count` (and, for a message without a `MessageId`,
+/// [`WEBHOOK_ID_HEADER`] set to the key its invocations had), and waits for the broker's
+/// confirm.
+async fn republish(
+    settle: &Settle,
+    message: &Delivery,
+    count: u32,
+    webhook_id: &str,
+) -> Result<(), String> {
     let mut headers = message.properties.headers().clone().unwrap_or_default();
     headers.insert(
         REQUEUE_COUNT_HEADER.into(),
         AMQPValue::LongInt(i32::try_from(count).unwrap_or(i32::MAX)),
     );
+    if message.properties.message_id().is_none() {
+        headers.insert(
+            WEBHOOK_ID_HEADER.into(),
+            AMQPValue::LongString(webhook_id.as_bytes().into()),
+        );
+    }
     let properties = message.properties.clone().with_headers(headers);
     let confirm = settle
         .channel
@@ -249,6 +275,28 @@ pub async fn give_back(settle: &Settle, message: &Delivery) {
     if let Err(e) = result {
         tracing::warn!(error = %e, "giving the message back failed; the broker gives it back when the channel closes");
     }
+}
+
+/// The handler's idempotency key (`webhook-id`): the message's own `MessageId` when the
+/// publisher set one, else the key an earlier delivery made, which a requeued copy carries in
+/// [`WEBHOOK_ID_HEADER`], else a new one. (A message the broker gives back itself — the
+/// connection lost, a message handed back unsettled — comes unchanged, without that header,
+/// and gets a new key: AMQP gives it nothing stable to derive one from.)
+fn webhook_id(properties: &BasicProperties) -> String {
+    if let Some(id) = properties.message_id() {
+        return id.as_str().to_owned();
+    }
+    let carried = properties
+        .headers()
+        .as_ref()
+        .and_then(|h| h.inner().get(WEBHOOK_ID_HEADER))
+        .and_then(|v| match v {
+            AMQPValue::LongString(s) => std::str::from_utf8(s.as_bytes()).ok(),
+            AMQPValue::ShortString(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .filter(|id| !id.is_empty() && id.len() <= 128);
+    carried.map_or_else(|| Uuid::new_v4().to_string(), str::to_owned)
 }
 
 /// The failures counted in the message's [`REQUEUE_COUNT_HEADER`], whatever integer type the

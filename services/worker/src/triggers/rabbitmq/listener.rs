@@ -6,6 +6,12 @@
 //! taken; half-open, one is the probe. A lost connection is made again after a growing pause;
 //! the broker has already given the messages it held back to the queue.
 //!
+//! What a listener holds is bounded in bytes, not only in messages: the connection never
+//! reads a body over the worker's `max_message_bytes` (`shoal_connectors::amqp`), such a
+//! message is rejected to the queue's dead-letter exchange unread (Shoal's rule: the
+//! extension has no size limit), and `prefetchCount` is lowered to what the worker's
+//! `max_held_bytes` holds of such messages, which the listener's status says.
+//!
 //! On stop: the consumer is cancelled, then the listener waits for its deliveries and closes
 //! the channel; on abandon, deliveries give their messages back at once (`basic.nack` with
 //! requeue).
@@ -14,12 +20,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt as _;
+use shoal_connectors::amqp::lapin::Consumer;
 use shoal_connectors::amqp::lapin::options::{
     BasicCancelOptions, BasicConsumeOptions, BasicQosOptions,
 };
 use shoal_connectors::amqp::lapin::types::FieldTable;
-use shoal_connectors::amqp::lapin::{Channel, Connection, Consumer};
-use shoal_connectors::amqp::{self, AmqpError, Confirms};
+use shoal_connectors::amqp::{self, AmqpError, Confirms, Opened};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -44,7 +50,7 @@ impl RabbitMqListener {
                 _ = self.stop.cancelled() => return,
                 opened = self.open() => opened,
             };
-            let (connection, channel, consumer) = match opened {
+            let (opened, consumer) = match opened {
                 Ok(open) => open,
                 Err(e) => {
                     tracing::warn!(error = %e, "connecting to the RabbitMQ queue failed");
@@ -56,9 +62,12 @@ impl RabbitMqListener {
                 }
             };
             retry.reset();
-            stats.set_status("listening");
-            let ended = self.consume(&channel, consumer).await;
-            let _ = connection.close(200, "listener stopped".into()).await;
+            stats.set_status(self.trigger.listening_status());
+            let ended = self.consume(&opened, consumer).await;
+            let _ = opened
+                .connection
+                .close(200, "listener stopped".into())
+                .await;
             if ended == Ended::Stopped {
                 return;
             }
@@ -71,14 +80,21 @@ impl RabbitMqListener {
 
     /// A connection, a channel with publisher confirms (a failed message's copy is
     /// acknowledged before the original is) and `basic.qos`, and a consumer on the queue.
-    async fn open(&self) -> Result<(Connection, Channel, Consumer), AmqpError> {
+    async fn open(&self) -> Result<(Opened, Consumer), AmqpError> {
         let source = &self.trigger.source;
         let name = format!(
             "shoal {}/{} instance {} function {}",
             self.function.tenant, self.function.app, self.function.instance, self.function.function
         );
-        let (connection, channel) =
-            amqp::channel(&source.uri, &self.trigger.egress, &name, Confirms::On).await?;
+        let opened = amqp::channel(
+            &source.uri,
+            &self.trigger.egress,
+            &name,
+            Confirms::On,
+            self.trigger.max_body,
+        )
+        .await?;
+        let channel = &opened.channel;
         let broker = |source| AmqpError::Broker {
             address: self.trigger.source.address(),
             source,
@@ -100,11 +116,12 @@ impl RabbitMqListener {
             )
             .await
             .map_err(broker)?;
-        Ok((connection, channel, consumer))
+        Ok((opened, consumer))
     }
 
     /// Delivers what the consumer brings until stopped or the connection ends.
-    async fn consume(&self, channel: &Channel, mut consumer: Consumer) -> Ended {
+    async fn consume(&self, opened: &Opened, mut consumer: Consumer) -> Ended {
+        let channel = &opened.channel;
         let stats = &self.function.stats;
         let breaker = &self.function.breaker;
         let in_flight = Arc::new(AtomicUsize::new(0));
@@ -129,6 +146,12 @@ impl RabbitMqListener {
             };
             // Reap finished deliveries so the set does not grow without bound.
             while deliveries.try_join_next().is_some() {}
+            if let Some(size) = opened.oversized.take(channel.id(), message.delivery_tag) {
+                delivery::refuse_oversized(&settle, &message, size, self.trigger.max_body).await;
+                stats.received();
+                stats.failed();
+                continue;
+            }
             if breaker.holds_back() {
                 stats.set_status(breaker.paused_status());
             }
@@ -164,7 +187,7 @@ impl RabbitMqListener {
                     break Ended::Stopped;
                 }
             }
-            stats.set_status("listening");
+            stats.set_status(self.trigger.listening_status());
             stats.polled(chrono::Utc::now());
             in_flight.fetch_add(1, Ordering::AcqRel);
             stats.set_in_flight(in_flight.load(Ordering::Acquire));

@@ -13,7 +13,7 @@ mod listener;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use shoal_domain::binding_kinds::rabbitmq::{DataType, HOST_SECTION, Options, TriggerBinding};
+use shoal_domain::binding_kinds::rabbitmq::{HOST_SECTION, Options, TriggerBinding};
 use shoal_domain::bindings::Binding;
 use shoal_domain::trigger_source::{BrokerSource, TriggerSource};
 use std::sync::Arc;
@@ -60,11 +60,15 @@ impl TriggerKind for RabbitMqTrigger {
                 .check_url(&url)
                 .map_err(|r| format!("{}: {r}", source.setting))?;
         }
+        let asked = Options::of(app.host.extensions.kinds.get(HOST_SECTION)).prefetch_count;
         Ok(Box::new(BoundRabbitMq {
             source,
+            binary: binding.reads_binary(),
             binding: binding.name.as_str().to_owned(),
-            binary: binding.data_type == Some(DataType::Binary),
-            prefetch: Options::of(app.host.extensions.kinds.get(HOST_SECTION)).prefetch_count,
+            prefetch: asked.min(config.held_messages()),
+            asked_prefetch: asked,
+            max_body: config.max_message_bytes,
+            held_bytes: config.max_held_bytes,
             egress,
         }))
     }
@@ -75,10 +79,34 @@ pub struct BoundRabbitMq {
     pub source: BrokerSource,
     /// The trigger binding's name (`Data.<name>`).
     pub binding: String,
-    /// `dataType: binary`: the body goes to the handler in base64.
+    /// `dataType: binary` (or `stream`): the body goes to the handler in base64.
     pub binary: bool,
+    /// Messages held unacknowledged at once (`basic.qos`): `prefetchCount`, lowered to what
+    /// the worker's held-bytes limit allows.
     pub prefetch: u16,
+    /// `extensions.rabbitMQ.prefetchCount` as the app set it.
+    pub asked_prefetch: u16,
+    /// The largest body taken (`WorkerConfig::max_message_bytes`); a larger one is never
+    /// read, and is rejected to the queue's dead-letter exchange.
+    pub max_body: u64,
+    /// `WorkerConfig::max_held_bytes`, to say why `prefetch` is lower than asked.
+    pub held_bytes: u64,
     pub egress: shoal_egress::Egress,
+}
+
+impl BoundRabbitMq {
+    /// The listener's status while it consumes: says so when `prefetchCount` was lowered, so
+    /// the setting is never quietly without effect.
+    pub fn listening_status(&self) -> String {
+        if self.prefetch == self.asked_prefetch {
+            return "listening".into();
+        }
+        format!(
+            "listening, holding {} messages at a time rather than prefetchCount {}: this \
+             worker holds at most {} bytes of messages per listener, of at most {} bytes each",
+            self.prefetch, self.asked_prefetch, self.held_bytes, self.max_body
+        )
+    }
 }
 
 impl TriggerListener for BoundRabbitMq {
