@@ -20,6 +20,9 @@ pub const SERVICE_BUS_MAX_BYTES: usize = 256 * 1024;
 /// key, value and headers together. The API's request limit (1 MiB by default) usually
 /// refuses such a body first, with 413.
 pub const STREAM_MAX_BYTES: usize = 1024 * 1024;
+/// What Shoal's workers take of a RabbitMQ message by default (their `--max-message-bytes`):
+/// a test message keeps to it, headers included.
+pub const AMQP_MAX_BYTES: usize = 1024 * 1024;
 /// Most application properties or headers one message carries.
 pub const MAX_PROPERTIES: usize = 64;
 /// Longest session id Service Bus takes.
@@ -56,6 +59,8 @@ pub enum Carrier {
     ServiceBus { sessions: bool },
     /// A Kafka topic or an event hub.
     Stream,
+    /// A RabbitMQ queue: `properties` become the message's headers.
+    Amqp,
 }
 
 /// Parses `{body | bodyBase64, sessionId?, key?, properties?}`; every bad field is reported
@@ -255,6 +260,22 @@ impl SendRequest {
                     + self.properties_len();
                 (size, STREAM_MAX_BYTES, "a Kafka record or event")
             }
+            Carrier::Amqp => {
+                for (field, set, carries) in [
+                    ("sessionId", self.session_id.is_some(), service_bus),
+                    ("key", self.key.is_some(), stream),
+                ] {
+                    if set {
+                        problems.push(not_here(field, carries));
+                    }
+                }
+                let size = self.body.len() + self.properties_len();
+                (
+                    size,
+                    AMQP_MAX_BYTES,
+                    "a RabbitMQ message (what Shoal's workers take by default)",
+                )
+            }
         };
         let (size, limit, what) = size;
         if size > limit {
@@ -271,6 +292,7 @@ impl SendRequest {
                         Carrier::StorageQueue { base64: true } =>
                             " as stored (base64, since the app's messageEncoding is base64)",
                         Carrier::StorageQueue { base64: false } => "",
+                        Carrier::Amqp => " with its headers",
                         _ => " with its key, session id and properties",
                     }
                 ),

@@ -1813,7 +1813,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When it was written to the poison queue (for a dead-letter topic, the record's
-             *     timestamp).
+             *     timestamp; for RabbitMQ, when the broker dead-lettered it, its `x-death` time).
              */
             insertedAt: string;
             /**
@@ -1825,12 +1825,15 @@ export interface components {
              * Format: int32
              * @description Times it was received from the poison queue (replays and peeks do not count); for a
              *     dead-lettered Service Bus message, its delivery count; for a dead-letter topic's record,
-             *     how often the event had been replayed before (`shoal-replay-count`).
+             *     how often the event had been replayed before (`shoal-replay-count`); for a RabbitMQ
+             *     message, the failed deliveries its `x-ms-rabbitmq-requeuecount` says (the count plus
+             *     the one that rejected it).
              */
             dequeueCount: number;
             /**
-             * @description Why the broker dead-lettered it (Service Bus), or why the function's last attempt
-             *     failed (a dead-letter topic's `shoal-dead-letter-reason`).
+             * @description Why the broker dead-lettered it (Service Bus; RabbitMQ's `x-death` reason, e.g.
+             *     `rejected`), or why the function's last attempt failed (a dead-letter topic's
+             *     `shoal-dead-letter-reason`).
              */
             deadLetterReason?: string | null;
             /**
@@ -2226,7 +2229,8 @@ export interface components {
             /**
              * @description The message: a string is sent as its text, any other JSON value as its JSON. Storage
              *     queues take 64 KiB as stored (about 48 KiB of body when the app's `messageEncoding` is
-             *     base64), Service Bus 256 KiB with its properties, Kafka and Event Hubs 1 MiB.
+             *     base64), Service Bus 256 KiB with its properties, Kafka and Event Hubs 1 MiB, RabbitMQ
+             *     1 MiB with its headers (what workers take by default).
              */
             body?: unknown;
             /** @description The message's bytes in base64, instead of `body`. */
@@ -2236,8 +2240,8 @@ export interface components {
             /** @description Kafka and Event Hubs only: the record's key (it picks the partition). */
             key?: string | null;
             /**
-             * @description Service Bus application properties, or Kafka / Event Hubs headers (up to 64; numbers
-             *     and booleans are sent as their text).
+             * @description Service Bus application properties, or Kafka / Event Hubs / RabbitMQ headers (up to 64;
+             *     numbers and booleans are sent as their text).
              */
             properties?: {
                 [key: string]: string;
@@ -2250,7 +2254,7 @@ export interface components {
             /** @description The queue, Service Bus queue or topic, or the Kafka topic / event hub it went to. */
             destination: string;
             /**
-             * @description The Storage queue's message id, the Service Bus `MessageId` (a new UUID), or
+             * @description The Storage queue's message id, the Service Bus or RabbitMQ `MessageId` (a new UUID), or
              *     `<partition>-<offset>` of the record; absent if the queue service named none.
              */
             messageId?: string | null;
@@ -4770,7 +4774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached */
+            /** @description the function has no queue, Service Bus, stream or RabbitMQ trigger (or a RabbitMQ trigger without deadLetterQueueName), or its failed messages cannot be reached */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4866,7 +4870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached */
+            /** @description the function has no queue, Service Bus, stream or RabbitMQ trigger (or a RabbitMQ trigger without deadLetterQueueName), or its failed messages cannot be reached */
             409: {
                 headers: {
                     [name: string]: unknown;

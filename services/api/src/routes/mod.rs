@@ -13,6 +13,7 @@ pub mod health;
 pub mod identities;
 pub mod identity_endpoint;
 pub mod invocations;
+pub(crate) mod kinds;
 pub mod msi;
 pub mod oauth2;
 pub mod oidc;

@@ -1,7 +1,8 @@
 //! `…/functions/{function}/poison` and `…/poison/replay`: where a function's messages go after
 //! their last failed delivery — a queue trigger's poison queue (`<queue>-poison`, after
 //! `maxDequeueCount`), a Service Bus queue trigger's dead-letter queue (after the entity's
-//! `MaxDeliveryCount`), a stream trigger's dead-letter topic (`dead_letter_topic`) — its depth
+//! `MaxDeliveryCount`), a stream trigger's dead-letter topic (`dead_letter_topic`), a RabbitMQ
+//! trigger's dead-letter queue (`deadLetterQueueName`, `crate::routes::kinds`) — its depth
 //! and oldest messages, and moving messages back to the trigger's queue or topic with their
 //! body intact and a fresh dequeue or delivery count once the handler works again.
 //!
@@ -59,17 +60,20 @@ pub struct PoisonQueue {
 pub struct PoisonMessage {
     pub message_id: String,
     /// When it was written to the poison queue (for a dead-letter topic, the record's
-    /// timestamp).
+    /// timestamp; for RabbitMQ, when the broker dead-lettered it, its `x-death` time).
     pub inserted_at: DateTime<Utc>,
     /// When the queue drops it (absent for a dead-letter topic: the topic's retention decides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<DateTime<Utc>>,
     /// Times it was received from the poison queue (replays and peeks do not count); for a
     /// dead-lettered Service Bus message, its delivery count; for a dead-letter topic's record,
-    /// how often the event had been replayed before (`shoal-replay-count`).
+    /// how often the event had been replayed before (`shoal-replay-count`); for a RabbitMQ
+    /// message, the failed deliveries its `x-ms-rabbitmq-requeuecount` says (the count plus
+    /// the one that rejected it).
     pub dequeue_count: u32,
-    /// Why the broker dead-lettered it (Service Bus), or why the function's last attempt
-    /// failed (a dead-letter topic's `shoal-dead-letter-reason`).
+    /// Why the broker dead-lettered it (Service Bus; RabbitMQ's `x-death` reason, e.g.
+    /// `rejected`), or why the function's last attempt failed (a dead-letter topic's
+    /// `shoal-dead-letter-reason`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dead_letter_reason: Option<String>,
     /// The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
@@ -140,7 +144,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison", tag = TAG_FUNCTIONS,
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path), PoisonQuery),
     responses((status = 200, body = PoisonQueue), (status = 403, body = Problem), (status = 404, body = Problem),
-        (status = 409, body = Problem, description = "the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached"),
+        (status = 409, body = Problem, description = "the function has no queue, Service Bus, stream or RabbitMQ trigger (or a RabbitMQ trigger without deadLetterQueueName), or its failed messages cannot be reached"),
         (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service or the brokers failed")))]
 pub async fn get_poison(
     State(state): State<AppState>,
@@ -209,6 +213,26 @@ pub async fn get_poison(
                 messages,
             }
         }
+        Source::Kind(kind) => {
+            let failed = timed(kind.routes.failed(kind.target(), top, with_bodies)).await?;
+            PoisonQueue {
+                trigger_queue: failed.source,
+                poison_queue: failed.failed,
+                approximate_count: failed.count,
+                messages: failed
+                    .messages
+                    .into_iter()
+                    .map(|m| PoisonMessage {
+                        message_id: m.message_id,
+                        inserted_at: m.failed_at,
+                        expires_at: None,
+                        dequeue_count: m.failures,
+                        dead_letter_reason: m.reason,
+                        body: m.body,
+                    })
+                    .collect(),
+            }
+        }
     };
     Ok(Json(view))
 }
@@ -220,7 +244,7 @@ pub async fn get_poison(
     params(("tenant" = shoal_domain::names::TenantName, Path), ("app" = shoal_domain::names::AppName, Path), ("function" = shoal_domain::names::FunctionName, Path)),
     request_body = ReplayRequest,
     responses((status = 200, body = ReplayResult), (status = 403, body = Problem), (status = 404, body = Problem),
-        (status = 409, body = Problem, description = "the function has no queue, Service Bus or stream trigger, or its failed messages cannot be reached"),
+        (status = 409, body = Problem, description = "the function has no queue, Service Bus, stream or RabbitMQ trigger (or a RabbitMQ trigger without deadLetterQueueName), or its failed messages cannot be reached"),
         (status = 422, body = Problem), (status = 502, body = Problem, description = "the queue service or the brokers failed")))]
 pub async fn replay_poison(
     State(state): State<AppState>,
@@ -248,6 +272,15 @@ pub async fn replay_poison(
             ));
         }
         Source::Stream(dead) => bounded(dead.replay(&request, limit)).await?,
+        Source::Kind(kind) => {
+            let ids = request.message_ids.as_deref();
+            let replayed = timed(kind.routes.replay(kind.target(), ids, limit)).await?;
+            ReplayResult {
+                replayed: replayed.moved.len() as u32,
+                message_ids: replayed.moved,
+                not_found: replayed.not_found,
+            }
+        }
     };
     // Audited after the move: the entry records what was done, even if only part of it.
     let write = authorized.begin(&id).await?;
@@ -404,9 +437,17 @@ async fn replay(
 async fn bounded<T, E: std::fmt::Display>(
     work: impl Future<Output = Result<T, E>>,
 ) -> Result<T, ApiError> {
+    timed(async {
+        work.await
+            .map_err(|e| ApiError::Storage(format!("the queue service failed: {e}")))
+    })
+    .await
+}
+
+/// Runs a call that answers in the API's own terms with the request's time bound.
+async fn timed<T>(work: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
     match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(ApiError::Storage(format!("the queue service failed: {e}"))),
+        Ok(result) => result,
         Err(_) => Err(ApiError::Storage(format!(
             "the queue service did not answer within {} s",
             STORAGE_TIMEOUT.as_secs()

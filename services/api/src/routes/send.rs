@@ -1,6 +1,7 @@
 //! `POST …/functions/{function}/send`: put one test message on the function's trigger source —
 //! the Storage queue of a `queueTrigger`, the Service Bus queue or topic of a
-//! `serviceBusTrigger`, the topic or event hub of a `kafkaTrigger` / `eventHubTrigger` — as the
+//! `serviceBusTrigger`, the topic or event hub of a `kafkaTrigger` / `eventHubTrigger`, the
+//! queue of a `rabbitMQTrigger` (`crate::routes::kinds`) — as the
 //! app, so the function receives it as it would any other message ("Send test message" in a
 //! portal, `shoal send` on the command line).
 //!
@@ -26,6 +27,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::kinds::{self, Target};
 use super::trigger_source::{FunctionContext, TriggerSource};
 use super::{TAG_FUNCTIONS, authorize};
 use crate::access::Caller;
@@ -45,7 +47,8 @@ const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 pub struct SendRequest {
     /// The message: a string is sent as its text, any other JSON value as its JSON. Storage
     /// queues take 64 KiB as stored (about 48 KiB of body when the app's `messageEncoding` is
-    /// base64), Service Bus 256 KiB with its properties, Kafka and Event Hubs 1 MiB.
+    /// base64), Service Bus 256 KiB with its properties, Kafka and Event Hubs 1 MiB, RabbitMQ
+    /// 1 MiB with its headers (what workers take by default).
     pub body: Option<serde_json::Value>,
     /// The message's bytes in base64, instead of `body`.
     pub body_base64: Option<String>,
@@ -53,8 +56,8 @@ pub struct SendRequest {
     pub session_id: Option<String>,
     /// Kafka and Event Hubs only: the record's key (it picks the partition).
     pub key: Option<String>,
-    /// Service Bus application properties, or Kafka / Event Hubs headers (up to 64; numbers
-    /// and booleans are sent as their text).
+    /// Service Bus application properties, or Kafka / Event Hubs / RabbitMQ headers (up to 64;
+    /// numbers and booleans are sent as their text).
     #[schema(value_type = Option<std::collections::BTreeMap<String, String>>)]
     pub properties: Option<serde_json::Map<String, serde_json::Value>>,
 }
@@ -67,7 +70,7 @@ pub struct SendResult {
     pub trigger: String,
     /// The queue, Service Bus queue or topic, or the Kafka topic / event hub it went to.
     pub destination: String,
-    /// The Storage queue's message id, the Service Bus `MessageId` (a new UUID), or
+    /// The Storage queue's message id, the Service Bus or RabbitMQ `MessageId` (a new UUID), or
     /// `<partition>-<offset>` of the record; absent if the queue service named none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
@@ -143,11 +146,34 @@ pub async fn send_message(
                     .map_err(ApiError::Validation)?;
                 deliver::stream(&context, binding, &source, request).await
             }
+            TriggerSource::Kind { binding, source } => {
+                let routes = kinds::find(source.kind).ok_or_else(|| {
+                    ApiError::Conflict(format!(
+                        "function {function}'s {} takes no test message yet",
+                        source.kind
+                    ))
+                })?;
+                let target = Target {
+                    context: &context,
+                    binding,
+                    source: &source,
+                };
+                let sent = routes.send(target, request).await?;
+                Ok(SendResult {
+                    trigger: source.kind.to_owned(),
+                    destination: sent.destination,
+                    message_id: sent.message_id,
+                    size: sent.size,
+                    session_id: None,
+                    partition: None,
+                    offset: None,
+                })
+            }
             TriggerSource::Other(Some("httpTrigger")) => Err(ApiError::Conflict(format!(
                 "function {function} has an httpTrigger: call it at its webhook, POST /webhooks/{id}/{app}/{function}, instead of sending it a message"
             ))),
             TriggerSource::Other(kind) => Err(ApiError::Conflict(format!(
-                "function {function} has {}, which Shoal does not take messages for: only a queueTrigger, serviceBusTrigger, kafkaTrigger or eventHubTrigger reads a queue or topic a test message can be sent to",
+                "function {function} has {}, which Shoal does not take messages for: only a queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger or rabbitMQTrigger reads a queue or topic a test message can be sent to",
                 kind.map_or("no trigger".to_owned(), |k| format!("a {k}"))
             ))),
         }

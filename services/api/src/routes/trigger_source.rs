@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use shoal_connectors::{ConnectorOptions, ServiceBusError, ServiceBusNamespace};
+use shoal_domain::binding_kinds::{BrokerSource, KindBinding};
 use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -53,6 +54,12 @@ pub(crate) enum TriggerSource<'a> {
     Stream {
         binding: &'a Binding,
         source: StreamSource,
+    },
+    /// A kind of `shoal_domain::binding_kinds` (RabbitMQ): what the API does with it is the
+    /// kind's own, in `crate::routes::kinds`.
+    Kind {
+        binding: &'a KindBinding,
+        source: BrokerSource,
     },
     /// Any other trigger (its `type`), or none.
     Other(Option<&'static str>),
@@ -140,8 +147,11 @@ impl FunctionContext {
                 entity,
             },
             (ResolvedSource::Stream(source), binding) => TriggerSource::Stream { binding, source },
-            // Not reachable (only a `serviceBusTrigger` resolves to a Service Bus entity), and
-            // a kind of `binding_kinds` has no poison, send or diagnostics route here yet.
+            (ResolvedSource::Broker(source), Binding::Kind(binding)) => {
+                TriggerSource::Kind { binding, source }
+            }
+            // Not reachable: only a `serviceBusTrigger` resolves to a Service Bus entity, only
+            // a kind of `binding_kinds` to a broker.
             (ResolvedSource::ServiceBus { .. } | ResolvedSource::Broker(_), other) => {
                 TriggerSource::Other(Some(other.type_name()))
             }

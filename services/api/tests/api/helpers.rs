@@ -440,3 +440,32 @@ pub async fn wait_for_desired(app: &TestApp, path: &str, want: u64) -> Value {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// A `rabbitMQTrigger` named `order` consuming `queue` on the broker the setting `Rabbit` names.
+pub fn rabbit_trigger(queue: &str) -> Value {
+    json!({"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": queue,
+        "connectionStringSetting": "Rabbit"})
+}
+
+/// The app `orders` of tenant `contoso` with `extra` beside its handler, and its function
+/// `Take` with `trigger`.
+pub async fn rabbit_app(extra: Value, trigger: Value) -> TestApp {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let mut body = json!({"handler": {"url": "http://127.0.0.1:9/api"}});
+    if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+        body.extend(extra);
+    }
+    let put = app.put_app("contoso", "orders", &body).await;
+    assert!(put.status().is_success(), "{}", put.status());
+    let put = app
+        .admin(
+            Method::PUT,
+            "/v1/tenants/contoso/apps/orders/functions/Take",
+        )
+        .json(&json!({"bindings": [trigger]}))
+        .fetch()
+        .await;
+    assert!(put.status().is_success(), "{}", put.status());
+    app
+}

@@ -27,7 +27,7 @@ async fn two_thousand_ready_messages_scale_out_and_an_empty_queue_back_to_zero()
             "appSettings": {"Rabbit": url},
             "hostConfig": {"version": "2.0", "extensions": {"rabbitMQ": {"prefetchCount": 250}}},
         }),
-        &queue,
+        rabbit_trigger(&queue),
     )
     .await;
     let stop = CancellationToken::new();
@@ -57,7 +57,7 @@ async fn two_thousand_ready_messages_scale_out_and_an_empty_queue_back_to_zero()
 async fn a_refused_broker_is_never_read() {
     let app = rabbit_app(
         json!({"appSettings": {"Rabbit": "amqp://shoal:hunter2@169.254.169.254:5672/%2f"}}),
-        "orders",
+        rabbit_trigger("orders"),
     )
     .await;
     let stop = CancellationToken::new();
@@ -80,30 +80,4 @@ async fn a_refused_broker_is_never_read() {
     assert_eq!(scale["desiredInstances"], 1, "{scale}");
     stop.cancel();
     scheduler.stopped().await.unwrap();
-}
-
-/// The app `orders` of tenant `contoso` with `extra` beside its handler, and its function
-/// `Take` consuming `queue` on the broker its setting `Rabbit` names.
-async fn rabbit_app(extra: Value, queue: &str) -> TestApp {
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let mut body = json!({"handler": {"url": "http://127.0.0.1:9/api"}});
-    if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
-        body.extend(extra);
-    }
-    let put = app.put_app("contoso", "orders", &body).await;
-    assert!(put.status().is_success(), "{}", put.status());
-    let put = app
-        .admin(
-            Method::PUT,
-            "/v1/tenants/contoso/apps/orders/functions/Take",
-        )
-        .json(
-            &json!({"bindings": [{"type": "rabbitMQTrigger", "direction": "in",
-            "name": "order", "queueName": queue, "connectionStringSetting": "Rabbit"}]}),
-        )
-        .fetch()
-        .await;
-    assert!(put.status().is_success(), "{}", put.status());
-    app
 }

@@ -37,9 +37,10 @@ describe("parseProperties", () => {
 });
 
 describe("sendsTestMessages", () => {
-  it("covers queue and Service Bus triggers only", () => {
+  it("covers queue, Service Bus and RabbitMQ triggers only", () => {
     expect(sendsTestMessages("queueTrigger")).toBe(true);
     expect(sendsTestMessages("serviceBusTrigger")).toBe(true);
+    expect(sendsTestMessages("rabbitMQTrigger")).toBe(true);
     expect(sendsTestMessages("httpTrigger")).toBe(false);
   });
 });

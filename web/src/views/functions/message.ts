@@ -9,8 +9,9 @@ export type SendRequest = Schemas["SendRequest"];
 export type SendResult = Schemas["SendResult"];
 
 /// The triggers the page offers a test message for: those whose message is a body on a queue
-/// (and, for Service Bus, a session and properties), which the form's fields cover.
-export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger"] as const;
+/// (and, for Service Bus, a session and properties; for RabbitMQ, headers), which the form's
+/// fields cover.
+export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger", "rabbitMQTrigger"] as const;
 
 export function sendsTestMessages(triggerType: string): boolean {
   return (SENDS_TEST_MESSAGES as readonly string[]).includes(triggerType);

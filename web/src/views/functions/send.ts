@@ -1,5 +1,5 @@
 // "Send test message": one message on the function's trigger queue, as the app, so the function
-// receives it like any other (POST …/send). Offered for queue and Service Bus triggers, to
+// receives it like any other (POST …/send). Offered for queue, Service Bus and RabbitMQ triggers, to
 // callers whose roles allow `Shoal/apps/functions/send/action`; the API decides anyway. Its
 // answer is shown: what was sent and where, or the problem with each error at its field.
 
@@ -11,6 +11,8 @@ import { sendRequest, sentText, type MessageForm } from "./message";
 
 export function sendSection(tenant: string, app: string, fn: string, triggerType: string): HTMLElement {
   const serviceBus = triggerType === "serviceBusTrigger";
+  // A RabbitMQ message carries headers where a Service Bus one carries application properties.
+  const rabbitMq = triggerType === "rabbitMQTrigger";
   const said = h("p", { role: "status", class: "said", id: "fn-send-said" });
   const top = h("div", { id: "fn-send-problem" });
   const field = (id: string, label: string, input: HTMLElement, hint?: string) => {
@@ -30,9 +32,15 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
     h("select", {}, h("option", { value: "json" }, "JSON (sent as its JSON)"), h("option", { value: "text" }, "Text (sent as typed)")),
   );
   const session = serviceBus ? field("send-session", "Session id", h("input", { autocomplete: "off" }), "Required when the trigger reads sessions.") : null;
-  const properties = serviceBus
-    ? field("send-properties", "Application properties", h("textarea", { rows: 2, spellcheck: "false" }), "One name=value a line.")
-    : null;
+  const properties =
+    serviceBus || rabbitMq
+      ? field(
+          "send-properties",
+          serviceBus ? "Application properties" : "Headers",
+          h("textarea", { rows: 2, spellcheck: "false" }),
+          "One name=value a line.",
+        )
+      : null;
   // Error slots by the path the API's errors name (`properties.<name>` lands on properties).
   const slots = new Map([["body", body]]);
   if (session) slots.set("sessionId", session);

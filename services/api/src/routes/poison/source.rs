@@ -1,9 +1,11 @@
 //! Where a function's finally failed messages are, by its trigger: a queue trigger's poison
-//! queue, a Service Bus trigger's dead-letter queue, a stream trigger's dead-letter topic —
-//! opened with the app's settings and connections under the tenant's egress policy
-//! ([`FunctionContext`], shared with the send endpoint).
+//! queue, a Service Bus trigger's dead-letter queue, a stream trigger's dead-letter topic, or
+//! what a kind of `binding_kinds` says (`crate::routes::kinds`) — opened with the app's
+//! settings and connections under the tenant's egress policy ([`FunctionContext`], shared
+//! with the send endpoint).
 
 use shoal_connectors::{Queue, StorageQueues};
+use shoal_domain::binding_kinds::{BrokerSource, KindBinding};
 use shoal_domain::queue_trigger::poison_queue_name;
 use shoal_domain::stream_trigger::source::{connection_properties, resolve_secure};
 use shoal_domain::stream_trigger::{DeadLetterTarget, default_target};
@@ -12,6 +14,7 @@ use shoal_store::TenantId;
 use super::dead_letter_topic::DeadLetterTopic;
 use super::dead_letters::DeadLetters;
 use crate::error::ApiError;
+use crate::routes::kinds::{self, KindRoutes, Target};
 use crate::routes::trigger_source::{FunctionContext, TriggerSource};
 use crate::state::AppState;
 
@@ -26,6 +29,26 @@ pub(super) enum Source {
     Queue(TriggerQueues),
     ServiceBus(DeadLetters),
     Stream(DeadLetterTopic),
+    /// Boxed: it holds the function's whole context.
+    Kind(Box<KindTrigger>),
+}
+
+/// A trigger of a kind of `binding_kinds`, with the routes its kind has.
+pub(super) struct KindTrigger {
+    pub routes: &'static dyn KindRoutes,
+    context: FunctionContext,
+    binding: KindBinding,
+    source: BrokerSource,
+}
+
+impl KindTrigger {
+    pub fn target(&self) -> Target<'_> {
+        Target {
+            context: &self.context,
+            binding: &self.binding,
+            source: &self.source,
+        }
+    }
 }
 
 impl Source {
@@ -36,6 +59,24 @@ impl Source {
         function: &str,
     ) -> Result<Source, ApiError> {
         let context = FunctionContext::load(state, id, app, function).await?;
+        let kind = match context.trigger()? {
+            TriggerSource::Kind { binding, source } => Some((binding.clone(), source)),
+            _ => None,
+        };
+        if let Some((binding, source)) = kind {
+            let routes = kinds::find(source.kind).ok_or_else(|| {
+                ApiError::Conflict(format!(
+                    "function {function}'s {} has no poison or dead-letter endpoint yet",
+                    source.kind
+                ))
+            })?;
+            return Ok(Source::Kind(Box::new(KindTrigger {
+                routes,
+                context,
+                binding,
+                source,
+            })));
+        }
         let unusable =
             |e: String| ApiError::Conflict(format!("the trigger's queue cannot be used: {e}"));
         match context.trigger()? {
@@ -101,9 +142,11 @@ impl Source {
                     context.egress.clone(),
                 )))
             }
-            TriggerSource::Other(_) => Err(ApiError::Conflict(format!(
-                "function {function} has no queueTrigger, serviceBusTrigger, kafkaTrigger or eventHubTrigger, so it has no poison queue, dead-letter queue or dead-letter topic"
-            ))),
+            TriggerSource::Other(_) | TriggerSource::Kind { .. } => {
+                Err(ApiError::Conflict(format!(
+                    "function {function} has no queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger or rabbitMQTrigger, so it has no poison queue, dead-letter queue or dead-letter topic"
+                )))
+            }
         }
     }
 }

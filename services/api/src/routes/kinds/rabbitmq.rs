@@ -1,0 +1,466 @@
+//! `rabbitMQTrigger` in the API: a test message published to the trigger's queue, and the
+//! failed messages read from and replayed out of the queue the binding's
+//! `deadLetterQueueName` names (the broker dead-letters a rejected message where the trigger
+//! queue's `x-dead-letter-exchange` says; the extension has no poison endpoint, and Shoal reads
+//! only what the binding names). Every connection goes through the egress policy
+//! (`shoal_connectors::amqp`), and what is read is bounded in bytes.
+//!
+//! Reading is a peek: messages are taken with `basic.get` and given back unacknowledged, so the
+//! broker puts them back where they were (marked redelivered). A replay publishes a copy to the
+//! trigger's queue (mandatory, confirmed by the broker) without the failure counts the earlier
+//! deliveries left in its headers, and only then acknowledges the dead-lettered original: a
+//! message may be replayed twice if that acknowledgement is lost, never lost.
+
+use aws_lc_rs::digest;
+use chrono::{DateTime, Utc};
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
+use shoal_connectors::amqp::lapin::Confirmation;
+use shoal_connectors::amqp::lapin::message::Delivery;
+use shoal_connectors::amqp::lapin::options::{
+    BasicAckOptions, BasicGetOptions, BasicNackOptions, BasicPublishOptions, QueueDeclareOptions,
+};
+use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable, LongString};
+use shoal_connectors::amqp::lapin::{BasicProperties, Channel};
+use shoal_connectors::amqp::{self, AmqpError, Confirms, Opened};
+use shoal_domain::binding_kinds::BrokerSource;
+use shoal_domain::binding_kinds::rabbitmq::{
+    REQUEUE_COUNT_HEADER, TRIGGER_TYPE, WEBHOOK_ID_HEADER, dead_letter_source, text_or_base64,
+};
+use shoal_domain::send_message::{BodyForm, Carrier, SendRequest};
+use uuid::Uuid;
+
+use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target};
+use crate::error::ApiError;
+
+pub(super) struct RabbitMqRoutes;
+
+pub(super) const RABBITMQ: RabbitMqRoutes = RabbitMqRoutes;
+
+/// The largest dead-lettered body the API reads (to show or to replay): a larger one is left
+/// where it is, and said so.
+const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+
+/// How many dead-lettered messages one replay looks through for those it was asked for.
+const MAX_SCANNED: usize = 10_000;
+
+/// Whether a header is one the broker or Shoal's listener added on the way to the dead-letter
+/// queue: a replayed copy starts afresh without them (`x-death` and its `x-first-death-*` and
+/// `x-last-death-*` summaries are RabbitMQ's).
+fn is_failure_header(name: &str) -> bool {
+    name == REQUEUE_COUNT_HEADER
+        || name == "x-death"
+        || name.starts_with("x-first-death-")
+        || name.starts_with("x-last-death-")
+}
+
+impl KindRoutes for RabbitMqRoutes {
+    fn type_name(&self) -> &'static str {
+        TRIGGER_TYPE
+    }
+
+    fn send<'a>(
+        &'a self,
+        target: Target<'a>,
+        request: SendRequest,
+    ) -> BoxFuture<'a, Result<Sent, ApiError>> {
+        async move {
+            request.check(Carrier::Amqp).map_err(ApiError::Validation)?;
+            let opened = open(target.source, &target, Confirms::On, amqp::CONSUMES_NOTHING).await?;
+            let message_id = Uuid::new_v4().to_string();
+            let content_type = match request.form {
+                BodyForm::Json => "application/json",
+                BodyForm::Text => "text/plain",
+                BodyForm::Binary => "application/octet-stream",
+            };
+            let mut headers = FieldTable::default();
+            for (name, value) in &request.properties {
+                headers.insert(name.as_str().into(), long_string(value));
+            }
+            let properties = BasicProperties::default()
+                .with_delivery_mode(2)
+                .with_message_id(message_id.as_str().into())
+                .with_content_type(content_type.into())
+                .with_headers(headers);
+            let published = publish(
+                &opened.channel,
+                target.source,
+                &target.source.entity,
+                &request.body,
+                properties,
+            )
+            .await;
+            close(opened).await;
+            published?;
+            Ok(Sent {
+                destination: target.source.entity.clone(),
+                message_id: Some(message_id),
+                size: request.body.len() as u64,
+            })
+        }
+        .boxed()
+    }
+
+    fn failed<'a>(
+        &'a self,
+        target: Target<'a>,
+        top: u8,
+        with_bodies: bool,
+    ) -> BoxFuture<'a, Result<FailedMessages, ApiError>> {
+        async move {
+            let dead = dead_letter_queue(&target)?;
+            let opened = open(&dead, &target, Confirms::Off, MAX_READ_BYTES).await?;
+            let read = peek(&opened, &dead, top, with_bodies).await;
+            close(opened).await;
+            let (count, messages) = read?;
+            Ok(FailedMessages {
+                source: target.source.entity.clone(),
+                failed: dead.entity,
+                count,
+                messages,
+            })
+        }
+        .boxed()
+    }
+
+    fn replay<'a>(
+        &'a self,
+        target: Target<'a>,
+        ids: Option<&'a [String]>,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Replayed, ApiError>> {
+        async move {
+            let dead = dead_letter_queue(&target)?;
+            let opened = open(&dead, &target, Confirms::On, MAX_READ_BYTES).await?;
+            let moved = replay(&opened, target.source, &dead, ids, limit).await;
+            close(opened).await;
+            moved
+        }
+        .boxed()
+    }
+}
+
+/// The queue the binding's `deadLetterQueueName` names, on the trigger's broker.
+fn dead_letter_queue(target: &Target<'_>) -> Result<BrokerSource, ApiError> {
+    match dead_letter_source(target.binding, &target.context.settings) {
+        Ok(Some(dead)) => Ok(dead),
+        Ok(None) => Err(ApiError::Conflict(format!(
+            "the rabbitMQTrigger names no deadLetterQueueName: the broker dead-letters a failed \
+             message where queue {}'s x-dead-letter-exchange and x-dead-letter-routing-key say; \
+             name that queue in the binding's deadLetterQueueName to list and replay it here",
+            target.source.entity
+        ))),
+        Err(e) => Err(ApiError::Conflict(format!(
+            "the trigger's dead-letter queue cannot be used: {e}"
+        ))),
+    }
+}
+
+async fn open(
+    source: &BrokerSource,
+    target: &Target<'_>,
+    confirms: Confirms,
+    max_body: u64,
+) -> Result<Opened, ApiError> {
+    amqp::channel(
+        &source.uri,
+        &target.context.egress,
+        "shoal api",
+        confirms,
+        max_body,
+    )
+    .await
+    .map_err(|e| match e {
+        AmqpError::Refused { .. } => ApiError::Conflict(format!(
+            "{}: {e}: the egress policy does not allow the API to connect there",
+            source.setting
+        )),
+        AmqpError::Uri => ApiError::Conflict(format!("{}: {e}", source.setting)),
+        AmqpError::Timeout { .. } | AmqpError::Broker { .. } => {
+            ApiError::Storage(format!("the broker cannot be reached: {e}"))
+        }
+    })
+}
+
+async fn close(opened: Opened) {
+    let _ = opened.connection.close(200, "done".into()).await;
+}
+
+fn broker_failed(source: &BrokerSource, e: impl std::fmt::Display) -> ApiError {
+    ApiError::Storage(format!("the broker at {} failed: {e}", source.address()))
+}
+
+/// Publishes to `queue` through the default exchange, mandatory and confirmed: a queue that
+/// does not exist is a 409, not a message the broker drops.
+async fn publish(
+    channel: &Channel,
+    source: &BrokerSource,
+    queue: &str,
+    body: &[u8],
+    properties: BasicProperties,
+) -> Result<(), ApiError> {
+    let options = BasicPublishOptions {
+        mandatory: true,
+        ..BasicPublishOptions::default()
+    };
+    let confirm = channel
+        .basic_publish("".into(), queue.into(), options, body, properties)
+        .await
+        .map_err(|e| broker_failed(source, e))?;
+    match confirm.await.map_err(|e| broker_failed(source, e))? {
+        Confirmation::Ack(None) => Ok(()),
+        Confirmation::Ack(Some(_)) => Err(ApiError::Conflict(format!(
+            "queue {queue} does not exist on {}: the broker returned the message",
+            source.address()
+        ))),
+        Confirmation::Nack(_) | Confirmation::NotRequested => Err(broker_failed(
+            source,
+            format!("it did not take the message for queue {queue}"),
+        )),
+    }
+}
+
+/// The dead-letter queue's depth, and its oldest `top` messages given back untouched.
+async fn peek(
+    opened: &Opened,
+    dead: &BrokerSource,
+    top: u8,
+    with_bodies: bool,
+) -> Result<(u64, Vec<FailedMessage>), ApiError> {
+    let channel = &opened.channel;
+    let declared = channel
+        .queue_declare(
+            dead.entity.as_str().into(),
+            QueueDeclareOptions {
+                passive: true,
+                ..QueueDeclareOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .map_err(|e| {
+            ApiError::Conflict(format!(
+                "the dead-letter queue {} cannot be read on {}: {e}",
+                dead.entity,
+                dead.address()
+            ))
+        })?;
+    let mut messages = Vec::new();
+    for _ in 0..top {
+        let Some(got) = get(channel, dead).await? else {
+            break;
+        };
+        let oversized = opened.oversized.take(channel.id(), got.delivery_tag);
+        let body = match oversized {
+            Some(size) => Some(format!(
+                "(not shown: {size} bytes, more than the {MAX_READ_BYTES} the API reads)"
+            )),
+            None => Some(text_or_base64(&got.data)),
+        };
+        messages.push(FailedMessage {
+            message_id: message_id(&got),
+            failed_at: failed_at(&got),
+            failures: failures(&got),
+            reason: death_field(&got, "reason"),
+            body: body.filter(|_| with_bodies),
+        });
+    }
+    // Back where they were: the broker requeues what is given back in place.
+    if !messages.is_empty() {
+        let _ = channel
+            .basic_nack(
+                0,
+                BasicNackOptions {
+                    multiple: true,
+                    requeue: true,
+                },
+            )
+            .await;
+    }
+    Ok((u64::from(declared.message_count()), messages))
+}
+
+/// Moves up to `limit` messages (those in `ids`, when given) from `dead` to the trigger's
+/// queue; what was taken and not moved is given back.
+async fn replay(
+    opened: &Opened,
+    source: &BrokerSource,
+    dead: &BrokerSource,
+    ids: Option<&[String]>,
+    limit: u32,
+) -> Result<Replayed, ApiError> {
+    let channel = &opened.channel;
+    let mut wanted: Option<Vec<(&str, bool)>> =
+        ids.map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
+    let mut moved = Vec::new();
+    let mut skipped = Vec::new();
+    let mut scanned = 0;
+    let result = async {
+        while (moved.len() as u32) < limit && scanned < MAX_SCANNED {
+            let Some(got) = get(channel, dead).await? else {
+                break;
+            };
+            scanned += 1;
+            let id = message_id(&got);
+            let named = match wanted.as_mut() {
+                None => true,
+                Some(ids) => match ids.iter_mut().find(|(wanted, _)| *wanted == id) {
+                    Some((_, found)) => {
+                        *found = true;
+                        true
+                    }
+                    None => false,
+                },
+            };
+            if !named {
+                skipped.push(got.delivery_tag);
+                continue;
+            }
+            if let Some(size) = opened.oversized.take(channel.id(), got.delivery_tag) {
+                skipped.push(got.delivery_tag);
+                return Err(ApiError::Conflict(format!(
+                    "message {id} is {size} bytes, more than the {MAX_READ_BYTES} the API \
+                     replays; it stays in {} ({} replayed before it)",
+                    dead.entity,
+                    moved.len()
+                )));
+            }
+            let copy = got.properties.clone().with_headers(without_failures(&got));
+            if let Err(e) = publish(channel, source, &source.entity, &got.data, copy).await {
+                skipped.push(got.delivery_tag);
+                return Err(e);
+            }
+            channel
+                .basic_ack(got.delivery_tag, BasicAckOptions::default())
+                .await
+                .map_err(|e| broker_failed(dead, e))?;
+            moved.push(id);
+            if wanted
+                .as_ref()
+                .is_some_and(|ids| ids.iter().all(|(_, found)| *found))
+            {
+                break;
+            }
+        }
+        Ok(())
+    }
+    .await;
+    for tag in skipped {
+        let _ = channel
+            .basic_nack(
+                tag,
+                BasicNackOptions {
+                    multiple: false,
+                    requeue: true,
+                },
+            )
+            .await;
+    }
+    result?;
+    let not_found = wanted
+        .map(|ids| {
+            ids.into_iter()
+                .filter(|(_, found)| !found)
+                .map(|(id, _)| id.to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Replayed { moved, not_found })
+}
+
+async fn get(channel: &Channel, dead: &BrokerSource) -> Result<Option<Delivery>, ApiError> {
+    let got = channel
+        .basic_get(
+            dead.entity.as_str().into(),
+            BasicGetOptions { no_ack: false },
+        )
+        .await
+        .map_err(|e| broker_failed(dead, e))?;
+    Ok(got.map(|g| g.delivery))
+}
+
+/// The message's id: its `MessageId`, else the key Shoal's listener gave it
+/// ([`WEBHOOK_ID_HEADER`]), else one made from its body (`body-<16 hex digits of SHA-256>`),
+/// so the same message has the same id on every read.
+fn message_id(message: &Delivery) -> String {
+    if let Some(id) = message.properties.message_id() {
+        return id.as_str().to_owned();
+    }
+    if let Some(AMQPValue::LongString(id)) = header(message, WEBHOOK_ID_HEADER) {
+        return String::from_utf8_lossy(id.as_bytes()).into_owned();
+    }
+    let hash = digest::digest(&digest::SHA256, &message.data);
+    let hex: String = hash.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("body-{hex}")
+}
+
+fn header<'m>(message: &'m Delivery, name: &str) -> Option<&'m AMQPValue> {
+    message
+        .properties
+        .headers()
+        .as_ref()
+        .and_then(|h| h.inner().get(name))
+}
+
+/// The broker's first `x-death` entry's `field` as text.
+fn death_field(message: &Delivery, field: &str) -> Option<String> {
+    match first_death(message)?.inner().get(field)? {
+        AMQPValue::LongString(s) => Some(String::from_utf8_lossy(s.as_bytes()).into_owned()),
+        AMQPValue::ShortString(s) => Some(s.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+fn first_death(message: &Delivery) -> Option<&FieldTable> {
+    match header(message, "x-death")? {
+        AMQPValue::FieldArray(deaths) => match deaths.as_slice().first()? {
+            AMQPValue::FieldTable(death) => Some(death),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// When the broker dead-lettered it (`x-death` `time`), else the message's own timestamp,
+/// else now (when it was read).
+fn failed_at(message: &Delivery) -> DateTime<Utc> {
+    let death = first_death(message).and_then(|d| match d.inner().get("time") {
+        Some(AMQPValue::Timestamp(t)) => Some(*t),
+        _ => None,
+    });
+    death
+        .or(*message.properties.timestamp())
+        .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
+        .unwrap_or_else(Utc::now)
+}
+
+/// The failed deliveries its requeue count says: the count, plus the one that rejected it.
+fn failures(message: &Delivery) -> u32 {
+    let counted = match header(message, REQUEUE_COUNT_HEADER) {
+        Some(AMQPValue::LongInt(n)) => u32::try_from(*n).unwrap_or(0),
+        Some(AMQPValue::LongLongInt(n)) => u32::try_from(*n).unwrap_or(0),
+        Some(AMQPValue::ShortInt(n)) => u32::try_from(*n).unwrap_or(0),
+        Some(AMQPValue::ShortShortInt(n)) => u32::try_from(*n).unwrap_or(0),
+        _ => 0,
+    };
+    counted.saturating_add(1)
+}
+
+fn without_failures(message: &Delivery) -> FieldTable {
+    let mut kept = FieldTable::default();
+    if let Some(headers) = message.properties.headers() {
+        for (name, value) in headers.inner() {
+            if !is_failure_header(name.as_str()) {
+                kept.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    kept
+}
+
+fn long_string(value: &str) -> AMQPValue {
+    AMQPValue::LongString(LongString::from(value.as_bytes().to_vec()))
+}
