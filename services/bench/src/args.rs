@@ -78,6 +78,15 @@ pub struct Args {
     /// Partitions of the stream figures' topics.
     #[arg(long, default_value_t = 4)]
     pub stream_partitions: i32,
+    /// Messages preloaded for each RabbitMQ figure and round.
+    #[arg(long, default_value_t = 5_000)]
+    pub rabbitmq_messages: u64,
+    /// Occurrences each timer function fires in the timer figure (one a second).
+    #[arg(long, default_value_t = 20)]
+    pub timer_seconds: u64,
+    /// Timer functions firing every second side by side in the timer figure.
+    #[arg(long, default_value_t = 10)]
+    pub timer_functions: usize,
     /// Messages preloaded for each circuit breaker figure.
     #[arg(long, default_value_t = 1_000)]
     pub breaker_messages: u64,

@@ -16,6 +16,10 @@
 //!   stand-in, next to a raw receive/complete loop with the same client (see [`service_bus`]).
 //! * `stream`: Kafka dispatch by one `shoal worker` against a tansu broker, next to a raw
 //!   consume-and-commit loop with the same client (see [`stream`]).
+//! * `rabbitmq`: RabbitMQ dispatch by one `shoal worker` against a private broker, next to a
+//!   raw consume/ack loop with the same client (see [`rabbitmq`]).
+//! * `timer`: how late timer functions' handlers are called after each occurrence, next to a
+//!   bare tokio timer's wake-up in the bench's process (see [`timer`]).
 //! * `scheduler`: the pure decision and placement for 10,000 apps, full ticks against
 //!   Postgres, and the real scheduler and worker processes reacting to a backlog and to a
 //!   killed worker, each against a reference of the same run (see [`scheduler`]).
@@ -45,11 +49,13 @@ mod noisy;
 mod parts;
 mod pgbench;
 mod queue;
+mod rabbitmq;
 mod report;
 mod scheduler;
 mod server;
 mod service_bus;
 mod stream;
+mod timer;
 mod webhooks;
 
 use std::process::ExitCode;
@@ -104,6 +110,8 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::Queue => queue(args, &shoal).await,
             Part::ServiceBus => service_bus(args, &shoal).await,
             Part::Stream => stream(args, &shoal).await,
+            Part::Rabbitmq => rabbitmq(args, &shoal).await,
+            Part::Timer => timer(args, &shoal).await,
             Part::Scheduler => scheduler(args, &shoal).await,
             Part::Webhooks => webhooks(args, &shoal).await,
             Part::Breaker => breaker(args, &shoal).await,
@@ -241,6 +249,49 @@ async fn service_bus(args: &Args, shoal: &ShoalBin) -> Result<()> {
         Err(why) => bail!("{why}"),
         Ok(_) => Ok(()),
     }
+}
+
+/// The RabbitMQ part; the worker and the scratch database go away with it, also on Ctrl-C
+/// (the private broker stays, as it does for the tests). It fails only when Shoal's own figure
+/// was not measured.
+async fn rabbitmq(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = rabbitmq::RabbitMqPlan {
+        shoal,
+        admin_url: &args.database_url,
+        messages: args.rabbitmq_messages,
+        rounds: args.rounds,
+        timeout: Duration::from_secs(args.queue_timeout_secs),
+    };
+    let figures = tokio::select! {
+        figures = rabbitmq::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::rabbitmq::lines(&figures) {
+        println!("{line}");
+    }
+    match &figures.shoal {
+        Err(why) => bail!("{why}"),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The timer part; the worker and the scratch database go away with it, also on Ctrl-C. It
+/// fails when Shoal's figure was not measured.
+async fn timer(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = timer::TimerPlan {
+        shoal,
+        admin_url: &args.database_url,
+        seconds: args.timer_seconds,
+        functions: args.timer_functions,
+    };
+    let figures = tokio::select! {
+        figures = timer::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    println!("{}", report::timer::line(&figures));
+    Ok(())
 }
 
 /// The stream part; its brokers, the worker and the scratch database go away with it, also on

@@ -22,6 +22,10 @@ pub enum Part {
     ServiceBus,
     /// Kafka dispatch against a raw consume-and-commit loop with the same client.
     Stream,
+    /// RabbitMQ dispatch against a raw consume/ack loop with the same client.
+    Rabbitmq,
+    /// Timer occurrences to handler calls, against a bare timer's wake-up.
+    Timer,
     /// Scale decisions, placement, ticks, reaction and failover.
     Scheduler,
     /// The webhook ingress against calling the handler directly.
@@ -33,11 +37,13 @@ pub enum Part {
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 10] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
         Part::Stream,
+        Part::Rabbitmq,
+        Part::Timer,
         Part::Scheduler,
         Part::Webhooks,
         Part::Breaker,
@@ -51,6 +57,8 @@ impl Part {
             Part::Queue => "Queue",
             Part::ServiceBus => "Service Bus",
             Part::Stream => "Stream",
+            Part::Rabbitmq => "RabbitMQ",
+            Part::Timer => "Timer",
             Part::Scheduler => "Scheduler",
             Part::Webhooks => "Webhooks",
             Part::Breaker => "Breaker",

@@ -8,9 +8,11 @@ use crate::load::LoadResult;
 pub mod breaker;
 pub mod dashboard;
 pub mod queue;
+pub mod rabbitmq;
 pub mod scheduler;
 pub mod service_bus;
 pub mod stream;
+pub mod timer;
 pub mod webhooks;
 
 /// The goals an issue set for a figure; a figure without goals is reported as measured.

@@ -64,30 +64,51 @@ pub async fn write_app(
     database: &ScratchDatabase,
     bodies: &AppBodies,
 ) -> Result<()> {
+    write_app_functions(
+        shoal,
+        database,
+        &bodies.app,
+        &[(FUNCTION.to_owned(), bodies.function.clone())],
+    )
+    .await
+}
+
+/// The app and several functions, by name (the timer figure's).
+pub async fn write_app_functions(
+    shoal: &ShoalBin,
+    database: &ScratchDatabase,
+    app: &Value,
+    functions: &[(String, Value)],
+) -> Result<()> {
     let server = Server::start(shoal, database.url()).await?;
-    let written = put_app(shoal, &server, bodies).await;
+    let written = put_app(shoal, &server, app, functions).await;
     let stopped = server.stop().await;
     written?;
     stopped
 }
 
-async fn put_app(shoal: &ShoalBin, server: &Server, bodies: &AppBodies) -> Result<()> {
+async fn put_app(
+    shoal: &ShoalBin,
+    server: &Server,
+    app: &Value,
+    functions: &[(String, Value)],
+) -> Result<()> {
     let token = shoal.platform_admin_token(server).await?;
     let mut connection = Connection::open(server.addr(), Some(&token)).await?;
-    for (path, body) in [
+    let mut puts = vec![
         (
             format!("/v1/tenants/{TENANT}"),
             json!({"displayName": "Bench"}),
         ),
+        (format!("/v1/tenants/{TENANT}/apps/{APP}"), app.clone()),
+    ];
+    puts.extend(functions.iter().map(|(name, body)| {
         (
-            format!("/v1/tenants/{TENANT}/apps/{APP}"),
-            bodies.app.clone(),
-        ),
-        (
-            format!("/v1/tenants/{TENANT}/apps/{APP}/functions/{FUNCTION}"),
-            bodies.function.clone(),
-        ),
-    ] {
+            format!("/v1/tenants/{TENANT}/apps/{APP}/functions/{name}"),
+            body.clone(),
+        )
+    }));
+    for (path, body) in puts {
         let body = Bytes::from(serde_json::to_vec(&body)?);
         let (status, answer) = connection.send(Method::PUT, &path, Some(body)).await?;
         if !status.is_success() {

@@ -25,16 +25,28 @@ pub struct Tally {
     requests: AtomicU64,
     /// When each request arrived, kept only by a handler started with [`Handler::failing`].
     arrivals: Option<std::sync::Mutex<Vec<Instant>>>,
+    /// Each request's wall-clock arrival, path and `webhook-id`, kept only by a handler
+    /// started with [`Handler::stamping`] (the timer figure's).
+    stamps: Option<std::sync::Mutex<Vec<Stamp>>>,
     /// Nanoseconds from `base` to the first request, plus one; 0 before the first request.
     first: AtomicU64,
     base: Instant,
 }
 
+/// One request as a stamping handler keeps it.
+#[derive(Clone, Debug)]
+pub struct Stamp {
+    pub at: std::time::SystemTime,
+    pub path: String,
+    pub webhook_id: String,
+}
+
 impl Tally {
-    fn new(keep_arrivals: bool) -> Tally {
+    fn new(keep: Keep) -> Tally {
         Tally {
             requests: AtomicU64::new(0),
-            arrivals: keep_arrivals.then(|| std::sync::Mutex::new(Vec::new())),
+            arrivals: (keep == Keep::Arrivals).then(|| std::sync::Mutex::new(Vec::new())),
+            stamps: (keep == Keep::Stamps).then(|| std::sync::Mutex::new(Vec::new())),
             first: AtomicU64::new(0),
             base: Instant::now(),
         }
@@ -60,12 +72,26 @@ impl Tally {
         arrivals.get(n.checked_sub(1)?).copied()
     }
 
+    /// The requests' stamps, if the handler keeps them.
+    pub fn stamps(&self) -> Vec<Stamp> {
+        self.stamps.as_ref().map_or_else(Vec::new, |stamps| {
+            stamps.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        })
+    }
+
     /// Back to no requests, for the next round.
     pub fn reset(&self) {
         self.first.store(0, Ordering::Release);
         self.requests.store(0, Ordering::Release);
         if let Some(arrivals) = &self.arrivals {
             arrivals.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        }
+    }
+
+    fn stamp(&self, stamp: impl FnOnce() -> Stamp) {
+        if let Some(stamps) = &self.stamps {
+            let stamp = stamp();
+            stamps.lock().unwrap_or_else(|p| p.into_inner()).push(stamp);
         }
     }
 
@@ -106,7 +132,7 @@ impl Handler {
                 status: http::StatusCode::OK,
                 body: answer,
             },
-            false,
+            Keep::Count,
         )
         .await
     }
@@ -119,17 +145,30 @@ impl Handler {
                 status: http::StatusCode::INTERNAL_SERVER_ERROR,
                 body: Bytes::new(),
             },
-            true,
+            Keep::Arrivals,
         )
         .await
     }
 
-    async fn start_with(answer: Answer, keep_arrivals: bool) -> Result<Handler> {
+    /// A handler answering `200 {}` that keeps each request's wall-clock arrival, path and
+    /// `webhook-id`: the timer figure.
+    pub async fn stamping() -> Result<Handler> {
+        Self::start_with(
+            Answer {
+                status: http::StatusCode::OK,
+                body: Bytes::from_static(b"{}"),
+            },
+            Keep::Stamps,
+        )
+        .await
+    }
+
+    async fn start_with(answer: Answer, keep: Keep) -> Result<Handler> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .context("the bench handler cannot bind a port")?;
         let addr = listener.local_addr()?;
-        let tally = Arc::new(Tally::new(keep_arrivals));
+        let tally = Arc::new(Tally::new(keep));
         let task = tokio::spawn(accept(listener, tally.clone(), answer));
         Ok(Handler { addr, tally, task })
     }
@@ -153,6 +192,14 @@ impl Drop for Handler {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// What the handler keeps of each request besides counting it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Count,
+    Arrivals,
+    Stamps,
 }
 
 /// What the handler answers every request with.
@@ -185,6 +232,17 @@ async fn answer(
     tally: Arc<Tally>,
     answer: Answer,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let at = std::time::SystemTime::now();
+    tally.stamp(|| Stamp {
+        at,
+        path: request.uri().path().to_owned(),
+        webhook_id: request
+            .headers()
+            .get("webhook-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned(),
+    });
     // Read the whole body, as a real handler would, before answering.
     let _ = request.into_body().collect().await;
     tally.count();
