@@ -1,8 +1,10 @@
 //! `shoal scheduler` with `shoal worker` processes against real Postgres and Azurite: target-based
 //! and incremental scale-out, placement on distinct workers, scale-in after the stabilisation
 //! window, a worker or the leader killed under load, Postgres restarted under load, fair
-//! shares between tenants when the workers are short (`scheduling/fair_share.rs`), and a
-//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`).
+//! shares between tenants when the workers are short (`scheduling/fair_share.rs`), a
+//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`), and a timer's
+//! occurrences across a failover and across a downtime of every worker (`scheduling/timer.rs`,
+//! `scheduling/timer_downtime.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -23,6 +25,8 @@ mod processes;
 mod service_bus;
 #[path = "scheduling/timer.rs"]
 mod timer;
+#[path = "scheduling/timer_downtime.rs"]
+mod timer_downtime;
 
 #[path = "../src/dev/postgres.rs"]
 #[allow(dead_code)]
