@@ -2,9 +2,10 @@
 //! and incremental scale-out, placement on distinct workers, scale-in after the stabilisation
 //! window, a worker or the leader killed under load, Postgres restarted under load, fair
 //! shares between tenants when the workers are short (`scheduling/fair_share.rs`), a
-//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`), and a timer's
+//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`), a timer's
 //! occurrences across a failover and across a downtime of every worker (`scheduling/timer.rs`,
-//! `scheduling/timer_downtime.rs`).
+//! `scheduling/timer_downtime.rs`), and a RabbitMQ worker killed with messages in hand
+//! (`scheduling/rabbitmq_kill.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -21,6 +22,8 @@ mod fair_share;
 mod host_identity;
 #[path = "scheduling/processes.rs"]
 mod processes;
+#[path = "scheduling/rabbitmq_kill.rs"]
+mod rabbitmq_kill;
 #[path = "scheduling/service_bus.rs"]
 mod service_bus;
 #[path = "scheduling/timer.rs"]
