@@ -1,8 +1,11 @@
 //! `shoal scheduler` with `shoal worker` processes against real Postgres and Azurite: target-based
 //! and incremental scale-out, placement on distinct workers, scale-in after the stabilisation
 //! window, a worker or the leader killed under load, Postgres restarted under load, fair
-//! shares between tenants when the workers are short (`scheduling/fair_share.rs`), and a
-//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`).
+//! shares between tenants when the workers are short (`scheduling/fair_share.rs`), a
+//! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`), a timer's
+//! occurrences across a failover and across a downtime of every worker (`scheduling/timer.rs`,
+//! `scheduling/timer_downtime.rs`), and a RabbitMQ worker killed with messages in hand
+//! (`scheduling/rabbitmq_kill.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -19,10 +22,14 @@ mod fair_share;
 mod host_identity;
 #[path = "scheduling/processes.rs"]
 mod processes;
+#[path = "scheduling/rabbitmq_kill.rs"]
+mod rabbitmq_kill;
 #[path = "scheduling/service_bus.rs"]
 mod service_bus;
 #[path = "scheduling/timer.rs"]
 mod timer;
+#[path = "scheduling/timer_downtime.rs"]
+mod timer_downtime;
 
 #[path = "../src/dev/postgres.rs"]
 #[allow(dead_code)]

@@ -18,6 +18,9 @@ would: RABBITMQ_URL names the broker. Prints one JSON document.
                                           (the first 64 characters), sizes, headers and
                                           message ids
   count <queue>                          messages ready in the queue
+  consumers <queue>                      consumers the broker counts on the queue (0 once the
+                                          broker has dropped a closed connection's consumer, which
+                                          requeues its unacknowledged messages)
   purge <queue>                          removes every message ready in the queue
 """
 
@@ -122,6 +125,9 @@ def main():
     elif command == "count":
         declared = channel.queue_declare(queue=queue, passive=True)
         print(json.dumps(declared.method.message_count))
+    elif command == "consumers":
+        declared = channel.queue_declare(queue=queue, passive=True)
+        print(json.dumps(declared.method.consumer_count))
     elif command == "purge":
         channel.queue_purge(queue=queue)
         print(json.dumps({"purged": queue}))

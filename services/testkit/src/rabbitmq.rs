@@ -40,7 +40,7 @@ pub fn queue_name(prefix: &str) -> String {
 }
 
 /// Runs `rabbit.py` (next to this crate's tests: `tests/python/rabbit.py`) with pika against
-/// `url`: `declare`, `publish`, `get`, `count` (see the script); its JSON answer.
+/// `url`: `declare`, `publish`, `get`, `count`, `consumers` (see the script); its JSON answer.
 pub async fn pika(url: &str, args: &[&str]) -> Result<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("python/rabbit.py");
     let env = HashMap::from([("RABBITMQ_URL".to_owned(), url.to_owned())]);
