@@ -130,7 +130,7 @@ impl Api {
         request = match &call.precondition {
             Precondition::None => request,
             Precondition::Absent => request.header(header::IF_NONE_MATCH, "*"),
-            Precondition::Matches(etag) => request.header(header::IF_MATCH, etag),
+            Precondition::Matches(etag) => request.header(header::IF_MATCH, entity_tag(etag)),
         };
         let unreachable =
             |e: reqwest::Error| Failure::new(API_ERROR, format!("cannot reach {url}: {e}"));
@@ -183,6 +183,32 @@ impl Api {
                 Some(next) if !next.is_empty() => token = Some(next.to_owned()),
                 _ => return Ok(items),
             }
+        }
+    }
+}
+
+/// `etag` as an entity tag for `If-Match`: documents carry their `etag` bare (`8f0c…`), the
+/// header quoted (`"8f0c…"`); a tag already quoted (or weak, `W/"…"`) is kept as given.
+fn entity_tag(etag: &str) -> String {
+    if etag.starts_with('"') || etag.starts_with("W/") {
+        etag.to_owned()
+    } else {
+        format!("\"{etag}\"")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entity_tag;
+
+    #[test]
+    fn a_documents_bare_etag_is_quoted_and_a_quoted_or_weak_one_kept() {
+        for (given, sent) in [
+            ("8f0c", "\"8f0c\""),
+            ("\"8f0c\"", "\"8f0c\""),
+            ("W/\"8f0c\"", "W/\"8f0c\""),
+        ] {
+            assert_eq!(entity_tag(given), sent);
         }
     }
 }
