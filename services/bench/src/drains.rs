@@ -8,6 +8,57 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::queue::figures::{NotMeasured, Rate};
+use crate::queue::handler::Handler;
+use crate::queue::process::Consumer;
+use crate::queue::queues::wait_for_first_call;
+use crate::server::{ShoalBin, free_addr};
+
+/// How long a worker may take to call the handler for the first time.
+const FIRST_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One round of a worker's figure: `shoal worker --all-apps` on `database_url`, timed from the
+/// handler's first call until `drained` says the `items` are done, with the worker's CPU time
+/// meanwhile; the worker's last output is shown when the round fails, and it is stopped either
+/// way. `part` names the figure in progress lines (`stream`).
+pub async fn worker_round<Fut>(
+    shoal: &ShoalBin,
+    database_url: &str,
+    part: &'static str,
+    handler: &Handler,
+    items: u64,
+    drained: impl FnOnce() -> Fut,
+) -> Result<Drain>
+where
+    Fut: Future<Output = Result<()>>,
+{
+    let mut command = shoal.command(database_url);
+    command.args(["worker", "--name", "shoal-bench", "--all-apps"]);
+    command.args(["--listen", &free_addr()?.to_string()]);
+    handler.tally().reset();
+    let mut worker = Consumer::spawn("shoal worker", &format!("{part}-worker"), command)?;
+    let measured = async {
+        let first =
+            wait_for_first_call(handler.tally(), FIRST_CALL_TIMEOUT, || worker.alive()).await?;
+        let before = worker.cpu_time()?;
+        drained().await?;
+        Ok::<_, anyhow::Error>(Drain {
+            items,
+            elapsed: first.elapsed(),
+            cpu: worker.cpu_time()?.saturating_sub(before),
+        })
+    }
+    .await;
+    if measured.is_err() {
+        let tail = worker.output_tail();
+        if !tail.trim().is_empty() {
+            eprintln!("shoal-bench: {part}: the worker's output ends with:\n{tail}");
+        }
+    }
+    let stopped = worker.stop().await;
+    let measured = measured?;
+    stopped?;
+    Ok(measured)
+}
 
 /// One drain: how many items, how long from the first in hand to the last settled, and the
 /// consumer process's CPU time meanwhile (zero when it is not a process of its own).

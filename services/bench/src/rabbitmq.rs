@@ -31,15 +31,12 @@ use shoal_domain::trigger_source::without_credentials;
 use shoal_egress::Egress;
 use shoal_testkit::ScratchDatabase;
 
-use crate::drains::{Drain, DrainFigure};
+use crate::drains::{Drain, DrainFigure, worker_round};
 use crate::queue::app::{self, AppBodies};
 use crate::queue::figures::Rate;
 use crate::queue::handler::Handler;
-use crate::queue::process::Consumer;
-use crate::queue::queues::wait_for_first_call;
-use crate::server::{ShoalBin, free_addr};
+use crate::server::ShoalBin;
 
-const FIRST_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 const QUEUE_RAW: &str = "shoal-bench-raw";
 const QUEUE_SHOAL: &str = "shoal-bench-shoal";
 /// Azure's default `prefetchCount` (`RabbitMQOptions`), which both sides take.
@@ -254,46 +251,30 @@ async fn shoal_round(
         .await
         .context("writing the app")?;
     preload(admin, QUEUE_SHOAL, plan.messages).await?;
-    let mut command = plan.shoal.command(database.url());
-    command.args(["worker", "--name", "shoal-bench", "--all-apps"]);
-    command.args(["--listen", &free_addr()?.to_string()]);
-    handler.tally().reset();
-    let mut worker = Consumer::spawn("shoal worker", "rabbitmq-worker", command)?;
-    let measured = async {
-        let first =
-            wait_for_first_call(handler.tally(), FIRST_CALL_TIMEOUT, || worker.alive()).await?;
-        let before = worker.cpu_time()?;
+    let drained = || async {
         let deadline = Instant::now() + plan.timeout;
         loop {
-            if handler.tally().requests() >= plan.messages && ready(admin, QUEUE_SHOAL).await? == 0
-            {
-                break;
+            let handled = handler.tally().requests();
+            if handled >= plan.messages && ready(admin, QUEUE_SHOAL).await? == 0 {
+                return Ok(());
             }
             if Instant::now() >= deadline {
                 bail!(
-                    "{}/{} messages handled in {} s",
-                    handler.tally().requests(),
+                    "{handled}/{} messages handled in {} s",
                     plan.messages,
                     plan.timeout.as_secs()
                 );
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        Ok::<_, anyhow::Error>(Drain {
-            items: plan.messages,
-            elapsed: first.elapsed(),
-            cpu: worker.cpu_time()?.saturating_sub(before),
-        })
-    }
-    .await;
-    if measured.is_err() {
-        let tail = worker.output_tail();
-        if !tail.trim().is_empty() {
-            eprintln!("shoal-bench: rabbitmq: the worker's output ends with:\n{tail}");
-        }
-    }
-    let stopped = worker.stop().await;
-    let measured = measured?;
-    stopped?;
-    Ok(measured)
+    };
+    worker_round(
+        plan.shoal,
+        database.url(),
+        "rabbitmq",
+        handler,
+        plan.messages,
+        drained,
+    )
+    .await
 }

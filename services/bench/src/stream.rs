@@ -24,15 +24,12 @@ use shoal_domain::stream_trigger::StartFrom;
 use shoal_testkit::ScratchDatabase;
 use shoal_testkit::kafka::TansuBroker;
 
-use crate::drains::{Drain, DrainFigure};
+use crate::drains::{Drain, DrainFigure, worker_round};
 use crate::queue::app::{self, AppBodies};
 use crate::queue::figures::Rate;
 use crate::queue::handler::Handler;
-use crate::queue::process::Consumer;
-use crate::queue::queues::wait_for_first_call;
-use crate::server::{ShoalBin, free_addr};
+use crate::server::ShoalBin;
 
-const FIRST_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 const TOPIC_RAW: &str = "bench-raw";
 const TOPIC_SHOAL: &str = "bench-shoal";
 const GROUP_RAW: &str = "bench-raw";
@@ -213,34 +210,19 @@ async fn shoal_round(
         .await
         .context("writing the app")?;
     preload(broker, properties, TOPIC_SHOAL, plan).await?;
-    let mut command = plan.shoal.command(database.url());
-    command.args(["worker", "--name", "shoal-bench", "--all-apps"]);
-    command.args(["--listen", &free_addr()?.to_string()]);
-    handler.tally().reset();
-    let mut worker = Consumer::spawn("shoal worker", "stream-worker", command)?;
-    let measured = async {
-        let first =
-            wait_for_first_call(handler.tally(), FIRST_CALL_TIMEOUT, || worker.alive()).await?;
-        let before = worker.cpu_time()?;
+    let drained = || {
         let deadline = Instant::now() + plan.timeout;
-        wait_until_no_lag(properties, GROUP_SHOAL, TOPIC_SHOAL, deadline).await?;
-        Ok::<_, anyhow::Error>(Drain {
-            items: plan.events,
-            elapsed: first.elapsed(),
-            cpu: worker.cpu_time()?.saturating_sub(before),
-        })
-    }
-    .await;
-    if measured.is_err() {
-        let tail = worker.output_tail();
-        if !tail.trim().is_empty() {
-            eprintln!("shoal-bench: stream: the worker's output ends with:\n{tail}");
-        }
-    }
-    let stopped = worker.stop().await;
-    let measured = measured?;
-    stopped?;
-    Ok(measured)
+        wait_until_no_lag(properties, GROUP_SHOAL, TOPIC_SHOAL, deadline)
+    };
+    worker_round(
+        plan.shoal,
+        database.url(),
+        "stream",
+        handler,
+        plan.events,
+        drained,
+    )
+    .await
 }
 
 async fn wait_until_no_lag(

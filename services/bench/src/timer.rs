@@ -14,13 +14,10 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use shoal_testkit::ScratchDatabase;
 
+use crate::drains::worker_round;
 use crate::queue::app;
 use crate::queue::handler::{Handler, Stamp};
-use crate::queue::process::Consumer;
-use crate::queue::queues::wait_for_first_call;
-use crate::server::{ShoalBin, free_addr};
-
-const FIRST_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+use crate::server::ShoalBin;
 
 pub struct TimerPlan<'a> {
     pub shoal: &'a ShoalBin,
@@ -84,33 +81,32 @@ async fn measure(plan: &TimerPlan<'_>, database: &ScratchDatabase) -> Result<Tim
     )
     .await
     .context("writing the app")?;
-    let mut command = plan.shoal.command(database.url());
-    command.args(["worker", "--name", "shoal-bench", "--all-apps"]);
-    command.args(["--listen", &free_addr()?.to_string()]);
-    let mut worker = Consumer::spawn("shoal worker", "timer-worker", command)?;
-    let measured = async {
-        wait_for_first_call(handler.tally(), FIRST_CALL_TIMEOUT, || worker.alive()).await?;
-        // From the next whole second on, both sides for the same seconds.
-        let start = next_whole_second(SystemTime::now());
-        let end = start + Duration::from_secs(plan.seconds);
-        let bare = tokio::spawn(bare_timer(start, plan.seconds));
-        tokio::time::sleep(until(end) + Duration::from_secs(1)).await;
-        let bare = bare.await.context("the bare timer")?;
-        Ok::<_, anyhow::Error>((bare, handler.tally().stamps(), start, end))
-    }
-    .await;
-    if measured.is_err() {
-        let tail = worker.output_tail();
-        if !tail.trim().is_empty() {
-            eprintln!("shoal-bench: timer: the worker's output ends with:\n{tail}");
-        }
-    }
-    let stopped = worker.stop().await;
-    let (bare, stamps, start, end) = measured?;
-    stopped?;
+    // From the next whole second after the first call on, both sides for the same seconds.
+    let measured = std::cell::RefCell::new(None);
+    let expected = plan.seconds * plan.functions as u64;
+    worker_round(
+        plan.shoal,
+        database.url(),
+        "timer",
+        &handler,
+        expected,
+        || async {
+            let start = next_whole_second(SystemTime::now());
+            let end = start + Duration::from_secs(plan.seconds);
+            let bare = tokio::spawn(bare_timer(start, plan.seconds));
+            tokio::time::sleep(until(end) + Duration::from_secs(1)).await;
+            let bare = bare.await.context("the bare timer")?;
+            *measured.borrow_mut() = Some((bare, start, end));
+            Ok(())
+        },
+    )
+    .await?;
+    let Some((bare, start, end)) = measured.into_inner() else {
+        bail!("the timer round measured nothing");
+    };
+    let stamps = handler.tally().stamps();
     let (late, doubled) = shoal_lateness(&stamps, start, end);
-    let expected = plan.seconds as usize * plan.functions;
-    if late.len() < expected / 2 {
+    if (late.len() as u64) < expected / 2 {
         bail!(
             "{} of {expected} occurrences reached the handler",
             late.len()
