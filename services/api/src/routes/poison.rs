@@ -437,20 +437,23 @@ async fn replay(
 async fn bounded<T, E: std::fmt::Display>(
     work: impl Future<Output = Result<T, E>>,
 ) -> Result<T, ApiError> {
-    timed(async {
-        work.await
-            .map_err(|e| ApiError::Storage(format!("the queue service failed: {e}")))
-    })
-    .await
+    match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(ApiError::Storage(format!("the queue service failed: {e}"))),
+        Err(_) => Err(not_answered()),
+    }
 }
 
-/// Runs a call that answers in the API's own terms with the request's time bound.
+/// Runs a call that answers in the API's own terms (a kind's) with the request's time bound.
 async fn timed<T>(work: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
-    match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
-        Ok(result) => result,
-        Err(_) => Err(ApiError::Storage(format!(
-            "the queue service did not answer within {} s",
-            STORAGE_TIMEOUT.as_secs()
-        ))),
-    }
+    tokio::time::timeout(STORAGE_TIMEOUT, work)
+        .await
+        .unwrap_or_else(|_| Err(not_answered()))
+}
+
+fn not_answered() -> ApiError {
+    ApiError::Storage(format!(
+        "the queue service did not answer within {} s",
+        STORAGE_TIMEOUT.as_secs()
+    ))
 }
