@@ -162,3 +162,37 @@ async fn dead_lettered_messages_are_listed_untouched_and_replayed_without_their_
         "{audit}"
     );
 }
+
+#[tokio::test]
+async fn a_large_dead_lettered_body_is_named_by_its_size_and_replayed_whole() {
+    let url = rabbitmq::url().expect("a RabbitMQ broker");
+    let queue = rabbitmq::queue_name("large");
+    let dead = format!("{queue}-dead");
+    pika(&url, &["declare", &queue, &dead]).await.unwrap();
+    pika(&url, &["publish-sized", &dead, "large", "307200"])
+        .await
+        .unwrap();
+    let mut trigger = rabbit_trigger(&queue);
+    trigger["deadLetterQueueName"] = json!(dead);
+    let app = rabbit_app(json!({"appSettings": {"Rabbit": url}}), trigger).await;
+
+    let poison: Value = app
+        .admin(Method::GET, &format!("{FUNCTION}/poison"))
+        .fetch_json()
+        .await;
+    let shown = poison["messages"][0]["body"].as_str().unwrap_or_default();
+    assert!(
+        shown.starts_with("(not shown: 307200 bytes"),
+        "{}",
+        &shown[..shown.len().min(200)]
+    );
+    let replayed: Value = app
+        .admin(Method::POST, &format!("{FUNCTION}/poison/replay"))
+        .json(&json!({}))
+        .fetch_json()
+        .await;
+    assert_eq!(replayed["messageIds"], json!(["large"]), "{replayed}");
+    let moved = pika(&url, &["get", &queue, "1", "10"]).await.unwrap();
+    assert_eq!(moved[0]["size"], 307_200, "replayed whole");
+    assert_eq!(count(&url, &dead).await, 0);
+}

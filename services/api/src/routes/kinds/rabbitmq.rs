@@ -27,7 +27,7 @@ use shoal_domain::binding_kinds::BrokerSource;
 use shoal_domain::binding_kinds::rabbitmq::{
     REQUEUE_COUNT_HEADER, TRIGGER_TYPE, WEBHOOK_ID_HEADER, dead_letter_source, text_or_base64,
 };
-use shoal_domain::send_message::{BodyForm, Carrier, SendRequest};
+use shoal_domain::send_message::{AMQP_MAX_BYTES, BodyForm, Carrier, SendRequest};
 use uuid::Uuid;
 
 use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target};
@@ -37,9 +37,14 @@ pub(super) struct RabbitMqRoutes;
 
 pub(super) const RABBITMQ: RabbitMqRoutes = RabbitMqRoutes;
 
-/// The largest dead-lettered body the API reads (to show or to replay): a larger one is left
-/// where it is, and said so.
-const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
+/// The largest dead-lettered body a read shows: up to 32 are held for one answer, so a
+/// larger one is named by its size instead (as a Service Bus body's limit bounds those).
+const MAX_SHOWN_BYTES: u64 = 256 * 1024;
+
+/// The largest dead-lettered body a replay moves: what Shoal's workers take by default, since
+/// a larger one would be dead-lettered again unread. A larger one stays where it is, and the
+/// replay says so.
+const MAX_REPLAYED_BYTES: u64 = AMQP_MAX_BYTES as u64;
 
 /// How many dead-lettered messages one replay looks through for those it was asked for.
 const MAX_SCANNED: usize = 10_000;
@@ -109,7 +114,7 @@ impl KindRoutes for RabbitMqRoutes {
     ) -> BoxFuture<'a, Result<FailedMessages, ApiError>> {
         async move {
             let dead = dead_letter_queue(&target)?;
-            let opened = open(&dead, &target, Confirms::Off, MAX_READ_BYTES).await?;
+            let opened = open(&dead, &target, Confirms::Off, MAX_SHOWN_BYTES).await?;
             let read = peek(&opened, &dead, top, with_bodies).await;
             close(opened).await;
             let (count, messages) = read?;
@@ -131,7 +136,7 @@ impl KindRoutes for RabbitMqRoutes {
     ) -> BoxFuture<'a, Result<Replayed, ApiError>> {
         async move {
             let dead = dead_letter_queue(&target)?;
-            let opened = open(&dead, &target, Confirms::On, MAX_READ_BYTES).await?;
+            let opened = open(&dead, &target, Confirms::On, MAX_REPLAYED_BYTES).await?;
             let moved = replay(&opened, target.source, &dead, ids, limit).await;
             close(opened).await;
             moved
@@ -253,7 +258,7 @@ async fn peek(
         let oversized = opened.oversized.take(channel.id(), got.delivery_tag);
         let body = match oversized {
             Some(size) => Some(format!(
-                "(not shown: {size} bytes, more than the {MAX_READ_BYTES} the API reads)"
+                "(not shown: {size} bytes, more than the {MAX_SHOWN_BYTES} a read shows)"
             )),
             None => Some(text_or_base64(&got.data)),
         };
@@ -319,8 +324,9 @@ async fn replay(
             if let Some(size) = opened.oversized.take(channel.id(), got.delivery_tag) {
                 skipped.push(got.delivery_tag);
                 return Err(ApiError::Conflict(format!(
-                    "message {id} is {size} bytes, more than the {MAX_READ_BYTES} the API \
-                     replays; it stays in {} ({} replayed before it)",
+                    "message {id} is {size} bytes, more than the {MAX_REPLAYED_BYTES} the API \
+                     replays (what workers take by default); it stays in {} ({} replayed \
+                     before it)",
                     dead.entity,
                     moved.len()
                 )));
