@@ -35,7 +35,8 @@ pub struct SendArgs {
     /// Kafka / Event Hubs: the record's key.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
-    /// A Service Bus application property or a Kafka / Event Hubs header; repeatable.
+    /// A Service Bus application property, or a Kafka / Event Hubs / RabbitMQ header;
+    /// repeatable.
     #[arg(long = "property", value_name = "NAME=VALUE")]
     pub properties: Vec<String>,
 }
