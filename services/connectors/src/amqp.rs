@@ -11,6 +11,7 @@
 //! Errors never show the URI's credentials.
 
 mod frames;
+pub mod headers;
 mod transport;
 
 use std::io;

@@ -411,3 +411,19 @@ fn the_dead_letter_queue_is_checked_and_resolved_from_settings() {
 fn settings_without_dead() -> BTreeMap<String, String> {
     settings(&[("Rabbit", "amqp://shoal:secret@rabbit.example:5672/%2f")])
 }
+
+#[test]
+fn a_replayed_copy_leaves_the_failure_headers_behind_and_counts_the_rejection() {
+    for (name, dropped) in [
+        (REQUEUE_COUNT_HEADER, true),
+        ("x-death", true),
+        ("x-first-death-queue", true),
+        ("x-last-death-reason", true),
+        (WEBHOOK_ID_HEADER, false),
+        ("region", false),
+    ] {
+        assert_eq!(is_failure_header(name), dropped, "{name}");
+    }
+    assert_eq!(failed_deliveries(4), 5);
+    assert_eq!(failed_deliveries(u32::MAX), u32::MAX);
+}

@@ -19,6 +19,19 @@ async fn count(url: &str, queue: &str) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
+/// A trigger queue (`prefix-…`) dead-lettering to `<queue>-dead` on the broker, and the app whose
+/// trigger names that dead-letter queue; the broker's URL and both queues.
+async fn dead_letter_app(prefix: &str) -> (String, String, String, TestApp) {
+    let url = rabbitmq::url().expect("a RabbitMQ broker");
+    let queue = rabbitmq::queue_name(prefix);
+    let dead = format!("{queue}-dead");
+    pika(&url, &["declare", &queue, &dead]).await.unwrap();
+    let mut trigger = rabbit_trigger(&queue);
+    trigger["deadLetterQueueName"] = json!(dead);
+    let app = rabbit_app(json!({"appSettings": {"Rabbit": url}}), trigger).await;
+    (url, queue, dead, app)
+}
+
 #[tokio::test]
 async fn a_test_message_is_published_to_the_trigger_queue_with_its_headers() {
     let url = rabbitmq::url().expect("a RabbitMQ broker");
@@ -98,17 +111,11 @@ async fn a_queue_that_does_not_exist_gets_no_test_message_and_a_trigger_without_
 
 #[tokio::test]
 async fn dead_lettered_messages_are_listed_untouched_and_replayed_without_their_failure_counts() {
-    let url = rabbitmq::url().expect("a RabbitMQ broker");
-    let queue = rabbitmq::queue_name("orders");
-    let dead = format!("{queue}-dead");
-    pika(&url, &["declare", &queue, &dead]).await.unwrap();
+    let (url, queue, dead, app) = dead_letter_app("orders").await;
     pika(&url, &["publish-failed", &queue, "3", "failed"])
         .await
         .unwrap();
     assert_eq!(pika(&url, &["reject", &queue, "3"]).await.unwrap(), 3);
-    let mut trigger = rabbit_trigger(&queue);
-    trigger["deadLetterQueueName"] = json!(dead);
-    let app = rabbit_app(json!({"appSettings": {"Rabbit": url}}), trigger).await;
 
     let poison: Value = app
         .admin(Method::GET, &format!("{FUNCTION}/poison?top=10"))
@@ -165,16 +172,10 @@ async fn dead_lettered_messages_are_listed_untouched_and_replayed_without_their_
 
 #[tokio::test]
 async fn a_large_dead_lettered_body_is_named_by_its_size_and_replayed_whole() {
-    let url = rabbitmq::url().expect("a RabbitMQ broker");
-    let queue = rabbitmq::queue_name("large");
-    let dead = format!("{queue}-dead");
-    pika(&url, &["declare", &queue, &dead]).await.unwrap();
+    let (url, queue, dead, app) = dead_letter_app("large").await;
     pika(&url, &["publish-sized", &dead, "large", "307200"])
         .await
         .unwrap();
-    let mut trigger = rabbit_trigger(&queue);
-    trigger["deadLetterQueueName"] = json!(dead);
-    let app = rabbit_app(json!({"appSettings": {"Rabbit": url}}), trigger).await;
 
     let poison: Value = app
         .admin(Method::GET, &format!("{FUNCTION}/poison"))

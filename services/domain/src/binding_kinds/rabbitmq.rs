@@ -47,6 +47,22 @@ pub const REQUEUE_COUNT_HEADER: &str = "x-ms-rabbitmq-requeuecount";
 /// Shoal's own: the extension sets no key.
 pub const WEBHOOK_ID_HEADER: &str = "x-shoal-webhook-id";
 
+/// Whether a header is one the broker or Shoal's listener added on a message's way to the
+/// dead-letter queue, which a replayed copy starts afresh without: the requeue count, and
+/// RabbitMQ's `x-death` with its `x-first-death-*` and `x-last-death-*` summaries.
+pub fn is_failure_header(name: &str) -> bool {
+    name == REQUEUE_COUNT_HEADER
+        || name == "x-death"
+        || name.starts_with("x-first-death-")
+        || name.starts_with("x-last-death-")
+}
+
+/// The failed deliveries a dead-lettered message's requeue count stands for: the count, and
+/// the delivery that rejected it.
+pub fn failed_deliveries(requeue_count: u32) -> u32 {
+    requeue_count.saturating_add(1)
+}
+
 /// The failures after which a message is rejected rather than published again
 /// (`RabbitMQListener`: `requeueCount >= 5`).
 pub const MAX_FAILURES: u32 = 5;

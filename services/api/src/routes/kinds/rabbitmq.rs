@@ -22,10 +22,10 @@ use shoal_connectors::amqp::lapin::options::{
 };
 use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable, LongString};
 use shoal_connectors::amqp::lapin::{BasicProperties, Channel};
-use shoal_connectors::amqp::{self, AmqpError, Confirms, Opened};
+use shoal_connectors::amqp::{self, AmqpError, Confirms, Opened, headers};
 use shoal_domain::binding_kinds::BrokerSource;
 use shoal_domain::binding_kinds::rabbitmq::{
-    REQUEUE_COUNT_HEADER, TRIGGER_TYPE, WEBHOOK_ID_HEADER, dead_letter_source, text_or_base64,
+    TRIGGER_TYPE, dead_letter_source, failed_deliveries, is_failure_header, text_or_base64,
 };
 use shoal_domain::send_message::{AMQP_MAX_BYTES, BodyForm, Carrier, SendRequest};
 use uuid::Uuid;
@@ -48,16 +48,6 @@ const MAX_REPLAYED_BYTES: u64 = AMQP_MAX_BYTES as u64;
 
 /// How many dead-lettered messages one replay looks through for those it was asked for.
 const MAX_SCANNED: usize = 10_000;
-
-/// Whether a header is one the broker or Shoal's listener added on the way to the dead-letter
-/// queue: a replayed copy starts afresh without them (`x-death` and its `x-first-death-*` and
-/// `x-last-death-*` summaries are RabbitMQ's).
-fn is_failure_header(name: &str) -> bool {
-    name == REQUEUE_COUNT_HEADER
-        || name == "x-death"
-        || name.starts_with("x-first-death-")
-        || name.starts_with("x-last-death-")
-}
 
 impl KindRoutes for RabbitMqRoutes {
     fn type_name(&self) -> &'static str {
@@ -265,7 +255,7 @@ async fn peek(
         messages.push(FailedMessage {
             message_id: message_id(&got),
             failed_at: failed_at(&got),
-            failures: failures(&got),
+            failures: failed_deliveries(headers::requeue_count(&got.properties)),
             reason: death_field(&got, "reason"),
             body: body.filter(|_| with_bodies),
         });
@@ -386,14 +376,14 @@ async fn get(channel: &Channel, dead: &BrokerSource) -> Result<Option<Delivery>,
 }
 
 /// The message's id: its `MessageId`, else the key Shoal's listener gave it
-/// ([`WEBHOOK_ID_HEADER`]), else one made from its body (`body-<16 hex digits of SHA-256>`),
+/// (`x-shoal-webhook-id`), else one made from its body (`body-<16 hex digits of SHA-256>`),
 /// so the same message has the same id on every read.
 fn message_id(message: &Delivery) -> String {
     if let Some(id) = message.properties.message_id() {
         return id.as_str().to_owned();
     }
-    if let Some(AMQPValue::LongString(id)) = header(message, WEBHOOK_ID_HEADER) {
-        return String::from_utf8_lossy(id.as_bytes()).into_owned();
+    if let Some(id) = headers::carried_webhook_id(&message.properties) {
+        return id.to_owned();
     }
     let hash = digest::digest(&digest::SHA256, &message.data);
     let hex: String = hash.as_ref()[..8]
@@ -441,18 +431,6 @@ fn failed_at(message: &Delivery) -> DateTime<Utc> {
         .or(*message.properties.timestamp())
         .and_then(|t| DateTime::from_timestamp(i64::try_from(t).ok()?, 0))
         .unwrap_or_else(Utc::now)
-}
-
-/// The failed deliveries its requeue count says: the count, plus the one that rejected it.
-fn failures(message: &Delivery) -> u32 {
-    let counted = match header(message, REQUEUE_COUNT_HEADER) {
-        Some(AMQPValue::LongInt(n)) => u32::try_from(*n).unwrap_or(0),
-        Some(AMQPValue::LongLongInt(n)) => u32::try_from(*n).unwrap_or(0),
-        Some(AMQPValue::ShortInt(n)) => u32::try_from(*n).unwrap_or(0),
-        Some(AMQPValue::ShortShortInt(n)) => u32::try_from(*n).unwrap_or(0),
-        _ => 0,
-    };
-    counted.saturating_add(1)
 }
 
 fn without_failures(message: &Delivery) -> FieldTable {

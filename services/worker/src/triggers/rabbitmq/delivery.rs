@@ -13,6 +13,7 @@
 //! retries are.
 
 use serde_json::{Map, Value};
+use shoal_connectors::amqp::headers;
 use shoal_connectors::amqp::lapin::message::Delivery;
 use shoal_connectors::amqp::lapin::options::{
     BasicAckOptions, BasicNackOptions, BasicPublishOptions, BasicRejectOptions,
@@ -51,7 +52,7 @@ pub async fn deliver(
     function.stats.received();
     let invocation_id = Uuid::now_v7();
     let webhook_id = webhook_id(&message.properties);
-    let counted = requeue_count(&message.properties);
+    let counted = headers::requeue_count(&message.properties);
     let span = tracing::info_span!("delivery", tenant = function.tenant, app = function.app,
         instance = function.instance, function = function.function, message_id = webhook_id,
         requeue_count = counted, invocation_id = %invocation_id);
@@ -286,40 +287,8 @@ fn webhook_id(properties: &BasicProperties) -> String {
     if let Some(id) = properties.message_id() {
         return id.as_str().to_owned();
     }
-    let carried = properties
-        .headers()
-        .as_ref()
-        .and_then(|h| h.inner().get(WEBHOOK_ID_HEADER))
-        .and_then(|v| match v {
-            AMQPValue::LongString(s) => std::str::from_utf8(s.as_bytes()).ok(),
-            AMQPValue::ShortString(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .filter(|id| !id.is_empty() && id.len() <= 128);
+    let carried = headers::carried_webhook_id(properties);
     carried.map_or_else(|| Uuid::new_v4().to_string(), str::to_owned)
-}
-
-/// The failures counted in the message's [`REQUEUE_COUNT_HEADER`], whatever integer type the
-/// publisher wrote it as; 0 without it.
-fn requeue_count(properties: &BasicProperties) -> u32 {
-    let value = properties
-        .headers()
-        .as_ref()
-        .and_then(|h| h.inner().get(REQUEUE_COUNT_HEADER));
-    let count: Option<i128> = match value {
-        Some(AMQPValue::ShortShortInt(v)) => Some((*v).into()),
-        Some(AMQPValue::ShortShortUInt(v)) => Some((*v).into()),
-        Some(AMQPValue::ShortInt(v)) => Some((*v).into()),
-        Some(AMQPValue::ShortUInt(v)) => Some((*v).into()),
-        Some(AMQPValue::LongInt(v)) => Some((*v).into()),
-        Some(AMQPValue::LongUInt(v)) => Some((*v).into()),
-        Some(AMQPValue::LongLongInt(v)) => Some((*v).into()),
-        Some(AMQPValue::LongString(s)) => std::str::from_utf8(s.as_bytes())
-            .ok()
-            .and_then(|s| s.trim().parse().ok()),
-        _ => None,
-    };
-    count.map_or(0, |c| u32::try_from(c.max(0)).unwrap_or(u32::MAX))
 }
 
 /// The message's basic properties as the handler sees them.
