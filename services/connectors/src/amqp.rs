@@ -6,13 +6,20 @@
 //! again, so a name that answers differently the second time (DNS rebinding) cannot lead the
 //! connection inside; `amqps://` then speaks TLS to the name, validating the broker's
 //! certificate. Connecting (TCP, TLS and the AMQP handshake) takes at most
-//! [`CONNECT_TIMEOUT`]. Frames are at most [`frames::MAX_FRAME`] bytes whatever the broker or
-//! the URI asks, and a message body over the caller's limit is never held (see `frames.rs`).
+//! [`CONNECT_TIMEOUT`]. Frames are at most [`MAX_FRAME`] bytes whatever the broker or
+//! the URI asks, a message body over the caller's limit is never held (see `frames.rs`), and
+//! a broker delivering more than the client's prefetch allows unsettled is disconnected (see
+//! `unsettled.rs`).
 //! Errors never show the URI's credentials.
 
 mod frames;
 pub mod headers;
 mod transport;
+mod unsettled;
+mod wire;
+
+#[cfg(test)]
+mod test_frames;
 
 use std::io;
 use std::sync::Arc;
@@ -25,8 +32,9 @@ use lapin::{Channel, Connection, ConnectionProperties};
 use shoal_domain::trigger_source::without_credentials;
 use shoal_egress::{Egress, EgressError};
 
-pub use frames::{MAX_FRAME, Oversized};
+pub use frames::Oversized;
 pub use lapin;
+pub use wire::MAX_FRAME;
 
 use transport::Filtered;
 

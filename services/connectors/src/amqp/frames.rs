@@ -9,42 +9,31 @@
 //!   ends the connection;
 //! - a message whose content header announces a body larger than the limit reaches `lapin`
 //!   with an empty body, its body frames dropped as they arrive, and its delivery tag is noted
-//!   in [`Oversized`], so the listener settles it (to the dead-letter exchange) unread.
+//!   in [`Oversized`], so the listener settles it (to the dead-letter exchange) unread;
+//! - a `basic.deliver` past what the client's prefetch allows unsettled ends the connection
+//!   (`unsettled.rs`; the filter reads the client's side for that too).
 //!
 //! The filter holds at most one frame (up to [`MAX_FRAME`]) and what one read brought.
-//! AMQP 0-9-1 framing (spec section 4.2.3): type (1 byte), channel (2), payload size (4), the
-//! payload, and the frame-end octet `0xCE`.
+//! The framing is in `wire.rs`.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-/// The largest frame Shoal negotiates or accepts, in bytes: RabbitMQ's default `frame_max`.
-pub const MAX_FRAME: u32 = 131_072;
-
-const FRAME_METHOD: u8 = 1;
-const FRAME_HEADER: u8 = 2;
-const FRAME_BODY: u8 = 3;
-const FRAME_END: u8 = 0xCE;
-const HEADER_LEN: usize = 7;
+use super::unsettled::Unsettled;
+use super::wire::{
+    FRAME_BODY, FRAME_END, FRAME_HEADER, FRAME_METHOD, FrameError, HEADER_LEN, MAX_FRAME,
+};
 
 /// The `basic` class and the methods of it that carry content.
 const CLASS_BASIC: u16 = 60;
 const BASIC_DELIVER: u16 = 60;
 const BASIC_GET_OK: u16 = 71;
+const BASIC_RETURN: u16 = 50;
 
 /// How many oversized deliveries are remembered until their listener takes them; a broker
 /// that sends more than this many unread ones only loses the oldest notes (each of those
 /// messages then reaches the listener as an empty body, which it would have refused anyway).
 const OVERSIZED_KEPT: usize = 1024;
-
-/// Why the connection is ended.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrameError {
-    #[error("the broker sent a {size}-byte frame; at most {MAX_FRAME} bytes were negotiated")]
-    TooLarge { size: u32 },
-    #[error("the broker sent a frame without its end octet")]
-    NoFrameEnd,
-}
 
 /// Deliveries whose bodies were dropped for their size, by channel and delivery tag.
 #[derive(Debug, Default)]
@@ -100,6 +89,8 @@ pub struct ContentFilter {
     /// been looked at.
     started: bool,
     channels: HashMap<u16, ChannelState>,
+    /// The deliveries not yet settled, against the prefetch the client set.
+    unsettled: Unsettled,
 }
 
 impl ContentFilter {
@@ -111,7 +102,13 @@ impl ContentFilter {
             pending: Vec::new(),
             started: false,
             channels: HashMap::new(),
+            unsettled: Unsettled::default(),
         }
+    }
+
+    /// Takes what the client wrote to the broker (its prefetch and settlements).
+    pub fn sent(&mut self, bytes: &[u8]) {
+        self.unsettled.sent(bytes);
     }
 
     /// Takes `input` from the broker and appends to `out` what `lapin` may read: every whole
@@ -147,9 +144,12 @@ impl ContentFilter {
             let whole = at..end + 1;
             match kind {
                 FRAME_METHOD => {
-                    let tag = content_tag(&self.pending[at + HEADER_LEN..end]);
-                    if let Some(tag) = tag {
-                        self.channels.entry(channel).or_default().pending_tag = tag;
+                    let content = content(&self.pending[at + HEADER_LEN..end]);
+                    if let Some(Content::Delivered(tag)) = content {
+                        self.unsettled.delivered(channel, tag)?;
+                    }
+                    if let Some(content) = content {
+                        self.channels.entry(channel).or_default().pending_tag = content.tag();
                     }
                     out.extend_from_slice(&self.pending[whole]);
                 }
@@ -191,25 +191,45 @@ impl ContentFilter {
     }
 }
 
-/// For a method frame's payload: `Some(Some(tag))` for `basic.deliver` and `basic.get-ok`
-/// (their content follows, with this delivery tag), `Some(None)` for another content-bearing
-/// `basic` method (a `basic.return`: content, but nothing to settle), `None` otherwise.
-fn content_tag(payload: &[u8]) -> Option<Option<u64>> {
+/// A method the broker sends content after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Content {
+    /// `basic.deliver`: unsolicited, settled by the client with this tag.
+    Delivered(u64),
+    /// `basic.get-ok`: the answer to the client's `basic.get`, settled with this tag.
+    Got(u64),
+    /// `basic.return`: a publish handed back, nothing to settle.
+    Returned,
+}
+
+impl Content {
+    fn tag(self) -> Option<u64> {
+        match self {
+            Content::Delivered(tag) | Content::Got(tag) => Some(tag),
+            Content::Returned => None,
+        }
+    }
+}
+
+/// For a method frame's payload: the content-bearing `basic` method it is, if any.
+fn content(payload: &[u8]) -> Option<Content> {
     let class = u16::from_be_bytes([*payload.first()?, *payload.get(1)?]);
     let method = u16::from_be_bytes([*payload.get(2)?, *payload.get(3)?]);
     if class != CLASS_BASIC {
         return None;
     }
-    let tag_at = match method {
-        // consumer-tag (a short string) comes before the delivery tag
-        BASIC_DELIVER => 5 + usize::from(*payload.get(4)?),
-        BASIC_GET_OK => 4,
-        // basic.return
-        50 => return Some(None),
-        _ => return None,
+    let tag = |at: usize| {
+        Some(u64::from_be_bytes(
+            payload.get(at..at + 8)?.try_into().ok()?,
+        ))
     };
-    let tag = payload.get(tag_at..tag_at + 8)?;
-    Some(Some(u64::from_be_bytes(tag.try_into().ok()?)))
+    match method {
+        // consumer-tag (a short string) comes before the delivery tag
+        BASIC_DELIVER => Some(Content::Delivered(tag(5 + usize::from(*payload.get(4)?))?)),
+        BASIC_GET_OK => Some(Content::Got(tag(4)?)),
+        BASIC_RETURN => Some(Content::Returned),
+        _ => None,
+    }
 }
 
 /// A content header's body size (after its class and weight).

@@ -1,6 +1,7 @@
 //! The socket `lapin` reads a broker through: a TCP (or TLS) stream whose incoming bytes pass
 //! [`ContentFilter`] first, so what the broker sends is bounded before `lapin` buffers it
-//! (see `frames.rs`).
+//! (see `frames.rs`), and whose outgoing bytes the filter reads too, for the prefetch and
+//! settlements the broker is held to (see `unsettled.rs`).
 //!
 //! `lapin` takes its stream type from the runtime it is given (`Reactor::TcpStream`), so the
 //! runtime handed to it is tokio's with this stream type in place of tokio's own; the
@@ -108,12 +109,16 @@ impl AsyncRead for Filtered {
 }
 
 impl AsyncWrite for Filtered {
+    // What the socket took is what the broker will read: the filter sees exactly that.
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let this = &mut *self;
+        let n = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        this.filter.sent(&buf[..n]);
+        Poll::Ready(Ok(n))
     }
 
     fn poll_write_vectored(
@@ -121,7 +126,18 @@ impl AsyncWrite for Filtered {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let this = &mut *self;
+        let n = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        let mut left = n;
+        for buf in bufs {
+            let taken = left.min(buf.len());
+            this.filter.sent(&buf[..taken]);
+            left -= taken;
+            if left == 0 {
+                break;
+            }
+        }
+        Poll::Ready(Ok(n))
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

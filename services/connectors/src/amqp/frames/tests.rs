@@ -1,14 +1,16 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::amqp::test_frames::{CLIENT_HEADER, consume, frame, qos, settle};
 
-fn frame(kind: u8, channel: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![kind];
-    f.extend_from_slice(&channel.to_be_bytes());
-    f.extend_from_slice(&u32::try_from(payload.len()).unwrap().to_be_bytes());
-    f.extend_from_slice(payload);
-    f.push(FRAME_END);
-    f
+/// A filter whose client has set a prefetch of 100 on channels 1 to 3 and consumes there.
+fn filter(max_body: u64, oversized: Arc<Oversized>) -> ContentFilter {
+    let mut filter = ContentFilter::new(max_body, oversized);
+    filter.sent(CLIENT_HEADER);
+    for channel in 1..=3 {
+        filter.sent(&[qos(channel, 100, false), consume(channel)].concat());
+    }
+    filter
 }
 
 fn deliver(channel: u16, consumer_tag: &str, delivery_tag: u64) -> Vec<u8> {
@@ -54,7 +56,7 @@ fn message(channel: u16, tag: u64, size: usize, chunk: usize) -> Vec<Vec<u8>> {
 
 fn filtered(max_body: u64, input: &[u8]) -> (Vec<u8>, Arc<Oversized>) {
     let oversized = Arc::new(Oversized::default());
-    let mut filter = ContentFilter::new(max_body, oversized.clone());
+    let mut filter = filter(max_body, oversized.clone());
     let mut out = Vec::new();
     filter.push(input, &mut out).unwrap();
     (out, oversized)
@@ -165,6 +167,33 @@ fn the_brokers_protocol_header_passes_through() {
 }
 
 #[test]
+fn deliveries_past_the_clients_prefetch_end_the_connection() {
+    let mut filter = ContentFilter::new(10, Arc::default());
+    filter.sent(&[CLIENT_HEADER.to_vec(), qos(1, 2, false), consume(1)].concat());
+    let mut out = Vec::new();
+    let two = [message(1, 1, 5, 5).concat(), message(1, 2, 5, 5).concat()].concat();
+    filter.push(&two, &mut out).unwrap();
+    assert_eq!(out, two);
+    // A third before either is settled is one too many: refused at its method frame.
+    let third = message(1, 3, 5, 5);
+    assert_eq!(
+        filter.push(&third.concat(), &mut out),
+        Err(FrameError::OverPrefetch {
+            channel: 1,
+            held: 3,
+            allowed: 2
+        })
+    );
+    // Once the client has acknowledged the first, a third fits; basic.get-ok is not counted.
+    let mut filter = ContentFilter::new(10, Arc::default());
+    filter.sent(&[CLIENT_HEADER.to_vec(), qos(1, 2, false), consume(1)].concat());
+    filter.push(&two, &mut out).unwrap();
+    filter.sent(&settle(1, 80, 1, 0));
+    filter.push(&third.concat(), &mut out).unwrap();
+    filter.push(&get_ok(1, 4), &mut out).unwrap();
+}
+
+#[test]
 fn the_oldest_notes_go_first() {
     let oversized = Oversized::default();
     for tag in 0..=OVERSIZED_KEPT as u64 {
@@ -198,7 +227,7 @@ proptest! {
         let (whole, _) = filtered(max_body, &input);
 
         let oversized = Arc::new(Oversized::default());
-        let mut filter = ContentFilter::new(max_body, oversized.clone());
+        let mut filter = filter(max_body, oversized.clone());
         let mut out = Vec::new();
         let mut rest = input.as_slice();
         let mut cut = cuts.iter().cycle();
