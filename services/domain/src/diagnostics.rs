@@ -29,11 +29,13 @@ pub mod sign_in;
 use sign_in::ConnectionSignIn;
 
 mod breaker;
+mod broker;
 pub mod health;
 mod listeners;
 mod service_bus;
 
 pub use breaker::check_breaker;
+pub use broker::{QueueProbe, check_broker_queues};
 pub use listeners::check_undeclared_outputs;
 pub use service_bus::{EntityProbe, check_service_bus_entity};
 

@@ -7,12 +7,15 @@
 //! errors, outputs the handler sets in vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
 //! that are stored without effect are listed too (`noEffect`), after the function checks.
 //! A Service Bus trigger's entity is probed through the management API: missing, unreachable,
-//! listen-only, and each declared entity setting the live entity lacks.
+//! listen-only, and each declared entity setting the live entity lacks. A trigger of a kind
+//! with API routes (RabbitMQ) has its source looked at by its kind (`routes::kinds`): whether
+//! its queue and its dead-letter queue exist.
 
 use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
+use shoal_domain::bindings::Binding;
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::health::check_listeners;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
@@ -33,6 +36,7 @@ use crate::extract::AppPath;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
+mod kind;
 mod service_bus;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -114,6 +118,12 @@ pub async fn get_diagnostics(
             )
             .await,
         );
+        if spec
+            .trigger()
+            .is_some_and(|t| matches!(t, Binding::Kind(_)))
+        {
+            checks.extend(kind::source_checks(&state, &id, app.as_str(), &function.name).await);
+        }
         if let Some(breaker) = breakers.iter().find(|b| b.function == function.name) {
             checks.extend(check_breaker(
                 &function.name,

@@ -1,16 +1,20 @@
 //! The API's part of each trigger kind in `shoal_domain::binding_kinds`: sending a test
-//! message to its source, and reading and replaying its failed messages. The send and poison
-//! routes find a kind here by its trigger's `type`; a kind with no entry answers 409. Adding a
-//! kind's routes is a module here and a line in [`KINDS`].
+//! message to its source, reading and replaying its failed messages, and looking at its
+//! source live for diagnostics. The send, poison and diagnostics routes find a kind here by
+//! its trigger's `type`; a kind with no entry answers 409 (diagnostics: checks nothing live).
+//! Adding a kind's routes is a module here and a line in [`KINDS`].
 //!
 //! A kind answers in plain shapes ([`Sent`], [`FailedMessages`], [`Replayed`]) that the routes
 //! turn into their documents, so this module depends on none of them.
 
 mod rabbitmq;
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use shoal_domain::binding_kinds::{BrokerSource, KindBinding};
+use shoal_domain::diagnostics::Check;
 use shoal_domain::send_message::SendRequest;
 
 use crate::error::ApiError;
@@ -61,6 +65,10 @@ pub(crate) trait KindRoutes: Sync {
         ids: Option<&'a [String]>,
         limit: u32,
     ) -> BoxFuture<'a, Result<Replayed, ApiError>>;
+
+    /// What `function`'s trigger source looks like on the broker, as diagnostics checks
+    /// (bounded in time: a broker that does not answer is reported, never waited on).
+    fn probe<'a>(&'a self, function: &'a str, target: Target<'a>) -> BoxFuture<'a, Vec<Check>>;
 }
 
 /// What a send put where.
@@ -90,4 +98,66 @@ pub(crate) struct FailedMessage {
 pub(crate) struct Replayed {
     pub moved: Vec<String>,
     pub not_found: Vec<String>,
+}
+
+/// The failed messages a replay was asked for (`messageIds`), each marked once found; without
+/// ids, every message is wanted. Every kind's replay, built-in or of the table, selects with it.
+pub(crate) struct Wanted<'a>(Option<BTreeMap<&'a str, bool>>);
+
+impl<'a> Wanted<'a> {
+    pub fn new(ids: Option<&'a [String]>) -> Wanted<'a> {
+        Wanted(ids.map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect()))
+    }
+
+    /// Whether the message `id` is wanted (marking it found).
+    pub fn take(&mut self, id: &str) -> bool {
+        match &mut self.0 {
+            None => true,
+            Some(ids) => ids.get_mut(id).map(|found| *found = true).is_some(),
+        }
+    }
+
+    /// Whether every id asked for has been found: nothing more to look for (never so when no
+    /// ids were named).
+    pub fn all_found(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|ids| ids.values().all(|found| *found))
+    }
+
+    /// The ids asked for and not found, in order.
+    pub fn not_found(self) -> Vec<String> {
+        self.0
+            .map(|ids| {
+                ids.into_iter()
+                    .filter(|(_, found)| !found)
+                    .map(|(id, _)| id.to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wanted;
+
+    #[test]
+    fn named_ids_are_taken_once_found_and_the_rest_reported() {
+        let ids = ["b".to_owned(), "a".to_owned()];
+        let mut wanted = Wanted::new(Some(&ids));
+        assert!(!wanted.take("c"));
+        assert!(wanted.take("a"));
+        assert!(!wanted.all_found());
+        assert_eq!(wanted.not_found(), ["b"]);
+
+        let mut wanted = Wanted::new(Some(&ids));
+        assert!(wanted.take("a") && wanted.take("b"));
+        assert!(wanted.all_found());
+
+        let mut everything = Wanted::new(None);
+        assert!(everything.take("anything"));
+        assert!(!everything.all_found());
+        assert!(everything.not_found().is_empty());
+    }
 }

@@ -16,7 +16,6 @@ mod source;
 
 use source::{Source, TriggerQueues};
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use axum::Json;
@@ -33,6 +32,7 @@ use super::{TAG_FUNCTIONS, authorize};
 use crate::access::{Caller, allow, permits};
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, JsonBody, Query};
+use crate::routes::kinds::Wanted;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -116,19 +116,11 @@ pub struct ReplayResult {
 }
 
 impl ReplayResult {
-    fn new(moved: Vec<String>, wanted: Option<BTreeMap<&str, bool>>) -> ReplayResult {
-        let not_found = wanted
-            .map(|ids| {
-                ids.into_iter()
-                    .filter(|(_, found)| !found)
-                    .map(|(id, _)| id.to_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
+    fn new(moved: Vec<String>, wanted: Wanted<'_>) -> ReplayResult {
         ReplayResult {
             replayed: moved.len() as u32,
             message_ids: moved,
-            not_found,
+            not_found: wanted.not_found(),
         }
     }
 }
@@ -374,10 +366,7 @@ async fn replay(
     request: &ReplayRequest,
     limit: u32,
 ) -> Result<ReplayResult, QueueError> {
-    let mut wanted: Option<BTreeMap<&str, bool>> = request
-        .message_ids
-        .as_ref()
-        .map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
+    let mut wanted = Wanted::new(request.message_ids.as_deref());
     let mut moved = Vec::new();
     let mut skipped = Vec::new();
     let result = async {
@@ -391,17 +380,7 @@ async fn replay(
                 break;
             }
             for message in batch {
-                let named = match wanted.as_mut() {
-                    None => true,
-                    Some(ids) => match ids.get_mut(message.message_id.as_str()) {
-                        Some(found) => {
-                            *found = true;
-                            true
-                        }
-                        None => false,
-                    },
-                };
-                if !named || moved.len() as u32 >= limit {
+                if !wanted.take(&message.message_id) || moved.len() as u32 >= limit {
                     skipped.push(message);
                     continue;
                 }
@@ -412,10 +391,7 @@ async fn replay(
                     .await?;
                 moved.push(message.message_id);
             }
-            if wanted
-                .as_ref()
-                .is_some_and(|ids| ids.values().all(|found| *found))
-            {
+            if wanted.all_found() {
                 break;
             }
         }

@@ -24,6 +24,7 @@ mod outbound_identity;
 mod pasted_config;
 mod poison;
 mod quotas;
+mod rabbitmq_diagnostics;
 mod rabbitmq_poison;
 mod rabbitmq_scaling;
 mod rbac;

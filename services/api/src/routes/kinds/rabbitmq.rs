@@ -27,11 +27,14 @@ use shoal_domain::binding_kinds::BrokerSource;
 use shoal_domain::binding_kinds::rabbitmq::{
     TRIGGER_TYPE, dead_letter_source, failed_deliveries, is_failure_header, text_or_base64,
 };
+use shoal_domain::diagnostics::Check;
 use shoal_domain::send_message::{AMQP_MAX_BYTES, BodyForm, Carrier, SendRequest};
 use uuid::Uuid;
 
-use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target};
+use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target, Wanted};
 use crate::error::ApiError;
+
+mod probe;
 
 pub(super) struct RabbitMqRoutes;
 
@@ -132,6 +135,10 @@ impl KindRoutes for RabbitMqRoutes {
             moved
         }
         .boxed()
+    }
+
+    fn probe<'a>(&'a self, function: &'a str, target: Target<'a>) -> BoxFuture<'a, Vec<Check>> {
+        probe::probe(function, target).boxed()
     }
 }
 
@@ -285,8 +292,7 @@ async fn replay(
     limit: u32,
 ) -> Result<Replayed, ApiError> {
     let channel = &opened.channel;
-    let mut wanted: Option<Vec<(&str, bool)>> =
-        ids.map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
+    let mut wanted = Wanted::new(ids);
     let mut moved = Vec::new();
     let mut skipped = Vec::new();
     let mut scanned = 0;
@@ -297,17 +303,7 @@ async fn replay(
             };
             scanned += 1;
             let id = message_id(&got);
-            let named = match wanted.as_mut() {
-                None => true,
-                Some(ids) => match ids.iter_mut().find(|(wanted, _)| *wanted == id) {
-                    Some((_, found)) => {
-                        *found = true;
-                        true
-                    }
-                    None => false,
-                },
-            };
-            if !named {
+            if !wanted.take(&id) {
                 skipped.push(got.delivery_tag);
                 continue;
             }
@@ -331,10 +327,7 @@ async fn replay(
                 .await
                 .map_err(|e| broker_failed(dead, e))?;
             moved.push(id);
-            if wanted
-                .as_ref()
-                .is_some_and(|ids| ids.iter().all(|(_, found)| *found))
-            {
+            if wanted.all_found() {
                 break;
             }
         }
@@ -353,15 +346,10 @@ async fn replay(
             .await;
     }
     result?;
-    let not_found = wanted
-        .map(|ids| {
-            ids.into_iter()
-                .filter(|(_, found)| !found)
-                .map(|(id, _)| id.to_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Replayed { moved, not_found })
+    Ok(Replayed {
+        moved,
+        not_found: wanted.not_found(),
+    })
 }
 
 async fn get(channel: &Channel, dead: &BrokerSource) -> Result<Option<Delivery>, ApiError> {

@@ -32,6 +32,7 @@ use shoal_domain::stream_trigger::replay::{REPLAY_COUNT, dead_lettered_by, heade
 use shoal_egress::Egress;
 
 use super::{PoisonMessage, ReplayRequest, ReplayResult};
+use crate::routes::kinds::Wanted;
 
 /// Most bytes one read of the dead-letter topic takes (keys, values and headers).
 const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
@@ -168,7 +169,7 @@ impl DeadLetterTopic {
                 break;
             }
         }
-        Ok(ReplayResult::new(replayed, None))
+        Ok(ReplayResult::new(replayed, Wanted::new(None)))
     }
 
     async fn check_brokers(&self) -> Result<(), String> {

@@ -3,7 +3,6 @@
 //! lock, no delivery counted), and replay by receiving from it, sending a copy to the queue and
 //! completing the dead-lettered message.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -18,6 +17,7 @@ use shoal_domain::service_bus_trigger::output::OutgoingMessage;
 
 use super::{PoisonMessage, ReplayRequest, ReplayResult};
 use crate::error::ApiError;
+use crate::routes::kinds::Wanted;
 
 /// How long one receive from the dead-letter queue waits for messages.
 const RECEIVE_WAIT: Duration = Duration::from_secs(1);
@@ -103,10 +103,7 @@ impl DeadLetters {
             .sender(queue)
             .await
             .map_err(|e| e.to_string())?;
-        let mut wanted: Option<BTreeMap<&str, bool>> = request
-            .message_ids
-            .as_ref()
-            .map(|ids| ids.iter().map(|id| (id.as_str(), false)).collect());
+        let mut wanted = Wanted::new(request.message_ids.as_deref());
         let mut moved = Vec::new();
         let mut skipped: Vec<Received> = Vec::new();
         let result = async {
@@ -124,14 +121,7 @@ impl DeadLetters {
                         message.message.message_id.clone().unwrap_or_else(|| {
                             format!("sequence-{}", message.message.sequence_number)
                         });
-                    let named = match wanted.as_mut() {
-                        None => true,
-                        Some(ids) => ids
-                            .get_mut(id.as_str())
-                            .map(|found| *found = true)
-                            .is_some(),
-                    };
-                    if !named || moved.len() as u32 >= limit {
+                    if !wanted.take(&id) || moved.len() as u32 >= limit {
                         skipped.push(message);
                         continue;
                     }
@@ -145,10 +135,7 @@ impl DeadLetters {
                         .map_err(|e| e.to_string())?;
                     moved.push(id);
                 }
-                if wanted
-                    .as_ref()
-                    .is_some_and(|ids| ids.values().all(|found| *found))
-                {
+                if wanted.all_found() {
                     break;
                 }
             }
