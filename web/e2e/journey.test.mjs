@@ -406,9 +406,10 @@ test("a tenant Reader sees no other tenant, no write actions, and a refused writ
   for (const create of ["New identity", "New service principal", "New user", "New role"]) {
     assert.equal(await page.getByText(create, { exact: true }).count(), 0, create);
   }
-  assert.equal(await page.locator("main form").count(), 0);
+  // The one form is Check access, which reads: a Reader may read role assignments (`*/read`).
+  assert.equal(await page.locator('main form:not([aria-label="Check access"])').count(), 0);
   assert.equal(await page.getByRole("button", { name: /^(Remove|Delete|Change|New secret) / }).count(), 0);
-  assert.equal(await page.locator("main button").count(), 0);
+  assert.deepEqual(await page.locator("main button").allInnerTexts(), ["Check access"]);
   await page.close();
 });
 
@@ -721,6 +722,29 @@ test("an owner assigns a role from the access view, sees a bad scope at its fiel
   assert.equal(assigned.roleDefinitionName, "Reader");
   assert.equal(assigned.scope, "/tenants/contoso/apps/orders");
   await shot(page, "14-access-assigned");
+
+  // Check access: what auditor may do at the app, and through which assignment; nothing at
+  // the tenant, said in words; a scope outside the tenant is refused at its field.
+  const check = page.locator("section[aria-labelledby=check]");
+  await check.getByLabel("Principal to check").selectOption(sp.principalId);
+  await check.getByLabel("Scope to check").fill("/tenants/contoso/apps/orders");
+  await check.getByRole("button", { name: "Check access" }).click();
+  await page.locator("#check-summary").getByText(/^auditor \(servicePrincipal\) may take \d+ management actions at \/tenants\/contoso\/apps\/orders, through 1 role assignment\.$/).waitFor();
+  const group = check.locator(".check-group").filter({ hasText: "Reader, assigned at /tenants/contoso/apps/orders (here)" });
+  await group.getByText("Shoal/apps/read", { exact: true }).waitFor();
+  assert.equal(await group.getByText("Shoal/apps/write", { exact: true }).count(), 0);
+  await shotAtBothSizes(page, "14-access-check");
+  await check.getByLabel("Scope to check").fill("/tenants/contoso");
+  await check.getByRole("button", { name: "Check access" }).click();
+  await page
+    .locator("#check-summary")
+    .getByText("auditor (servicePrincipal) has no role assignment at /tenants/contoso or above it, so it may do nothing there.")
+    .waitFor();
+  assert.equal(await check.locator(".check-group").count(), 0);
+  await check.getByLabel("Scope to check").fill("/tenants/fabrikam");
+  await check.getByRole("button", { name: "Check access" }).click();
+  await page.locator('#check-scope[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#check-scope-error").innerText(), /\/tenants\/contoso/);
 
   // Removing asks first: Cancel keeps it.
   await page.getByRole("button", { name: /^Remove Reader of auditor/ }).click();

@@ -444,6 +444,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenants/{tenant}/checkAccess": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Check which actions a principal of the tenant may take at a scope, and through which role assignments. */
+        get: operations["check_access"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants/{tenant}/identities": {
         parameters: {
             query?: never;
@@ -730,6 +747,34 @@ export interface components {
              */
             statusQueryGetUri: string;
         };
+        /** @description What a principal may do at a scope, and why. */
+        AccessCheck: {
+            principal: components["schemas"]["PrincipalView"];
+            /**
+             * @description The scope the actions were evaluated at.
+             * @example /tenants/contoso/apps/orders
+             */
+            scope: string;
+            /**
+             * @description The catalog's management actions allowed at `scope`, each with the ids of the role
+             *     assignments (in `assignments`) that allow it. Empty: the principal may do nothing there.
+             */
+            actions: components["schemas"]["AllowedAction"][];
+            /** @description The catalog's data actions (invoking a function) allowed at `scope`, likewise. */
+            dataActions: components["schemas"]["AllowedAction"][];
+            /**
+             * @description The principal's role assignments that apply at `scope` (made there or at a scope
+             *     above it), oldest first, each with what it allows there; an assignment below `scope`
+             *     or beside it does not apply and is not listed.
+             */
+            assignments: components["schemas"]["ApplyingAssignment"][];
+        };
+        AllowedAction: {
+            /** @example Shoal/apps/read */
+            action: string;
+            /** @description The role assignments allowing it (ids of `assignments`). */
+            grantedBy: string[];
+        };
         /**
          * @description A function app as the API returns it: what was written plus computed fields (defaults,
          *     `scale.mode`, identity ids, etag, timestamps). Secret setting values are masked.
@@ -817,6 +862,26 @@ export interface components {
             /** @example Running */
             state?: string | null;
             webhooks?: components["schemas"]["WebhooksWrite"] | null;
+        };
+        ApplyingAssignment: {
+            /**
+             * Format: uuid
+             * @description The role assignment's id.
+             */
+            id: string;
+            /** Format: uuid */
+            roleDefinitionId: string;
+            /** @example Reader */
+            roleDefinitionName: string;
+            /**
+             * @description Where the assignment was made: `scope` itself or a scope above it.
+             * @example /tenants/contoso
+             */
+            scope: string;
+            /** @description The catalog's management actions this assignment allows at the scope asked about. */
+            actions: string[];
+            /** @description The catalog's data actions this assignment allows there. */
+            dataActions: string[];
         };
         AuditEntryView: {
             /** Format: int64 */
@@ -5650,6 +5715,92 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Postgres is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    check_access: {
+        parameters: {
+            query: {
+                /**
+                 * @description The principal's object id (`principalId` of an identity, service principal or user of
+                 *     the tenant), as role assignments name it.
+                 */
+                principalId: string;
+                /**
+                 * @description `/tenants/{t}` (the default), `/tenants/{t}/apps/{a}` or
+                 *     `/tenants/{t}/apps/{a}/functions/{f}`, as role assignments write scopes.
+                 */
+                scope?: string;
+            };
+            header?: never;
+            path: {
+                tenant: components["schemas"]["TenantName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessCheck"];
+                };
+            };
+            /** @description Malformed request: a query string, header or body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller may not read role assignments at `scope` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant, or one the caller holds nothing in */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `principalId` is not a UUID or names no principal of this tenant, or `scope` is not the tenant or inside it */
             422: {
                 headers: {
                     [name: string]: unknown;

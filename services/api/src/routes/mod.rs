@@ -1,5 +1,6 @@
 //! HTTP handlers, one module per resource.
 
+pub mod access_check;
 pub mod app_identity;
 pub mod app_status;
 pub mod apps;

@@ -5,6 +5,7 @@ mod app_status;
 mod apps;
 mod bad_input;
 mod breakers;
+mod check_access;
 mod conditional;
 mod dashboard;
 mod egress;

@@ -285,6 +285,12 @@ fn endpoints() -> Vec<Endpoint> {
             ALL,
         ),
         e(
+            Method::GET,
+            "/v1/tenants/contoso/checkAccess?principalId={target}&scope=/tenants/contoso/apps/orders",
+            None,
+            ALL,
+        ),
+        e(
             Method::PUT,
             "/v1/tenants/contoso/roleAssignments/{assign}",
             Some(

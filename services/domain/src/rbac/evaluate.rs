@@ -17,6 +17,16 @@ pub struct Grant<'a> {
     pub scope: &'a Scope,
 }
 
+impl Grant<'_> {
+    /// Whether this one assignment allows `operation` at `at`: its scope covers the target
+    /// and its role's permissions allow the operation. Access is the union of this over a
+    /// principal's grants ([`evaluate`]); asked of each grant alone, it says which
+    /// assignments grant what ("Check access").
+    pub fn allows(&self, operation: Operation<'_>, at: &Scope) -> bool {
+        self.scope.covers(at) && self.role.permissions.allows(operation)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// Allowed by this role (name) assigned at this scope.
@@ -41,9 +51,7 @@ impl Decision {
 /// its grants gets a stable answer for audit logs. For a target at `/` there is no tenant to
 /// hide, so any grant at all makes a refusal `Denied`; with no grants it is always `Hidden`.
 pub fn evaluate(grants: &[Grant<'_>], operation: Operation<'_>, at: &Scope) -> Decision {
-    let allowing = grants
-        .iter()
-        .find(|g| g.scope.covers(at) && g.role.permissions.allows(operation));
+    let allowing = grants.iter().find(|g| g.allows(operation, at));
     if let Some(grant) = allowing {
         return Decision::Allowed {
             role: grant.role.name.clone(),

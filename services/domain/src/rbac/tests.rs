@@ -251,6 +251,47 @@ fn allowed_names_the_first_allowing_assignment() {
 }
 
 #[test]
+fn each_grant_says_alone_what_it_allows_and_evaluate_is_their_union() {
+    let roles = roles();
+    let role = |name: &str| roles.iter().find(|r| r.name == name).unwrap();
+    let (tenant, app, function) = (scope(TENANT), scope(APP), scope(FUNCTION));
+    let reader_app = Grant {
+        role: role("Reader"),
+        scope: &app,
+    };
+    let manager_tenant = Grant {
+        role: role("App Manager"),
+        scope: &tenant,
+    };
+    let data_function = Grant {
+        role: role("Function Data"),
+        scope: &function,
+    };
+    // A scope above the target covers it; one below does not.
+    assert!(reader_app.allows(Operation::Action(APPS_READ), &function));
+    assert!(!reader_app.allows(Operation::Action(APPS_READ), &tenant));
+    assert!(!reader_app.allows(Operation::Action(APPS_WRITE), &app));
+    // notActions trim the role's own actions.
+    assert!(manager_tenant.allows(Operation::Action(APPS_WRITE), &app));
+    assert!(!manager_tenant.allows(Operation::Action(APPS_DELETE), &app));
+    // Data actions only through dataActions.
+    assert!(data_function.allows(Operation::DataAction(FUNCTIONS_INVOKE), &function));
+    assert!(!data_function.allows(Operation::Action(FUNCTIONS_INVOKE), &function));
+    let grants = [reader_app, manager_tenant, data_function];
+    for at in [&tenant, &app, &function] {
+        for op in ALL {
+            for operation in [Operation::Action(op), Operation::DataAction(op)] {
+                assert_eq!(
+                    evaluate(&grants, operation, at).is_allowed(),
+                    grants.iter().any(|g| g.allows(operation, at)),
+                    "{operation:?} at {at}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn built_in_roles_have_the_stored_ids_and_names() {
     let roles = built_in_roles();
     let ids: Vec<(String, String)> = roles

@@ -1,13 +1,14 @@
 // Access: the tenant's identities, service principals and users, role definitions and
-// assignments at their scopes, and the audit log; each created, changed and deleted here by
+// assignments at their scopes, "Check access" for a principal at a scope, and the audit log; each created, changed and deleted here by
 // callers whose roles allow it. Each list shows what the caller may read; a 403 for one list is
 // shown in its place without hiding the others. After a write the lists are read and drawn
 // again under the same heading, what was done is said in a live region that outlives them, and
 // focus goes to the section written (its button is gone with the old drawing).
 
 import { api, type Schemas } from "../../api/client";
-import type { Context } from "../../context";
+import { actions, can, type Context } from "../../context";
 import { assignmentsView } from "./assignments";
+import { checkAccessView } from "./check";
 import { h, replace } from "../../dom";
 import { loading, problemBanner, table, when } from "../common";
 import { principalsView, type Done } from "./principals";
@@ -47,7 +48,7 @@ export async function renderAccess(ctx: Context, main: HTMLElement, tenant: stri
   await draw();
 }
 
-function sections(ctx: Context, tenant: string, lists: Awaited<ReturnType<typeof load>>, done: Done): HTMLElement[] {
+function sections(ctx: Context, tenant: string, lists: Awaited<ReturnType<typeof load>>, done: Done): (HTMLElement | null)[] {
   const { identities, sps, users, roles, assignments, audit } = lists;
   const names = new Map<string, string>();
   for (const list of [identities.data, sps.data, users.data]) for (const p of list?.items ?? []) names.set(p.principalId, `${p.name} (${p.kind})`);
@@ -68,6 +69,11 @@ function sections(ctx: Context, tenant: string, lists: Awaited<ReturnType<typeof
     section("Role assignments", "assignments", or(assignments, (d) =>
       assignmentsView(ctx, { tenant, assignments: d.items, roles: roles.data?.items ?? [], principals: names }, done),
     )),
+    // Whoever may read role assignments may check another principal's access (the API checks
+    // it at the scope asked about).
+    can(ctx, actions.roleAssignmentsRead)
+      ? section("Check access", "check", checkAccessView({ tenant, principals: names, assignmentScopes: (held ?? []).map((a) => a.scope) }))
+      : null,
     section("Audit log", "audit", or(audit, (d) => table("Audit log, newest first", [
       { label: "At", cell: (e: Schemas["AuditEntryView"]) => when(e.at) },
       { label: "Principal", cell: (e) => e.principal },

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import {
-  bindingConnections,
+  bindingSettings,
+  hasSetting,
+  settingReferences,
   connectionSettingNames,
   hasConnection,
   isMasked,
@@ -52,13 +54,42 @@ describe("connections", () => {
   });
   it("names each binding's connection once, with the default setting of its kind", () => {
     expect(
-      bindingConnections([
+      bindingSettings([
         { type: "queueTrigger", direction: "in", name: "m", queueName: "q", connection: "" },
         { type: "queue", direction: "out", name: "o", queueName: "r", connection: "Out" },
         { type: "serviceBusTrigger", direction: "in", name: "s", queueName: "x" },
         { type: "queue", direction: "out", name: "p", queueName: "z", connection: "out" },
         { type: "http", direction: "out", name: "$return" },
       ]),
-    ).toEqual(["AzureWebJobsStorage", "Out", "AzureWebJobsServiceBus"]);
+    ).toEqual([
+      { name: "AzureWebJobsStorage", lookup: "connection" },
+      { name: "Out", lookup: "connection" },
+      { name: "AzureWebJobsServiceBus", lookup: "connection" },
+    ]);
+  });
+  it("names an event hub's connection, RabbitMQ's setting and Kafka's references", () => {
+    expect(
+      bindingSettings([
+        { type: "eventHubTrigger", direction: "in", name: "e", eventHubName: "h" },
+        { type: "rabbitMQTrigger", direction: "in", name: "r", queueName: "q", connectionStringSetting: "Rabbit" },
+        { type: "kafkaTrigger", direction: "in", name: "k", brokerList: "%Brokers%", topic: "t", password: "%KafkaPassword%" },
+        { type: "kafka", direction: "out", name: "o", brokerList: "%brokers%", topic: "u" },
+        { type: "timerTrigger", direction: "in", name: "t", schedule: "0 */5 * * * *" },
+      ]),
+    ).toEqual([
+      { name: "AzureWebJobsEventHub", lookup: "connectionString" },
+      { name: "Rabbit", lookup: "exact" },
+      { name: "Brokers", lookup: "exact" },
+      { name: "KafkaPassword", lookup: "exact" },
+    ]);
+    expect(settingReferences("%A%:9092,%B%")).toEqual(["A", "B"]);
+    expect(settingReferences("b:9092")).toEqual([]);
+  });
+  it("finds a setting as its binding looks it up", () => {
+    expect(hasSetting(["rabbit"], { name: "Rabbit", lookup: "exact" })).toBe(true);
+    expect(hasSetting(["AzureWebJobsRabbit"], { name: "Rabbit", lookup: "exact" })).toBe(false);
+    expect(hasSetting(["AzureWebJobsHub"], { name: "Hub", lookup: "connectionString" })).toBe(true);
+    expect(hasSetting(["Hub__fullyQualifiedNamespace"], { name: "Hub", lookup: "connectionString" })).toBe(false);
+    expect(hasSetting(["Orders__queueServiceUri"], { name: "Orders", lookup: "connection" })).toBe(true);
   });
 });

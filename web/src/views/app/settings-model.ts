@@ -59,19 +59,49 @@ export function hasConnection(settingNames: readonly string[], connection: strin
   });
 }
 
-/// The connections a function's bindings name, each as the setting to offer when it is missing:
+/// A setting a binding needs, and how the API finds it: `connection`, as
+/// `connectionSettingNames` says, a value or an identity-based `__` group; `connectionString`,
+/// the same names but only a value (an Event Hubs connection string: identity-based
+/// connections are refused); `exact`, that name alone (RabbitMQ's `connectionStringSetting`, a
+/// Kafka property's `%Setting%` reference), ignoring case.
+export interface NeededSetting {
+  name: string;
+  lookup: "connection" | "connectionString" | "exact";
+}
+
+/// The `%Name%` references in a value, as the API resolves them (a lone `%` stays as written).
+export function settingReferences(value: unknown): string[] {
+  if (typeof value !== "string") return [];
+  return [...value.matchAll(/%([^%]+)%/g)].map((m) => m[1]);
+}
+
+/// The settings a function's bindings need, each as the setting to offer when it is missing:
 /// the binding's own `connection` (what a person wrote and will recognise), or the default
 /// setting of its kind when it names none (`AzureWebJobsStorage` for Storage queues,
-/// `AzureWebJobsServiceBus` for Service Bus). Each once, in binding order.
-export function bindingConnections(bindings: readonly Record<string, unknown>[]): string[] {
-  const out: string[] = [];
+/// `AzureWebJobsServiceBus` for Service Bus, `AzureWebJobsEventHub` for Event Hubs); a RabbitMQ
+/// binding's `connectionStringSetting`; the settings a Kafka binding's `brokerList`, `username`
+/// and `password` reference. Each once, in binding order.
+export function bindingSettings(bindings: readonly Record<string, unknown>[]): NeededSetting[] {
+  const out: NeededSetting[] = [];
+  const add = (name: string, lookup: NeededSetting["lookup"]) => {
+    if (name !== "" && !out.some((n) => n.name.toLowerCase() === name.toLowerCase())) out.push({ name, lookup });
+  };
   for (const b of bindings) {
     const given = typeof b.connection === "string" ? b.connection.trim() : "";
     const type = typeof b.type === "string" ? b.type.toLowerCase() : "";
-    let name = given;
-    if (name === "" && (type === "queuetrigger" || type === "queue")) name = "AzureWebJobsStorage";
-    if (name === "" && type.startsWith("servicebus")) name = "AzureWebJobsServiceBus";
-    if (name !== "" && !out.some((n) => n.toLowerCase() === name.toLowerCase())) out.push(name);
+    if (type === "queuetrigger" || type === "queue") add(given || "AzureWebJobsStorage", "connection");
+    else if (type.startsWith("servicebus")) add(given || "AzureWebJobsServiceBus", "connection");
+    else if (type.startsWith("eventhub")) add(given || "AzureWebJobsEventHub", "connectionString");
+    else if (type.startsWith("rabbitmq")) add(typeof b.connectionStringSetting === "string" ? b.connectionStringSetting.trim() : "", "exact");
+    else if (type.startsWith("kafka")) for (const key of ["brokerList", "username", "password"]) for (const r of settingReferences(b[key])) add(r, "exact");
+    else add(given, "connection");
   }
   return out;
+}
+
+/// Whether the app's settings hold what the binding needs (see `NeededSetting`).
+export function hasSetting(settingNames: readonly string[], needed: NeededSetting): boolean {
+  if (needed.lookup === "connection") return hasConnection(settingNames, needed.name);
+  const wanted = (needed.lookup === "exact" ? [needed.name] : connectionSettingNames(needed.name)).map((n) => n.toLowerCase());
+  return settingNames.some((s) => wanted.includes(s.toLowerCase()));
 }

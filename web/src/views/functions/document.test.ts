@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { bindingSettings, hasSetting } from "../app/settings-model";
 import { fieldPath, fromRows, parseValue, TEMPLATES, toRows } from "./document";
 
 describe("rows", () => {
@@ -34,5 +35,25 @@ describe("templates", () => {
       for (const b of t.bindings) expect(fromRows(toRows(b))).toEqual(b);
     }
     expect(new Set(TEMPLATES.map((t) => t.id)).size).toBe(TEMPLATES.length);
+  });
+  it("cover every trigger kind Shoal runs", () => {
+    expect(TEMPLATES.map((t) => t.bindings[0].type).sort()).toEqual(
+      ["eventHubTrigger", "httpTrigger", "kafkaTrigger", "queueTrigger", "rabbitMQTrigger", "serviceBusTrigger", "timerTrigger"],
+    );
+  });
+  it("name the setting each kind connects with, so a missing one can be offered", () => {
+    const needs = Object.fromEntries(TEMPLATES.map((t) => [t.id, bindingSettings(t.bindings).map((n) => n.name)]));
+    expect(needs).toEqual({
+      queue: ["AzureWebJobsStorage"],
+      serviceBus: ["AzureWebJobsServiceBus"],
+      http: [],
+      timer: [],
+      rabbitMQ: ["RabbitMQConnection"],
+      kafka: ["KafkaBrokerList"],
+      eventHub: ["AzureWebJobsEventHub"],
+    });
+    // With the settings there, nothing is missing.
+    const names = ["AzureWebJobsStorage", "AzureWebJobsServiceBus", "RabbitMQConnection", "KafkaBrokerList", "AzureWebJobsEventHub"];
+    for (const t of TEMPLATES) expect(bindingSettings(t.bindings).filter((n) => !hasSetting(names, n))).toEqual([]);
   });
 });

@@ -53,8 +53,12 @@ export const QUEUE_TRIGGER_TEMPLATE: Binding = {
   connection: "AzureWebJobsStorage",
 };
 
-/// The templates a new function starts from: one trigger each, its connection named by the
-/// setting the API looks up by default for its kind, so the page can offer to add it.
+/// The templates a new function starts from: one trigger each, for every trigger kind Shoal
+/// runs, its connection named by the setting the API looks up by default for its kind
+/// (docs/triggers.md), so the page can offer to add it. RabbitMQ and Kafka have no default:
+/// their templates name a setting (`connectionStringSetting`, a `%Setting%` reference in
+/// `brokerList`) the page offers the same way. A timer needs no setting: its `schedule` is an
+/// NCRONTAB expression (every five minutes here), checked when the function is saved.
 export const TEMPLATES: readonly { id: string; label: string; bindings: readonly Binding[] }[] = [
   { id: "queue", label: "Storage queue trigger", bindings: [QUEUE_TRIGGER_TEMPLATE] },
   {
@@ -63,4 +67,20 @@ export const TEMPLATES: readonly { id: string; label: string; bindings: readonly
     bindings: [{ type: "serviceBusTrigger", direction: "in", name: "message", queueName: "", connection: "AzureWebJobsServiceBus" }],
   },
   { id: "http", label: "HTTP trigger (webhook)", bindings: [{ type: "httpTrigger", direction: "in", name: "req", methods: ["post"] }] },
+  { id: "timer", label: "Timer trigger (schedule)", bindings: [{ type: "timerTrigger", direction: "in", name: "myTimer", schedule: "0 */5 * * * *" }] },
+  {
+    id: "rabbitMQ",
+    label: "RabbitMQ queue trigger",
+    bindings: [{ type: "rabbitMQTrigger", direction: "in", name: "message", queueName: "", connectionStringSetting: "RabbitMQConnection" }],
+  },
+  {
+    id: "kafka",
+    label: "Kafka topic trigger",
+    bindings: [{ type: "kafkaTrigger", direction: "in", name: "event", brokerList: "%KafkaBrokerList%", topic: "", consumerGroup: "$Default" }],
+  },
+  {
+    id: "eventHub",
+    label: "Event Hubs trigger",
+    bindings: [{ type: "eventHubTrigger", direction: "in", name: "event", eventHubName: "", connection: "AzureWebJobsEventHub" }],
+  },
 ];

@@ -9,7 +9,7 @@ import { actions, can, type Context } from "../../context";
 import { h, replace } from "../../dom";
 import { loading, problemBanner } from "../common";
 import { patchApp, refusal, type App } from "../app/save";
-import { bindingConnections, hasConnection, setPatch } from "../app/settings-model";
+import { bindingSettings, hasSetting, setPatch } from "../app/settings-model";
 
 type Check = Schemas["Check"];
 
@@ -68,7 +68,9 @@ export function missingConnections(ctx: Context, tenant: string, a: App): { el: 
   const update = (bindings: Record<string, unknown>[]) => {
     last = bindings;
     const names = Object.keys(a.appSettings);
-    const missing = bindingConnections(bindings).filter((c) => !hasConnection(names, c));
+    const missing = bindingSettings(bindings)
+      .filter((c) => !hasSetting(names, c))
+      .map((c) => c.name);
     replace(
       body,
       missing.length === 0
@@ -120,13 +122,18 @@ export function healthSection(ctx: Context, tenant: string, a: App | null, fn: S
     }
     const others = checks.filter((c) => c.status !== "error" && c.status !== "ok");
     // The connections the errors are about, by the binding they name.
+    // A connection error offers its setting; a stream error (Kafka's brokers, an event hub's
+    // connection) the settings its binding needs that the app has none of.
+    const settingNames = Object.keys(a?.appSettings ?? {});
     const missing = offer
-      ? bindingConnections(
+      ? bindingSettings(
           errors
-            .filter((c) => c.subject === "connection")
+            .filter((c) => c.subject === "connection" || c.subject === "stream")
             .map((c) => (fn.bindings as Record<string, unknown>[]).find((b) => b.name === c.binding))
             .filter((b): b is Record<string, unknown> => b !== undefined),
         )
+          .filter((c) => c.lookup === "connection" || !hasSetting(settingNames, c))
+          .map((c) => c.name)
       : [];
     const headline = errors.length
       ? h("p", { class: "bad", id: "fn-health-state" }, `Not healthy: ${fn.name} cannot run as it is.`)
