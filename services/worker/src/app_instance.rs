@@ -11,6 +11,7 @@ use shoal_invoker::Invoker;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::breaker::held::HeldMessages;
 use crate::breaker::{Breakers, FunctionKey};
 use crate::concurrency::{CallSlots, SlotLease};
@@ -52,7 +53,7 @@ pub async fn run_app(
         .invoker
         .egress()
         .check_url(&app.handler.url)
-        .map_err(|refusal| format!("handler.url: {refusal}"));
+        .map_err(|refusal| refusal.to_string());
     let mut listeners = JoinSet::new();
     let mut lines = Vec::new();
     for function in app.functions.iter().filter(|f| f.spec.runs()) {
@@ -91,9 +92,10 @@ pub async fn run_app(
                     None => listeners.spawn(listening),
                 };
             }
-            Err(reason) => {
-                tracing::warn!(instance = %app.instance, function = function.name, reason, "listener not started");
-                line.set_status(format!("stopped: {reason}"));
+            Err(error) => {
+                tracing::warn!(instance = %app.instance, function = function.name, reason = %error, label = error.label(), "listener not started");
+                stats.not_started().count_label(error.label());
+                line.set_status(format!("stopped: {error}"));
             }
         }
         lines.push(line);
@@ -129,10 +131,10 @@ fn bind(
     app: &HostedApp,
     function: &HostedFunction,
     config: &WorkerConfig,
-) -> Result<(Box<dyn TriggerListener>, Vec<outputs::Output>), String> {
-    handler.clone()?;
+) -> Result<(Box<dyn TriggerListener>, Vec<outputs::Output>), BindError> {
+    handler.clone().map_err(BindError::Handler)?;
     let listener = kind.bind(function, trigger, app, config)?;
-    let outputs = outputs::bind(app, function, config)?;
+    let outputs = outputs::bind(app, function, config).map_err(BindError::Output)?;
     Ok((listener, outputs))
 }
 

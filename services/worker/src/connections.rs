@@ -13,14 +13,36 @@ use shoal_egress::Egress;
 use crate::config::WorkerConfig;
 use crate::hosted_apps::HostedApp;
 
+/// Why a connection cannot be used, by step (each a message naming the setting, never its
+/// secret value).
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// The settings do not name a usable connection.
+    #[error("{0}")]
+    Unresolved(String),
+    /// The egress policy refuses an address the settings name.
+    #[error("{0}")]
+    Refused(String),
+    /// The client could not be made from them (a malformed key, an identity it cannot use).
+    #[error("{0}")]
+    Client(String),
+}
+
+/// Outputs report their binding failures as text.
+impl From<ConnectionError> for String {
+    fn from(e: ConnectionError) -> String {
+        e.to_string()
+    }
+}
+
 /// The Storage Queue service a binding's `connection` names (None: the default connection).
 pub fn storage_queues(
     connection: Option<&str>,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<StorageQueues, String> {
+) -> Result<StorageQueues, ConnectionError> {
     let spec = resolve(ConnectionKind::StorageQueue, connection, &app.settings)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ConnectionError::Unresolved(e.to_string()))?;
     storage_queues_at(&spec, app, config)
 }
 
@@ -30,13 +52,14 @@ pub fn storage_queues_at(
     spec: &ConnectionSpec,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<StorageQueues, String> {
+) -> Result<StorageQueues, ConnectionError> {
     config
         .egress
         .for_tenant(&app.egress_allow)
-        .check_destinations(&destinations::of_connection(spec))?;
+        .check_destinations(&destinations::of_connection(spec))
+        .map_err(ConnectionError::Refused)?;
     StorageQueues::connect_for_app(spec, &connector_options(app, config), &app.identities)
-        .map_err(|e| e.to_string())
+        .map_err(|e| ConnectionError::Client(e.to_string()))
 }
 
 /// The worker's connector options with the app's egress policy (the worker's, plus its
@@ -55,9 +78,9 @@ pub fn service_bus(
     connection: Option<&str>,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<ConnectionSpec, String> {
+) -> Result<ConnectionSpec, ConnectionError> {
     let spec = resolve(ConnectionKind::ServiceBus, connection, &app.settings)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ConnectionError::Unresolved(e.to_string()))?;
     service_bus_at(spec, app, config)
 }
 
@@ -67,16 +90,17 @@ pub fn service_bus_at(
     spec: ConnectionSpec,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<ConnectionSpec, String> {
+) -> Result<ConnectionSpec, ConnectionError> {
     config
         .egress
         .for_tenant(&app.egress_allow)
-        .check_destinations(&destinations::of_connection(&spec))?;
+        .check_destinations(&destinations::of_connection(&spec))
+        .map_err(ConnectionError::Refused)?;
     if let ConnectionSpec::StorageConnectionString(_) = spec {
-        return Err(format!(
+        return Err(ConnectionError::Unresolved(format!(
             "{} is a storage connection string, not a Service Bus namespace",
             spec.setting()
-        ));
+        )));
     }
     Ok(spec)
 }
@@ -92,7 +116,7 @@ pub fn check_brokers(
     properties: &[(String, String)],
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<(), String> {
+) -> Result<(), ConnectionError> {
     match properties
         .iter()
         .find(|(key, _)| key == "bootstrap.servers")
@@ -100,7 +124,8 @@ pub fn check_brokers(
         Some((_, servers)) => config
             .egress
             .for_tenant(&app.egress_allow)
-            .check_destinations(&destinations::of_brokers(BROKER_SETTING, servers)),
+            .check_destinations(&destinations::of_brokers(BROKER_SETTING, servers))
+            .map_err(ConnectionError::Refused),
         None => Ok(()),
     }
 }

@@ -72,15 +72,23 @@ pub struct ErrorCounts(Mutex<BTreeMap<&'static str, u64>>);
 
 impl Default for ErrorCounts {
     fn default() -> ErrorCounts {
-        ErrorCounts(Mutex::new(
-            WorkerError::LABELS.iter().map(|l| (*l, 0)).collect(),
-        ))
+        ErrorCounts::of(&WorkerError::LABELS)
     }
 }
 
 impl ErrorCounts {
+    /// Counts under `labels`, each at 0 from the start (another family than the runtime's
+    /// errors, such as the listeners that did not start, by `BindError::label`).
+    pub fn of(labels: &[&'static str]) -> ErrorCounts {
+        ErrorCounts(Mutex::new(labels.iter().map(|l| (*l, 0)).collect()))
+    }
+
     pub fn count(&self, error: &WorkerError) {
-        *self.lock().entry(error.metric_label()).or_default() += 1;
+        self.count_label(error.metric_label());
+    }
+
+    pub fn count_label(&self, label: &'static str) {
+        *self.lock().entry(label).or_default() += 1;
     }
 
     /// `(label, count)` for every label, in label order.

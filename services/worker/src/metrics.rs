@@ -10,6 +10,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use shoal_domain::workers::{ConcurrencyReport, ListenerReport};
 
+use crate::error::ErrorCounts;
 use crate::stats::StatsRegistry;
 
 /// Register with a `prometheus_client` registry (the API's in `shoal dev`, the worker's own
@@ -152,18 +153,31 @@ impl Collector for ListenerMetrics {
             None,
             family.metric_type(),
         )?;
-        for (label, count) in error_totals(&self.0) {
+        for (label, count) in totals(&self.0, StatsRegistry::errors) {
             ConstCounter::new(count).encode(metric.encode_family(&[("error", label)])?)?;
+        }
+        let mut metric = encoder.encode_descriptor(
+            "worker_listeners_not_started",
+            "Listeners that did not start (their status says why), by the step that failed",
+            None,
+            family.metric_type(),
+        )?;
+        for (label, count) in totals(&self.0, StatsRegistry::not_started) {
+            ConstCounter::new(count).encode(metric.encode_family(&[("reason", label)])?)?;
         }
         Ok(())
     }
 }
 
-/// Each label's count summed over the given workers (one family per exposition).
-fn error_totals(registries: &[Arc<StatsRegistry>]) -> BTreeMap<&'static str, u64> {
+/// Each label's count of one family summed over the given workers (one family per
+/// exposition).
+fn totals(
+    registries: &[Arc<StatsRegistry>],
+    family: fn(&StatsRegistry) -> &ErrorCounts,
+) -> BTreeMap<&'static str, u64> {
     let mut totals = BTreeMap::new();
     for registry in registries {
-        for (label, count) in registry.errors().snapshot() {
+        for (label, count) in family(registry).snapshot() {
             *totals.entry(label).or_default() += count;
         }
     }
@@ -197,6 +211,28 @@ mod tests {
                 text.contains(&format!("shoal_worker_errors_total{{error=\"{label}\"}}")),
                 "{label} is exported from the start"
             );
+        }
+    }
+
+    #[test]
+    fn listeners_not_started_are_summed_over_workers_by_reason() {
+        let a = Arc::new(StatsRegistry::default());
+        let b = Arc::new(StatsRegistry::default());
+        a.not_started().count_label("egress_refused");
+        b.not_started().count_label("egress_refused");
+        b.not_started().count_label("source_unresolved");
+        let mut registry = Registry::with_prefix("shoal");
+        registry.register_collector(Box::new(ListenerMetrics(vec![a, b])));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        for (reason, count) in [
+            ("egress_refused", 2),
+            ("source_unresolved", 1),
+            ("output", 0),
+        ] {
+            let line =
+                format!("shoal_worker_listeners_not_started_total{{reason=\"{reason}\"}} {count}");
+            assert!(text.contains(&line), "{line} in {text}");
         }
     }
 }

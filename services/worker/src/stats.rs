@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
+use crate::bind_error::BindError;
 use crate::breaker::handler::HandlerHealth;
 use crate::concurrency::CallSlots;
 use crate::error::{ErrorCounts, WorkerError};
@@ -242,6 +243,8 @@ impl ListenerStats {
 pub struct StatsRegistry {
     listeners: Mutex<BTreeMap<ListenerKey, Arc<ListenerStats>>>,
     errors: Arc<ErrorCounts>,
+    /// Listeners that did not start, by why (`BindError::label`).
+    not_started: ErrorCounts,
     telemetry: Option<Arc<InvocationTelemetry>>,
 }
 
@@ -259,6 +262,7 @@ impl StatsRegistry {
         StatsRegistry {
             listeners: Mutex::default(),
             errors: Arc::default(),
+            not_started: ErrorCounts::of(&BindError::LABELS),
             telemetry: invocation_telemetry.then(Arc::default),
         }
     }
@@ -294,6 +298,11 @@ impl StatsRegistry {
     /// The worker's error counts by label (see [`WorkerError::metric_label`]).
     pub fn errors(&self) -> &ErrorCounts {
         &self.errors
+    }
+
+    /// The listeners that did not start, by label (see [`BindError::label`]).
+    pub fn not_started(&self) -> &ErrorCounts {
+        &self.not_started
     }
 
     pub fn reports(&self) -> Vec<ListenerReport> {

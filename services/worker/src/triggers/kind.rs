@@ -28,6 +28,7 @@ use shoal_domain::bindings::Binding;
 use shoal_domain::trigger_source::{TriggerSource, resolve};
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
@@ -51,15 +52,18 @@ pub trait TriggerKind: Send + Sync {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String>;
+    ) -> Result<Box<dyn TriggerListener>, BindError>;
 }
 
 /// Where `trigger` reads from, resolved from the app's settings as the scheduler and the API
 /// resolve it (`shoal_domain::trigger_source::resolve`), or why it cannot be.
-pub fn source_of(trigger: &Binding, app: &HostedApp) -> Result<TriggerSource, String> {
+pub fn source_of(trigger: &Binding, app: &HostedApp) -> Result<TriggerSource, BindError> {
     match resolve(trigger, &app.settings, &app.host) {
-        Some(source) => source.map_err(|e| e.to_string()),
-        None => Err(format!("a {} reads from no source", trigger.type_name())),
+        Some(source) => source.map_err(|e| BindError::Source(e.to_string())),
+        None => Err(BindError::Source(format!(
+            "a {} reads from no source",
+            trigger.type_name()
+        ))),
     }
 }
 

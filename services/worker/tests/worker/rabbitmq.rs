@@ -1,7 +1,7 @@
 //! The RabbitMQ trigger and output against a real broker (`deploy/local/rabbitmq.sh`), the
 //! messages published and read by PyPI `pika`, a client nobody here wrote.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use anyhow::Result;
@@ -198,6 +198,10 @@ async fn a_broker_the_egress_policy_refuses_is_never_dialled() -> Result<()> {
         "the password is shown: {status}"
     );
     assert_eq!(h.handler.count(), 0);
+    // Counted by why, for shoal_worker_listeners_not_started_total.
+    let not_started: BTreeMap<_, _> = worker.stats.not_started().snapshot().into_iter().collect();
+    assert!(not_started["egress_refused"] >= 1, "{not_started:?}");
+    assert_eq!(not_started["source_unresolved"], 0, "{not_started:?}");
     worker.shut_down().await?;
     Ok(())
 }

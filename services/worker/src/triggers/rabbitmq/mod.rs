@@ -19,7 +19,9 @@ use shoal_domain::trigger_source::{BrokerSource, TriggerSource};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::WorkerConfig;
+use crate::connections::ConnectionError;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
 use crate::triggers::kind::{TriggerKind, TriggerListener, source_of};
@@ -45,20 +47,20 @@ impl TriggerKind for RabbitMqTrigger {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
+    ) -> Result<Box<dyn TriggerListener>, BindError> {
         let (Binding::Kind(kind), TriggerSource::Broker(source)) =
             (trigger, source_of(trigger, app)?)
         else {
-            return Err("not a RabbitMQ trigger".into());
+            return Err(BindError::Mismatch("RabbitMQ trigger"));
         };
-        let binding: TriggerBinding = kind.typed()?;
+        let binding: TriggerBinding = kind.typed().map_err(BindError::Source)?;
         let egress = config.egress.for_tenant(&app.egress_allow);
         // A URI whose text names a refused address (a literal internal IP, localhost) is
         // refused here; names are resolved and checked each time the connection is dialled.
         if let Ok(url) = url::Url::parse(&source.uri) {
             egress
                 .check_url(&url)
-                .map_err(|r| format!("{}: {r}", source.setting))?;
+                .map_err(|r| ConnectionError::Refused(format!("{}: {r}", source.setting)))?;
         }
         let asked = Options::of(app.host.extensions.kinds.get(HOST_SECTION)).prefetch_count;
         Ok(Box::new(BoundRabbitMq {

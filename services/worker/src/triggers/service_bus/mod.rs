@@ -24,6 +24,7 @@ use shoal_domain::service_bus_trigger::{EntityPath, trigger_entity};
 use shoal_domain::trigger_source::TriggerSource;
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::WorkerConfig;
 use crate::connections;
 use crate::hosted_apps::{HostedApp, HostedFunction};
@@ -63,11 +64,11 @@ impl TriggerKind for ServiceBusTrigger {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
+    ) -> Result<Box<dyn TriggerListener>, BindError> {
         let (Binding::ServiceBusTrigger(binding), TriggerSource::ServiceBus { connection, entity }) =
             (trigger, source_of(trigger, app)?)
         else {
-            return Err("not a Service Bus trigger".into());
+            return Err(BindError::Mismatch("Service Bus trigger"));
         };
         let trigger = binding;
         let spec = connections::service_bus_at(connection, app, config)?;

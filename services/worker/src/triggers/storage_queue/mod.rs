@@ -21,6 +21,7 @@ use shoal_domain::trigger_source::TriggerSource;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::WorkerConfig;
 use crate::connections;
 use crate::hosted_apps::{HostedApp, HostedFunction};
@@ -54,7 +55,7 @@ impl TriggerKind for StorageQueueTrigger {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
+    ) -> Result<Box<dyn TriggerListener>, BindError> {
         let (
             Binding::QueueTrigger(binding),
             TriggerSource::StorageQueue {
@@ -63,15 +64,21 @@ impl TriggerKind for StorageQueueTrigger {
             },
         ) = (trigger, source_of(trigger, app)?)
         else {
-            return Err("not a queue trigger".into());
+            return Err(BindError::Mismatch("queue trigger"));
         };
         let trigger = binding;
         let queues = connections::storage_queues_at(&connection, app, config)?;
         let queue_name = queue_name.as_str();
-        let queue = queues.queue(queue_name).map_err(|e| e.to_string())?;
+        let queue = queues
+            .queue(queue_name)
+            .map_err(|e| BindError::Source(e.to_string()))?;
         // Some queues have no poison queue, as in Azure (see `poison_queue_name`).
         let poison = match poison_queue_name(queue_name) {
-            Ok(name) => Some(queues.queue(&name).map_err(|e| e.to_string())?),
+            Ok(name) => Some(
+                queues
+                    .queue(&name)
+                    .map_err(|e| BindError::Source(e.to_string()))?,
+            ),
             Err(reason) => {
                 tracing::info!(%reason, "no poison queue: failed messages stay on the queue");
                 None

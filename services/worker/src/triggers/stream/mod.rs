@@ -37,6 +37,7 @@ use shoal_domain::trigger_source::TriggerSource;
 use shoal_egress::Egress;
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::WorkerConfig;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
@@ -69,7 +70,7 @@ impl TriggerKind for StreamTrigger {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
+    ) -> Result<Box<dyn TriggerListener>, BindError> {
         bind(function, trigger, app, config)
     }
 }
@@ -91,9 +92,9 @@ fn bind(
     trigger: &Binding,
     app: &HostedApp,
     config: &WorkerConfig,
-) -> Result<Box<dyn TriggerListener>, String> {
+) -> Result<Box<dyn TriggerListener>, BindError> {
     let TriggerSource::Stream(source) = source_of(trigger, app)? else {
-        return Err("not a stream trigger".into());
+        return Err(BindError::Mismatch("stream trigger"));
     };
     crate::connections::check_brokers(&source.properties, app, config)?;
     let target = function
@@ -102,13 +103,14 @@ fn bind(
         .as_ref()
         .map(|d| d.0.clone())
         .unwrap_or_else(|| default_target(&source.topic));
-    let dead_letters = DeadLetterSink::bind(&target, &source, app, config)?;
+    let dead_letters =
+        DeadLetterSink::bind(&target, &source, app, config).map_err(BindError::DeadLetter)?;
     let egress = config.egress.for_tenant(&app.egress_allow);
     let retries = RetryTopic::new(&source, egress.clone());
     let (binding, data_type) = match trigger {
         Binding::KafkaTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
         Binding::EventHubTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
-        _ => return Err("not a stream trigger".into()),
+        _ => return Err(BindError::Mismatch("stream trigger")),
     };
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());

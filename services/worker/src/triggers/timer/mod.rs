@@ -17,6 +17,7 @@ use shoal_domain::bindings::Binding;
 use shoal_domain::timer_trigger::{Schedule, resolve_schedule, time_zone, use_monitor};
 use tokio_util::sync::CancellationToken;
 
+use crate::bind_error::BindError;
 use crate::config::{Hosting, WorkerConfig};
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::invocation::FunctionHost;
@@ -45,12 +46,13 @@ impl TriggerKind for TimerTrigger {
         trigger: &Binding,
         app: &HostedApp,
         config: &WorkerConfig,
-    ) -> Result<Box<dyn TriggerListener>, String> {
+    ) -> Result<Box<dyn TriggerListener>, BindError> {
         let Binding::TimerTrigger(trigger) = trigger else {
-            return Err("not a timer trigger".into());
+            return Err(BindError::Mismatch("timer trigger"));
         };
-        let schedule = resolve_schedule(&trigger.schedule, &app.settings)?;
-        let tz = time_zone(&app.settings)?;
+        let schedule =
+            resolve_schedule(&trigger.schedule, &app.settings).map_err(BindError::Source)?;
+        let tz = time_zone(&app.settings).map_err(BindError::Source)?;
         Ok(Box::new(BoundTimer {
             binding: trigger.name.as_str().to_owned(),
             monitor: use_monitor(trigger.use_monitor, &schedule),
