@@ -32,6 +32,32 @@ pub enum HandlerSignal {
 }
 
 impl InvocationError {
+    /// Every label [`InvocationError::label`] returns.
+    pub const LABELS: [&'static str; 8] = [
+        "timeout",
+        "unreachable",
+        "connection_lost",
+        "status",
+        "malformed",
+        "read",
+        "egress_refused",
+        "too_large",
+    ];
+
+    /// A stable label for metrics: which way the call failed.
+    pub fn label(&self) -> &'static str {
+        match self {
+            InvocationError::Timeout(_) => "timeout",
+            InvocationError::Unreachable(_) => "unreachable",
+            InvocationError::Connect(_) => "connection_lost",
+            InvocationError::Status { .. } => "status",
+            InvocationError::Malformed(_) => "malformed",
+            InvocationError::Read(_) => "read",
+            InvocationError::Refused(_) => "egress_refused",
+            InvocationError::TooLarge(_) => "too_large",
+        }
+    }
+
     /// What this failure says about the handler, if anything; None for the message's own
     /// failures (another status, a timeout after the request was sent, a malformed answer).
     pub fn handler_signal(&self, now: SystemTime) -> Option<HandlerSignal> {

@@ -29,6 +29,7 @@ use shoal_invoker::{Invocation, Invoker};
 use url::Url;
 use uuid::Uuid;
 
+use crate::attempt_failure::{self, AttemptFailure};
 use crate::breaker::held::HeldMessages;
 use crate::breaker::{FunctionBreaker, Turn};
 use crate::concurrency::{CallSlots, SlotPermit};
@@ -235,21 +236,23 @@ impl FunctionHost {
                     Ok(Accepted::Done(accepted)) => Ok(accepted),
                     Ok(Accepted::Partly(reason)) => {
                         partly_done();
-                        Err(reason)
+                        Err(AttemptFailure {
+                            kind: attempt_failure::PARTLY,
+                            reason,
+                        })
                     }
                     Err(failed) => {
                         signal = failed.signal;
                         asked_wait = failed.retry_after;
-                        Err(failed.reason)
+                        Err(failed.failure)
                     }
                 }
             };
             let result = self.stats.observe(invocation_id, attempt).await;
             drop(slot);
             match (&result, signal) {
-                (_, Some(HandlerSignal::Unreachable)) => {
-                    health.connection_failed(result.as_ref().err().map_or("", String::as_str))
-                }
+                (_, Some(HandlerSignal::Unreachable)) => health
+                    .connection_failed(result.as_ref().err().map_or("", |f| f.reason.as_str())),
                 (Ok(_), _) => {
                     health.answered();
                     self.breaker.answered_ok();
@@ -258,7 +261,7 @@ impl FunctionHost {
             }
             let reason = match result {
                 Ok(accepted) => return Ok(accepted),
-                Err(reason) => reason,
+                Err(failed) => failed.reason,
             };
             invocation_id = Uuid::now_v7();
             match signal {
@@ -381,30 +384,38 @@ impl FunctionHost {
                 if let Some(wait) = response.retry_after {
                     // The handler did not do the work: nothing of its answer is written.
                     return Err(AttemptFailed {
-                        reason: format!(
-                            "the handler asked for the message to be tried again after {}",
-                            shoal_domain::timespan::TimeSpan::from(wait)
-                        ),
+                        failure: AttemptFailure {
+                            kind: attempt_failure::RETRY_ASKED,
+                            reason: format!(
+                                "the handler asked for the message to be tried again after {}",
+                                shoal_domain::timespan::TimeSpan::from(wait)
+                            ),
+                        },
                         signal: None,
                         retry_after: Some(wait),
                     });
                 }
-                let accepted = accept(&response).map_err(AttemptFailed::message)?;
+                let accepted = accept(&response)
+                    .map_err(|reason| AttemptFailed::message(attempt_failure::REFUSED, reason))?;
                 let invocation = outputs::Invocation {
                     request,
                     trigger: &self.trigger,
                 };
                 match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),
-                    Err(e) => Err(AttemptFailed::message(format!(
-                        "writing output bindings failed: {e}"
-                    ))),
+                    Err(e) => Err(AttemptFailed::message(
+                        attempt_failure::OUTPUT,
+                        format!("writing output bindings failed: {e}"),
+                    )),
                 }
             }
             Err(e) => {
                 let now = std::time::SystemTime::now();
                 Err(AttemptFailed {
-                    reason: e.to_string(),
+                    failure: AttemptFailure {
+                        kind: e.label(),
+                        reason: e.to_string(),
+                    },
                     signal: e.handler_signal(now),
                     retry_after: e.asks_retry_after(now),
                 })
@@ -428,7 +439,7 @@ impl FunctionHost {
 
 /// Why one call did not succeed, and what it said beyond the message's failure.
 struct AttemptFailed {
-    reason: String,
+    failure: AttemptFailure,
     /// About the handler itself: not an attempt (see the module's doc).
     signal: Option<HandlerSignal>,
     /// The wait before the next try the handler asked for.
@@ -436,9 +447,9 @@ struct AttemptFailed {
 }
 
 impl AttemptFailed {
-    fn message(reason: String) -> AttemptFailed {
+    fn message(kind: &'static str, reason: String) -> AttemptFailed {
         AttemptFailed {
-            reason,
+            failure: AttemptFailure { kind, reason },
             signal: None,
             retry_after: None,
         }

@@ -17,6 +17,7 @@
 //! kind; a kind knows no claims or leases.
 
 mod app_instance;
+mod attempt_failure;
 mod bind_error;
 mod breaker;
 mod concurrency;

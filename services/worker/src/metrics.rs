@@ -165,6 +165,15 @@ impl Collector for ListenerMetrics {
         for (label, count) in totals(&self.0, StatsRegistry::not_started) {
             ConstCounter::new(count).encode(metric.encode_family(&[("reason", label)])?)?;
         }
+        let mut metric = encoder.encode_descriptor(
+            "worker_attempts_failed",
+            "Handler calls that failed, by how (the invoker's kinds, an answer asking a retry, a refused answer, outputs, part of a batch)",
+            None,
+            family.metric_type(),
+        )?;
+        for (label, count) in totals(&self.0, StatsRegistry::failed_attempts) {
+            ConstCounter::new(count).encode(metric.encode_family(&[("kind", label)])?)?;
+        }
         Ok(())
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use shoal_domain::workers::{ListenerReport, MAX_UNDECLARED_OUTPUT_NAMES};
 
+use crate::attempt_failure::{self, AttemptFailure};
 use crate::bind_error::BindError;
 use crate::breaker::handler::HandlerHealth;
 use crate::concurrency::CallSlots;
@@ -52,6 +53,8 @@ pub struct ListenerStats {
     undeclared_names: Mutex<Vec<String>>,
     /// The worker's error counts, which the listener's failures add to.
     errors: Arc<ErrorCounts>,
+    /// The worker's failed handler calls by kind, which the listener's add to.
+    failed_attempts: Arc<ErrorCounts>,
     /// The worker's invocation telemetry, which the listener's handler attempts add to; none
     /// when the worker runs with it off.
     telemetry: Option<Arc<InvocationTelemetry>>,
@@ -62,11 +65,13 @@ impl ListenerStats {
         key: ListenerKey,
         status: String,
         errors: Arc<ErrorCounts>,
+        failed_attempts: Arc<ErrorCounts>,
         telemetry: Option<Arc<InvocationTelemetry>>,
     ) -> ListenerStats {
         ListenerStats {
             key,
             errors,
+            failed_attempts,
             telemetry,
             status: Mutex::new(status),
             received: AtomicU64::new(0),
@@ -218,20 +223,23 @@ impl ListenerStats {
     pub async fn observe<T>(
         &self,
         invocation_id: uuid::Uuid,
-        attempt: impl std::future::Future<Output = Result<T, String>>,
-    ) -> Result<T, String> {
-        let Some(telemetry) = &self.telemetry else {
-            return attempt.await;
-        };
+        attempt: impl std::future::Future<Output = Result<T, AttemptFailure>>,
+    ) -> Result<T, AttemptFailure> {
         let at = Utc::now();
         let started = std::time::Instant::now();
         let result = attempt.await;
+        if let Err(failed) = &result {
+            self.failed_attempts.count_label(failed.kind);
+        }
+        let Some(telemetry) = &self.telemetry else {
+            return result;
+        };
         let target = Target {
             tenant: &self.key.instance.tenant,
             app: &self.key.instance.app,
             function: &self.key.function,
         };
-        let failure = result.as_ref().err().map(String::as_str);
+        let failure = result.as_ref().err().map(|f| f.reason.as_str());
         telemetry.record(target, invocation_id, at, started.elapsed(), failure);
         result
     }
@@ -245,6 +253,8 @@ pub struct StatsRegistry {
     errors: Arc<ErrorCounts>,
     /// Listeners that did not start, by why (`BindError::label`).
     not_started: ErrorCounts,
+    /// Failed handler calls, by kind (`attempt_failure`).
+    failed_attempts: Arc<ErrorCounts>,
     telemetry: Option<Arc<InvocationTelemetry>>,
 }
 
@@ -263,6 +273,9 @@ impl StatsRegistry {
             listeners: Mutex::default(),
             errors: Arc::default(),
             not_started: ErrorCounts::of(&BindError::LABELS),
+            failed_attempts: Arc::new(ErrorCounts::of(
+                &attempt_failure::labels().collect::<Vec<_>>(),
+            )),
             telemetry: invocation_telemetry.then(Arc::default),
         }
     }
@@ -272,6 +285,7 @@ impl StatsRegistry {
             key.clone(),
             status.into(),
             self.errors.clone(),
+            self.failed_attempts.clone(),
             self.telemetry.clone(),
         ));
         self.lock().insert(key, stats.clone());
@@ -305,6 +319,11 @@ impl StatsRegistry {
         &self.not_started
     }
 
+    /// The failed handler calls, by kind (see `attempt_failure`).
+    pub fn failed_attempts(&self) -> &ErrorCounts {
+        &self.failed_attempts
+    }
+
     pub fn reports(&self) -> Vec<ListenerReport> {
         self.lock().values().map(|s| s.report()).collect()
     }
@@ -333,6 +352,7 @@ mod tests {
         ListenerStats::new(
             key,
             "listening".into(),
+            Arc::default(),
             Arc::default(),
             Some(Arc::default()),
         )

@@ -138,6 +138,15 @@ async fn a_failing_message_is_requeued_four_times_then_dead_lettered_as_the_exte
         .collect();
     assert_eq!(counts, vec![0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
     assert_eq!(ready(&url, &queue).await?, 0);
+    // Every failed call counted by how it failed, for shoal_worker_attempts_failed_total.
+    let failed: BTreeMap<_, _> = worker
+        .stats
+        .failed_attempts()
+        .snapshot()
+        .into_iter()
+        .collect();
+    assert_eq!(failed["status"], 10, "{failed:?}");
+    assert_eq!(failed["timeout"], 0, "{failed:?}");
     worker.shut_down().await?;
     Ok(())
 }
