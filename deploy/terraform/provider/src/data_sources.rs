@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use shoal_client::ApiClient;
 use tf_provider::schema::{
     AttributeConstraint::{Computed, Required},
     AttributeType as T, Block, Description, Schema,
@@ -11,7 +12,6 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, DataSource, Diagnostics};
 
-use crate::client::ApiClient;
 use crate::ids::{AppId, ChildId, FunctionId};
 use crate::problem::{FieldMap, report};
 use crate::resources::function::{self, FunctionState};

@@ -7,16 +7,9 @@
 
 use std::fmt;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use shoal_client::encoded_path;
 
 use crate::names::NameKind;
-
-/// What stays as it is in a path segment: RFC 3986's unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TenantId {
@@ -158,12 +151,7 @@ impl fmt::Display for ChildId {
 
 /// `segments` as a path under the API's `/v1`, each percent-encoded as a path segment.
 fn api_path(segments: &[&str]) -> String {
-    let mut path = String::from("/v1");
-    for segment in segments {
-        path.push('/');
-        path.extend(utf8_percent_encode(segment, SEGMENT));
-    }
-    path
+    format!("/v1{}", encoded_path(segments))
 }
 
 /// `segment` of `id` when it is a valid name of `kind`.

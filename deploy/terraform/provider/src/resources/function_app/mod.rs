@@ -8,11 +8,11 @@ pub mod schema;
 
 use async_trait::async_trait;
 use serde_json::Value as Json;
+use shoal_client::{ApiClient, Precondition};
 use tf_provider::schema::Schema;
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::{ApiClient, Precondition};
 use crate::ids::AppId;
 use crate::json_doc;
 use crate::names::{NameKind, check_attribute};
