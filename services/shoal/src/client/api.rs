@@ -60,18 +60,18 @@ impl Call {
     }
 }
 
-/// The API at `base` with `credentials`, for `tenant` (empty until it is known); the HTTP
-/// client names the CLI and bounds its waits.
-pub fn connect(base: Url, credentials: Credentials, tenant: String) -> Result<Api, Failure> {
-    let http = shoal_client::http_client(concat!("shoal-cli/", env!("CARGO_PKG_VERSION")))
-        .map_err(|e| Failure::new(API_ERROR, e))?;
-    Ok(Api {
-        client: ApiClient::new(http, base, credentials),
-        tenant,
-    })
-}
-
 impl Api {
+    /// The API at `base` with `credentials`, for `tenant` (empty until it is known); the HTTP
+    /// client names the CLI and bounds its waits.
+    pub fn new(base: Url, credentials: Credentials, tenant: String) -> Result<Api, Failure> {
+        let http = shoal_client::http_client(concat!("shoal-cli/", env!("CARGO_PKG_VERSION")))
+            .map_err(|e| Failure::new(API_ERROR, e))?;
+        Ok(Api {
+            client: ApiClient::new(http, base, credentials),
+            tenant,
+        })
+    }
+
     /// A bearer token now: a refused client secret fails here, before any command runs.
     pub async fn sign_in(&self) -> Result<(), Failure> {
         self.client.bearer().await.map_err(Failure::from_api)?;

@@ -5,7 +5,7 @@ use std::io::Read;
 
 use clap::Args;
 
-use super::api;
+use super::api::Api;
 use super::failure::{AUTH, Failure};
 use super::output::{self, Output};
 use super::profiles::{Credential, Profile, Profiles};
@@ -61,7 +61,7 @@ pub async fn login(args: LoginArgs) -> Result<(), Failure> {
             ));
         }
     };
-    let api = api::connect(url.clone(), credential.clone().into(), String::new())?;
+    let api = Api::new(url.clone(), credential.clone().into(), String::new())?;
     api.sign_in().await?;
     let caller = me(&api).await?;
     let tenant = args

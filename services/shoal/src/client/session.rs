@@ -5,7 +5,7 @@
 use url::Url;
 
 use super::Target;
-use super::api::{self, Api, Call};
+use super::api::{Api, Call};
 use super::failure::{AUTH, Failure};
 use super::profiles::{Credential, Profiles, path};
 use super::routes;
@@ -29,7 +29,7 @@ pub async fn connect(target: &Target) -> Result<Api, Failure> {
         .tenant
         .clone()
         .or_else(|| profile.and_then(|p| p.tenant));
-    let mut api = api::connect(url, credential.into(), tenant.unwrap_or_default())?;
+    let mut api = Api::new(url, credential.into(), tenant.unwrap_or_default())?;
     api.sign_in().await?;
     if api.tenant.is_empty() {
         api.tenant = token_tenant(&api).await?;
