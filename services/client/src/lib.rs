@@ -4,12 +4,13 @@
 //! (exit codes and messages for the CLI, diagnostics at an attribute for Terraform), and bearer
 //! tokens, given or traded for a service principal's client credentials.
 //!
-//! What each caller calls — the CLI's route table, the provider's resource ids — stays with
-//! that caller; this crate only knows how a call travels.
+//! [`routes`] is the table of the operations they call, held against `openapi/openapi.json` by
+//! a test; what each caller makes of an answer stays with that caller.
 
 mod credentials;
 mod precondition;
 mod problem;
+pub mod routes;
 mod transport;
 
 pub use credentials::{Credentials, SCOPE, TokenError};

@@ -1,16 +1,16 @@
-//! The management API as the client commands call it: a route from [`super::routes`] with its
-//! parameters, sent by the transport the Terraform provider uses too (`shoal-client`:
+//! The management API as the client commands call it: a route from `shoal_client::routes`
+//! with its parameters, sent by the transport the Terraform provider uses too (`shoal-client`:
 //! preconditions, JSON in and out, the `ETag` of every answer); anything but a success becomes
 //! a [`Failure`] with the problem's detail.
 
 use serde_json::Value;
+use shoal_client::routes::Route;
 use shoal_client::{ApiClient, Credentials, Request};
 use url::Url;
 
 pub use shoal_client::{Answer, Precondition};
 
 use super::failure::{API_ERROR, Failure};
-use super::routes::Route;
 
 /// A signed-in client of one API for one tenant.
 #[derive(Debug)]
@@ -79,7 +79,7 @@ impl Api {
     }
 
     pub async fn send(&self, call: Call) -> Result<Answer, Failure> {
-        let path = shoal_client::encoded_path(&call.route.segments(&call.params));
+        let path = call.route.path(&call.params);
         let method = shoal_client::Method::from_bytes(call.route.method.as_bytes())
             .map_err(|e| Failure::new(API_ERROR, e.to_string()))?;
         let request = Request {

@@ -2,13 +2,13 @@
 //! else the profile `shoal login` saved; the tenant from `--tenant`, else the profile's, else
 //! the one the token belongs to (`GET /v1/me`).
 
+use shoal_client::routes;
 use url::Url;
 
 use super::Target;
 use super::api::{Api, Call};
 use super::failure::{AUTH, Failure};
 use super::profiles::{Credential, Profiles, path};
-use super::routes;
 
 /// A client for the command's tenant.
 pub async fn connect(target: &Target) -> Result<Api, Failure> {

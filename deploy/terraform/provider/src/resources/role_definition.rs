@@ -14,7 +14,7 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::ids::ChildId;
+use crate::ids::{ChildId, Collection};
 use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
@@ -23,7 +23,7 @@ use crate::resources::{
 };
 use crate::shared_client::{SharedClient, configured};
 
-const COLLECTION: &str = "roleDefinitions";
+const COLLECTION: Collection = Collection::RoleDefinitions;
 
 const FIELDS: FieldMap = FieldMap {
     documents: &[],
