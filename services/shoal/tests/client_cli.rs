@@ -12,6 +12,7 @@ mod client_cli {
     pub mod harness;
     pub mod operations;
     pub mod project;
+    pub mod project_runs;
 }
 
 use client_cli::harness::{Server, TENANT, User};

@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use shoal_client::ApiClient;
 use tf_provider::schema::{
     AttributeConstraint::{Computed, Required},
     AttributeType as T, Block, Description, Schema,
@@ -11,8 +12,7 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, DataSource, Diagnostics};
 
-use crate::client::ApiClient;
-use crate::ids::{AppId, ChildId, FunctionId};
+use crate::ids::{AppId, ChildId, Collection, FunctionId};
 use crate::problem::{FieldMap, report};
 use crate::resources::function::{self, FunctionState};
 use crate::resources::function_app::model::{self, AppState};
@@ -229,7 +229,7 @@ impl DataSource for RoleDefinitionData {
         let client = configured(&self.client, diags)?;
         let id = ChildId {
             tenant: known(&config.tenant, "tenant", diags)?,
-            collection: "roleDefinitions",
+            collection: Collection::RoleDefinitions,
             name: known(&config.name, "name", diags)?,
         };
         let body = fetch(

@@ -3,20 +3,15 @@
 //! identities, so an id read from state also names the resource in the API.
 //!
 //! Parsing checks each name by the API's rule (an imported id with `nightly#2` is refused
-//! there), and every path segment is percent-encoded on its way into a URL all the same.
+//! there), and every path segment is percent-encoded on its way into a URL all the same; the
+//! paths come from the route table the CLI shares (`shoal_client::routes`), which a test holds
+//! against `openapi/openapi.json`.
 
 use std::fmt;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use shoal_client::routes::{self, Route};
 
 use crate::names::NameKind;
-
-/// What stays as it is in a path segment: RFC 3986's unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TenantId {
@@ -36,7 +31,7 @@ impl TenantId {
     }
 
     pub fn api_path(&self) -> String {
-        api_path(&["tenants", &self.tenant])
+        routes::GET_TENANT.path(&[&self.tenant])
     }
 }
 
@@ -73,7 +68,7 @@ impl AppId {
 
     /// The API path (under the endpoint) of the app.
     pub fn api_path(&self) -> String {
-        api_path(&["tenants", &self.tenant, "apps", &self.app])
+        routes::GET_APP.path(&[&self.tenant, &self.app])
     }
 }
 
@@ -101,14 +96,7 @@ impl FunctionId {
     }
 
     pub fn api_path(&self) -> String {
-        api_path(&[
-            "tenants",
-            &self.app.tenant,
-            "apps",
-            &self.app.app,
-            "functions",
-            &self.function,
-        ])
+        routes::GET_FUNCTION.path(&[&self.app.tenant, &self.app.app, &self.function])
     }
 }
 
@@ -118,19 +106,56 @@ impl fmt::Display for FunctionId {
     }
 }
 
+/// The tenant-scoped collections whose resources the provider manages by [`ChildId`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collection {
+    Identities,
+    ServicePrincipals,
+    RoleAssignments,
+    RoleDefinitions,
+}
+
+impl Collection {
+    /// Its path segment, in ids and in the API.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collection::Identities => "identities",
+            Collection::ServicePrincipals => "servicePrincipals",
+            Collection::RoleAssignments => "roleAssignments",
+            Collection::RoleDefinitions => "roleDefinitions",
+        }
+    }
+
+    /// The route that reads one of its resources; PUT and DELETE share its path.
+    fn route(self) -> Route {
+        match self {
+            Collection::Identities => routes::GET_IDENTITY,
+            Collection::ServicePrincipals => routes::GET_SERVICE_PRINCIPAL,
+            Collection::RoleAssignments => routes::GET_ROLE_ASSIGNMENT,
+            Collection::RoleDefinitions => routes::GET_ROLE_DEFINITION,
+        }
+    }
+}
+
+impl fmt::Display for Collection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A tenant-scoped child resource: `/tenants/{tenant}/{collection}/{name}` (identities,
 /// service principals, role assignments, role definitions).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChildId {
     pub tenant: String,
-    pub collection: &'static str,
+    pub collection: Collection,
     pub name: String,
 }
 
 impl ChildId {
-    pub fn parse(id: &str, collection: &'static str) -> Result<ChildId, String> {
+    pub fn parse(id: &str, collection: Collection) -> Result<ChildId, String> {
         match segments(id)?.as_slice() {
-            ["tenants", tenant, c, name] if *c == collection => Ok(ChildId {
+            ["tenants", tenant, c, name] if *c == collection.name() => Ok(ChildId {
                 tenant: named(id, NameKind::Tenant, tenant)?,
                 collection,
                 name: (*name).to_owned(),
@@ -142,7 +167,7 @@ impl ChildId {
     }
 
     pub fn api_path(&self) -> String {
-        api_path(&["tenants", &self.tenant, self.collection, &self.name])
+        self.collection.route().path(&[&self.tenant, &self.name])
     }
 }
 
@@ -154,16 +179,6 @@ impl fmt::Display for ChildId {
             self.tenant, self.collection, self.name
         )
     }
-}
-
-/// `segments` as a path under the API's `/v1`, each percent-encoded as a path segment.
-fn api_path(segments: &[&str]) -> String {
-    let mut path = String::from("/v1");
-    for segment in segments {
-        path.push('/');
-        path.extend(utf8_percent_encode(segment, SEGMENT));
-    }
-    path
 }
 
 /// `segment` of `id` when it is a valid name of `kind`.
@@ -227,7 +242,7 @@ mod tests {
         // A custom role's name may hold a space; it reaches the API as one segment.
         let role = ChildId::parse(
             "/tenants/contoso/roleDefinitions/Function Invoker",
-            "roleDefinitions",
+            Collection::RoleDefinitions,
         )
         .unwrap();
         assert_eq!(
@@ -236,7 +251,7 @@ mod tests {
         );
         let odd = ChildId {
             tenant: "contoso".into(),
-            collection: "identities",
+            collection: Collection::Identities,
             name: "a#b?c/d+e".into(),
         };
         assert_eq!(
@@ -247,12 +262,20 @@ mod tests {
 
     #[test]
     fn child_ids_name_their_collection() {
-        let id = ChildId::parse("/tenants/contoso/identities/uploader", "identities").unwrap();
+        let id = ChildId::parse(
+            "/tenants/contoso/identities/uploader",
+            Collection::Identities,
+        )
+        .unwrap();
         assert_eq!(id.api_path(), "/v1/tenants/contoso/identities/uploader");
         assert!(
-            ChildId::parse("/tenants/contoso/identities/uploader", "servicePrincipals").is_err()
+            ChildId::parse(
+                "/tenants/contoso/identities/uploader",
+                Collection::ServicePrincipals
+            )
+            .is_err()
         );
-        assert!(ChildId::parse("/tenants/contoso/identities", "identities").is_err());
+        assert!(ChildId::parse("/tenants/contoso/identities", Collection::Identities).is_err());
     }
 
     #[test]

@@ -4,8 +4,6 @@
 //! server defaults as Optional+Computed attributes, the `ETag` kept in private state and sent
 //! as `If-Match`, and API validation errors shown against the attribute they concern.
 
-pub mod client;
-pub mod credentials;
 pub mod data_sources;
 pub mod ids;
 pub mod json_doc;

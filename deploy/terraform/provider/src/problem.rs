@@ -6,68 +6,8 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use shoal_client::{ApiError, TokenError};
 use tf_provider::{AttributePath, Diagnostics};
-
-/// A problem document, as far as the provider uses it.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct Problem {
-    pub title: String,
-    pub detail: String,
-    pub request_id: Option<String>,
-    pub errors: Vec<FieldError>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct FieldError {
-    pub path: String,
-    pub message: String,
-}
-
-/// Why a call to the API failed.
-#[derive(Clone, Debug)]
-pub enum ApiError {
-    /// No answer (connection refused, timeout, TLS) or an answer that is not the API's.
-    Transport(String),
-    /// An answer with a 4xx or 5xx status.
-    Status {
-        status: u16,
-        method: &'static str,
-        path: String,
-        problem: Problem,
-    },
-    /// Credentials could not be obtained (token endpoint refused, misconfigured provider).
-    Auth(String),
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApiError::Transport(message) | ApiError::Auth(message) => f.write_str(message),
-            ApiError::Status {
-                status,
-                method,
-                path,
-                problem,
-            } => write!(
-                f,
-                "{method} {path} answered {status} {}: {}",
-                problem.title, problem.detail
-            ),
-        }
-    }
-}
-
-impl ApiError {
-    pub fn status(&self) -> Option<u16> {
-        match self {
-            ApiError::Status { status, .. } => Some(*status),
-            _ => None,
-        }
-    }
-}
 
 /// How a resource's schema relates to the API's field paths.
 pub struct FieldMap {
@@ -178,33 +118,30 @@ fn api_prefix(steps: &[Step]) -> String {
 
 /// Adds `error` to `diags`; `what` names the resource (`function app /tenants/t/apps/a`).
 pub fn report(diags: &mut Diagnostics, error: &ApiError, what: &str, fields: &FieldMap) {
+    let cannot_reach = format!("Cannot reach Shoal for {what}");
     match error {
-        ApiError::Transport(message) => {
-            diags.root_error(format!("Cannot reach Shoal for {what}"), message.clone())
+        // No answer of the API's: the request and why, as the transport words it.
+        ApiError::Unreachable { .. }
+        | ApiError::NotJson { .. }
+        | ApiError::Token(TokenError::Unreachable { .. }) => {
+            diags.root_error(cannot_reach, error.to_string())
         }
-        ApiError::Auth(message) => diags.root_error(
+        ApiError::Token(refused) => diags.root_error(
             "Cannot authenticate to Shoal",
-            format!("{message} (provider `token`, or `client_id` and `client_secret`)"),
+            format!("{refused} (provider `token`, or `client_id` and `client_secret`)"),
         ),
-        ApiError::Status {
-            status: 412,
-            method,
-            ..
-        } => diags.root_error(
+        ApiError::Refused(refusal) if refusal.status == 412 => diags.root_error(
             format!("{what} was changed outside Terraform"),
             format!(
-                "Shoal refused the {method} (412 Precondition Failed): the resource's ETag is no \
+                "Shoal refused the {} (412 Precondition Failed): the resource's ETag is no \
                  longer the one Terraform read when it planned this change, so applying it would \
                  overwrite a change made since. Run `terraform plan` again to see the current \
-                 state and apply a new plan."
+                 state and apply a new plan.",
+                refusal.method
             ),
         ),
-        ApiError::Status {
-            status,
-            method,
-            path,
-            problem,
-        } => {
+        ApiError::Refused(refusal) => {
+            let problem = refusal.problem_or_text();
             let mut placed = false;
             for field in &problem.errors {
                 let detail = format!("`{}` {}", field.path, field.message);
@@ -224,8 +161,8 @@ pub fn report(diags: &mut Diagnostics, error: &ApiError, what: &str, fields: &Fi
                     .unwrap_or_default();
                 diags.root_error(
                     format!(
-                        "Shoal refused {method} {path} for {what}: {status} {}",
-                        problem.title
+                        "Shoal refused {} {} for {what}: {} {}",
+                        refusal.method, refusal.path, refusal.status, problem.title
                     ),
                     format!("{}{request}", problem.detail),
                 );
@@ -237,7 +174,20 @@ pub fn report(diags: &mut Diagnostics, error: &ApiError, what: &str, fields: &Fi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shoal_client::{FieldError, Problem, Refusal};
     use tf_provider::AttributePathStep as S;
+
+    /// The API's answer `status` to a `PUT` of the app `a`, with `problem`.
+    fn refused(status: u16, problem: Problem) -> ApiError {
+        ApiError::Refused(Box::new(Refusal {
+            status,
+            method: "PUT",
+            path: "/v1/tenants/t/apps/a".into(),
+            url: "http://127.0.0.1:8080/v1/tenants/t/apps/a".parse().unwrap(),
+            problem: Some(problem),
+            text: String::new(),
+        }))
+    }
 
     const APP: FieldMap = FieldMap {
         documents: &[("hostConfig", "host_config")],
@@ -323,11 +273,9 @@ mod tests {
     #[test]
     fn a_validation_error_lands_on_its_attribute_and_a_412_says_what_happened() {
         let mut diags = Diagnostics::default();
-        let error = ApiError::Status {
-            status: 422,
-            method: "PUT",
-            path: "/v1/tenants/t/apps/a".into(),
-            problem: Problem {
+        let error = refused(
+            422,
+            Problem {
                 title: "Unprocessable".into(),
                 errors: vec![FieldError {
                     path: "handler.url".into(),
@@ -335,7 +283,7 @@ mod tests {
                 }],
                 ..Problem::default()
             },
-        };
+        );
         report(&mut diags, &error, "function app a", &APP);
         assert_eq!(diags.errors.len(), 1);
         assert_eq!(
@@ -349,12 +297,7 @@ mod tests {
         );
 
         let mut diags = Diagnostics::default();
-        let stale = ApiError::Status {
-            status: 412,
-            method: "PUT",
-            path: "/v1/tenants/t/apps/a".into(),
-            problem: Problem::default(),
-        };
+        let stale = refused(412, Problem::default());
         report(&mut diags, &stale, "function app a", &APP);
         assert!(
             diags.errors[0]

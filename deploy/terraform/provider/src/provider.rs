@@ -6,14 +6,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use shoal_client::{ApiClient, Credentials, http_client};
 use tf_provider::schema::{
     Attribute, AttributeConstraint, AttributeType, Block, Description, Schema,
 };
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, DynamicDataSource, DynamicResource, Provider};
 
-use crate::client::ApiClient;
-use crate::credentials::Credentials;
 use crate::data_sources::{AppIdentityData, FunctionAppData, FunctionData, RoleDefinitionData};
 use crate::resources::function::FunctionResource;
 use crate::resources::function_app::FunctionAppResource;
@@ -207,7 +206,16 @@ impl Provider for ShoalProvider {
                 Credentials::client_secret(client_id, secret)
             }
         };
-        match ApiClient::new(&endpoint, credentials) {
+        let client = url::Url::parse(&endpoint)
+            .map_err(|e| format!("`{endpoint}`: {e}"))
+            .and_then(|base| {
+                let http = http_client(concat!(
+                    "terraform-provider-shoal/",
+                    env!("CARGO_PKG_VERSION")
+                ))?;
+                Ok(ApiClient::new(http, base, credentials))
+            });
+        match client {
             Ok(client) => {
                 if let Ok(mut shared) = self.client.write() {
                     *shared = Some(Arc::new(client));

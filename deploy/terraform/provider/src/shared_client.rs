@@ -4,9 +4,8 @@
 
 use std::sync::{Arc, RwLock};
 
+use shoal_client::ApiClient;
 use tf_provider::Diagnostics;
-
-use crate::client::ApiClient;
 
 /// The client `configure` builds, shared with every resource (Terraform configures the
 /// provider after it has asked for the resources).

@@ -194,3 +194,58 @@ async fn a_custom_role_is_created_updated_assigned_imported_and_destroyed() {
     ws.destroy().ok();
     assert_eq!(shoal.get(role_path).await.0, 404);
 }
+
+/// The API answers a PUT of an existing identity or service principal with it (200) and takes
+/// no `If-None-Match`, so the provider reads first: a configuration naming ones made outside
+/// Terraform is refused with the import hint rather than adopting them (and losing the
+/// principal's secret, which only its create returns).
+#[tokio::test(flavor = "multi_thread")]
+async fn creating_principals_that_exist_is_refused_not_adopted() {
+    let shoal = Shoal::start().await;
+    shoal.tenant("contoso").await;
+    shoal
+        .create(
+            "/v1/tenants/contoso/identities/uploader",
+            serde_json::json!({}),
+        )
+        .await;
+    shoal
+        .create(
+            "/v1/tenants/contoso/servicePrincipals/pipeline",
+            serde_json::json!({}),
+        )
+        .await;
+    let ws = Workspace::new(&shoal);
+    ws.config(
+        r#"
+resource "shoal_user_assigned_identity" "uploader" {
+  tenant = "contoso"
+  name   = "uploader"
+}
+
+resource "shoal_service_principal" "pipeline" {
+  tenant = "contoso"
+  name   = "pipeline"
+}
+"#,
+    );
+    let run = ws.apply();
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    for what in [
+        "/tenants/contoso/identities/uploader",
+        "/tenants/contoso/servicePrincipals/pipeline",
+    ] {
+        assert!(
+            run.stderr.contains(&format!("{what} already exists")),
+            "{what}: {}",
+            run.stderr
+        );
+    }
+    assert!(run.stderr.contains("terraform import"), "{}", run.stderr);
+    let state = ws.run(&["state", "list"]);
+    assert!(
+        state.stdout.trim().is_empty(),
+        "nothing adopted: {}",
+        state.stdout
+    );
+}

@@ -2,12 +2,12 @@
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use shoal_client::routes;
 
 use super::api::{Api, Call, Precondition};
 use super::failure::{CONFLICT, Failure};
 use super::output::{self, Output, cell};
 use super::project::{self, ExportArgs, ImportArgs};
-use super::routes;
 use super::settings::{self, SettingsCommand};
 
 #[derive(Debug, Subcommand)]

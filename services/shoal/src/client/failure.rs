@@ -3,7 +3,7 @@
 //! 2 a usage error (clap's own code), 3 not logged in or not allowed, 4 not found, 5 changed
 //! concurrently (409/412: read again and retry).
 
-use serde::Deserialize;
+use shoal_client::{ApiError, Problem, TokenError};
 
 pub const API_ERROR: u8 = 1;
 pub const USAGE: u8 = 2;
@@ -38,40 +38,91 @@ impl Failure {
         Failure::new(USAGE, message)
     }
 
-    /// The API's answer `status` with its problem document (or whatever body it sent).
+    /// The API's answer `status` with its problem document (or whatever body it sent), as
+    /// the transport hands it over in [`Failure::from_api`]; the unit tests start from bytes.
+    #[cfg(test)]
     pub fn from_answer(method: &str, path: &str, status: u16, body: &[u8]) -> Failure {
+        Failure::refused(
+            method,
+            path,
+            status,
+            Problem::parse(body).as_ref(),
+            &shoal_client::body_text(body),
+        )
+    }
+
+    fn refused(
+        method: &str,
+        path: &str,
+        status: u16,
+        problem: Option<&Problem>,
+        text: &str,
+    ) -> Failure {
         let code = match status {
             401 | 403 => AUTH,
             404 => NOT_FOUND,
             409 | 412 => CONFLICT,
             _ => API_ERROR,
         };
-        Failure::new(code, describe(method, path, status, body))
+        Failure::new(code, describe(method, path, status, problem, text))
+    }
+
+    /// A call that failed: refused by the API, unanswered, or without a token.
+    pub fn from_api(error: ApiError) -> Failure {
+        match error {
+            ApiError::Refused(refusal) => Failure::refused(
+                refusal.method,
+                refusal.url.path(),
+                refusal.status,
+                refusal.problem.as_ref(),
+                &refusal.text,
+            ),
+            ApiError::Unreachable { url, reason, .. } => {
+                Failure::new(API_ERROR, format!("cannot reach {url}: {reason}"))
+            }
+            ApiError::NotJson {
+                method,
+                path,
+                status,
+                reason,
+                ..
+            } => Failure::new(
+                API_ERROR,
+                format!("{method} {path} answered {status} with a body that is not JSON: {reason}"),
+            ),
+            ApiError::Token(error) => Failure::new(AUTH, token_message(error)),
+        }
     }
 }
 
-/// The API's problem document (services/api/src/error.rs), as far as the CLI shows it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-struct Problem {
-    title: String,
-    detail: String,
-    request_id: Option<String>,
-    errors: Vec<FieldError>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct FieldError {
-    path: String,
-    message: String,
+/// Why the token endpoint gave no token.
+fn token_message(error: TokenError) -> String {
+    match error {
+        TokenError::Unreachable { url, reason } => format!("cannot reach {url}: {reason}"),
+        TokenError::UnexpectedBody { url, reason } => {
+            format!("{url} answered an unexpected body: {reason}")
+        }
+        TokenError::Refused {
+            url,
+            client_id,
+            status,
+            error,
+            description,
+        } => format!("{url} refused client id {client_id}: {status} {error} {description}"),
+    }
 }
 
 /// `GET /v1/… answered 422 Unprocessable Entity: detail` and one line per invalid field,
-/// `  handler.url: must be an absolute http(s) URL`.
-fn describe(method: &str, path: &str, status: u16, body: &[u8]) -> String {
-    let Ok(problem) = serde_json::from_slice::<Problem>(body) else {
-        let text: String = String::from_utf8_lossy(body).chars().take(500).collect();
+/// `  handler.url: must be an absolute http(s) URL`; a body that is not a problem document
+/// (a proxy's error page) is shown as its text.
+fn describe(
+    method: &str,
+    path: &str,
+    status: u16,
+    problem: Option<&Problem>,
+    text: &str,
+) -> String {
+    let Some(problem) = problem else {
         return format!("{method} {path} answered {status}: {}", text.trim());
     };
     let mut out = format!("{method} {path} answered {status} {}", problem.title);
@@ -93,7 +144,7 @@ fn describe(method: &str, path: &str, status: u16, body: &[u8]) -> String {
     if status == 412 {
         out.push_str("\n  it changed since it was read; read it again and retry");
     }
-    if let Some(id) = problem.request_id {
+    if let Some(id) = &problem.request_id {
         out.push_str(&format!("\n  request id: {id}"));
     }
     out

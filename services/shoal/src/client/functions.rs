@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use serde_json::Value;
+use shoal_client::routes;
 
 use super::api::{Api, Call, Precondition};
 use super::failure::{Failure, NOT_FOUND};
 use super::output::{self, Output, cell};
-use super::routes;
 
 #[derive(Debug, Subcommand)]
 pub enum FuncCommand {

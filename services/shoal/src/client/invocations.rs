@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use shoal_client::routes;
 
 use super::api::{Api, Call};
 use super::failure::{API_ERROR, Failure};
 use super::output::{self, Output, cell};
-use super::routes;
 
 #[derive(Debug, Subcommand)]
 pub enum InvocationsCommand {

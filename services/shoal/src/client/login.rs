@@ -5,11 +5,11 @@ use std::io::Read;
 
 use clap::Args;
 
-use super::api::{Api, http_client};
+use super::api::Api;
 use super::failure::{AUTH, Failure};
 use super::output::{self, Output};
 use super::profiles::{Credential, Profile, Profiles};
-use super::session::{bearer, me, parse_url};
+use super::session::{me, parse_url};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("credential").required(true).args(["token", "client_id"])))]
@@ -61,9 +61,8 @@ pub async fn login(args: LoginArgs) -> Result<(), Failure> {
             ));
         }
     };
-    let http = http_client()?;
-    let token = bearer(&http, &url, &credential).await?;
-    let api = Api::new(http, url.clone(), token, String::new());
+    let api = Api::new(url.clone(), credential.clone().into(), String::new())?;
+    api.sign_in().await?;
     let caller = me(&api).await?;
     let tenant = args
         .tenant

@@ -13,7 +13,6 @@ mod operations;
 mod output;
 mod profiles;
 mod project;
-pub mod routes;
 mod send;
 mod session;
 mod settings;

@@ -3,11 +3,11 @@
 
 use clap::{Args, Subcommand};
 use serde_json::json;
+use shoal_client::routes;
 
 use super::api::{Api, Call};
 use super::failure::Failure;
 use super::output::{self, Output, cell};
-use super::routes;
 
 #[derive(Debug, Subcommand)]
 pub enum ScaleCommand {

@@ -50,6 +50,18 @@ pub enum Credential {
     },
 }
 
+impl From<Credential> for shoal_client::Credentials {
+    fn from(credential: Credential) -> shoal_client::Credentials {
+        match credential {
+            Credential::Token { token } => shoal_client::Credentials::Token(token),
+            Credential::ClientSecret {
+                client_id,
+                client_secret,
+            } => shoal_client::Credentials::client_secret(client_id, client_secret),
+        }
+    }
+}
+
 /// The profiles file: under `$XDG_CONFIG_HOME` when it is an absolute path (the XDG base
 /// directory rule), else `$HOME/.config`.
 pub fn path() -> Result<PathBuf, Failure> {

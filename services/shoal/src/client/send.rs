@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use base64::Engine as _;
 use clap::Args;
 use serde_json::{Map, Value, json};
+use shoal_client::routes;
 
 use super::api::{Api, Call};
 use super::failure::Failure;
 use super::output::{self, Output, cell};
-use super::routes;
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("message").required(true).args(["body", "file", "json"])))]

@@ -2,19 +2,13 @@
 //! else the profile `shoal login` saved; the tenant from `--tenant`, else the profile's, else
 //! the one the token belongs to (`GET /v1/me`).
 
-use std::time::Duration;
-
-use serde::Deserialize;
+use shoal_client::routes;
 use url::Url;
 
 use super::Target;
-use super::api::{Api, Call, http_client};
+use super::api::{Api, Call};
 use super::failure::{AUTH, Failure};
 use super::profiles::{Credential, Profiles, path};
-use super::routes;
-
-/// The scope Shoal's token endpoint issues management tokens for.
-const SCOPE: &str = "api://shoal/.default";
 
 /// A client for the command's tenant.
 pub async fn connect(target: &Target) -> Result<Api, Failure> {
@@ -31,13 +25,12 @@ pub async fn connect(target: &Target) -> Result<Api, Failure> {
         return Err(not_logged_in(&target.profile));
     };
     let url = parse_url(&url)?;
-    let http = http_client()?;
-    let token = bearer(&http, &url, &credential).await?;
     let tenant = target
         .tenant
         .clone()
         .or_else(|| profile.and_then(|p| p.tenant));
-    let mut api = Api::new(http, url, token, tenant.unwrap_or_default());
+    let mut api = Api::new(url, credential.into(), tenant.unwrap_or_default())?;
+    api.sign_in().await?;
     if api.tenant.is_empty() {
         api.tenant = token_tenant(&api).await?;
     }
@@ -74,65 +67,6 @@ pub fn parse_url(text: &str) -> Result<Url, Failure> {
         url.set_path(&path);
     }
     Ok(url)
-}
-
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct TokenError {
-    error: String,
-    error_description: String,
-}
-
-/// A bearer token: the one saved, or one issued now for the client credentials.
-pub async fn bearer(
-    http: &reqwest::Client,
-    url: &Url,
-    credential: &Credential,
-) -> Result<String, Failure> {
-    let (client_id, client_secret) = match credential {
-        Credential::Token { token } => return Ok(token.clone()),
-        Credential::ClientSecret {
-            client_id,
-            client_secret,
-        } => (client_id, client_secret),
-    };
-    let endpoint = url
-        .join("oauth2/token")
-        .map_err(|e| Failure::usage(format!("{url}: {e}")))?;
-    let response = http
-        .post(endpoint.clone())
-        .timeout(Duration::from_secs(30))
-        .form(&[
-            ("grant_type", "client_credentials"),
-            ("client_id", client_id.as_str()),
-            ("client_secret", client_secret.as_str()),
-            ("scope", SCOPE),
-        ])
-        .send()
-        .await
-        .map_err(|e| Failure::new(AUTH, format!("cannot reach {endpoint}: {e}")))?;
-    let status = response.status();
-    let body = response.bytes().await.unwrap_or_default();
-    if status.is_success() {
-        return serde_json::from_slice::<TokenResponse>(&body)
-            .map(|t| t.access_token)
-            .map_err(|e| {
-                Failure::new(AUTH, format!("{endpoint} answered an unexpected body: {e}"))
-            });
-    }
-    let error: TokenError = serde_json::from_slice(&body).unwrap_or_default();
-    Err(Failure::new(
-        AUTH,
-        format!(
-            "{endpoint} refused client id {client_id}: {status} {} {}",
-            error.error, error.error_description
-        ),
-    ))
 }
 
 /// Who the token names (`GET /v1/me`).

@@ -8,13 +8,13 @@
 
 use clap::{Args, Subcommand};
 use serde_json::{Map, Value, json};
+use shoal_client::routes;
 use shoal_domain::settings::is_secret_setting;
 
 use super::api::{Api, Call, Precondition};
 use super::failure::{Failure, NOT_FOUND};
 use super::login::from_stdin_if_dash;
 use super::output::{self, Output};
-use super::routes;
 
 #[derive(Debug, Subcommand)]
 pub enum SettingsCommand {

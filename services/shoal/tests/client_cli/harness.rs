@@ -158,6 +158,64 @@ impl Server {
     }
 }
 
+/// `shoal scheduler` and `shoal worker` beside a [`Server`], on its database and key, as a
+/// deployment runs them: the functions the API holds run. Killed (and reaped) when dropped.
+pub struct Roles {
+    children: Vec<Child>,
+}
+
+impl Drop for Roles {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Server {
+    /// A scheduler (a 500 ms tick) and one worker (test timings: a 200 ms refresh and
+    /// heartbeat) reaching loopback destinations, as the tests' Azurite and handlers are.
+    pub fn start_roles(&self) -> Roles {
+        let spawn = |args: &[&str], timings: &[(&str, &str)]| {
+            Command::new(SHOAL)
+                .args(args)
+                .args(["--listen", "127.0.0.1:0"])
+                .env("DATABASE_URL", self.db.url())
+                .env("SHOAL_SECRET_KEY", &self.key)
+                .env("SHOAL_EGRESS_ALLOW", shoal_testkit::EGRESS_ALLOW_LOOPBACK)
+                .env("RUST_LOG", "warn")
+                .envs(timings.iter().copied())
+                .stdout(Stdio::null())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap()
+        };
+        let scheduler = spawn(
+            &[
+                "scheduler",
+                "--name",
+                "s1",
+                "--tick",
+                "500ms",
+                "--lease-ttl",
+                "3s",
+            ],
+            &[],
+        );
+        let worker = spawn(
+            &["worker", "--name", "w1"],
+            &[
+                ("SHOAL_TEST_REFRESH_MS", "200"),
+                ("SHOAL_TEST_HEARTBEAT_MS", "200"),
+            ],
+        );
+        Roles {
+            children: vec![scheduler, worker],
+        }
+    }
+}
+
 /// A user's terminal: the `shoal` binary with its own config directory and no `SHOAL_*`
 /// variables but those a test sets.
 pub struct User {

@@ -11,7 +11,7 @@ use super::harness::{Run, Server, TENANT, User};
 const HANDLER: &str = "http://127.0.0.1:9/api";
 
 /// A copy of the sample project the test may edit.
-fn sample_copy() -> (tempfile::TempDir, PathBuf) {
+pub fn sample_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/client_cli/sample_project");
     copy_dir(&source, dir.path());
@@ -38,7 +38,7 @@ async fn read(server: &Server, below: &str) -> Value {
     server.request(Method::GET, &path, None).await.1
 }
 
-fn path(p: &Path) -> &str {
+pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 

@@ -6,9 +6,9 @@
 use std::fmt::Display;
 
 use serde_json::Value as Json;
+use shoal_client::{Answer, ApiClient, Precondition};
 use tf_provider::Diagnostics;
 
-use crate::client::{ApiClient, Entity, Precondition};
 use crate::problem::{FieldMap, report};
 use crate::resources::{Private, PrivateState};
 
@@ -43,7 +43,7 @@ pub enum Guard {
 
 /// What a read found.
 pub enum Found {
-    Entity(Entity),
+    Entity(Answer),
     /// Deleted outside Terraform: dropping it from state plans its re-creation.
     Gone,
     /// The error is reported; the state stays as it was.
@@ -51,7 +51,7 @@ pub enum Found {
 }
 
 /// The private state that goes with a response: its `ETag`.
-pub fn private(entity: &Entity) -> PrivateState {
+pub fn private(entity: &Answer) -> PrivateState {
     Some(Private {
         etag: entity.etag.clone(),
     })
@@ -74,7 +74,7 @@ pub async fn create(
     target: &Target<'_>,
     body: &Json,
     guard: Guard,
-) -> Option<Entity> {
+) -> Option<Answer> {
     let precondition = match guard {
         Guard::IfNoneMatch => Precondition::Absent,
         Guard::LookFirst => match read(client, diags, target).await {
@@ -117,7 +117,7 @@ pub async fn update(
     target: &Target<'_>,
     body: &Json,
     precondition: &Precondition,
-) -> Option<Entity> {
+) -> Option<Answer> {
     match client.put(&target.path, body, precondition).await {
         Ok(entity) => Some(entity),
         Err(error) => {

@@ -12,7 +12,7 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::ids::ChildId;
+use crate::ids::{ChildId, Collection};
 use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
@@ -31,10 +31,10 @@ pub enum PrincipalKind {
 }
 
 impl PrincipalKind {
-    fn collection(self) -> &'static str {
+    fn collection(self) -> Collection {
         match self {
-            PrincipalKind::UserAssignedIdentity => "identities",
-            PrincipalKind::ServicePrincipal => "servicePrincipals",
+            PrincipalKind::UserAssignedIdentity => Collection::Identities,
+            PrincipalKind::ServicePrincipal => Collection::ServicePrincipals,
         }
     }
 
@@ -268,14 +268,15 @@ impl Resource for PrincipalResource {
     ) -> Option<(PrincipalState, PrivateState)> {
         let client = configured(&self.client, diags)?;
         let id = self.id(&planned, diags)?;
-        // Principals take no body; `If-None-Match: *` keeps an existing one (and its secret)
-        // from being adopted silently.
+        // Principals take no body. The API answers a PUT of an existing one with it (200,
+        // without its secret) and takes no `If-None-Match`, so a read first keeps it from
+        // being adopted silently.
         let entity = crud::create(
             &client,
             diags,
             &self.target(&id),
             &json!({}),
-            Guard::IfNoneMatch,
+            Guard::LookFirst,
         )
         .await?;
         Some((

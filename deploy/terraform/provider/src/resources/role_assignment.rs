@@ -12,14 +12,14 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::ids::ChildId;
+use crate::ids::{ChildId, Collection};
 use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
 use crate::resources::{PrivateState, attribute, attributes, json_string};
 use crate::shared_client::{SharedClient, configured};
 
-const COLLECTION: &str = "roleAssignments";
+const COLLECTION: Collection = Collection::RoleAssignments;
 
 /// The API names the role `roleDefinitionId`; here the argument is `role_definition`, where an
 /// unknown role's error lands. Only the apply can tell: checking at plan time would refuse a
@@ -265,7 +265,8 @@ impl Resource for RoleAssignmentResource {
             "roleDefinitionId": planned.role_definition.as_ref_option(),
             "scope": planned.scope.as_ref_option(),
         });
-        let entity = crud::create(&client, diags, &target(&id), &body, Guard::IfNoneMatch).await?;
+        // The API takes no `If-None-Match` on role assignments: a read first.
+        let entity = crud::create(&client, diags, &target(&id), &body, Guard::LookFirst).await?;
         Some((
             from_api(&entity.body, &id, &planned),
             crud::private(&entity),

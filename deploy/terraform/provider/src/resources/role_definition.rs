@@ -6,6 +6,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
+use shoal_client::Precondition;
 use tf_provider::schema::{
     AttributeConstraint::{Computed, OptionalComputed, Required},
     AttributeType as T, Block, Description, Schema,
@@ -13,8 +14,7 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::Precondition;
-use crate::ids::ChildId;
+use crate::ids::{ChildId, Collection};
 use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;
 use crate::resources::crud::{self, Found, Guard, Target};
@@ -23,7 +23,7 @@ use crate::resources::{
 };
 use crate::shared_client::{SharedClient, configured};
 
-const COLLECTION: &str = "roleDefinitions";
+const COLLECTION: Collection = Collection::RoleDefinitions;
 
 const FIELDS: FieldMap = FieldMap {
     documents: &[],

@@ -4,6 +4,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+use shoal_client::Precondition;
 use tf_provider::schema::{
     AttributeConstraint::{Computed, Optional, OptionalComputed, Required},
     AttributeType as T, Block, Description, Schema,
@@ -11,7 +12,6 @@ use tf_provider::schema::{
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::Precondition;
 use crate::ids::TenantId;
 use crate::names::{NameKind, check_attribute};
 use crate::problem::FieldMap;

@@ -17,11 +17,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
+use shoal_client::routes;
 
 use super::api::{Api, Call, Precondition};
 use super::failure::{API_ERROR, AUTH, Failure, NOT_FOUND};
 use super::output::{self, Output};
-use super::routes;
 use mapping::Note;
 use plan::{Current, Line, Plan, Write};
 

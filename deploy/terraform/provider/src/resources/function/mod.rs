@@ -9,11 +9,11 @@ pub mod dead_letter;
 pub mod model;
 
 use async_trait::async_trait;
+use shoal_client::Precondition;
 use tf_provider::schema::Schema;
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::Precondition;
 use crate::ids::{AppId, FunctionId};
 use crate::names::{NameKind, check_attribute};
 use crate::resources::crud::{self, Found, Guard, Target};

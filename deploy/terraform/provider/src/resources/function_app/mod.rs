@@ -8,11 +8,11 @@ pub mod schema;
 
 use async_trait::async_trait;
 use serde_json::Value as Json;
+use shoal_client::{ApiClient, Precondition, routes};
 use tf_provider::schema::Schema;
 use tf_provider::value::{Value, ValueEmpty};
 use tf_provider::{AttributePath, Diagnostics, Resource};
 
-use crate::client::{ApiClient, Precondition};
 use crate::ids::AppId;
 use crate::json_doc;
 use crate::names::{NameKind, check_attribute};
@@ -72,7 +72,7 @@ async fn settle(
     if unresolved.is_empty() {
         return state;
     }
-    let path = format!("{}/settings/list", id.api_path());
+    let path = routes::LIST_SETTINGS.path(&[&id.tenant, &id.app]);
     match client.post(&path, &serde_json::json!({})).await {
         Ok(raw) => {
             if let (Value::Value(settings), Some(raw)) = (

@@ -1,7 +1,10 @@
-//! Every management API route the client commands call: method, path template, the query
-//! parameters they send and whether they send preconditions. A test (`tests` below) holds this
-//! table against `openapi/openapi.json`, so a renamed route or parameter fails the build's tests
-//! rather than a user's command.
+//! Every management API route the clients call — the `shoal` client commands and the Terraform
+//! provider's resources: method, path template, the query parameters they send and whether they
+//! send preconditions. A test (`tests` below) holds this table against `openapi/openapi.json`,
+//! so a renamed route or parameter fails the build's tests rather than a user's command or a
+//! `terraform apply`.
+
+use crate::transport::encoded_path;
 
 /// One operation of the management API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +39,16 @@ const APP: &str = "/v1/tenants/{tenant}/apps/{app}";
 const FUNCTIONS: &str = "/v1/tenants/{tenant}/apps/{app}/functions";
 const FUNCTION: &str = "/v1/tenants/{tenant}/apps/{app}/functions/{function}";
 
+const TENANT: &str = "/v1/tenants/{tenant}";
+const IDENTITY: &str = "/v1/tenants/{tenant}/identities/{name}";
+const SERVICE_PRINCIPAL: &str = "/v1/tenants/{tenant}/servicePrincipals/{name}";
+const ROLE_ASSIGNMENT: &str = "/v1/tenants/{tenant}/roleAssignments/{id}";
+const ROLE_DEFINITION: &str = "/v1/tenants/{tenant}/roleDefinitions/{role}";
+
 pub const ME: Route = route("GET", "/v1/me");
+pub const GET_TENANT: Route = route("GET", TENANT);
+pub const PUT_TENANT: Route = conditional("PUT", TENANT);
+pub const DELETE_TENANT: Route = route("DELETE", TENANT);
 pub const LIST_APPS: Route = Route {
     query: &["limit", "continuationToken"],
     ..route("GET", APPS)
@@ -88,11 +100,28 @@ pub const SEND: Route = route(
     "/v1/tenants/{tenant}/apps/{app}/functions/{function}/send",
 );
 pub const DIAGNOSTICS: Route = route("GET", "/v1/tenants/{tenant}/apps/{app}/diagnostics");
+// Identities, service principals, role assignments and role definitions take no
+// preconditions: the provider reads before it creates one.
+pub const GET_IDENTITY: Route = route("GET", IDENTITY);
+pub const PUT_IDENTITY: Route = route("PUT", IDENTITY);
+pub const DELETE_IDENTITY: Route = route("DELETE", IDENTITY);
+pub const GET_SERVICE_PRINCIPAL: Route = route("GET", SERVICE_PRINCIPAL);
+pub const PUT_SERVICE_PRINCIPAL: Route = route("PUT", SERVICE_PRINCIPAL);
+pub const DELETE_SERVICE_PRINCIPAL: Route = route("DELETE", SERVICE_PRINCIPAL);
+pub const GET_ROLE_ASSIGNMENT: Route = route("GET", ROLE_ASSIGNMENT);
+pub const PUT_ROLE_ASSIGNMENT: Route = route("PUT", ROLE_ASSIGNMENT);
+pub const DELETE_ROLE_ASSIGNMENT: Route = route("DELETE", ROLE_ASSIGNMENT);
+pub const GET_ROLE_DEFINITION: Route = route("GET", ROLE_DEFINITION);
+pub const PUT_ROLE_DEFINITION: Route = route("PUT", ROLE_DEFINITION);
+pub const DELETE_ROLE_DEFINITION: Route = route("DELETE", ROLE_DEFINITION);
 
 /// Every route above, for the test against the document (a route added above belongs here).
 #[cfg(test)]
 pub const ALL: &[Route] = &[
     ME,
+    GET_TENANT,
+    PUT_TENANT,
+    DELETE_TENANT,
     LIST_APPS,
     GET_APP,
     PUT_APP,
@@ -111,6 +140,18 @@ pub const ALL: &[Route] = &[
     RESUME,
     SEND,
     DIAGNOSTICS,
+    GET_IDENTITY,
+    PUT_IDENTITY,
+    DELETE_IDENTITY,
+    GET_SERVICE_PRINCIPAL,
+    PUT_SERVICE_PRINCIPAL,
+    DELETE_SERVICE_PRINCIPAL,
+    GET_ROLE_ASSIGNMENT,
+    PUT_ROLE_ASSIGNMENT,
+    DELETE_ROLE_ASSIGNMENT,
+    GET_ROLE_DEFINITION,
+    PUT_ROLE_DEFINITION,
+    DELETE_ROLE_DEFINITION,
 ];
 
 impl Route {
@@ -120,6 +161,12 @@ impl Route {
             .split('/')
             .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
             .collect()
+    }
+
+    /// The path with `values` in place of the parameters, in order, each percent-encoded as
+    /// one segment (`/v1/tenants/contoso/apps/a%2Fb`).
+    pub fn path(&self, values: &[impl AsRef<str>]) -> String {
+        encoded_path(&self.segments(values))
     }
 
     /// The path segments with `values` in place of the parameters, in order (each is one

@@ -1,13 +1,13 @@
-//! How the provider authenticates: a bearer token given as is, or a service principal's client
-//! id and secret traded at Shoal's token endpoint (`POST /oauth2/token`, client credentials)
-//! for tokens that are renewed before they expire, so a long apply never runs out of one.
+//! Bearer tokens: one given as is, or a service principal's client id and secret traded at
+//! Shoal's token endpoint (`POST /oauth2/token`, client credentials) for tokens that are
+//! renewed before they expire, so a long Terraform apply never runs out of one.
 
 use std::time::{Duration, Instant};
 
+use reqwest::StatusCode;
 use serde::Deserialize;
 use tokio::sync::Mutex;
-
-use crate::problem::ApiError;
+use url::Url;
 
 /// The scope Shoal's token endpoint issues management tokens for.
 pub const SCOPE: &str = "api://shoal/.default";
@@ -29,15 +29,62 @@ pub struct CachedToken {
     renew_at: Instant,
 }
 
+/// Why the token endpoint gave no token.
+#[derive(Clone, Debug)]
+pub enum TokenError {
+    Unreachable {
+        url: String,
+        reason: String,
+    },
+    /// A success whose body is not a token response.
+    UnexpectedBody {
+        url: String,
+        reason: String,
+    },
+    /// A refusal (a wrong secret, an unknown client id), with the OAuth error it named.
+    Refused {
+        url: String,
+        client_id: String,
+        status: StatusCode,
+        error: String,
+        description: String,
+    },
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenError::Unreachable { url, reason } => write!(f, "POST {url}: {reason}"),
+            TokenError::UnexpectedBody { url, reason } => write!(
+                f,
+                "the token endpoint {url} answered an unexpected body: {reason}"
+            ),
+            TokenError::Refused {
+                url,
+                client_id,
+                status,
+                error,
+                description,
+            } => write!(
+                f,
+                "the token endpoint {url} refused client id {client_id}: {status} {error} \
+                 {description}"
+            ),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct TokenResponse {
     access_token: String,
+    /// Absent, the token is fetched again for every call rather than cached on a guess.
+    #[serde(default)]
     expires_in: u64,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct TokenError {
+struct OAuthError {
     error: String,
     error_description: String,
 }
@@ -63,8 +110,13 @@ impl Credentials {
         }
     }
 
-    /// A bearer token valid for at least [`RENEW_MARGIN`] (or for its whole, shorter, life).
-    pub async fn bearer(&self, http: &reqwest::Client, endpoint: &str) -> Result<String, ApiError> {
+    /// A bearer token valid for at least [`RENEW_MARGIN`] (or for its whole, shorter, life);
+    /// `token_url` is the API's `/oauth2/token`.
+    pub async fn bearer(
+        &self,
+        http: &reqwest::Client,
+        token_url: &Url,
+    ) -> Result<String, TokenError> {
         match self {
             Credentials::Token(token) => Ok(token.clone()),
             Credentials::ClientSecret {
@@ -78,7 +130,7 @@ impl Credentials {
                 {
                     return Ok(token.token.clone());
                 }
-                let issued = request_token(http, endpoint, client_id, client_secret).await?;
+                let issued = request_token(http, token_url, client_id, client_secret).await?;
                 let token = issued.access_token.clone();
                 *cached = Some(CachedToken {
                     token: issued.access_token,
@@ -102,13 +154,17 @@ fn renew_at(issued: Instant, lifetime: Duration) -> Instant {
 
 async fn request_token(
     http: &reqwest::Client,
-    endpoint: &str,
+    url: &Url,
     client_id: &str,
     client_secret: &str,
-) -> Result<TokenResponse, ApiError> {
-    let url = format!("{endpoint}/oauth2/token");
+) -> Result<TokenResponse, TokenError> {
+    let unreachable = |e: reqwest::Error| TokenError::Unreachable {
+        url: url.to_string(),
+        reason: e.to_string(),
+    };
     let response = http
-        .post(&url)
+        .post(url.clone())
+        .timeout(Duration::from_secs(30))
         .form(&[
             ("grant_type", "client_credentials"),
             ("client_id", client_id),
@@ -117,24 +173,23 @@ async fn request_token(
         ])
         .send()
         .await
-        .map_err(|e| ApiError::Transport(format!("POST {url}: {e}")))?;
+        .map_err(unreachable)?;
     let status = response.status();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| ApiError::Transport(format!("POST {url}: {e}")))?;
+    let body = response.bytes().await.map_err(unreachable)?;
     if status.is_success() {
-        return serde_json::from_slice(&body).map_err(|e| {
-            ApiError::Auth(format!(
-                "the token endpoint {url} answered an unexpected body: {e}"
-            ))
+        return serde_json::from_slice(&body).map_err(|e| TokenError::UnexpectedBody {
+            url: url.to_string(),
+            reason: e.to_string(),
         });
     }
-    let error: TokenError = serde_json::from_slice(&body).unwrap_or_default();
-    Err(ApiError::Auth(format!(
-        "the token endpoint {url} refused client id {client_id}: {status} {} {}",
-        error.error, error.error_description
-    )))
+    let error: OAuthError = serde_json::from_slice(&body).unwrap_or_default();
+    Err(TokenError::Refused {
+        url: url.to_string(),
+        client_id: client_id.to_owned(),
+        status,
+        error: error.error,
+        description: error.error_description,
+    })
 }
 
 #[cfg(test)]
