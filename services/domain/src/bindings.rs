@@ -28,7 +28,7 @@ pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
     EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
     KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 pub use trigger_data::{DataShape, check_for_trigger};
 
@@ -48,7 +48,6 @@ pub enum Binding {
     KafkaTrigger(KafkaTriggerBinding),
     Kafka(KafkaOutputBinding),
     CosmosDbTrigger(CosmosDbTriggerBinding),
-    TimerTrigger(TimerTriggerBinding),
     /// A kind described in the table of [`crate::binding_kinds`].
     Kind(KindBinding),
 }
@@ -67,7 +66,7 @@ enum Role {
 }
 
 /// `(type, role)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 12] = [
+const KNOWN_TYPES: [(&str, Role); 11] = [
     ("queueTrigger", Role::Trigger),
     ("queue", Role::Output),
     ("serviceBusTrigger", Role::Trigger),
@@ -79,7 +78,6 @@ const KNOWN_TYPES: [(&str, Role); 12] = [
     ("kafkaTrigger", Role::Trigger),
     ("kafka", Role::Output),
     ("cosmosDBTrigger", Role::NotRunTrigger),
-    ("timerTrigger", Role::Trigger),
 ];
 
 /// The trigger types something in Shoal runs, in table order (the built-in ones, then the
@@ -128,7 +126,6 @@ impl Binding {
             Binding::KafkaTrigger(_) => "kafkaTrigger",
             Binding::Kafka(_) => "kafka",
             Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
-            Binding::TimerTrigger(_) => "timerTrigger",
             Binding::Kind(b) => b.kind().type_name(),
         }
     }
@@ -146,7 +143,6 @@ impl Binding {
             Binding::KafkaTrigger(b) => &b.name,
             Binding::Kafka(b) => &b.name,
             Binding::CosmosDbTrigger(b) => &b.name,
-            Binding::TimerTrigger(b) => &b.name,
             Binding::Kind(b) => b.name(),
         }
     }
@@ -183,8 +179,7 @@ impl Binding {
             Binding::HttpTrigger(_)
             | Binding::Http(_)
             | Binding::KafkaTrigger(_)
-            | Binding::Kafka(_)
-            | Binding::TimerTrigger(_) => None,
+            | Binding::Kafka(_) => None,
             Binding::Kind(b) => b.kind().connection(b.properties()).map(|(_, v)| v),
         };
         connection.filter(|c| !c.is_empty())
@@ -356,7 +351,6 @@ impl Serialize for Binding {
             Binding::KafkaTrigger(b) => tagged!(b),
             Binding::Kafka(b) => tagged!(b),
             Binding::CosmosDbTrigger(b) => tagged!(b),
-            Binding::TimerTrigger(b) => tagged!(b),
             // The properties as written, `name` among them.
             Binding::Kind(b) => tagged!(b.properties()),
         }

@@ -70,15 +70,9 @@ pub const MAX_FAILURES: u32 = 5;
 /// The longest queue name AMQP 0-9-1 allows, in bytes (a `shortstr`).
 const MAX_QUEUE_NAME: usize = 255;
 
-/// How the body is handed over: Azure's `dataType` values (`stream` is read as `binary`
-/// would be by the extension's value provider; Shoal refuses it on outputs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataType {
-    String,
-    Binary,
-    Stream,
-}
+/// How the body is handed over: `stream` is read as `binary` would be by the extension's value
+/// provider; Shoal refuses it on outputs.
+pub use crate::binding_kinds::DataType;
 
 /// The name of the `host.json` section, `extensions.rabbitMQ`.
 pub const HOST_SECTION: &str = "rabbitMQ";
