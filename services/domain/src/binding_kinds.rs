@@ -25,6 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
+use utoipa::openapi::{RefOr, Schema};
 
 use crate::names::BindingName;
 use crate::validation::{Problems, from_json};
@@ -42,6 +43,11 @@ pub trait BindingKind: Send + Sync + 'static {
 
     /// Whether it is a trigger (direction `in`) rather than an output (`out`).
     fn is_trigger(&self) -> bool;
+
+    /// The JSON Schema of its properties, generated from the type [`BindingKind::check`] reads
+    /// them into (`PropertiesSchema::of::<TriggerBinding>()`), for clients that build a binding
+    /// field by field (`bindings::catalog`).
+    fn properties(&self) -> PropertiesSchema;
 
     /// Reads the binding's properties (all but `type` and `direction`) under `prefix`, pushing
     /// every problem; the binding's `name` when they are usable.
@@ -162,6 +168,24 @@ impl DataType {
             DataType::String => "string",
             DataType::Binary => "binary",
             DataType::Stream => "stream",
+        }
+    }
+}
+
+/// A kind's properties schema and the schemas it refers to.
+pub struct PropertiesSchema {
+    pub schema: RefOr<Schema>,
+    pub components: Vec<(String, RefOr<Schema>)>,
+}
+
+impl PropertiesSchema {
+    /// The schema of `T`, the type a binding's properties are read into.
+    pub fn of<T: ToSchema>() -> PropertiesSchema {
+        let mut components = Vec::new();
+        T::schemas(&mut components);
+        PropertiesSchema {
+            schema: T::schema(),
+            components,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! do the dispatch too, but they buffer the input and lose the path of the failing property.)
 //! Problems in different bindings are all reported at once, each with its path.
 
+mod catalog;
 mod checks;
 mod output_names;
 mod properties;
@@ -23,6 +24,7 @@ use crate::names::BindingName;
 use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
+pub use catalog::{BindingType, binding_types};
 pub use output_names::{OutputQueueName, resolved_queue_name};
 pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,

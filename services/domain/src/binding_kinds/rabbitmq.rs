@@ -27,6 +27,7 @@ mod payload;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::names::{BindingName, setting_value};
 
@@ -78,15 +79,19 @@ pub use crate::binding_kinds::DataType;
 pub const HOST_SECTION: &str = "rabbitMQ";
 
 /// `rabbitMQTrigger`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TriggerBinding {
     pub name: BindingName,
     /// The queue consumed; `%Setting%` references are resolved from the app's settings.
     pub queue_name: String,
     /// The app setting holding the AMQP URI (`amqp://user:password@host:5672/vhost`).
+    // Required, but read as optional so that its absence gets the message saying why
+    // (`kinds::common`).
     #[serde(default)]
+    #[schema(required = true, examples("RabbitMQConnection"))]
     pub connection_string_setting: Option<String>,
+    /// Refused when true: Shoal always validates the broker's certificate.
     #[serde(default)]
     pub disable_certificate_validation: bool,
     /// `binary` hands the handler the body in base64; otherwise it is read as UTF-8.
@@ -110,14 +115,17 @@ impl TriggerBinding {
 
 /// `rabbitMQ` (out): publishes the handler's output to a queue through the default exchange,
 /// as the extension's `RabbitMQAsyncCollector` does.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OutputBinding {
     pub name: BindingName,
     /// May hold binding expressions (`orders-{region}`), resolved per invocation.
     pub queue_name: String,
+    /// The app setting holding the AMQP URI, as on the trigger.
     #[serde(default)]
+    #[schema(required = true, examples("RabbitMQConnection"))]
     pub connection_string_setting: Option<String>,
+    /// Refused when true: Shoal always validates the broker's certificate.
     #[serde(default)]
     pub disable_certificate_validation: bool,
     #[serde(default)]

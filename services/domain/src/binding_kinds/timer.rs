@@ -13,9 +13,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use serde_json::{Map, Value};
 
-use crate::binding_kinds::{BindingKind, DataShape, DataType, Finding, KindBinding, read_typed};
+use crate::binding_kinds::{
+    BindingKind, DataShape, DataType, Finding, KindBinding, PropertiesSchema, read_typed,
+};
 use crate::names::BindingName;
 use crate::timer_trigger::{
     Schedule, check_written, occurrences, resolve_schedule, time_zone, use_monitor,
@@ -30,7 +33,7 @@ pub struct Trigger;
 pub const TRIGGER: Trigger = Trigger;
 
 /// `timerTrigger`'s properties.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TriggerBinding {
     pub name: BindingName,
@@ -63,6 +66,10 @@ impl BindingKind for Trigger {
 
     fn is_trigger(&self) -> bool {
         true
+    }
+
+    fn properties(&self) -> PropertiesSchema {
+        PropertiesSchema::of::<TriggerBinding>()
     }
 
     fn check(

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
-    BindingKind, BrokerSource, DataShape, Finding, HostSection, KindBinding, read_section,
+    BindingKind, BrokerSource, DataShape, Finding, HostSection, PropertiesSchema, KindBinding, read_section,
     read_typed, without_credentials,
 };
 use crate::names::BindingName;
@@ -49,6 +49,10 @@ impl BindingKind for Trigger {
 
     fn is_trigger(&self) -> bool {
         true
+    }
+
+    fn properties(&self) -> PropertiesSchema {
+        PropertiesSchema::of::<TriggerBinding>()
     }
 
     fn check(
@@ -167,6 +171,10 @@ impl BindingKind for Output {
 
     fn is_trigger(&self) -> bool {
         false
+    }
+
+    fn properties(&self) -> PropertiesSchema {
+        PropertiesSchema::of::<OutputBinding>()
     }
 
     fn check(
