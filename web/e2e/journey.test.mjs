@@ -1119,6 +1119,51 @@ test("a test message sent from a function's page reaches its handler; a refused 
   await page.close();
 });
 
+/// The views as a visitor sees them on arrival, at a laptop's and a phone's size, for
+/// docs/dashboard/ (`deploy/local/web.sh screenshots` copies them there): the window only
+/// (not the whole page) as JPEG, each checked by axe with no violation of any impact.
+const GALLERY = [
+  ["apps", "/tenants/contoso/apps"],
+  ["app", "/tenants/contoso/apps/orders"],
+  ["functions", "/tenants/contoso/apps/orders/functions"],
+  ["function", "/tenants/contoso/apps/orders/functions/ship"],
+  ["scale", "/tenants/contoso/apps/orders/scale"],
+  ["access", "/tenants/contoso/access"],
+  ["tenants", "/tenants"],
+  ["workers", "/workers"],
+];
+
+async function galleryShot(page, name) {
+  mkdirSync(`${ARTIFACTS}gallery`, { recursive: true });
+  for (const [width, height] of [[1366, 768], [390, 844]]) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: `${ARTIFACTS}gallery/${name}-${width}.jpg`, type: "jpeg", quality: 70 });
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ["violations"] });
+      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    assert.deepEqual(violations, [], `accessibility violations on ${name} at ${width}px`);
+  }
+  await page.setViewportSize({ width: 1366, height: 768 });
+}
+
+test("every view, at both sizes, for the dashboard's documentation", async () => {
+  const page = await context.newPage();
+  await page.goto(shoal.base);
+  await page.getByLabel("Bearer token").waitFor();
+  await galleryShot(page, "signin");
+  await signIn(page, admin);
+  for (const [name, path] of GALLERY) {
+    await page.goto(`${shoal.base}${path}`);
+    await page.locator("main h1").waitFor();
+    // Loaded: nothing says "Loading" any more.
+    await page.waitForFunction(() => !document.querySelector(".loading"));
+    await galleryShot(page, name);
+  }
+  await page.close();
+});
+
 test("an expired or refused token returns to sign-in", async () => {
   const page = await context.newPage();
   await signIn(page, "not-a-token");
