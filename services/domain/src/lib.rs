@@ -37,6 +37,7 @@ pub mod stream_trigger;
 pub mod tenants;
 pub mod timer_trigger;
 pub mod timespan;
+pub mod trace_context;
 pub mod trigger_source;
 pub mod validation;
 pub mod webhook_limits;

@@ -51,7 +51,9 @@ async fn list_size(server: &Server, token: &str, tenant: &str) -> Result<ListSiz
     let mut connection = Connection::open(server.addr(), Some(token)).await?;
     let path = list_path(tenant);
     let gzip = [(ACCEPT_ENCODING, HeaderValue::from_static("gzip"))];
-    let (status, compressed) = connection.send_with(Method::GET, &path, &gzip, None).await?;
+    let (status, compressed) = connection
+        .send_with(Method::GET, &path, &gzip, None)
+        .await?;
     if !status.is_success() {
         bail!("GET {path}: {status}");
     }
