@@ -19,6 +19,10 @@
 
 use std::fmt;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::Value;
+
 /// The only version this implementation writes.
 const VERSION: &str = "00";
 
@@ -148,6 +152,64 @@ impl TraceContext {
         }
         headers
     }
+
+    /// What an output message gets so that its consumer continues this trace, unless the
+    /// handler gave the message a context of its own (`has` says whether a name is set):
+    /// [`TraceContext::headers`], and for Service Bus `Diagnostic-Id` too (`service_bus`),
+    /// which the Azure SDKs and the Functions host read.
+    pub fn for_output(
+        &self,
+        service_bus: bool,
+        has: impl Fn(&str) -> bool,
+    ) -> Vec<(&'static str, String)> {
+        if has("traceparent") || (service_bus && has("Diagnostic-Id")) {
+            return Vec::new();
+        }
+        let mut headers = self.headers();
+        if service_bus {
+            headers.push(("Diagnostic-Id", self.traceparent()));
+        }
+        headers
+    }
+}
+
+/// The context the message of a custom-handler request `body` carries, read from where each
+/// trigger puts the message's properties in `Metadata`: a Service Bus message's
+/// `ApplicationProperties`, a RabbitMQ message's `BasicProperties.Headers`, a Kafka record's
+/// `Headers` (`{Key, Value}` with the value in base64), an Event Hubs event's `Properties`;
+/// for a batch, the first message's, whose trace the batch's invocation continues. None when
+/// the message carries none.
+pub fn of_request(body: &Value) -> Option<TraceContext> {
+    let metadata = &body["Metadata"];
+    let from_object = |object: &Value| {
+        let object = object.as_object()?;
+        TraceContext::extract(|name| object.get(name).and_then(Value::as_str))
+    };
+    from_object(&metadata["ApplicationProperties"])
+        .or_else(|| from_object(&metadata["BasicProperties"]["Headers"]))
+        .or_else(|| kafka_headers(&metadata["Headers"]))
+        .or_else(|| kafka_headers(&metadata["HeadersArray"][0]))
+        .or_else(|| from_object(&metadata["Properties"]))
+        .or_else(|| from_object(&metadata["PropertiesArray"][0]))
+}
+
+/// Kafka headers as the stream trigger's payload writes them.
+fn kafka_headers(headers: &Value) -> Option<TraceContext> {
+    let headers: Vec<(String, String)> = headers
+        .as_array()?
+        .iter()
+        .filter_map(|header| {
+            let key = header["Key"].as_str()?;
+            let value = BASE64.decode(header["Value"].as_str()?).ok()?;
+            Some((key.to_owned(), String::from_utf8(value).ok()?))
+        })
+        .collect();
+    TraceContext::extract(|name| {
+        headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    })
 }
 
 /// Shown as its `traceparent`: ids are not secrets, and a state may be (it is left out).

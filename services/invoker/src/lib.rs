@@ -23,6 +23,7 @@ use std::time::Duration;
 use shoal_domain::egress::{AllowList, Refusal};
 use shoal_domain::invocation::forward::{forwards_request_header, returns_response_header};
 use shoal_domain::invocation::{HandlerResponse, ResponseError};
+use shoal_domain::trace_context::TraceContext;
 use shoal_domain::webhooks::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, WebhookSecret};
 use shoal_egress::{Egress, refusal_in};
 use url::Url;
@@ -60,6 +61,9 @@ pub struct Invocation<'a> {
     pub timeout: Duration,
     /// Output binding names the response may fill.
     pub outputs: &'a [&'a str],
+    /// The attempt's place in its trace: sent as `traceparent` (and `tracestate`), so the
+    /// handler's own spans join the message's trace.
+    pub trace: Option<&'a TraceContext>,
 }
 
 /// One HTTP-triggered invocation's request, from the webhook ingress.
@@ -75,6 +79,8 @@ pub struct HttpInvocation<'a> {
     pub body: Vec<u8>,
     pub timeout: Duration,
     pub outputs: &'a [&'a str],
+    /// The call's place in the caller's trace (`traceparent`, `tracestate`).
+    pub trace: Option<&'a TraceContext>,
 }
 
 /// An HTTP-triggered invocation forwarded as is (`customHandler.enableForwardingHttpRequest`):
@@ -186,11 +192,13 @@ impl Invoker {
     pub async fn invoke(&self, call: Invocation<'_>) -> Result<HandlerResponse, InvocationError> {
         let invocation_id = call.invocation_id.to_string();
         let instance = call.instance.to_string();
-        let headers = [
+        let trace = call.trace.map(TraceContext::headers).unwrap_or_default();
+        let mut headers = vec![
             (HEADER_INVOCATION_ID, invocation_id.as_str()),
             (HEADER_WORKER, call.worker),
             (HEADER_INSTANCE, instance.as_str()),
         ];
+        headers.extend(trace.iter().map(|(name, value)| (*name, value.as_str())));
         let signed = Signed {
             handler: call.handler,
             function: call.function,
@@ -206,10 +214,12 @@ impl Invoker {
         call: HttpInvocation<'_>,
     ) -> Result<HandlerResponse, InvocationError> {
         let invocation_id = call.invocation_id.to_string();
+        let trace = call.trace.map(TraceContext::headers).unwrap_or_default();
         let mut headers = vec![(HEADER_INVOCATION_ID, invocation_id.as_str())];
         if let Some(request_id) = call.request_id {
             headers.push((HEADER_REQUEST_ID, request_id));
         }
+        headers.extend(trace.iter().map(|(name, value)| (*name, value.as_str())));
         let signed = Signed {
             handler: call.handler,
             function: call.function,

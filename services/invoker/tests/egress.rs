@@ -35,6 +35,7 @@ async fn call(invoker: &Invoker, handler: &url::Url) -> Result<(), InvocationErr
             body: b"{}".to_vec(),
             timeout: Duration::from_secs(10),
             outputs: &[],
+            trace: None,
         })
         .await
         .map(|_| ())

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use shoal_domain::egress::{AllowList, EgressPolicy};
+use shoal_domain::trace_context::TraceContext;
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_egress::Egress;
 use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
@@ -27,6 +28,11 @@ async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_reques
     let secret = WebhookSecret::from_bytes(vec![9; 32]).unwrap();
     let id = Uuid::now_v7();
     let body = br#"{"Data":{"req":{"Method":"POST"}},"Metadata":{}}"#.to_vec();
+    let trace = TraceContext::parse(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        Some("vendor=x"),
+    )
+    .unwrap();
     let response = loopback_invoker()
         .invoke_http(HttpInvocation {
             handler: handler.url(),
@@ -37,6 +43,7 @@ async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_reques
             body: body.clone(),
             timeout: Duration::from_secs(5),
             outputs: &["res"],
+            trace: Some(&trace),
         })
         .await
         .unwrap();
@@ -49,6 +56,12 @@ async fn http_invocations_are_signed_with_the_invocation_id_and_carry_the_reques
     assert_eq!(seen.header("x-shoal-invocation-id"), Some(webhook_id));
     assert_eq!(seen.header("x-request-id"), Some("req-123"));
     assert_eq!(seen.header("x-shoal-worker"), None);
+    // The call's place in its trace, for the handler's own spans.
+    assert_eq!(
+        seen.header("traceparent"),
+        Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    );
+    assert_eq!(seen.header("tracestate"), Some("vendor=x"));
     let timestamp: i64 = seen.header("webhook-timestamp").unwrap().parse().unwrap();
     let signature = seen.header("webhook-signature").unwrap();
     assert!(secret.verify(webhook_id, timestamp, &body, signature));
@@ -70,6 +83,7 @@ async fn a_failing_handler_is_a_status_error() {
             body: b"{}".to_vec(),
             timeout: Duration::from_secs(5),
             outputs: &[],
+            trace: None,
         })
         .await
         .unwrap_err();

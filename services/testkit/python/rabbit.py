@@ -8,6 +8,11 @@ would: RABBITMQ_URL names the broker. Prints one JSON document.
   publish-sized <queue> <id> <bytes>     one persistent message of <bytes> bytes ("<id>"
                                           padded with "."), message id <id>
   publish-anon <queue> <body>            one persistent message without a message id
+  publish-traced <queue> <id> <traceparent> <tracestate>
+                                          one persistent message, message id <id>, carrying
+                                          a W3C trace context in its traceparent and
+                                          tracestate headers (as OpenTelemetry's pika
+                                          instrumentation writes them)
   publish-failed <queue> <count> <prefix>
                                           as publish, each with x-ms-rabbitmq-requeuecount 4
                                           (failed four times, as Shoal's listener leaves it)
@@ -87,6 +92,20 @@ def main():
             properties=pika.BasicProperties(delivery_mode=2, message_id=message_id),
         )
         print(json.dumps({"published": message_id, "bytes": len(body)}))
+    elif command == "publish-traced":
+        message_id, traceparent, tracestate = sys.argv[3], sys.argv[4], sys.argv[5]
+        channel.confirm_delivery()
+        channel.basic_publish(
+            exchange="",
+            routing_key=queue,
+            body=message_id.encode(),
+            properties=pika.BasicProperties(
+                delivery_mode=2,
+                message_id=message_id,
+                headers={"traceparent": traceparent, "tracestate": tracestate},
+            ),
+        )
+        print(json.dumps({"published": message_id}))
     elif command == "publish-anon":
         channel.confirm_delivery()
         channel.basic_publish(

@@ -23,6 +23,7 @@ use serde_json::Value;
 use shoal_domain::durable_retry::{self, RetryState};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::invocation::{HandlerResponse, RetryContext};
+use shoal_domain::trace_context::{self, TraceContext};
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_invoker::pressure::HandlerSignal;
 use shoal_invoker::{Invocation, Invoker};
@@ -203,6 +204,9 @@ impl FunctionHost {
         let mut state = retries.from;
         let mut invocation_id = invocation_id;
         let health = &self.breaker.health;
+        // The delivery's span: under the producer's when the message carries its context, a
+        // new trace's root otherwise; each attempt is a span of its own under it.
+        let mut delivery: Option<TraceContext> = None;
         loop {
             if health.unreachable_since().is_some() {
                 // Known down already (unreachable, or failing its health checks): wait until it is
@@ -223,6 +227,11 @@ impl FunctionHost {
             let encoded = serde_json::to_vec(&body).map_err(|e| {
                 Unsettled::Failed(Failure::new(format!("cannot encode the request: {e}")))
             })?;
+            let delivery = delivery.get_or_insert_with(|| match trace_context::of_request(&body) {
+                Some(producer) => producer.child(rand::random()),
+                None => TraceContext::root(rand::random(), rand::random()),
+            });
+            let trace = delivery.child(rand::random());
             let slot = self.slot(hold).await?;
             let seen = health.reach().answers;
             let mut signal = None;
@@ -230,7 +239,7 @@ impl FunctionHost {
             // A partly failed attempt is a failed one for telemetry and the retry policy.
             let attempt = async {
                 match self
-                    .attempt(&webhook_id, invocation_id, &body, encoded, &accept)
+                    .attempt(&webhook_id, invocation_id, &trace, &body, encoded, &accept)
                     .await
                 {
                     Ok(Accepted::Done(accepted)) => Ok(accepted),
@@ -356,6 +365,7 @@ impl FunctionHost {
         &self,
         webhook_id: &str,
         invocation_id: Uuid,
+        trace: &TraceContext,
         request: &Value,
         body: Vec<u8>,
         accept: &impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
@@ -374,6 +384,7 @@ impl FunctionHost {
                 body,
                 timeout: self.timeout,
                 outputs: &outputs,
+                trace: Some(trace),
             })
             .await;
         match response {
@@ -400,6 +411,7 @@ impl FunctionHost {
                 let invocation = outputs::Invocation {
                     request,
                     trigger: &self.trigger,
+                    trace,
                 };
                 match outputs::write(&self.outputs, &response, &self.watcher, &invocation).await {
                     Ok(_) => Ok(accepted),

@@ -32,6 +32,7 @@ use shoal_domain::service_bus_trigger::{
 };
 use shoal_domain::stream_trigger::source::check_topic;
 use shoal_domain::stream_trigger::{stream_output, stream_output_records};
+use shoal_domain::trace_context::TraceContext;
 use shoal_egress::Egress;
 use tokio::sync::{Mutex, OnceCell};
 
@@ -285,6 +286,10 @@ pub fn bind(
 pub struct Invocation<'a> {
     pub request: &'a Value,
     pub trigger: &'a str,
+    /// The attempt's trace context: every message written carries it (Service Bus
+    /// application properties, Kafka and RabbitMQ headers; a Storage queue message has no
+    /// place for it), unless the handler gave the message one of its own.
+    pub trace: &'a TraceContext,
 }
 
 /// Writes every output value of `response`. Returns how many messages were written. Listeners
@@ -307,7 +312,17 @@ pub async fn write(
     let mut service_bus = Vec::new();
     for output in outputs {
         if let (Target::ServiceBus(_), Some(value)) = (&output.target, value_of(output)) {
-            service_bus.push(service_bus_output_messages(&output.binding, value)?);
+            let mut messages = service_bus_output_messages(&output.binding, value)?;
+            for message in &mut messages {
+                let properties = &mut message.application_properties;
+                let added = invocation
+                    .trace
+                    .for_output(true, |name| properties.contains_key(name));
+                for (name, value) in added {
+                    properties.insert(name.to_owned(), Value::String(value));
+                }
+            }
+            service_bus.push(messages);
         }
     }
     // Read only when some output that writes something names its target with expressions.
@@ -378,11 +393,13 @@ pub async fn write(
                 written += messages.len();
             }
             Target::Kind(target) => {
-                written += target.write(name.as_deref(), value).await?;
+                written += target
+                    .write(name.as_deref(), value, invocation.trace)
+                    .await?;
             }
             Target::Stream(target) => {
                 let topic = name.as_deref().unwrap_or(&target.topic);
-                written += target.send(topic, value).await?;
+                written += target.send(topic, value, invocation.trace).await?;
             }
         }
     }
@@ -426,8 +443,22 @@ impl NamedQueues {
 impl StreamOutput {
     /// Produces the records `value` stands for to `topic` (the binding's, or what its name's
     /// expressions resolved to) and waits for every acknowledgement.
-    async fn send(&self, topic: &str, value: &Value) -> Result<usize, OutputWriteError> {
-        let records = stream_output_records(value, self.event_data_form);
+    async fn send(
+        &self,
+        topic: &str,
+        value: &Value,
+        trace: &TraceContext,
+    ) -> Result<usize, OutputWriteError> {
+        let mut records = stream_output_records(value, self.event_data_form);
+        for record in &mut records {
+            let headers = &record.headers;
+            let added = trace.for_output(false, |name| headers.iter().any(|(k, _)| k == name));
+            record.headers.extend(
+                added
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v.into_bytes())),
+            );
+        }
         if records.is_empty() {
             return Ok(0);
         }

@@ -4,21 +4,30 @@
 
 use serde_json::{Map, Value};
 use shoal_domain::invocation::http::{HttpResult, http_response};
+use shoal_domain::trace_context::TraceContext;
 use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
 use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
 use super::errors::HandlerFailure;
 
+/// `caller` is the trace context the caller's request carried (`traceparent`): the handler is
+/// called in a span under it, or at the root of a new trace when there is none (a queued
+/// invocation's caller has gone by then, so it starts one).
 pub async fn deliver(
     invoker: &Invoker,
     app: &HttpApp,
     function: &HttpFunction,
     invocation_id: Uuid,
     request_id: Option<&str>,
+    caller: Option<&TraceContext>,
     payload: Vec<u8>,
 ) -> Result<HttpResult, HandlerFailure> {
     let outputs: Vec<&str> = function.outputs.iter().map(String::as_str).collect();
+    let trace = match caller {
+        Some(caller) => caller.child(rand::random()),
+        None => TraceContext::root(rand::random(), rand::random()),
+    };
     let answer = invoker
         .invoke_http(HttpInvocation {
             handler: &app.handler,
@@ -29,6 +38,7 @@ pub async fn deliver(
             body: payload,
             timeout: app.timeout,
             outputs: &outputs,
+            trace: Some(&trace),
         })
         .await;
     let response = match answer {

@@ -222,6 +222,7 @@ impl Dispatcher {
             &function,
             invocation.id,
             invocation.request_id.as_deref(),
+            None,
             invocation.payload.clone(),
         )
         .await?;

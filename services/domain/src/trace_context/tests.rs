@@ -1,3 +1,4 @@
+use base64::Engine as _;
 use proptest::prelude::*;
 
 use super::*;
@@ -107,6 +108,55 @@ fn a_child_continues_the_trace_under_a_span_of_its_own() {
     assert_eq!(parent.child(0).span_id(), "0000000000000001");
     let root = TraceContext::root(0, 0);
     assert!(TraceContext::parse(&root.traceparent(), None).is_some());
+}
+
+#[test]
+fn a_request_body_gives_the_context_its_trigger_put_in_metadata() {
+    use serde_json::json;
+    let service_bus =
+        json!({"Metadata": {"ApplicationProperties": {"Diagnostic-Id": EXAMPLE, "region": "eu"}}});
+    let rabbit = json!({"Metadata": {"BasicProperties": {"Headers": {"traceparent": EXAMPLE, "tracestate": "a=1"}}}});
+    // base64 of the example and of "a=1".
+    let encoded = base64::engine::general_purpose::STANDARD.encode(EXAMPLE);
+    let kafka = json!({"Metadata": {"Headers": [{"Key": "other", "Value": null}, {"Key": "traceparent", "Value": encoded}]}});
+    let batch =
+        json!({"Metadata": {"HeadersArray": [[{"Key": "traceparent", "Value": encoded}], []]}});
+    for body in [&service_bus, &rabbit, &kafka, &batch] {
+        assert_eq!(
+            of_request(body).map(|c| c.traceparent()),
+            Some(EXAMPLE.to_owned()),
+            "{body}"
+        );
+    }
+    assert_eq!(of_request(&rabbit).unwrap().tracestate(), Some("a=1"));
+    let queue = json!({"Data": {"msg": "x"}, "Metadata": {"Id": "1", "DequeueCount": 1}});
+    assert_eq!(of_request(&queue), None);
+}
+
+#[test]
+fn an_output_continues_the_trace_unless_the_handler_gave_it_a_context() {
+    let context = TraceContext::parse(EXAMPLE, None).unwrap();
+    assert_eq!(
+        context.for_output(true, |_| false),
+        [
+            ("traceparent", EXAMPLE.to_owned()),
+            ("Diagnostic-Id", EXAMPLE.to_owned())
+        ]
+    );
+    assert_eq!(
+        context.for_output(false, |_| false),
+        [("traceparent", EXAMPLE.to_owned())]
+    );
+    assert!(
+        context
+            .for_output(false, |name| name == "traceparent")
+            .is_empty()
+    );
+    assert!(
+        context
+            .for_output(true, |name| name == "Diagnostic-Id")
+            .is_empty()
+    );
 }
 
 proptest! {

@@ -4,6 +4,7 @@
 use futures::future::BoxFuture;
 use serde_json::Value;
 use shoal_domain::binding_kinds::KindBinding;
+use shoal_domain::trace_context::TraceContext;
 
 use crate::config::WorkerConfig;
 use crate::error::OutputWriteError;
@@ -41,11 +42,13 @@ pub trait KindTarget: Send + Sync {
     /// Whether `resolved`, what the name's expressions resolved to, is a valid target name.
     fn check_name(&self, resolved: &str) -> Result<(), String>;
 
-    /// Writes the messages `value` stands for to `name` (None: the bound target); how many.
+    /// Writes the messages `value` stands for to `name` (None: the bound target), each
+    /// carrying `trace` where the service has a place for it; how many.
     fn write<'a>(
         &'a self,
         name: Option<&'a str>,
         value: &'a Value,
+        trace: &'a TraceContext,
     ) -> BoxFuture<'a, Result<usize, OutputWriteError>>;
 }
 

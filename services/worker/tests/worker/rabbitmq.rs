@@ -303,3 +303,60 @@ async fn a_message_without_an_id_keeps_one_idempotency_key_through_its_requeues(
     worker.shut_down().await?;
     Ok(())
 }
+
+/// The trace context a producer put on its message: every handler call continues it under a
+/// span of its own (a retry's attempts are siblings under one delivery), and the message the
+/// output publishes carries the attempt that wrote it as its parent.
+#[tokio::test]
+async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> Result<()> {
+    const PRODUCER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("traced");
+    let out = format!("{queue}-out");
+    pika(&url, &["declare", &queue, &out]).await?;
+    // Fails once, then answers with an output message.
+    fn second_call_succeeds(body: &Value) -> Value {
+        if body["Metadata"]["RetryContext"]["RetryCount"].as_u64() == Some(0) {
+            json!({"retryAfter": "00:00:00.050"})
+        } else {
+            json!({"Outputs": {"copy": "written"}})
+        }
+    }
+    let h = Harness::start(Behaviour::RespondBy(second_call_succeeds)).await?;
+    put_app(&h, &url, json!({})).await?;
+    h.put_function_body(
+        APP,
+        "traced",
+        json!({"bindings": [trigger(&queue),
+            {"type": "rabbitMQ", "direction": "out", "name": "copy", "queueName": out,
+             "connectionStringSetting": "Rabbit"}],
+            "retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:00.050"}}),
+    )
+    .await?;
+    pika(&url, &["publish-traced", &queue, "t-1", PRODUCER, "vendor=abc"]).await?;
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let written = pika(&url, &["get", &out, "1", "30"]).await?;
+    let requests = h.handler.requests();
+    assert_eq!(requests.len(), 2, "one retry, then success");
+    let parents: Vec<&str> = requests
+        .iter()
+        .map(|r| r.headers["traceparent"].to_str().unwrap_or_default())
+        .collect();
+    for parent in &parents {
+        assert_eq!(&parent[..36], &PRODUCER[..36], "the producer's trace: {parent}");
+        assert_ne!(*parent, PRODUCER, "a span of Shoal's own");
+    }
+    assert_ne!(parents[0], parents[1], "each attempt is a span of its own");
+    for request in &requests {
+        assert_eq!(request.headers["tracestate"].to_str()?, "vendor=abc");
+    }
+    let written = written.as_array().cloned().unwrap_or_default();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(
+        written[0]["headers"]["traceparent"], parents[1],
+        "the output's parent is the attempt that wrote it"
+    );
+    worker.shut_down().await?;
+    Ok(())
+}

@@ -38,6 +38,7 @@ use crate::webhooks::catalog::{HttpApp, HttpFunction};
 use crate::webhooks::delivery::deliver;
 use crate::webhooks::errors::WebhookError;
 use crate::webhooks::forward::{forward, passed_through};
+use shoal_domain::trace_context::TraceContext;
 
 /// What `?mode=async` answers with, beside `Location`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -152,12 +153,15 @@ pub async fn invoke(
         enqueue(&state, &app, &function, invocation_id, &payload, request_id).await?;
         return Ok(accepted(invocation_id, status_url));
     }
+    let caller =
+        TraceContext::extract(|name| parts.headers.get(name).and_then(|v| v.to_str().ok()));
     let result = deliver(
         &app.invoker,
         &app,
         &function,
         invocation_id,
         request_id,
+        caller.as_ref(),
         payload,
     )
     .await

@@ -9,6 +9,7 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use shoal_connectors::amqp::lapin::options::BasicPublishOptions;
+use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable};
 use shoal_connectors::amqp::lapin::{BasicProperties, Channel, Connection};
 use shoal_connectors::amqp::{self, AmqpError, Confirms};
 use shoal_domain::binding_kinds::KindBinding;
@@ -17,6 +18,7 @@ use shoal_domain::binding_kinds::rabbitmq::{
     resolve_queue_name,
 };
 use shoal_domain::invocation::queue_output_messages;
+use shoal_domain::trace_context::TraceContext;
 use shoal_egress::Egress;
 use tokio::sync::Mutex;
 
@@ -93,6 +95,7 @@ impl KindTarget for Publisher {
         &'a self,
         name: Option<&'a str>,
         value: &'a Value,
+        trace: &'a TraceContext,
     ) -> BoxFuture<'a, Result<usize, OutputWriteError>> {
         async move {
             let messages = queue_output_messages(value);
@@ -111,7 +114,7 @@ impl KindTarget for Publisher {
             let Some((_, channel)) = held.as_ref() else {
                 return Err("no channel".into());
             };
-            let published = publish(channel, queue, &bodies).await;
+            let published = publish(channel, queue, &bodies, trace).await;
             if published.is_err() {
                 // Made again on the next write.
                 if let Some((connection, _)) = held.take() {
@@ -148,7 +151,13 @@ async fn publish(
     channel: &Channel,
     queue: &str,
     bodies: &[Vec<u8>],
+    trace: &TraceContext,
 ) -> Result<(), OutputWriteError> {
+    // The consumer continues the attempt's trace (the handler's answer names no headers).
+    let mut headers = FieldTable::default();
+    for (name, value) in trace.headers() {
+        headers.insert(name.into(), AMQPValue::LongString(value.into()));
+    }
     let mut confirms = Vec::with_capacity(bodies.len());
     for body in bodies {
         let confirm = channel
@@ -157,7 +166,9 @@ async fn publish(
                 queue.into(),
                 BasicPublishOptions::default(),
                 body,
-                BasicProperties::default().with_delivery_mode(2),
+                BasicProperties::default()
+                    .with_delivery_mode(2)
+                    .with_headers(headers.clone()),
             )
             .await?;
         confirms.push(confirm);
