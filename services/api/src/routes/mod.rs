@@ -13,6 +13,7 @@ pub mod functions;
 pub mod health;
 pub mod identities;
 pub mod identity_endpoint;
+pub mod invocation_log;
 pub mod invocations;
 pub(crate) mod kinds;
 pub mod msi;
