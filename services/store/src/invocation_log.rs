@@ -23,6 +23,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::metrics::{Operation, measured};
+use crate::tenant::act_for;
 use crate::{StoreError, Tx};
 
 pub use search::{Attempt, Cursor, Invocation, Search, SearchPage, search};
@@ -83,16 +84,6 @@ pub struct AttemptRecord {
     /// has one.
     pub payload_preview: Option<String>,
     pub payload_truncated: bool,
-}
-
-/// Row-level security shows only the tenant's rows and accepts only its writes: each tenant's
-/// rows are written with its id set (transaction-local), cleared afterwards.
-async fn act_for(tx: &mut Tx, tenant: &str) -> Result<(), StoreError> {
-    sqlx::query("select set_config('shoal.tenant_id', $1, true)")
-        .bind(tenant)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
 }
 
 /// Adds a flush's attempts to their invocations (in the caller's platform transaction) and

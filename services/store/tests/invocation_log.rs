@@ -10,12 +10,11 @@ use shoal_store::invocation_log::{
     self, AttemptRecord, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Search, SearchPage, Status,
 };
 use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
-use shoal_store::tenants::TenantWrite;
-use shoal_store::{
-    Precondition, TenantId, apps, begin_platform, begin_tenant, commit, functions, tenants,
-};
+use shoal_store::{Precondition, TenantId, begin_platform, begin_tenant, commit, functions};
 use shoal_testkit::ScratchDatabase;
 use uuid::Uuid;
+
+mod support;
 
 struct Fixture {
     pool: sqlx::PgPool,
@@ -29,28 +28,8 @@ async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
     let pool = connect_lazy(db.url(), &PoolConfig::default())?;
     let cipher = Cipher::new(&SecretKey::generate());
     for name in tenant_names {
-        let mut tx = begin_platform(&pool).await?;
-        let write = TenantWrite {
-            display_name: name.to_string(),
-            limits: Default::default(),
-            allow_host_identity: false,
-            egress_allow: Vec::new(),
-        };
-        tenants::put(&mut tx, name, &write, Precondition::None).await?;
-        commit(tx).await?;
-        let id = tenant(name);
+        let id = support::tenant_with_app(&pool, &cipher, name).await?;
         let mut tx = begin_tenant(&pool, &id).await?;
-        let spec = json!({"handler": {"url": "http://h.example"}});
-        apps::put(
-            &mut tx,
-            &id,
-            &cipher,
-            "orders",
-            &spec,
-            &[],
-            Precondition::None,
-        )
-        .await?;
         let function = json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "q"}]});
         functions::put(
             &mut tx,

@@ -19,15 +19,13 @@ use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shoal_domain::invocation_log::{MAX_LOG_BYTES, MAX_PREVIEW_BYTES};
-use shoal_domain::rbac::{Scope, actions};
 use shoal_store::invocation_log::{self, KEPT_ATTEMPTS, KEPT_INVOCATIONS};
-use shoal_store::{TenantId, begin_tenant, functions};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::TAG_FUNCTIONS;
-use crate::access::{Caller, allow};
+use super::{TAG_FUNCTIONS, readable_function};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, Query};
 use crate::state::AppState;
@@ -136,17 +134,8 @@ pub async fn search_invocation_log(
     FunctionPath(tenant, app, function): FunctionPath,
     Query(query): Query<InvocationLogQuery>,
 ) -> Result<Json<InvocationLog>, ApiError> {
-    allow(
-        &state.pool,
-        &caller,
-        actions::FUNCTIONS_READ,
-        &Scope::function(&tenant, &app, &function),
-    )
-    .await?;
+    let (id, mut tx) = readable_function(&state, &caller, tenant, &app, &function).await?;
     let search = query.search()?;
-    let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
     let page =
         invocation_log::search(&mut tx, &id, app.as_str(), function.as_str(), &search).await?;
     shoal_store::commit(tx).await?;

@@ -266,6 +266,22 @@ impl TestApp {
         );
     }
 
+    /// A tenant with one app and its queue-triggered function, for tests of what the
+    /// function did.
+    pub async fn with_function(&self, tenant: &str, app: &str, function: &str) {
+        self.with_app(tenant, app).await;
+        let put = self
+            .admin(
+                Method::PUT,
+                &format!("/v1/tenants/{tenant}/apps/{app}/functions/{function}"),
+            )
+            .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": app}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+    }
+
     /// A tenant with one app, for tests about something else.
     pub async fn with_app(&self, tenant: &str, app: &str) {
         assert_eq!(self.put_tenant(tenant).await.status(), StatusCode::CREATED);

@@ -14,14 +14,7 @@ use crate::helpers::{TestApp, problem};
 const PATH: &str = "/v1/tenants/contoso/apps/orders/functions/ship/invocationLog";
 
 async fn with_function(app: &TestApp) {
-    app.with_app("contoso", "orders").await;
-    let put = app
-        .admin(Method::PUT, "/v1/tenants/contoso/apps/orders/functions/ship")
-        .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), StatusCode::CREATED);
+    app.with_function("contoso", "orders", "ship").await;
 }
 
 fn attempt(key: &str, seconds_ago: i64, status: Status) -> AttemptRecord {
