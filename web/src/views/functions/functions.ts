@@ -11,6 +11,7 @@ import { h, link, replace } from "../../dom";
 import { createRefused, placeErrors, type FieldError } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
+import { explorerSection } from "../explorer/explorer";
 import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
 import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } from "./document";
@@ -69,6 +70,7 @@ export async function renderFunctions(
         : null,
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
+    current ? explorerSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
 }
