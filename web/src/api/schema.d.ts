@@ -903,6 +903,11 @@ export interface components {
             /** @description The catalog's data actions this assignment allows there. */
             dataActions: string[];
         };
+        /**
+         * @description How an attempt ended; an invocation's is its latest attempt's.
+         * @enum {string}
+         */
+        AttemptStatus: "succeeded" | "failed";
         AuditEntryView: {
             /** Format: int64 */
             id: number;
@@ -1910,8 +1915,7 @@ export interface components {
             worker: string;
             /** Format: int64 */
             durationMs: number;
-            /** @description `succeeded` or `failed`. */
-            status: string;
+            status: components["schemas"]["AttemptStatus"];
             error?: string | null;
             /** @description The handler's `Logs`, when it answered. */
             logs: string[];
@@ -1926,8 +1930,8 @@ export interface components {
             startedAt: string;
             /** Format: date-time */
             lastAttemptAt: string;
-            /** @description `succeeded` or `failed`: the latest attempt's. */
-            status: string;
+            /** @description The latest attempt's. */
+            status: components["schemas"]["AttemptStatus"];
             /**
              * Format: int32
              * @description Every attempt made, also those no longer kept.
@@ -4695,10 +4699,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description `succeeded` or `failed`: the invocation's latest attempt.
+                 * @description The invocation's latest attempt's status. Read as text so a bad value gets our 422.
                  * @example failed
                  */
-                status?: string;
+                status?: components["schemas"]["AttemptStatus"];
                 /**
                  * @description The source's message id (queue `Id`, Service Bus `MessageId`), or the delivery's
                  *     `webhook-id` for triggers without one.

@@ -19,7 +19,7 @@ use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shoal_domain::invocation_log::{MAX_LOG_BYTES, MAX_PREVIEW_BYTES};
-use shoal_store::invocation_log::{self, KEPT_ATTEMPTS, KEPT_INVOCATIONS};
+use shoal_store::invocation_log::{self, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Status};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -58,6 +58,23 @@ pub struct Retention {
     pub max_log_bytes: usize,
 }
 
+/// How an attempt ended; an invocation's is its latest attempt's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum AttemptStatus {
+    Succeeded,
+    Failed,
+}
+
+impl From<Status> for AttemptStatus {
+    fn from(status: Status) -> Self {
+        match status {
+            Status::Succeeded => AttemptStatus::Succeeded,
+            Status::Failed => AttemptStatus::Failed,
+        }
+    }
+}
+
 /// One delivery of a message (or event, or occurrence) to the handler, with its attempts.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -69,8 +86,8 @@ pub struct LoggedInvocation {
     pub message_id: Option<String>,
     pub started_at: DateTime<Utc>,
     pub last_attempt_at: DateTime<Utc>,
-    /// `succeeded` or `failed`: the latest attempt's.
-    pub status: String,
+    /// The latest attempt's.
+    pub status: AttemptStatus,
     /// Every attempt made, also those no longer kept.
     pub attempt_count: i32,
     /// The trigger's data as the handler got it (text, or JSON as text), cut short.
@@ -96,8 +113,7 @@ pub struct LoggedAttempt {
     pub delivery_count: Option<i64>,
     pub worker: String,
     pub duration_ms: i64,
-    /// `succeeded` or `failed`.
-    pub status: String,
+    pub status: AttemptStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The handler's `Logs`, when it answered.
@@ -157,7 +173,7 @@ fn logged(i: invocation_log::Invocation) -> LoggedInvocation {
         message_id: i.message_id,
         started_at: i.started_at,
         last_attempt_at: i.last_at,
-        status: i.status.as_str().to_owned(),
+        status: i.status.into(),
         attempt_count: i.attempt_count,
         payload: i.payload_preview,
         payload_truncated: i.payload_truncated,
@@ -171,7 +187,7 @@ fn logged(i: invocation_log::Invocation) -> LoggedInvocation {
                 delivery_count: a.delivery_count,
                 worker: a.worker,
                 duration_ms: a.duration_ms,
-                status: a.status.as_str().to_owned(),
+                status: a.status.into(),
                 error: a.error,
                 logs: a.logs,
             })

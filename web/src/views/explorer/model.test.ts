@@ -85,7 +85,7 @@ describe("live tail", () => {
     expect(added).toBe(1);
   });
   it("replaces an invocation seen again with its new attempts", () => {
-    const retried = { ...b, status: "failed", attemptCount: 2 };
+    const retried: Invocation = { ...b, status: "failed", attemptCount: 2 };
     const { items, added } = mergeTail([b, a], [retried, a]);
     expect(items[0]).toBe(retried);
     expect(items).toHaveLength(2);
@@ -106,7 +106,7 @@ describe("words", () => {
       retryCount: 0,
       worker: "w",
       durationMs: 1,
-      status: "failed",
+      status: "failed" as const,
       logs: [],
     };
     expect(attemptsLabel(inv("a", "2026-11-24T10:00:00Z", { attempts: [attempt] }))).toBe("1 attempt");

@@ -56,7 +56,7 @@ export function filterProblems(filters: Filters): FieldProblem[] {
 }
 
 export interface LogQuery {
-  status?: string;
+  status?: Exclude<StatusFilter, "">;
   messageId?: string;
   invocationId?: string;
   from?: string;

@@ -19,8 +19,8 @@ const MAX_MESSAGE_ID: usize = 1024;
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct InvocationLogQuery {
-    /// `succeeded` or `failed`: the invocation's latest attempt.
-    #[param(example = "failed")]
+    /// The invocation's latest attempt's status. Read as text so a bad value gets our 422.
+    #[param(value_type = Option<super::AttemptStatus>, example = "failed")]
     pub status: Option<String>,
     /// The source's message id (queue `Id`, Service Bus `MessageId`), or the delivery's
     /// `webhook-id` for triggers without one.
