@@ -56,21 +56,62 @@ pub fn facts_of(body: &Value, trigger: &str) -> RequestFacts {
 }
 
 /// A string as it is, anything else as compact JSON (an HTTP request without its headers),
-/// cut to [`MAX_PREVIEW_BYTES`] on a character boundary.
+/// cut to [`MAX_PREVIEW_BYTES`] on a character boundary. Runs for every attempt, so a large
+/// payload costs only the bytes kept: the string is cut before it is copied, the JSON written
+/// no further than the cut.
 pub fn preview(data: &Value) -> Preview {
-    let text = match data {
-        Value::String(s) => s.clone(),
+    match data {
+        Value::String(s) => Preview {
+            text: cut(s, MAX_PREVIEW_BYTES).to_owned(),
+            truncated: s.len() > MAX_PREVIEW_BYTES,
+        },
         Value::Object(map) if map.contains_key("Headers") => {
-            let mut map = map.clone();
-            map.remove("Headers");
-            Value::Object(map).to_string()
+            let without: serde_json::Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| k.as_str() != "Headers")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            json_preview(&Value::Object(without))
         }
-        other => other.to_string(),
+        other => json_preview(other),
+    }
+}
+
+/// `value` as compact JSON, written up to one byte past [`MAX_PREVIEW_BYTES`] and no further.
+fn json_preview(value: &Value) -> Preview {
+    let mut out = Bounded(Vec::with_capacity(256));
+    // Stopping early is the point: the error only says the bound was reached.
+    let _ = serde_json::to_writer(&mut out, value);
+    let bytes = out.0;
+    let truncated = bytes.len() > MAX_PREVIEW_BYTES;
+    let kept = &bytes[..bytes.len().min(MAX_PREVIEW_BYTES)];
+    // JSON text is UTF-8; the bound may have split a character, which is left out.
+    let text = match std::str::from_utf8(kept) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&kept[..e.valid_up_to()]).unwrap_or_default(),
     };
-    let truncated = text.len() > MAX_PREVIEW_BYTES;
     Preview {
-        text: cut(&text, MAX_PREVIEW_BYTES).to_owned(),
+        text: text.to_owned(),
         truncated,
+    }
+}
+
+/// A writer that takes [`MAX_PREVIEW_BYTES`] + 1 bytes, then refuses.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = (MAX_PREVIEW_BYTES + 1).saturating_sub(self.0.len());
+        if room == 0 {
+            return Err(std::io::Error::other("preview bound reached"));
+        }
+        let n = buf.len().min(room);
+        self.0.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -150,7 +191,19 @@ mod tests {
             !shown.contains("s3cret") && shown.contains("\"Body\":\"b\""),
             "{shown}"
         );
-        assert_eq!(preview(&json!({"a": [1, 2]})).text, r#"{"a":[1,2]}"#);
+        assert_eq!(
+            preview(&json!({"a": [1, 2]})),
+            Preview {
+                text: r#"{"a":[1,2]}"#.into(),
+                truncated: false
+            }
+        );
+        // JSON larger than the bound is written only as far as it, and cut on a character.
+        let big = json!({"items": vec!["é"; MAX_PREVIEW_BYTES]});
+        let shown = preview(&big);
+        assert!(shown.truncated);
+        assert!(shown.text.len() <= MAX_PREVIEW_BYTES && shown.text.len() > MAX_PREVIEW_BYTES - 4);
+        assert!(big.to_string().starts_with(&shown.text));
         // "é" is two bytes: the cut never splits it.
         let long = "é".repeat(MAX_PREVIEW_BYTES);
         let cut = preview(&Value::String(long));
