@@ -158,6 +158,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::roles::router())
         .merge(routes::audit::router())
         .merge(routes::caller::router())
+        .merge(routes::binding_types::router())
         .merge(routes::access_check::router())
 }
 

@@ -70,6 +70,9 @@ pub enum AmqpError {
 }
 
 impl AmqpError {
+    /// Every label [`AmqpError::label`] returns.
+    pub const LABELS: [&'static str; 4] = ["egress_refused", "uri", "timeout", "broker"];
+
     /// A stable label for metrics.
     pub fn label(&self) -> &'static str {
         match self {

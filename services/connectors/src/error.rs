@@ -40,6 +40,32 @@ pub enum QueueError {
 }
 
 impl QueueError {
+    /// Every label [`QueueError::label`] returns.
+    pub const LABELS: [&'static str; 8] = [
+        "queue_not_found",
+        "entity_not_found",
+        "message_not_found",
+        "unauthorized",
+        "unavailable",
+        "tls",
+        "invalid_connection",
+        "other",
+    ];
+
+    /// A stable label for metrics, one per variant.
+    pub fn label(&self) -> &'static str {
+        match self {
+            QueueError::QueueNotFound { .. } => "queue_not_found",
+            QueueError::EntityNotFound { .. } => "entity_not_found",
+            QueueError::MessageNotFound { .. } => "message_not_found",
+            QueueError::Unauthorized(_) => "unauthorized",
+            QueueError::Unavailable(_) => "unavailable",
+            QueueError::Tls(_) => "tls",
+            QueueError::InvalidConnection(_) => "invalid_connection",
+            QueueError::Other(_) => "other",
+        }
+    }
+
     /// Whether retrying the same call later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
         matches!(self, QueueError::Unavailable(_))

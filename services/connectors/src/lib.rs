@@ -19,6 +19,7 @@
 pub mod amqp;
 mod credentials;
 mod error;
+mod failure;
 pub mod kafka;
 mod queues;
 mod sas;
@@ -28,6 +29,7 @@ mod transport;
 
 pub use credentials::{AssertionSource, SignIn, TokenHealth};
 pub use error::QueueError;
+pub use failure::ConnectorError;
 pub use queues::{PeekedMessage, Queue, QueueMessage, Receipt, StorageQueues};
 pub use service_bus::{
     MessageReceiver, MessageSender, PeekedServiceBusMessage, Received, SERVICE_BUS_SCOPE,

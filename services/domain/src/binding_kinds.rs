@@ -13,23 +13,28 @@
 //! whole host configuration, and answers in the plain types defined here.
 //!
 //! The kinds Shoal had before this table (Storage queues, Service Bus, Kafka and Event Hubs,
-//! HTTP, timers) are still variants of [`Binding`] with their own arms; a kind here is a
-//! [`Binding::Kind`], whose properties are kept as written (checked by the kind when read)
-//! and read into the kind's own types where they are used.
+//! HTTP) are still variants of [`Binding`] with their own arms; a kind here (`timerTrigger`,
+//! RabbitMQ) is a [`Binding::Kind`], whose properties are kept as written (checked by the kind
+//! when read) and read into the kind's own types where they are used.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
+use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use utoipa::openapi::{RefOr, Schema};
 
 use crate::names::BindingName;
 use crate::validation::{Problems, from_json};
 
 pub mod rabbitmq;
+pub mod timer;
 
 /// Every kind described here, in the order error messages list them.
-const KINDS: &[&dyn BindingKind] = &[&rabbitmq::TRIGGER, &rabbitmq::OUTPUT];
+const KINDS: &[&dyn BindingKind] = &[&timer::TRIGGER, &rabbitmq::TRIGGER, &rabbitmq::OUTPUT];
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {
@@ -38,6 +43,11 @@ pub trait BindingKind: Send + Sync + 'static {
 
     /// Whether it is a trigger (direction `in`) rather than an output (`out`).
     fn is_trigger(&self) -> bool;
+
+    /// The JSON Schema of its properties, generated from the type [`BindingKind::check`] reads
+    /// them into (`PropertiesSchema::of::<TriggerBinding>()`), for clients that build a binding
+    /// field by field (`bindings::catalog`).
+    fn properties(&self) -> PropertiesSchema;
 
     /// Reads the binding's properties (all but `type` and `direction`) under `prefix`, pushing
     /// every problem; the binding's `name` when they are usable.
@@ -92,6 +102,13 @@ pub trait BindingKind: Send + Sync + 'static {
         None
     }
 
+    /// Whether a running app needs an instance for this trigger whatever its backlog: a
+    /// trigger whose listener starts the work itself (a timer, whose occurrences come whether
+    /// or not anything is queued) keeps its app at one instance at least.
+    fn needs_an_instance(&self) -> bool {
+        false
+    }
+
     /// Where a trigger's finally failed messages go, in the words of the error that refuses a
     /// `deadLetter` setting on its function.
     fn failed_messages(&self) -> &'static str {
@@ -103,15 +120,73 @@ pub trait BindingKind: Send + Sync + 'static {
         None
     }
 
-    /// What diagnostics say of the binding beyond its connection: `(subject, outcome)` pairs,
-    /// each `Ok(detail)` or `Err(problem)`.
+    /// What diagnostics say of the binding beyond its connection, as of `now`: a finding per
+    /// subject.
     fn diagnose(
         &self,
         _binding: &KindBinding,
         _settings: &BTreeMap<String, String>,
         _section: Option<&Value>,
-    ) -> Vec<(&'static str, Result<String, String>)> {
+        _now: DateTime<Utc>,
+    ) -> Vec<(&'static str, Finding)> {
         Vec::new()
+    }
+}
+
+/// What diagnostics say of one subject of a binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    Ok(String),
+    /// Works, but not as the tenant most likely intends.
+    Warning(String),
+    Error(String),
+}
+
+impl From<Result<String, String>> for Finding {
+    fn from(outcome: Result<String, String>) -> Finding {
+        match outcome {
+            Ok(detail) => Finding::Ok(detail),
+            Err(problem) => Finding::Error(problem),
+        }
+    }
+}
+
+/// How the payload is handed to the handler: Azure's `dataType` values, shared by every kind
+/// that reads one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DataType {
+    String,
+    Binary,
+    Stream,
+}
+
+impl DataType {
+    /// As written in `function.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataType::String => "string",
+            DataType::Binary => "binary",
+            DataType::Stream => "stream",
+        }
+    }
+}
+
+/// A kind's properties schema and the schemas it refers to.
+pub struct PropertiesSchema {
+    pub schema: RefOr<Schema>,
+    pub components: Vec<(String, RefOr<Schema>)>,
+}
+
+impl PropertiesSchema {
+    /// The schema of `T`, the type a binding's properties are read into.
+    pub fn of<T: ToSchema>() -> PropertiesSchema {
+        let mut components = Vec::new();
+        T::schemas(&mut components);
+        PropertiesSchema {
+            schema: T::schema(),
+            components,
+        }
     }
 }
 

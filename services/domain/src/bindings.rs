@@ -5,6 +5,7 @@
 //! do the dispatch too, but they buffer the input and lose the path of the failing property.)
 //! Problems in different bindings are all reported at once, each with its path.
 
+mod catalog;
 mod checks;
 mod output_names;
 mod properties;
@@ -23,12 +24,13 @@ use crate::names::BindingName;
 use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
+pub use catalog::{BindingType, binding_types};
 pub use output_names::{OutputQueueName, resolved_queue_name};
 pub use properties::{
     AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
     EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
     KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 pub use trigger_data::{DataShape, check_for_trigger};
 
@@ -48,7 +50,6 @@ pub enum Binding {
     KafkaTrigger(KafkaTriggerBinding),
     Kafka(KafkaOutputBinding),
     CosmosDbTrigger(CosmosDbTriggerBinding),
-    TimerTrigger(TimerTriggerBinding),
     /// A kind described in the table of [`crate::binding_kinds`].
     Kind(KindBinding),
 }
@@ -67,7 +68,7 @@ enum Role {
 }
 
 /// `(type, role)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 12] = [
+const KNOWN_TYPES: [(&str, Role); 11] = [
     ("queueTrigger", Role::Trigger),
     ("queue", Role::Output),
     ("serviceBusTrigger", Role::Trigger),
@@ -79,7 +80,6 @@ const KNOWN_TYPES: [(&str, Role); 12] = [
     ("kafkaTrigger", Role::Trigger),
     ("kafka", Role::Output),
     ("cosmosDBTrigger", Role::NotRunTrigger),
-    ("timerTrigger", Role::Trigger),
 ];
 
 /// The trigger types something in Shoal runs, in table order (the built-in ones, then the
@@ -128,7 +128,6 @@ impl Binding {
             Binding::KafkaTrigger(_) => "kafkaTrigger",
             Binding::Kafka(_) => "kafka",
             Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
-            Binding::TimerTrigger(_) => "timerTrigger",
             Binding::Kind(b) => b.kind().type_name(),
         }
     }
@@ -146,7 +145,6 @@ impl Binding {
             Binding::KafkaTrigger(b) => &b.name,
             Binding::Kafka(b) => &b.name,
             Binding::CosmosDbTrigger(b) => &b.name,
-            Binding::TimerTrigger(b) => &b.name,
             Binding::Kind(b) => b.name(),
         }
     }
@@ -183,8 +181,7 @@ impl Binding {
             Binding::HttpTrigger(_)
             | Binding::Http(_)
             | Binding::KafkaTrigger(_)
-            | Binding::Kafka(_)
-            | Binding::TimerTrigger(_) => None,
+            | Binding::Kafka(_) => None,
             Binding::Kind(b) => b.kind().connection(b.properties()).map(|(_, v)| v),
         };
         connection.filter(|c| !c.is_empty())
@@ -356,7 +353,6 @@ impl Serialize for Binding {
             Binding::KafkaTrigger(b) => tagged!(b),
             Binding::Kafka(b) => tagged!(b),
             Binding::CosmosDbTrigger(b) => tagged!(b),
-            Binding::TimerTrigger(b) => tagged!(b),
             // The properties as written, `name` among them.
             Binding::Kind(b) => tagged!(b.properties()),
         }

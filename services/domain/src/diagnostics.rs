@@ -11,18 +11,19 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::bindings::{Binding, TimerTriggerBinding};
+use crate::binding_kinds::Finding;
+use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
 use crate::queue_trigger::{NoPoisonQueue, poison_queue_name, trigger_queue_name};
 use crate::stream_trigger::{stream_output, stream_source};
-use crate::timer_trigger;
 
 pub mod sign_in;
 
@@ -114,11 +115,23 @@ fn poison_queue_check(
     }
 }
 
+/// The checks of one function's configuration, as of now (a timer says when it runs next).
 pub fn check_function(
     function: &str,
     spec: &FunctionSpec,
     settings: &BTreeMap<String, String>,
     host: &HostConfig,
+) -> Vec<Check> {
+    check_function_at(function, spec, settings, host, Utc::now())
+}
+
+/// [`check_function`] as of `now`.
+pub fn check_function_at(
+    function: &str,
+    spec: &FunctionSpec,
+    settings: &BTreeMap<String, String>,
+    host: &HostConfig,
+    now: DateTime<Utc>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     let check = |binding: &Binding, subject: &str, status: CheckStatus, detail: String| Check {
@@ -216,21 +229,19 @@ pub fn check_function(
                 Err(message) => check(binding, "stream", CheckStatus::Error, message),
             });
         }
-        if let Binding::TimerTrigger(timer) = binding {
-            checks.push(timer_check(timer, settings, |status, detail| {
-                check(binding, "schedule", status, detail)
-            }));
-        }
         // A kind of `binding_kinds` says what it checks itself.
         if let Binding::Kind(kind) = binding {
             let section = kind
                 .kind()
                 .host_section()
                 .and_then(|s| host.extensions.kinds.get(s.name));
-            for (subject, outcome) in kind.kind().diagnose(kind, settings, section) {
-                checks.push(match outcome {
-                    Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
-                    Err(message) => check(binding, subject, CheckStatus::Error, message),
+            for (subject, finding) in kind.kind().diagnose(kind, settings, section, now) {
+                checks.push(match finding {
+                    Finding::Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
+                    Finding::Warning(detail) => {
+                        check(binding, subject, CheckStatus::Warning, detail)
+                    }
+                    Finding::Error(problem) => check(binding, subject, CheckStatus::Error, problem),
                 });
             }
         }
@@ -270,42 +281,6 @@ pub fn check_function(
         });
     }
     checks
-}
-
-/// A timer's schedule and time zone, resolved as its listener resolves them, and whether its
-/// schedule status is kept.
-fn timer_check(
-    timer: &TimerTriggerBinding,
-    settings: &BTreeMap<String, String>,
-    check: impl Fn(CheckStatus, String) -> Check,
-) -> Check {
-    let schedule = match timer_trigger::resolve_schedule(&timer.schedule, settings) {
-        Ok(schedule) => schedule,
-        Err(message) => return check(CheckStatus::Error, message),
-    };
-    let zone = match timer_trigger::time_zone(settings) {
-        Ok(zone) => zone,
-        Err(message) => return check(CheckStatus::Error, message),
-    };
-    let runs = format!("runs on {schedule} in {}", zone.name());
-    if timer_trigger::use_monitor(timer.use_monitor, &schedule) {
-        check(
-            CheckStatus::Ok,
-            format!("{runs}; an occurrence missed while down runs once when back"),
-        )
-    } else if timer.use_monitor == Some(true) {
-        check(
-            CheckStatus::Warning,
-            format!(
-                "{runs}; useMonitor is true, but a schedule that runs more than once a minute is not monitored (as in Azure), so missed occurrences are not run"
-            ),
-        )
-    } else {
-        check(
-            CheckStatus::Ok,
-            format!("{runs}; no status is kept, so missed occurrences are not run"),
-        )
-    }
 }
 
 /// The checks for the app's written `hostConfig` (already validated): one `noEffect` check
@@ -491,6 +466,47 @@ mod tests {
         let (status, detail) = schedule_check(every_second, &[]);
         assert_eq!(status, CheckStatus::Warning);
         assert!(detail.contains("is not monitored"), "{detail}");
+    }
+
+    #[test]
+    fn a_timer_lists_its_next_occurrences_in_the_apps_time_zone() {
+        let spec = function(json!([
+            {"type": "timerTrigger", "direction": "in", "name": "t", "schedule": "0 30 9 * * 1-5", "dataType": "binary"}
+        ]));
+        let settings =
+            BTreeMap::from([("WEBSITE_TIME_ZONE".to_owned(), "Europe/Berlin".to_owned())]);
+        // Friday 2026-03-27 12:00 UTC; Berlin moves to summer time on Sunday the 29th.
+        let now = "2026-03-27T12:00:00Z".parse().unwrap();
+        let checks = check_function_at("f", &spec, &settings, &HostConfig::default(), now);
+        let found = |subject: &str| {
+            let check = checks.iter().find(|c| c.subject == subject);
+            let check = check.unwrap_or_else(|| panic!("no {subject} check in {checks:?}"));
+            (check.status, check.detail.as_str())
+        };
+        assert_eq!(
+            found("occurrences"),
+            (
+                CheckStatus::Ok,
+                "next: 2026-03-30 09:30:00 +02:00, 2026-03-31 09:30:00 +02:00, 2026-04-01 09:30:00 +02:00"
+            )
+        );
+        // A dataType is accepted as Azure accepts it, and said to do nothing.
+        assert_eq!(
+            found("dataType"),
+            (
+                CheckStatus::Warning,
+                "dataType binary has no effect: a timer's value is always its schedule status"
+            )
+        );
+        // A schedule that does not resolve lists no occurrences; its schedule check says why.
+        let unresolved = function(json!([
+            {"type": "timerTrigger", "direction": "in", "name": "t", "schedule": "%Nightly%"}
+        ]));
+        let checks = check_function_at("f", &unresolved, &settings, &HostConfig::default(), now);
+        assert!(
+            checks.iter().all(|c| c.subject != "occurrences"),
+            "{checks:?}"
+        );
     }
 
     #[test]

@@ -261,7 +261,6 @@ fn own_dead_letter(trigger: &Binding) -> &'static str {
     match trigger {
         Binding::QueueTrigger(_) => "the poison queue <queue>-poison",
         Binding::ServiceBusTrigger(_) => "the entity's dead-letter queue",
-        Binding::TimerTrigger(_) => "its retry policy, then its next occurrence",
         Binding::Kind(b) => b.kind().failed_messages(),
         _ => "its caller gets the handler's answer",
     }

@@ -84,9 +84,12 @@ mod tests {
                 "Rabbit: 10.0.0.1 is refused",
             ),
             (
-                ConnectionError::Client("bad key".into()).into(),
+                ConnectionError::Client(
+                    shoal_connectors::QueueError::InvalidConnection("bad key".into()).into(),
+                )
+                .into(),
                 "connection_client",
-                "bad key",
+                "invalid connection: bad key",
             ),
             (
                 BindError::DeadLetter("deadLetter.topic: x".into()),

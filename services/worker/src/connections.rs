@@ -5,7 +5,7 @@
 //! text does not start, and says which setting.
 
 use shoal_connectors::kafka::{KafkaError, KafkaProperties, StreamProducer, check_cluster};
-use shoal_connectors::{ConnectorOptions, StorageQueues};
+use shoal_connectors::{ConnectorError, ConnectorOptions, StorageQueues};
 use shoal_domain::connection::{ConnectionKind, ConnectionSpec, resolve};
 use shoal_domain::egress::destinations;
 use shoal_egress::Egress;
@@ -23,9 +23,10 @@ pub enum ConnectionError {
     /// The egress policy refuses an address the settings name.
     #[error("{0}")]
     Refused(String),
-    /// The client could not be made from them (a malformed key, an identity it cannot use).
+    /// The client could not be made from them (a malformed key, an identity it cannot use):
+    /// the service's own error.
     #[error("{0}")]
-    Client(String),
+    Client(#[from] ConnectorError),
 }
 
 /// Outputs report their binding failures as text.
@@ -59,7 +60,7 @@ pub fn storage_queues_at(
         .check_destinations(&destinations::of_connection(spec))
         .map_err(ConnectionError::Refused)?;
     StorageQueues::connect_for_app(spec, &connector_options(app, config), &app.identities)
-        .map_err(|e| ConnectionError::Client(e.to_string()))
+        .map_err(|e| ConnectionError::Client(e.into()))
 }
 
 /// The worker's connector options with the app's egress policy (the worker's, plus its

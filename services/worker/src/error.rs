@@ -6,10 +6,16 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use shoal_connectors::ConnectorError;
 use shoal_store::StoreError;
 
-/// A failure of the source a trigger listens to, whatever its kind.
-pub type TriggerSourceError = Box<dyn std::error::Error + Send + Sync>;
+/// A failure of the source a trigger listens to, whatever its kind: the service's own error,
+/// counted by service and label in `shoal_worker_source_errors_total`.
+pub type TriggerSourceError = ConnectorError;
+
+/// An output binding's write failure: shown as the attempt's `output` failure, never counted
+/// by service (an output can fail before it reaches one: a name that does not resolve).
+pub type OutputWriteError = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -53,6 +59,17 @@ impl WorkerError {
         "settle_message",
     ];
 
+    /// The source's error, for a step that talked to one: `(service, label)`, as
+    /// [`ConnectorError::labels`] lists them.
+    pub fn source_label(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            WorkerError::PollTrigger(e) | WorkerError::SettleMessage(e) => {
+                Some((e.service(), e.label()))
+            }
+            _ => None,
+        }
+    }
+
     /// The `error` label of the errors counter: stable, snake_case, one per variant.
     pub fn metric_label(&self) -> &'static str {
         match self {
@@ -66,9 +83,14 @@ impl WorkerError {
     }
 }
 
-/// How many errors of each label the worker has met, read at scrape time.
+/// How many errors of each label the worker has met, read at scrape time. A label is one
+/// string, or a tuple of them for a family with several labels (the source errors' service
+/// and error).
 #[derive(Debug)]
-pub struct ErrorCounts(Mutex<BTreeMap<&'static str, u64>>);
+pub struct ErrorCounts<L: Ord + Copy = &'static str>(Mutex<BTreeMap<L, u64>>);
+
+/// The source errors' counts, by `(service, label)`.
+pub type SourceErrorCounts = ErrorCounts<(&'static str, &'static str)>;
 
 impl Default for ErrorCounts {
     fn default() -> ErrorCounts {
@@ -76,27 +98,36 @@ impl Default for ErrorCounts {
     }
 }
 
-impl ErrorCounts {
-    /// Counts under `labels`, each at 0 from the start (another family than the runtime's
-    /// errors, such as the listeners that did not start, by `BindError::label`).
-    pub fn of(labels: &[&'static str]) -> ErrorCounts {
-        ErrorCounts(Mutex::new(labels.iter().map(|l| (*l, 0)).collect()))
+impl Default for SourceErrorCounts {
+    fn default() -> SourceErrorCounts {
+        ErrorCounts::of(&ConnectorError::labels().collect::<Vec<_>>())
     }
+}
 
+impl ErrorCounts {
+    /// Counts the error under its step's label.
     pub fn count(&self, error: &WorkerError) {
         self.count_label(error.metric_label());
     }
+}
 
-    pub fn count_label(&self, label: &'static str) {
+impl<L: Ord + Copy> ErrorCounts<L> {
+    /// Counts under `labels`, each at 0 from the start (another family than the runtime's
+    /// errors, such as the listeners that did not start, by `BindError::label`).
+    pub fn of(labels: &[L]) -> ErrorCounts<L> {
+        ErrorCounts(Mutex::new(labels.iter().map(|l| (*l, 0)).collect()))
+    }
+
+    pub fn count_label(&self, label: L) {
         *self.lock().entry(label).or_default() += 1;
     }
 
     /// `(label, count)` for every label, in label order.
-    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+    pub fn snapshot(&self) -> Vec<(L, u64)> {
         self.lock().iter().map(|(l, n)| (*l, *n)).collect()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<&'static str, u64>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<L, u64>> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -110,7 +141,7 @@ mod tests {
     }
 
     fn source() -> TriggerSourceError {
-        "queue unreachable".into()
+        shoal_connectors::QueueError::Unavailable("queue unreachable".into()).into()
     }
 
     #[test]
@@ -131,6 +162,12 @@ mod tests {
         labels.sort();
         labels.dedup();
         assert_eq!(labels.len(), cases.len(), "labels are distinct");
+        // A step that talked to a source also says what the source said.
+        assert_eq!(
+            WorkerError::PollTrigger(source()).source_label(),
+            Some(("storage_queue", "unavailable"))
+        );
+        assert_eq!(WorkerError::Claim(timed_out()).source_label(), None);
     }
 
     #[test]

@@ -157,6 +157,16 @@ impl Collector for ListenerMetrics {
             ConstCounter::new(count).encode(metric.encode_family(&[("error", label)])?)?;
         }
         let mut metric = encoder.encode_descriptor(
+            "worker_source_errors",
+            "What a trigger's source answered when receiving or settling failed, by service and the service's error",
+            None,
+            family.metric_type(),
+        )?;
+        for ((service, label), count) in totals(&self.0, StatsRegistry::source_errors) {
+            ConstCounter::new(count)
+                .encode(metric.encode_family(&[("service", service), ("error", label)])?)?;
+        }
+        let mut metric = encoder.encode_descriptor(
             "worker_listeners_not_started",
             "Listeners that did not start (their status says why), by the step that failed",
             None,
@@ -180,10 +190,10 @@ impl Collector for ListenerMetrics {
 
 /// Each label's count of one family summed over the given workers (one family per
 /// exposition).
-fn totals(
+fn totals<L: Ord + Copy>(
     registries: &[Arc<StatsRegistry>],
-    family: fn(&StatsRegistry) -> &ErrorCounts,
-) -> BTreeMap<&'static str, u64> {
+    family: fn(&StatsRegistry) -> &ErrorCounts<L>,
+) -> BTreeMap<L, u64> {
     let mut totals = BTreeMap::new();
     for registry in registries {
         for (label, count) in family(registry).snapshot() {
@@ -220,6 +230,24 @@ mod tests {
                 text.contains(&format!("shoal_worker_errors_total{{error=\"{label}\"}}")),
                 "{label} is exported from the start"
             );
+        }
+    }
+
+    #[test]
+    fn source_errors_are_summed_over_workers_by_service_and_error() {
+        let a = Arc::new(StatsRegistry::default());
+        let b = Arc::new(StatsRegistry::default());
+        a.source_errors().count_label(("amqp", "timeout"));
+        b.source_errors().count_label(("amqp", "timeout"));
+        let mut registry = Registry::with_prefix("shoal");
+        registry.register_collector(Box::new(ListenerMetrics(vec![a, b])));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        for line in [
+            "shoal_worker_source_errors_total{service=\"amqp\",error=\"timeout\"} 2",
+            "shoal_worker_source_errors_total{service=\"storage_queue\",error=\"queue_not_found\"} 0",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
         }
     }
 

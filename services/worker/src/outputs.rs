@@ -37,7 +37,7 @@ use tokio::sync::{Mutex, OnceCell};
 
 use crate::config::WorkerConfig;
 use crate::connections;
-use crate::error::TriggerSourceError;
+use crate::error::OutputWriteError;
 use crate::hosted_apps::{HostedApp, HostedFunction};
 use crate::watcher::WriteWatcher;
 
@@ -296,7 +296,7 @@ pub async fn write(
     response: &HandlerResponse,
     watcher: &WriteWatcher,
     invocation: &Invocation<'_>,
-) -> Result<usize, TriggerSourceError> {
+) -> Result<usize, OutputWriteError> {
     let value_of = |output: &Output| -> Option<&Value> {
         if output.binding == RETURN_BINDING {
             response.return_value.as_ref()
@@ -401,7 +401,7 @@ fn writes_something(value: &Value) -> bool {
 impl NamedQueues {
     /// Enqueues `messages` on `name`, creating the queue the first time this output writes to
     /// it (as Azure's queue output binding creates its queue).
-    async fn write(&self, name: &str, messages: &[String]) -> Result<Queue, TriggerSourceError> {
+    async fn write(&self, name: &str, messages: &[String]) -> Result<Queue, OutputWriteError> {
         let queue = self.queues.queue(name)?;
         let known = self
             .created
@@ -426,7 +426,7 @@ impl NamedQueues {
 impl StreamOutput {
     /// Produces the records `value` stands for to `topic` (the binding's, or what its name's
     /// expressions resolved to) and waits for every acknowledgement.
-    async fn send(&self, topic: &str, value: &Value) -> Result<usize, TriggerSourceError> {
+    async fn send(&self, topic: &str, value: &Value) -> Result<usize, OutputWriteError> {
         let records = stream_output_records(value, self.event_data_form);
         if records.is_empty() {
             return Ok(0);
@@ -457,7 +457,7 @@ impl StreamOutput {
 
 impl ServiceBusOutput {
     /// The namespace connection, made on first use and kept for every sender.
-    async fn namespace(&self) -> Result<&ServiceBusNamespace, TriggerSourceError> {
+    async fn namespace(&self) -> Result<&ServiceBusNamespace, OutputWriteError> {
         Ok(self
             .namespace
             .get_or_try_init(|| {
@@ -469,7 +469,7 @@ impl ServiceBusOutput {
     async fn send(
         &self,
         messages: &[shoal_domain::service_bus_trigger::OutgoingMessage],
-    ) -> Result<(), TriggerSourceError> {
+    ) -> Result<(), OutputWriteError> {
         let mut sender = self.sender.lock().await;
         if sender.is_none() {
             let namespace = self.namespace().await?;
@@ -493,7 +493,7 @@ impl ServiceBusOutput {
         &self,
         entity: &str,
         messages: &[shoal_domain::service_bus_trigger::OutgoingMessage],
-    ) -> Result<(), TriggerSourceError> {
+    ) -> Result<(), OutputWriteError> {
         let mut senders = self.named_senders.lock().await;
         let position = senders.iter().position(|(name, _)| name == entity);
         let (_, sender) = match position {

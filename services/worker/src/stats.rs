@@ -13,7 +13,7 @@ use crate::attempt_failure::{self, AttemptFailure};
 use crate::bind_error::BindError;
 use crate::breaker::handler::HandlerHealth;
 use crate::concurrency::CallSlots;
-use crate::error::{ErrorCounts, WorkerError};
+use crate::error::{ErrorCounts, SourceErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
 use crate::telemetry::{Delivery, InvocationTelemetry, Target};
 
@@ -53,6 +53,8 @@ pub struct ListenerStats {
     undeclared_names: Mutex<Vec<String>>,
     /// The worker's error counts, which the listener's failures add to.
     errors: Arc<ErrorCounts>,
+    /// What the sources said when they failed, by service and label.
+    source_errors: Arc<SourceErrorCounts>,
     /// The worker's failed handler calls by kind, which the listener's add to.
     failed_attempts: Arc<ErrorCounts>,
     /// The worker's invocation telemetry, which the listener's handler attempts add to; none
@@ -65,12 +67,14 @@ impl ListenerStats {
         key: ListenerKey,
         status: String,
         errors: Arc<ErrorCounts>,
+        source_errors: Arc<SourceErrorCounts>,
         failed_attempts: Arc<ErrorCounts>,
         telemetry: Option<Arc<InvocationTelemetry>>,
     ) -> ListenerStats {
         ListenerStats {
             key,
             errors,
+            source_errors,
             failed_attempts,
             telemetry,
             status: Mutex::new(status),
@@ -99,6 +103,9 @@ impl ListenerStats {
     /// Counts a failure of the listener that it retries (see [`WorkerError`]).
     pub fn error(&self, error: &WorkerError) {
         self.errors.count(error);
+        if let Some(label) = error.source_label() {
+            self.source_errors.count_label(label);
+        }
     }
 
     pub fn set_token_error(&self, error: Option<String>) {
@@ -261,6 +268,8 @@ impl ListenerStats {
 pub struct StatsRegistry {
     listeners: Mutex<BTreeMap<ListenerKey, Arc<ListenerStats>>>,
     errors: Arc<ErrorCounts>,
+    /// What failing sources said, by service and label (`ConnectorError`).
+    source_errors: Arc<SourceErrorCounts>,
     /// Listeners that did not start, by why (`BindError::label`).
     not_started: ErrorCounts,
     /// Failed handler calls, by kind (`attempt_failure`).
@@ -282,6 +291,7 @@ impl StatsRegistry {
         StatsRegistry {
             listeners: Mutex::default(),
             errors: Arc::default(),
+            source_errors: Arc::default(),
             not_started: ErrorCounts::of(&BindError::LABELS),
             failed_attempts: Arc::new(ErrorCounts::of(
                 &attempt_failure::labels().collect::<Vec<_>>(),
@@ -295,6 +305,7 @@ impl StatsRegistry {
             key.clone(),
             status.into(),
             self.errors.clone(),
+            self.source_errors.clone(),
             self.failed_attempts.clone(),
             self.telemetry.clone(),
         ));
@@ -322,6 +333,11 @@ impl StatsRegistry {
     /// The worker's error counts by label (see [`WorkerError::metric_label`]).
     pub fn errors(&self) -> &ErrorCounts {
         &self.errors
+    }
+
+    /// What failing sources said, by `(service, label)` (see `ConnectorError`).
+    pub fn source_errors(&self) -> &SourceErrorCounts {
+        &self.source_errors
     }
 
     /// The listeners that did not start, by label (see [`BindError::label`]).
@@ -364,8 +380,33 @@ mod tests {
             "listening".into(),
             Arc::default(),
             Arc::default(),
+            Arc::default(),
             Some(Arc::default()),
         )
+    }
+
+    #[test]
+    fn a_source_failure_counts_its_step_and_what_the_source_said() {
+        let registry = StatsRegistry::default();
+        let stats = registry.register(stats().key, "listening");
+        let lock_lost = shoal_connectors::ServiceBusError::LockLost {
+            op: "complete".into(),
+            message: "the lock expired".into(),
+        };
+        stats.error(&WorkerError::SettleMessage(lock_lost.into()));
+        stats.error(&WorkerError::PollTrigger(
+            shoal_connectors::QueueError::Unauthorized("403".into()).into(),
+        ));
+        let sources: BTreeMap<_, _> = registry.source_errors().snapshot().into_iter().collect();
+        assert_eq!(sources[&("service_bus", "lock_lost")], 1);
+        assert_eq!(sources[&("storage_queue", "unauthorized")], 1);
+        assert_eq!(
+            sources[&("kafka", "unavailable")],
+            0,
+            "every series from the start"
+        );
+        let steps: BTreeMap<_, _> = registry.errors().snapshot().into_iter().collect();
+        assert_eq!((steps["settle_message"], steps["poll_trigger"]), (1, 1));
     }
 
     #[test]

@@ -4,6 +4,23 @@
  */
 
 export interface paths {
+    "/v1/bindingTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List every binding type with the schema of its properties. */
+        get: operations["list_binding_types"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/me": {
         parameters: {
             query?: never;
@@ -986,6 +1003,33 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        };
+        /** @description One binding type as a client sees it. */
+        BindingType: {
+            /**
+             * @description The `function.json` `type`.
+             * @example queueTrigger
+             */
+            type: string;
+            /**
+             * @description `in` for a trigger, `out` for an output.
+             * @example in
+             */
+            direction: string;
+            /**
+             * @description Whether something in Shoal runs it: false for a trigger accepted and stored as written
+             *     that gets no listener yet (`cosmosDBTrigger`).
+             */
+            runs: boolean;
+            /**
+             * @description The JSON Schema of its properties besides `type` and `direction` (`name` among them),
+             *     self-contained.
+             */
+            schema: Record<string, never>;
+        };
+        BindingTypeList: {
+            /** @description In the order validation's errors list them: the built-in kinds, then the table's. */
+            items: components["schemas"]["BindingType"][];
         };
         Breaker: {
             state: components["schemas"]["BreakerState"];
@@ -2838,6 +2882,79 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_binding_types: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BindingTypeList"];
+                };
+            };
+            /** @description Malformed request: a query string, header or body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or one that does not verify */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or one the caller may not know exists */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid fields or path parameters; `errors[].path` names each */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Postgres is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_caller: {
         parameters: {
             query?: {

@@ -33,6 +33,7 @@ use crate::access::Caller;
 use crate::access::allow;
 use crate::error::{ApiError, Problem};
 use crate::extract::AppPath;
+use crate::routes::kinds;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
@@ -118,9 +119,10 @@ pub async fn get_diagnostics(
             )
             .await,
         );
+        // Only a kind with API routes looks at its source live (a timer has none to look at).
         if spec
             .trigger()
-            .is_some_and(|t| matches!(t, Binding::Kind(_)))
+            .is_some_and(|t| matches!(t, Binding::Kind(_)) && kinds::find(t.type_name()).is_some())
         {
             checks.extend(kind::source_checks(&state, &id, app.as_str(), &function.name).await);
         }

@@ -5,6 +5,7 @@ pub mod app_identity;
 pub mod app_status;
 pub mod apps;
 pub mod audit;
+pub mod binding_types;
 pub mod breakers;
 pub mod caller;
 pub mod diagnostics;

@@ -4,6 +4,7 @@
 mod app_status;
 mod apps;
 mod bad_input;
+mod binding_types;
 mod breakers;
 mod check_access;
 mod conditional;

@@ -37,6 +37,32 @@ pub enum KafkaError {
 }
 
 impl KafkaError {
+    /// Every label [`KafkaError::label`] returns.
+    pub const LABELS: [&'static str; 8] = [
+        "invalid_configuration",
+        "invalid_request",
+        "egress_refused",
+        "topic_not_found",
+        "unauthorized",
+        "rebalanced",
+        "unavailable",
+        "other",
+    ];
+
+    /// A stable label for metrics, one per variant.
+    pub fn label(&self) -> &'static str {
+        match self {
+            KafkaError::InvalidConfiguration(_) => "invalid_configuration",
+            KafkaError::InvalidRequest(_) => "invalid_request",
+            KafkaError::Refused(_) => "egress_refused",
+            KafkaError::TopicNotFound { .. } => "topic_not_found",
+            KafkaError::Unauthorized { .. } => "unauthorized",
+            KafkaError::Rebalanced { .. } => "rebalanced",
+            KafkaError::Unavailable { .. } => "unavailable",
+            KafkaError::Other { .. } => "other",
+        }
+    }
+
     /// Whether retrying the same call later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
         matches!(self, KafkaError::Unavailable { .. })

@@ -51,6 +51,28 @@ impl ServiceBusError {
         }
     }
 
+    /// Every label [`ServiceBusError::label`] returns.
+    pub const LABELS: [&'static str; 6] = [
+        "invalid_connection",
+        "unauthorized",
+        "entity_not_found",
+        "lock_lost",
+        "unavailable",
+        "no_answer",
+    ];
+
+    /// A stable label for metrics, one per variant.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServiceBusError::InvalidConnection(_) => "invalid_connection",
+            ServiceBusError::Unauthorized { .. } => "unauthorized",
+            ServiceBusError::EntityNotFound { .. } => "entity_not_found",
+            ServiceBusError::LockLost { .. } => "lock_lost",
+            ServiceBusError::Unavailable { .. } => "unavailable",
+            ServiceBusError::NoAnswer { .. } => "no_answer",
+        }
+    }
+
     /// Whether retrying the same call later may succeed without anyone changing anything.
     pub fn is_transient(&self) -> bool {
         matches!(

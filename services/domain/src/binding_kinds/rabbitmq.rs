@@ -27,6 +27,7 @@ mod payload;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::names::{BindingName, setting_value};
 
@@ -70,29 +71,27 @@ pub const MAX_FAILURES: u32 = 5;
 /// The longest queue name AMQP 0-9-1 allows, in bytes (a `shortstr`).
 const MAX_QUEUE_NAME: usize = 255;
 
-/// How the body is handed over: Azure's `dataType` values (`stream` is read as `binary`
-/// would be by the extension's value provider; Shoal refuses it on outputs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DataType {
-    String,
-    Binary,
-    Stream,
-}
+/// How the body is handed over: `stream` is read as `binary` would be by the extension's value
+/// provider; Shoal refuses it on outputs.
+pub use crate::binding_kinds::DataType;
 
 /// The name of the `host.json` section, `extensions.rabbitMQ`.
 pub const HOST_SECTION: &str = "rabbitMQ";
 
 /// `rabbitMQTrigger`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TriggerBinding {
     pub name: BindingName,
     /// The queue consumed; `%Setting%` references are resolved from the app's settings.
     pub queue_name: String,
     /// The app setting holding the AMQP URI (`amqp://user:password@host:5672/vhost`).
+    // Required, but read as optional so that its absence gets the message saying why
+    // (`kinds::common`).
     #[serde(default)]
+    #[schema(required = true, examples("RabbitMQConnection"))]
     pub connection_string_setting: Option<String>,
+    /// Refused when true: Shoal always validates the broker's certificate.
     #[serde(default)]
     pub disable_certificate_validation: bool,
     /// `binary` hands the handler the body in base64; otherwise it is read as UTF-8.
@@ -116,14 +115,17 @@ impl TriggerBinding {
 
 /// `rabbitMQ` (out): publishes the handler's output to a queue through the default exchange,
 /// as the extension's `RabbitMQAsyncCollector` does.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OutputBinding {
     pub name: BindingName,
     /// May hold binding expressions (`orders-{region}`), resolved per invocation.
     pub queue_name: String,
+    /// The app setting holding the AMQP URI, as on the trigger.
     #[serde(default)]
+    #[schema(required = true, examples("RabbitMQConnection"))]
     pub connection_string_setting: Option<String>,
+    /// Refused when true: Shoal always validates the broker's certificate.
     #[serde(default)]
     pub disable_certificate_validation: bool,
     #[serde(default)]

@@ -7,14 +7,13 @@ use super::known_type_names;
 use super::{
     Binding, Cardinality, CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding,
     HttpTriggerBinding, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
-    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding, TimerTriggerBinding,
+    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use crate::binding_expressions::{Template, output_name};
 use crate::binding_kinds::{self, KindBinding};
 use crate::names::SettingName;
 use crate::service_bus_entity::path::check_binding_entity;
 use crate::service_bus_entity::settings::{self, EntityContext};
-use crate::timer_trigger;
 use crate::validation::{Problems, from_json, join_path};
 
 /// The target names of an output binding that may hold binding expressions, by property.
@@ -181,14 +180,6 @@ pub(super) fn read_properties(
                 check_connection(problems, &path("leaseConnection"), Some(lease));
             }
             Binding::CosmosDbTrigger(b)
-        }
-        "timerTrigger" => {
-            let b: TimerTriggerBinding = props(properties, prefix, problems)?;
-            // A literal schedule is parsed now; one from app settings when it is resolved.
-            if let Err(message) = timer_trigger::check_written(&b.schedule) {
-                problems.push(path("schedule"), message);
-            }
-            Binding::TimerTrigger(b)
         }
         t => {
             let kind = binding_kinds::find(t)?;

@@ -16,14 +16,7 @@ pub enum Direction {
     InOut,
 }
 
-/// How the payload is handed to the handler; Azure's `dataType` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum DataType {
-    String,
-    Binary,
-    Stream,
-}
+pub use crate::binding_kinds::DataType;
 
 /// Whether a trigger delivers one message per invocation or a batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -339,26 +332,6 @@ binding_struct!(
         start_from_time: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preferred_locations: Option<String>,
-    }
-);
-
-binding_struct!(
-    /// `timerTrigger`: runs the function on a schedule (azure-webjobs-sdk-extensions,
-    /// `src/WebJobs.Extensions/Extensions/Timers/TimerTriggerAttribute.cs`; the script host
-    /// reads these three properties, azure-functions-host
-    /// `src/WebJobs.Script/Binding/CoreExtensionsScriptBindingProvider.cs`).
-    TimerTriggerBinding {
-        /// An NCRONTAB expression (`0 */5 * * * *`), a TimeSpan (`00:05:00`), or `%Setting%`
-        /// references to either (see `timer_trigger::schedule`).
-        schedule: String,
-        /// Invoke once when the listener starts, besides the schedule.
-        #[serde(default, skip_serializing_if = "is_false")]
-        run_on_startup: bool,
-        /// Keep the schedule status so an occurrence missed while down runs once when back;
-        /// absent means true, and it is off for schedules that run more than once a minute
-        /// (see `timer_trigger::use_monitor`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        use_monitor: Option<bool>,
     }
 );
 

@@ -1,7 +1,16 @@
 //! Tests for the `timerTrigger` binding, kept apart from `tests.rs`, which the other types fill.
 
 use super::*;
+use crate::binding_kinds::timer::{TriggerBinding, timer_of};
 use serde_json::json;
+
+/// The timer binding read into its type (the binding table's `timerTrigger`).
+fn timer_binding(binding: &Binding) -> TriggerBinding {
+    let Binding::Kind(kind) = binding else {
+        panic!("{binding:?}")
+    };
+    timer_of(kind).expect("a timerTrigger").unwrap()
+}
 
 fn errors(value: Value) -> Vec<(String, String)> {
     parse_bindings(&value, "bindings")
@@ -19,9 +28,7 @@ fn an_azure_functions_timer_function_json_is_accepted_as_written() {
     ]});
     let bindings = parse_bindings(&function_json["bindings"], "bindings").unwrap();
     let trigger = &bindings[0];
-    let Binding::TimerTrigger(timer) = trigger else {
-        panic!("{trigger:?}")
-    };
+    let timer = timer_binding(trigger);
     assert_eq!(
         (timer.name.as_str(), timer.schedule.as_str()),
         ("myTimer", "0 */5 * * * *")
@@ -51,9 +58,7 @@ fn timer_properties_roundtrip_with_outputs() {
         {"type": "queue", "direction": "out", "name": "$return", "queueName": "reports-{sys.UtcNow:yyyyMMdd}"}
     ]);
     let bindings = parse_bindings(&written, "bindings").unwrap();
-    let Binding::TimerTrigger(timer) = &bindings[0] else {
-        panic!("{bindings:?}")
-    };
+    let timer = timer_binding(&bindings[0]);
     assert!(timer.run_on_startup);
     assert_eq!(timer.use_monitor, Some(false));
     assert_eq!(serde_json::to_value(&bindings).unwrap(), written);

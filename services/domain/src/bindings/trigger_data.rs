@@ -32,6 +32,7 @@ use crate::binding_expressions::format::{self, ValueKind};
 use crate::binding_expressions::{Expression, Template};
 
 pub use crate::binding_kinds::DataShape;
+use crate::binding_kinds::{self, timer};
 use DataShape as Shape;
 
 type Names = &'static [(&'static str, Shape)];
@@ -91,8 +92,6 @@ const EVENT_HUB: Names = &[
     ("SystemProperties", Shape::Object),
 ];
 
-const TIMER: Names = &[("TimerTrigger", Shape::Text)];
-
 const SYS: Names = &[
     ("MethodName", Shape::Text),
     ("UtcNow", Shape::DateTime),
@@ -100,13 +99,21 @@ const SYS: Names = &[
 ];
 
 /// The triggers whose listeners resolve expressions, with their binding data.
-const KINDS: [(&str, Names); 5] = [
+const KINDS: [(&str, Names); 4] = [
     ("queueTrigger", QUEUE),
     ("serviceBusTrigger", SERVICE_BUS),
     ("kafkaTrigger", KAFKA),
     ("eventHubTrigger", EVENT_HUB),
-    ("timerTrigger", TIMER),
 ];
+
+/// Every trigger with binding data and its names: the built-in ones, then the table's.
+fn all_kinds() -> impl Iterator<Item = (&'static str, Names)> {
+    KINDS.iter().copied().chain(
+        binding_kinds::all()
+            .filter(|k| k.is_trigger() && !k.binding_data().is_empty())
+            .map(|k| (k.type_name(), k.binding_data())),
+    )
+}
 
 /// What the function's trigger supplies.
 struct TriggerData {
@@ -137,7 +144,6 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
             many(b.cardinality),
             text(b.data_type),
         ),
-        Binding::TimerTrigger(_) => ("timerTrigger", TIMER, false, false),
         Binding::Kind(b) if b.kind().is_trigger() => (
             b.kind().type_name(),
             b.kind().binding_data(),
@@ -268,9 +274,8 @@ fn check_expression(e: &Expression, data: &TriggerData) -> Result<(), String> {
     }
     if !data.json_body {
         // No JSON body to look the name up in: say where the name comes from, if anywhere.
-        if let Some((other, _)) = KINDS
-            .iter()
-            .find(|(kind, names)| *kind != data.kind && find(names, name).is_some())
+        if let Some((other, _)) =
+            all_kinds().find(|(kind, names)| *kind != data.kind && find(names, name).is_some())
         {
             return Err(format!(
                 "{e}: {name} is binding data of {other}, not of {}, which has {}",
@@ -280,7 +285,7 @@ fn check_expression(e: &Expression, data: &TriggerData) -> Result<(), String> {
         }
         let why = if data.kind == "kafkaTrigger" {
             "a kafkaTrigger's binding data is its metadata and the event's Value, not the event's own JSON".to_owned()
-        } else if data.kind == "timerTrigger" {
+        } else if data.kind == timer::TRIGGER_TYPE {
             "a timerTrigger has no message, so no JSON properties".to_owned()
         } else {
             format!(

@@ -92,7 +92,7 @@ pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
 /// whose listener starts the work itself (`timerTrigger`, whose occurrences come whether or not
 /// anything is queued) keeps its app at one instance at least while the app runs.
 pub fn needs_an_instance(trigger: &Binding) -> bool {
-    trigger.has_runner() && matches!(trigger, Binding::TimerTrigger(_))
+    trigger.has_runner() && matches!(trigger, Binding::Kind(b) if b.kind().needs_an_instance())
 }
 
 /// The rule Azure documents for a trigger, whether or not Shoal runs it yet.
@@ -130,7 +130,6 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
                 .unwrap_or(DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION),
         ),
         Binding::HttpTrigger(_)
-        | Binding::TimerTrigger(_)
         | Binding::Queue(_)
         | Binding::ServiceBus(_)
         | Binding::Http(_)

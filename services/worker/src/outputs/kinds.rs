@@ -6,7 +6,7 @@ use serde_json::Value;
 use shoal_domain::binding_kinds::KindBinding;
 
 use crate::config::WorkerConfig;
-use crate::error::TriggerSourceError;
+use crate::error::OutputWriteError;
 use crate::hosted_apps::HostedApp;
 
 mod rabbitmq;
@@ -46,7 +46,7 @@ pub trait KindTarget: Send + Sync {
         &'a self,
         name: Option<&'a str>,
         value: &'a Value,
-    ) -> BoxFuture<'a, Result<usize, TriggerSourceError>>;
+    ) -> BoxFuture<'a, Result<usize, OutputWriteError>>;
 }
 
 /// The output kind that writes `binding`'s type, if the worker has one.

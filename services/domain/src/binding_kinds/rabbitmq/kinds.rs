@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{
@@ -10,8 +11,8 @@ use super::{
 };
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
-    BindingKind, BrokerSource, DataShape, HostSection, KindBinding, read_section, read_typed,
-    without_credentials,
+    BindingKind, BrokerSource, DataShape, Finding, HostSection, PropertiesSchema, KindBinding, read_section,
+    read_typed, without_credentials,
 };
 use crate::names::BindingName;
 use crate::validation::{Problems, join_path};
@@ -48,6 +49,10 @@ impl BindingKind for Trigger {
 
     fn is_trigger(&self) -> bool {
         true
+    }
+
+    fn properties(&self) -> PropertiesSchema {
+        PropertiesSchema::of::<TriggerBinding>()
     }
 
     fn check(
@@ -129,7 +134,8 @@ impl BindingKind for Trigger {
         binding: &KindBinding,
         settings: &BTreeMap<String, String>,
         section: Option<&Value>,
-    ) -> Vec<(&'static str, Result<String, String>)> {
+        _now: DateTime<Utc>,
+    ) -> Vec<(&'static str, Finding)> {
         let source = trigger_source(binding, settings);
         let prefetch = Options::of(section).prefetch_count;
         vec![
@@ -138,18 +144,21 @@ impl BindingKind for Trigger {
                 source
                     .as_ref()
                     .map(|s| format!("{} (app setting {})", s.address(), s.setting))
-                    .map_err(Clone::clone),
+                    .map_err(Clone::clone)
+                    .into(),
             ),
             (
                 "queueName",
-                source.map(|s| {
-                    format!(
-                        "consumes queue {} holding up to {prefetch} messages unacknowledged; a \
+                source
+                    .map(|s| {
+                        format!(
+                            "consumes queue {} holding up to {prefetch} messages unacknowledged; a \
                          message failing five times is rejected to the queue's dead-letter \
                          exchange, or dropped if the queue has none",
-                        s.entity
-                    )
-                }),
+                            s.entity
+                        )
+                    })
+                    .into(),
             ),
         ]
     }
@@ -162,6 +171,10 @@ impl BindingKind for Output {
 
     fn is_trigger(&self) -> bool {
         false
+    }
+
+    fn properties(&self) -> PropertiesSchema {
+        PropertiesSchema::of::<OutputBinding>()
     }
 
     fn check(
@@ -219,7 +232,8 @@ impl BindingKind for Output {
         binding: &KindBinding,
         settings: &BTreeMap<String, String>,
         _section: Option<&Value>,
-    ) -> Vec<(&'static str, Result<String, String>)> {
+        _now: DateTime<Utc>,
+    ) -> Vec<(&'static str, Finding)> {
         let outcome = binding.typed::<OutputBinding>().and_then(|b| {
             let uri = connection_uri(b.connection_string_setting.as_deref(), settings)?;
             Ok(format!(
@@ -227,7 +241,7 @@ impl BindingKind for Output {
                 without_credentials(&uri)
             ))
         });
-        vec![("connection", outcome)]
+        vec![("connection", outcome.into())]
     }
 }
 

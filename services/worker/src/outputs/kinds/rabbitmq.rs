@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 
 use super::{Bound, KindTarget, OutputKind};
 use crate::config::WorkerConfig;
-use crate::error::TriggerSourceError;
+use crate::error::OutputWriteError;
 use crate::hosted_apps::HostedApp;
 
 pub struct RabbitMqOutput;
@@ -93,7 +93,7 @@ impl KindTarget for Publisher {
         &'a self,
         name: Option<&'a str>,
         value: &'a Value,
-    ) -> BoxFuture<'a, Result<usize, TriggerSourceError>> {
+    ) -> BoxFuture<'a, Result<usize, OutputWriteError>> {
         async move {
             let messages = queue_output_messages(value);
             if messages.is_empty() {
@@ -126,7 +126,7 @@ impl KindTarget for Publisher {
 }
 
 impl Publisher {
-    fn body(&self, message: &str) -> Result<Vec<u8>, TriggerSourceError> {
+    fn body(&self, message: &str) -> Result<Vec<u8>, OutputWriteError> {
         Ok(output_body(message, self.binary)?)
     }
 
@@ -148,7 +148,7 @@ async fn publish(
     channel: &Channel,
     queue: &str,
     bodies: &[Vec<u8>],
-) -> Result<(), TriggerSourceError> {
+) -> Result<(), OutputWriteError> {
     let mut confirms = Vec::with_capacity(bodies.len());
     for body in bodies {
         let confirm = channel

@@ -29,6 +29,7 @@ use shoal_connectors::amqp::{self, AmqpError, Confirms, Opened};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::error::WorkerError;
 use crate::invocation::FunctionHost;
 use crate::triggers::backoff::Retry;
 use crate::triggers::rabbitmq::BoundRabbitMq;
@@ -55,6 +56,7 @@ impl RabbitMqListener {
                 Err(e) => {
                     tracing::warn!(error = %e, "connecting to the RabbitMQ queue failed");
                     stats.set_status(format!("cannot consume: {e}"));
+                    stats.error(&WorkerError::PollTrigger(e.into()));
                     if !retry.pause(&self.stop).await {
                         return;
                     }
@@ -140,6 +142,13 @@ impl RabbitMqListener {
                 Some(Ok(message)) => message,
                 Some(Err(e)) => {
                     tracing::warn!(error = %e, "the RabbitMQ consumer failed");
+                    stats.error(&WorkerError::PollTrigger(
+                        AmqpError::Broker {
+                            address: self.trigger.source.address(),
+                            source: e,
+                        }
+                        .into(),
+                    ));
                     break Ended::Lost;
                 }
                 None => break Ended::Lost,

@@ -31,7 +31,7 @@ pub fn report(stats: &ListenerStats, step: &str, error: ServiceBusError) {
 /// listener's line sums up its slots: see `slots.rs`).
 pub fn count(stats: &ListenerStats, step: &str, error: ServiceBusError) {
     tracing::warn!(function = stats.key.function, source = stats.key.source, error = %error, "{step} failed");
-    stats.error(&WorkerError::PollTrigger(Box::new(error)));
+    stats.error(&WorkerError::PollTrigger(error.into()));
 }
 
 /// `attempt` until it succeeds (reporting each failure) or the listener is stopped (`None`).

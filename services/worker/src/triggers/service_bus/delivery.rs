@@ -331,7 +331,7 @@ async fn settle(
                 "settling the message failed; it is delivered again once its lock expires");
             ctx.function
                 .stats
-                .error(&WorkerError::SettleMessage(Box::new(e)));
+                .error(&WorkerError::SettleMessage(e.into()));
             false
         }
     }

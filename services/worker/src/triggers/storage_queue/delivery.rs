@@ -359,7 +359,7 @@ where
                 "settlement step failed; the message will be delivered again after its invisibility");
             ctx.function
                 .stats
-                .error(&WorkerError::SettleMessage(Box::new(e)));
+                .error(&WorkerError::SettleMessage(e.into()));
             false
         }
     }

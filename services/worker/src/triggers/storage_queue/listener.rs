@@ -136,7 +136,7 @@ impl QueueListener {
                 }
                 Err(e) => {
                     tracing::warn!(queue = ctx.queue.name(), function = ctx.function.function, error = %e, "polling the trigger queue failed");
-                    stats.error(&WorkerError::PollTrigger(Box::new(e)));
+                    stats.error(&WorkerError::PollTrigger(e.into()));
                     false
                 }
             };

@@ -240,7 +240,7 @@ pub(super) async fn invoke(
                         Err(error) => {
                             // The retry topic cannot be written: wait here, as before parking,
                             // and go on under the policy without parking again.
-                            tracing::warn!(topic = ctx.retries.topic(), error, wait = ?parked.wait,
+                            tracing::warn!(topic = ctx.retries.topic(), error = %error, wait = ?parked.wait,
                                 "the retry topic cannot be written; the retry is waited for on this instance and the partition waits on it");
                             tokio::select! {
                                 () = tokio::time::sleep(parked.wait) => {}

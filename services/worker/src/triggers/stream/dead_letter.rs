@@ -9,8 +9,8 @@
 //! report the function in error — and the events are never skipped. Once a write succeeds the
 //! status is `listening` again.
 use chrono::Utc;
-use shoal_connectors::Queue;
 use shoal_connectors::kafka::OutgoingRecord;
+use shoal_connectors::{ConnectorError, Queue};
 use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::stream_trigger::dead_letter::Failure;
@@ -113,14 +113,14 @@ impl DeadLetterSink {
                     tracing::warn!(
                         function,
                         target = self.describe(),
-                        error,
+                        error = %error,
                         "writing failed events to the dead-letter target failed; {waiting} until it succeeds"
                     );
                     stats.set_status(format!(
                         "error: cannot write to the dead-letter target {} ({waiting}; retried with back-off): {error}",
                         self.describe()
                     ));
-                    stats.error(&WorkerError::SettleMessage(error.into()));
+                    stats.error(&WorkerError::SettleMessage(error));
                     if !retry.pause(abandon).await {
                         return false;
                     }
@@ -133,7 +133,7 @@ impl DeadLetterSink {
         &self,
         events: &[&StreamEvent],
         failure: &Failure<'_>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ConnectorError> {
         match self {
             DeadLetterSink::Topic(writer) => {
                 let records = events.iter().map(|event| OutgoingRecord {
@@ -142,7 +142,7 @@ impl DeadLetterSink {
                     headers: dead_letter_headers(event, failure),
                     partition: None,
                 });
-                writer.send_all(records).await
+                Ok(writer.send_all(records).await?)
             }
             DeadLetterSink::Queue {
                 queue,
@@ -151,14 +151,10 @@ impl DeadLetterSink {
             } => {
                 created
                     .get_or_try_init(|| queue.create_if_missing())
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .await?;
                 for event in events {
                     let text = dead_letter_message(event, failure).to_string();
-                    queue
-                        .enqueue(&encode_body(&text, *encoding))
-                        .await
-                        .map_err(|e| e.to_string())?;
+                    queue.enqueue(&encode_body(&text, *encoding)).await?;
                 }
                 Ok(())
             }

@@ -187,7 +187,7 @@ impl Member {
                 let stats = &ctx.function.stats;
                 tracing::warn!(function = stats.key.function, error = %e,
                     "committing the batch's offsets failed; they are committed with the next batch, or the batch is read again");
-                stats.error(&WorkerError::SettleMessage(Box::new(e)));
+                stats.error(&WorkerError::SettleMessage(e.into()));
             }
         }
     }
@@ -242,5 +242,5 @@ async fn fetch(
 fn report(stats: &ListenerStats, step: &str, error: &KafkaError) {
     tracing::warn!(function = stats.key.function, source = stats.key.source, error = %error, "{step} failed");
     stats.set_status(format!("error: {step}: {error}"));
-    stats.error(&WorkerError::PollTrigger(error.to_string().into()));
+    stats.error(&WorkerError::PollTrigger(error.clone().into()));
 }

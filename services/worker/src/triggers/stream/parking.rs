@@ -9,7 +9,7 @@
 //! it was before retries were parked: the partition waits on it, nothing is lost.
 
 use chrono::{DateTime, Utc};
-use shoal_connectors::kafka::OutgoingRecord;
+use shoal_connectors::kafka::{KafkaError, OutgoingRecord};
 use shoal_domain::stream_trigger::retry_topic::{retry_headers, retry_topic};
 use shoal_domain::stream_trigger::{StreamEvent, StreamSource};
 use shoal_egress::Egress;
@@ -44,7 +44,7 @@ impl RetryTopic {
         events: &[&StreamEvent],
         parked: &Parked,
         batch: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), KafkaError> {
         let Some(first) = events.first() else {
             return Ok(());
         };

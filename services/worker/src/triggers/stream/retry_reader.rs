@@ -208,7 +208,7 @@ async fn read(
                 "committing the retry topic's offsets failed; its records are read again");
             ctx.function
                 .stats
-                .error(&WorkerError::SettleMessage(Box::new(e)));
+                .error(&WorkerError::SettleMessage(e.into()));
         }
         if let Some(ended) = ended {
             return ended;
@@ -349,7 +349,7 @@ fn report(ctx: &StreamFunction, step: &str, error: &KafkaError) {
     let stats = &ctx.function.stats;
     tracing::warn!(function = stats.key.function, topic = ctx.retries.topic(), error = %error,
         "{step} failed; parked retries wait until it succeeds");
-    stats.error(&WorkerError::PollTrigger(error.to_string().into()));
+    stats.error(&WorkerError::PollTrigger(error.clone().into()));
 }
 
 #[cfg(test)]

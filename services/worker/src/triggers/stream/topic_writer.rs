@@ -71,7 +71,7 @@ impl TopicWriter {
     }
 
     /// The topic's partition count (the topic is created first when missing).
-    pub async fn partitions(&self) -> Result<i32, String> {
+    pub async fn partitions(&self) -> Result<i32, KafkaError> {
         Ok(self.ready().await?.1)
     }
 
@@ -80,23 +80,19 @@ impl TopicWriter {
     pub async fn send_all(
         &self,
         records: impl IntoIterator<Item = OutgoingRecord>,
-    ) -> Result<(), String> {
+    ) -> Result<(), KafkaError> {
         let (producer, _) = self.ready().await?;
         try_join_all(
             records
                 .into_iter()
                 .map(|record| producer.send(&self.topic, record)),
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
         Ok(())
     }
 
-    async fn ready(&self) -> Result<&(StreamProducer, i32), String> {
-        self.producer
-            .get_or_try_init(|| self.producer())
-            .await
-            .map_err(|e| e.to_string())
+    async fn ready(&self) -> Result<&(StreamProducer, i32), KafkaError> {
+        self.producer.get_or_try_init(|| self.producer()).await
     }
 
     /// A producer for the topic, once the brokers pass the egress policy and the topic exists,

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use chrono_tz::Tz;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
+use shoal_domain::binding_kinds::timer::{TRIGGER_TYPE, TriggerBinding as TimerBinding, timer_of};
 use shoal_domain::bindings::Binding;
 use shoal_domain::timer_trigger::{Schedule, resolve_schedule, time_zone, use_monitor};
 use tokio_util::sync::CancellationToken;
@@ -27,11 +28,11 @@ pub struct TimerTrigger;
 
 impl TriggerKind for TimerTrigger {
     fn binding_type(&self) -> &'static str {
-        "timerTrigger"
+        TRIGGER_TYPE
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        let Binding::TimerTrigger(trigger) = trigger else {
+        let Some(Ok(trigger)) = timer_binding(trigger) else {
             return String::new();
         };
         match resolve_schedule(&trigger.schedule, &app.settings) {
@@ -47,9 +48,9 @@ impl TriggerKind for TimerTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, BindError> {
-        let Binding::TimerTrigger(trigger) = trigger else {
-            return Err(BindError::Mismatch("timer trigger"));
-        };
+        let trigger = timer_binding(trigger)
+            .ok_or(BindError::Mismatch("timer trigger"))?
+            .map_err(BindError::Source)?;
         let schedule =
             resolve_schedule(&trigger.schedule, &app.settings).map_err(BindError::Source)?;
         let tz = time_zone(&app.settings).map_err(BindError::Source)?;
@@ -61,6 +62,14 @@ impl TriggerKind for TimerTrigger {
             tz,
             fenced: config.hosting == Hosting::Assigned,
         }))
+    }
+}
+
+/// The timer binding of `trigger` read into its type, when it is one.
+fn timer_binding(trigger: &Binding) -> Option<Result<TimerBinding, String>> {
+    match trigger {
+        Binding::Kind(kind) => timer_of(kind),
+        _ => None,
     }
 }
 
