@@ -5,11 +5,10 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 use shoal_domain::names::TenantName;
-use shoal_store::crypto::{Cipher, SecretKey};
 use shoal_store::invocation_log::{
     self, AttemptRecord, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Search, SearchPage, Status,
 };
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::pool::PoolConfig;
 use shoal_store::{Precondition, TenantId, begin_platform, begin_tenant, commit, functions};
 use shoal_testkit::ScratchDatabase;
 use uuid::Uuid;
@@ -23,10 +22,7 @@ struct Fixture {
 
 /// Each tenant gets app `orders` with function `ship`.
 async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
-    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
-    migrate(db.url()).await?;
-    let pool = connect_lazy(db.url(), &PoolConfig::default())?;
-    let cipher = Cipher::new(&SecretKey::generate());
+    let (db, pool, cipher) = support::scratch(&PoolConfig::default()).await?;
     for name in tenant_names {
         let id = support::tenant_with_app(&pool, &cipher, name).await?;
         let mut tx = begin_tenant(&pool, &id).await?;

@@ -2,25 +2,18 @@
 
 use std::time::Duration;
 
-use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::pool::PoolConfig;
 use shoal_store::{begin_tenant, signing_secrets};
-use shoal_testkit::ScratchDatabase;
 
 mod support;
 
 #[tokio::test]
 async fn racing_first_reads_agree_on_one_secret() -> anyhow::Result<()> {
-    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
-    migrate(db.url()).await?;
-    let pool = connect_lazy(
-        db.url(),
-        &PoolConfig {
-            max_connections: 12,
-            ..PoolConfig::default()
-        },
-    )?;
-    let cipher = Cipher::new(&SecretKey::generate());
+    let config = PoolConfig {
+        max_connections: 12,
+        ..PoolConfig::default()
+    };
+    let (db, pool, cipher) = support::scratch(&config).await?;
     let tenant = support::tenant_with_app(&pool, &cipher, "contoso").await?;
 
     // Hold the app's row so that every reader sees no secret yet and then queues up to create

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 use shoal_domain::async_invocation::InvocationStatus;
 use shoal_domain::names::TenantName;
-use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
+use shoal_store::crypto::Cipher;
+use shoal_store::pool::PoolConfig;
 use shoal_store::webhook_invocations::{self, ClaimedInvocation, NewInvocation};
 use shoal_store::{Precondition, StoreError, TenantId, apps, begin_platform, begin_tenant, commit};
 use shoal_testkit::ScratchDatabase;
@@ -49,10 +49,7 @@ struct Fixture {
 }
 
 async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
-    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
-    migrate(db.url()).await?;
-    let pool = connect_lazy(db.url(), &PoolConfig::default())?;
-    let cipher = Cipher::new(&SecretKey::generate());
+    let (db, pool, cipher) = support::scratch(&PoolConfig::default()).await?;
     for name in tenant_names {
         support::tenant_with_app(&pool, &cipher, name).await?;
     }

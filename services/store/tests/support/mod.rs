@@ -2,9 +2,22 @@
 
 use serde_json::json;
 use shoal_domain::names::TenantName;
-use shoal_store::crypto::Cipher;
+use shoal_store::crypto::{Cipher, SecretKey};
+use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
 use shoal_store::tenants::TenantWrite;
 use shoal_store::{Precondition, TenantId, apps, begin_platform, begin_tenant, commit, tenants};
+use shoal_testkit::ScratchDatabase;
+
+/// A migrated scratch database (dropped with the first value), the application pool on it,
+/// and a fresh cipher for app settings.
+pub async fn scratch(
+    config: &PoolConfig,
+) -> anyhow::Result<(ScratchDatabase, sqlx::PgPool, Cipher)> {
+    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
+    migrate(db.url()).await?;
+    let pool = connect_lazy(db.url(), config)?;
+    Ok((db, pool, Cipher::new(&SecretKey::generate())))
+}
 
 /// Tenant `name` with one app, `orders`, whose handler is at `http://h.example`.
 pub async fn tenant_with_app(
