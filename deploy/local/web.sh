@@ -11,6 +11,8 @@
 #                    handler in the test process (web/e2e/stack.mjs). Screenshots go to
 #                    web/e2e/artifacts/.
 #   web.sh e2e       only the end-to-end tests, against the web/dist already built.
+#   web.sh screenshots   build, run the end-to-end tests, and copy their gallery (every view
+#                    at 1366×768 and 390×844) to docs/dashboard/, which web/README.md shows.
 # web/node_modules and Azurite (deploy/local/node_modules) come from deploy/local/ensure-tools.sh.
 set -euo pipefail
 
@@ -64,8 +66,15 @@ case "${1:-}" in
         e2e
         ;;
     e2e) e2e ;;
+    screenshots)
+        build
+        e2e
+        mkdir -p "$repo/docs/dashboard"
+        cp "$web"/e2e/artifacts/gallery/*.jpg "$repo/docs/dashboard/"
+        say "copied $(ls "$web"/e2e/artifacts/gallery/*.jpg | wc -l) screenshots to docs/dashboard/"
+        ;;
     *)
-        echo "usage: web.sh build|api|test|e2e" >&2
+        echo "usage: web.sh build|api|test|e2e|screenshots" >&2
         exit 2
         ;;
 esac

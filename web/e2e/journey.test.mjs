@@ -227,7 +227,8 @@ test("a function edit the API refuses shows the 422 at the field it names", asyn
   await queueName.fill("Not A Queue!");
   await page.getByRole("button", { name: "Save" }).click();
   await page.locator('[data-path="bindings[0].queueName"][aria-invalid="true"]').waitFor();
-  const describedBy = await queueName.getAttribute("aria-describedby");
+  // The field is described by its error (and by its schema's help, when it has some).
+  const describedBy = (await queueName.getAttribute("aria-describedby")).split(/\s+/).find((id) => id.startsWith("err-"));
   const message = await page.locator(`#${describedBy}`).innerText();
   assert.match(message, /\S/, "an error message sits at bindings[0].queueName");
   await shot(page, "03-function-422");
@@ -258,6 +259,51 @@ test("a function edit the API refuses shows the 422 at the field it names", asyn
   ]);
   assert.equal(second.status(), 200, "the second save sent the ETag of the first");
   await page.locator("#fn-saved", { hasText: /^Saved at / }).waitFor();
+  await page.close();
+});
+
+test("a binding is built field by field from its type's schema, with the raw JSON beside it", async () => {
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions`);
+  await page.getByLabel("Template").selectOption("timer");
+  await page.getByLabel("Name", { exact: true }).fill("nightly");
+  // Every property of the type is a field: required ones say so, a flag is a choice whose
+  // "not set" is its own (useMonitor left out means true), a fixed set of values a choice.
+  await page.getByLabel("schedule (required)").waitFor();
+  const startup = page.locator('[data-path="bindings[0].runOnStartup"]');
+  assert.deepEqual(await startup.locator("option").allInnerTexts(), ["(not set)", "true", "false"]);
+  assert.deepEqual(await page.locator('[data-path="bindings[0].dataType"] option').allInnerTexts(), ["(not set)", "string", "binary", "stream"]);
+  assert.equal(await page.locator('[data-path="bindings[0].direction"]').getAttribute("readonly"), "", "the type decides the direction");
+  await startup.selectOption("true");
+  // The raw bindings follow the fields; a field left unset is not written.
+  await page.getByText("function.json bindings (raw)").click();
+  let raw = JSON.parse(await page.locator("#fn-raw").inputValue());
+  assert.equal(raw[0].runOnStartup, true);
+  assert.equal("useMonitor" in raw[0], false);
+  await shot(page, "03-function-typed-form");
+  // Another trigger type keeps what it shares (the name) and drops the timer's schedule.
+  await page.locator('[data-path="bindings[0].type"]').selectOption("queueTrigger");
+  await page.getByLabel("queueName (required)").waitFor();
+  assert.equal(await page.locator('[data-path="bindings[0].schedule"]').count(), 0);
+  assert.equal(await page.locator('[data-path="bindings[0].name"]').inputValue(), "myTimer");
+  await page.locator('[data-path="bindings[0].type"]').selectOption("timerTrigger");
+  // Edited as JSON and applied: the fields show it; text that is not bindings says so.
+  await page.locator("#fn-raw").fill("{}");
+  await page.getByRole("button", { name: "Apply to the fields" }).click();
+  await page.locator("#err-fn-raw", { hasText: "Expected an array of binding objects" }).waitFor();
+  await page.locator("#fn-raw").fill(JSON.stringify([{ type: "timerTrigger", direction: "in", name: "myTimer", schedule: "0 0 3 * * *", runOnStartup: true }]));
+  await page.getByRole("button", { name: "Apply to the fields" }).click();
+  assert.equal(await page.locator('[data-path="bindings[0].schedule"]').inputValue(), "0 0 3 * * *");
+  assert.equal(await page.locator("#err-fn-raw").innerText(), "");
+  await page.getByLabel(/Created disabled/).check();
+  await page.getByRole("button", { name: "Create function" }).click();
+  await page.waitForURL(/\/functions\/nightly$/);
+  const path = "/v1/tenants/contoso/apps/orders/functions/nightly";
+  const fn = await call(shoal.base, admin, "GET", path);
+  assert.deepEqual(fn.bindings, [{ type: "timerTrigger", direction: "in", name: "myTimer", schedule: "0 0 3 * * *", runOnStartup: true }]);
+  assert.equal(fn.disabled, true);
+  await fetch(`${shoal.base}${path}`, { method: "DELETE", headers: { Authorization: `Bearer ${admin}` } });
   await page.close();
 });
 
@@ -1119,6 +1165,51 @@ test("a test message sent from a function's page reaches its handler; a refused 
   await shot(page, "15-send-sent");
   const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
   assert.ok(log.items.some((e) => e.action === "Shoal/apps/functions/send/action"), "the send is audited");
+  await page.close();
+});
+
+/// The views as a visitor sees them on arrival, at a laptop's and a phone's size, for
+/// docs/dashboard/ (`deploy/local/web.sh screenshots` copies them there): the window only
+/// (not the whole page) as JPEG, each checked by axe with no violation of any impact.
+const GALLERY = [
+  ["apps", "/tenants/contoso/apps"],
+  ["app", "/tenants/contoso/apps/orders"],
+  ["functions", "/tenants/contoso/apps/orders/functions"],
+  ["function", "/tenants/contoso/apps/orders/functions/ship"],
+  ["scale", "/tenants/contoso/apps/orders/scale"],
+  ["access", "/tenants/contoso/access"],
+  ["tenants", "/tenants"],
+  ["workers", "/workers"],
+];
+
+async function galleryShot(page, name) {
+  mkdirSync(`${ARTIFACTS}gallery`, { recursive: true });
+  for (const [width, height] of [[1366, 768], [390, 844]]) {
+    await page.setViewportSize({ width, height });
+    await page.screenshot({ path: `${ARTIFACTS}gallery/${name}-${width}.jpg`, type: "jpeg", quality: 70 });
+    await page.addScriptTag({ content: AXE });
+    const violations = await page.evaluate(async () => {
+      const result = await window.axe.run(document, { resultTypes: ["violations"] });
+      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    assert.deepEqual(violations, [], `accessibility violations on ${name} at ${width}px`);
+  }
+  await page.setViewportSize({ width: 1366, height: 768 });
+}
+
+test("every view, at both sizes, for the dashboard's documentation", async () => {
+  const page = await context.newPage();
+  await page.goto(shoal.base);
+  await page.getByLabel("Bearer token").waitFor();
+  await galleryShot(page, "signin");
+  await signIn(page, admin);
+  for (const [name, path] of GALLERY) {
+    await page.goto(`${shoal.base}${path}`);
+    await page.locator("main h1").waitFor();
+    // Loaded: nothing says "Loading" any more.
+    await page.waitForFunction(() => !document.querySelector(".loading"));
+    await galleryShot(page, name);
+  }
   await page.close();
 });
 

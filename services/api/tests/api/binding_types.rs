@@ -50,7 +50,13 @@ async fn any_signed_in_caller_reads_every_type_with_its_schema() {
         .iter()
         .map(|item| item["type"].as_str().unwrap())
         .collect();
-    for expected in ["queueTrigger", "serviceBusTrigger", "timerTrigger", "rabbitMQTrigger", "rabbitMQ"] {
+    for expected in [
+        "queueTrigger",
+        "serviceBusTrigger",
+        "timerTrigger",
+        "rabbitMQTrigger",
+        "rabbitMQ",
+    ] {
         assert!(types.contains(&expected), "{expected} in {types:?}");
     }
     let rabbit = &list["items"][types.iter().position(|t| *t == "rabbitMQTrigger").unwrap()];
@@ -65,7 +71,12 @@ async fn any_signed_in_caller_reads_every_type_with_its_schema() {
 async fn functions_built_from_the_schemas_alone_are_accepted() {
     let app = TestApp::spawn().await;
     app.with_app("contoso", "orders").await;
-    let list = app.get("/v1/bindingTypes").await.json::<Value>().await.unwrap();
+    let list = app
+        .get("/v1/bindingTypes")
+        .await
+        .json::<Value>()
+        .await
+        .unwrap();
     let item = |t: &str| {
         list["items"]
             .as_array()
@@ -81,7 +92,10 @@ async fn functions_built_from_the_schemas_alone_are_accepted() {
         ("queueTrigger", vec![("name", json!("order"))]),
         (
             "timerTrigger",
-            vec![("name", json!("tick")), ("schedule", json!("0 */5 * * * *"))],
+            vec![
+                ("name", json!("tick")),
+                ("schedule", json!("0 */5 * * * *")),
+            ],
         ),
         (
             "rabbitMQTrigger",
@@ -94,7 +108,10 @@ async fn functions_built_from_the_schemas_alone_are_accepted() {
         let response = app
             .admin(
                 Method::PUT,
-                &format!("/v1/tenants/contoso/apps/orders/functions/{}", type_name.to_lowercase()),
+                &format!(
+                    "/v1/tenants/contoso/apps/orders/functions/{}",
+                    type_name.to_lowercase()
+                ),
             )
             .json(&function)
             .fetch()

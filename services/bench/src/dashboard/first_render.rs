@@ -8,9 +8,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use bytes::Bytes;
+use http::header::ACCEPT_ENCODING;
+use http::{HeaderValue, Method};
 use shoal_testkit::ScratchDatabase;
 
 use super::DashboardPlan;
+use crate::http::Connection;
 use crate::load;
 use crate::server::Server;
 
@@ -27,6 +30,43 @@ pub struct FirstRender {
     pub empty: Duration,
     /// The slowest load of the full list.
     pub full_slowest: Duration,
+    /// The apps list response the view asks for (every app, with status), as sent with
+    /// `Accept-Encoding: gzip` and as sent without.
+    pub list: ListSize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListSize {
+    pub gzip_bytes: u64,
+    pub bytes: u64,
+}
+
+/// The request the apps view makes for its first page (`web/src/views/apps/list.ts`).
+fn list_path(tenant: &str) -> String {
+    format!("/v1/tenants/{tenant}/apps?limit=1000&expand=status")
+}
+
+/// The apps list's size on the wire, compressed as the browser asks and not.
+async fn list_size(server: &Server, token: &str, tenant: &str) -> Result<ListSize> {
+    let mut connection = Connection::open(server.addr(), Some(token)).await?;
+    let path = list_path(tenant);
+    let gzip = [(ACCEPT_ENCODING, HeaderValue::from_static("gzip"))];
+    let (status, compressed) = connection.send_with(Method::GET, &path, &gzip, None).await?;
+    if !status.is_success() {
+        bail!("GET {path}: {status}");
+    }
+    let (_, plain) = connection.send(Method::GET, &path, None).await?;
+    if compressed.len() >= plain.len() {
+        bail!(
+            "GET {path} with Accept-Encoding: gzip sent {} bytes, no fewer than without ({}): not compressed",
+            compressed.len(),
+            plain.len()
+        );
+    }
+    Ok(ListSize {
+        gzip_bytes: compressed.len() as u64,
+        bytes: plain.len() as u64,
+    })
 }
 
 pub async fn measure(plan: &DashboardPlan<'_>) -> Result<FirstRender> {
@@ -65,6 +105,7 @@ async fn with_server(plan: &DashboardPlan<'_>, server: &Server) -> Result<FirstR
     let body = Bytes::from_static(APP_BODY.as_bytes());
     load::create_tenant_and_apps(server.addr(), &token, FULL, plan.apps, &body).await?;
     load::create_tenant_and_apps(server.addr(), &token, EMPTY, 0, &body).await?;
+    let list = list_size(server, &token, FULL).await?;
     eprintln!(
         "shoal-bench: dashboard: tenant `{FULL}` with {} apps and `{EMPTY}` with none; {} cold loads of each apps view",
         plan.apps, plan.loads
@@ -120,6 +161,7 @@ async fn with_server(plan: &DashboardPlan<'_>, server: &Server) -> Result<FirstR
         full: median(&full),
         empty: median(&empty),
         full_slowest: full.iter().copied().max().unwrap_or_default(),
+        list,
     })
 }
 

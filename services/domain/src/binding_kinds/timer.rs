@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::binding_kinds::{
     BindingKind, DataShape, DataType, Finding, KindBinding, PropertiesSchema, read_typed,
@@ -37,19 +37,20 @@ pub const TRIGGER: Trigger = Trigger;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TriggerBinding {
     pub name: BindingName,
-    /// An NCRONTAB expression (`0 */5 * * * *`), a TimeSpan (`00:05:00`), or `%Setting%`
-    /// references to either (see `timer_trigger::schedule`).
+    /// An NCRONTAB expression with seconds (`0 */5 * * * *`), a TimeSpan (`00:05:00`), or a
+    /// `%Setting%` reference to either, read in the app's `WEBSITE_TIME_ZONE`.
+    // The rules: `timer_trigger::schedule`.
     pub schedule: String,
     /// Invoke once when the listener starts, besides the schedule.
     #[serde(default)]
     pub run_on_startup: bool,
     /// Keep the schedule status so an occurrence missed while down runs once when back;
-    /// absent means true, and it is off for schedules that run more than once a minute
-    /// (see `timer_trigger::use_monitor`).
+    /// absent means true, and it is off for schedules that run more than once a minute.
+    // The rule: `timer_trigger::use_monitor`.
     #[serde(default)]
     pub use_monitor: Option<bool>,
-    /// Accepted as Azure accepts it on every binding; a timer's value is always its schedule
-    /// status, so diagnostics say it has no effect.
+    /// No effect on a timer (accepted, as Azure accepts it on every binding): its value is
+    /// always its schedule status. Diagnostics say so when it is set.
     #[serde(default)]
     pub data_type: Option<DataType>,
 }

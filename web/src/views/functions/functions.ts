@@ -3,7 +3,9 @@
 // A function's page says first whether it is healthy (the app's diagnostics for it) and offers
 // the connection setting it lacks; a new function's form says which connection the app lacks.
 // A Save sends back every key of function.json the form has no field for (write.ts), and a
-// queue or Service Bus function can be sent a test message (send.ts).
+// queue or Service Bus function can be sent a test message (send.ts). A binding whose type
+// the API's catalog knows gets a field per property of its type, typed by the schema the API
+// validates with (typed.ts); the raw function.json is editable beside them.
 
 import { api, ifMatch, type Schemas } from "../../api/client";
 import { actions, can, type Context } from "../../context";
@@ -14,7 +16,8 @@ import { loading, problemBanner, table } from "../common";
 import { explorerSection } from "../explorer/explorer";
 import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
-import { fieldPath, fromRows, TEMPLATES, toRows, type Binding, type FieldRow } from "./document";
+import { fieldPath, TEMPLATES, toRows, type Binding } from "./document";
+import { choices, retype, typedBinding, typedRows, type BindingTypeInfo, type TypedRow } from "./typed";
 import { functionActions, type FunctionState } from "./actions";
 import { concurrencyField } from "./concurrency";
 import { healthSection, missingConnections } from "./health";
@@ -31,10 +34,13 @@ export async function renderFunctions(
 ): Promise<void> {
   const title = h("h1", {}, `${app} · functions`);
   replace(main, title, loading("functions"));
-  const [list, appRead] = await Promise.all([
+  const [list, appRead, catalog] = await Promise.all([
     api.GET("/v1/tenants/{tenant}/apps/{app}/functions", { params: { path: { tenant, app }, query: { limit: 1000 } } }),
     api.GET("/v1/tenants/{tenant}/apps/{app}", { params: { path: { tenant, app } } }),
+    api.GET("/v1/bindingTypes"),
   ]);
+  // Without the catalog every binding is edited as plain rows, as validation still judges them.
+  const types = (catalog.data?.items ?? []) as BindingTypeInfo[];
   const { data, error, response } = list;
   if (!data) {
     replace(main, title, problemBanner(error, response.status));
@@ -64,9 +70,9 @@ export async function renderFunctions(
       ? sendSection(tenant, app, current.name, current.triggerType)
       : null,
     current
-      ? editor(ctx, tenant, app, current, current.bindings as Binding[], state, writable)
+      ? editor(ctx, tenant, app, current, current.bindings as Binding[], state, writable, types)
       : writable
-        ? newFunction(ctx, tenant, app, state, (b) => needs?.update(b))
+        ? newFunction(ctx, tenant, app, state, types, (b) => needs?.update(b))
         : null,
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
@@ -77,13 +83,20 @@ export async function renderFunctions(
 
 /// The new-function form under a template picker: choosing a template starts the form again
 /// from its bindings (the name typed so far is kept).
-function newFunction(ctx: Context, tenant: string, app: string, state: FunctionState, onBindings: (b: Binding[]) => void): HTMLElement {
+function newFunction(
+  ctx: Context,
+  tenant: string,
+  app: string,
+  state: FunctionState,
+  types: BindingTypeInfo[],
+  onBindings: (b: Binding[]) => void,
+): HTMLElement {
   const box = h("div");
   const show = (id: string) => {
     const template = TEMPLATES.find((t) => t.id === id) ?? TEMPLATES[0];
     const typed = (box.querySelector("#fn-name") as HTMLInputElement | null)?.value ?? "";
     const bindings = template.bindings.map((b) => structuredClone(b) as Binding);
-    replace(box, editor(ctx, tenant, app, null, bindings, state, true, onBindings));
+    replace(box, editor(ctx, tenant, app, null, bindings, state, true, types, onBindings));
     (box.querySelector("#fn-name") as HTMLInputElement).value = typed;
     onBindings(bindings);
   };
@@ -97,7 +110,13 @@ function newFunction(ctx: Context, tenant: string, app: string, state: FunctionS
 }
 
 interface BindingRows {
-  rows: FieldRow[];
+  rows: TypedRow[];
+}
+
+/// A binding's rows: typed by its type's schema when the catalog has it, plain otherwise.
+function rowsOf(binding: Binding, types: BindingTypeInfo[]): TypedRow[] {
+  const info = types.find((t) => t.type === binding.type);
+  return info ? typedRows(binding, info) : toRows(binding);
 }
 
 /// The function.json form: `current` is the function as read (null for a new one), whose keys
@@ -110,13 +129,24 @@ function editor(
   initial: Binding[],
   state: FunctionState,
   writable: boolean,
+  types: BindingTypeInfo[],
   onBindings: (bindings: Binding[]) => void = () => {},
 ): HTMLElement {
   const name = current?.name ?? null;
   // What the next save carries: the answer of each save, so it is always the version `If-Match` names.
   let latest = current;
-  const bindings: BindingRows[] = initial.map((b) => ({ rows: toRows(b) }));
-  const changed = () => onBindings(bindings.map((b) => fromRows(b.rows)));
+  const bindings: BindingRows[] = initial.map((b) => ({ rows: rowsOf(b, types) }));
+  const written = () => bindings.map((b) => typedBinding(b.rows));
+  const raw = rawEditor(writable, written, (parsed) => {
+    bindings.splice(0, bindings.length, ...parsed.map((b) => ({ rows: rowsOf(b, types) })));
+    draw();
+    changed();
+  });
+  const changed = () => {
+    const now = written();
+    raw.show(now);
+    onBindings(now);
+  };
   const nameInput = name === null ? h("input", { id: "fn-name", required: true, "aria-describedby": "err-name" }) : null;
   const errorsTop = h("div", { id: "fn-errors" });
   const fieldsBox = h("div");
@@ -129,6 +159,9 @@ function editor(
       fieldsBox,
       bindings.map((binding, index) => {
         const group = `binding-${index}`;
+        // Typed when its type is in the catalog (its rows came from `typedRows`).
+        const typed = binding.rows.some((r) => r.control !== undefined);
+        const direction = binding.rows.find((r) => r.key === "direction")?.text ?? "in";
         const bindingError = h("p", { class: "field-error", id: `err-${group}` });
         const box = h(
           "fieldset",
@@ -139,19 +172,31 @@ function editor(
             const id = `${group}-${r}`;
             const path = fieldPath(index, row.key);
             const err = h("p", { class: "field-error", id: `err-${id}` });
-            const input = h("input", {
+            const hint = row.description ? h("small", { class: "hint", id: `hint-${id}` }, row.description) : null;
+            const retyped = (type: string) => {
+              const info = types.find((t) => t.type === type);
+              if (!info) return;
+              binding.rows = retype(binding.rows, info);
+              draw();
+              changed();
+              (fieldsBox.querySelector(`#${id}`) as HTMLElement | null)?.focus();
+            };
+            const input = control(row, {
               id,
-              value: row.text,
-              readonly: !writable,
-              "data-path": path,
-              "aria-describedby": `err-${id}`,
-              oninput: (e: Event) => {
-                row.text = (e.target as HTMLInputElement).value;
-                changed();
+              writable,
+              path,
+              describedBy: hint ? `err-${id} hint-${id}` : `err-${id}`,
+              typeChoices: typed && row.key === "type" ? choices(types, direction).map((t) => t.type) : null,
+              fixed: typed && row.key === "direction",
+              onChange: (text) => {
+                row.text = text;
+                if (row.key === "type") retyped(text);
+                else changed();
               },
             });
             slots.set(path, { input, error: err });
-            return h("div", { class: "field" }, h("label", { for: id }, row.key), input, err);
+            const label = row.required ? `${row.key} (required)` : row.key;
+            return h("div", { class: "field" }, h("label", { for: id }, label), input, hint, err);
           }),
           writable ? addProperty(binding, draw) : null,
           writable && bindings.length > 1
@@ -230,7 +275,7 @@ function editor(
         event.preventDefault();
         const fn = name ?? nameInput?.value.trim() ?? "";
         const body = functionWrite(latest, {
-          bindings: bindings.map((b) => fromRows(b.rows)),
+          bindings: written(),
           disabled: state.disabled,
           maxConcurrency: cap.value(),
         });
@@ -266,14 +311,109 @@ function editor(
     bindingsError,
     fieldsBox,
     writable
-      ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: toRows({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }) }); draw(); changed(); } }, "Add binding")
+      ? h("button", { type: "button", class: "secondary", onclick: () => { bindings.push({ rows: rowsOf({ type: "queue", direction: "out", name: "", queueName: "", connection: "" }, types) }); draw(); changed(); } }, "Add binding")
       : null,
+    raw.el,
     cap.el,
     disabledBox ? h("p", {}, disabledBox, " ", h("label", { for: "fn-disabled" }, "Created disabled (no listener until enabled)")) : null,
     writable ? h("button", { type: "submit" }, name ? "Save" : "Create function") : h("p", { class: "hint" }, "Your role can read functions, not change them."),
     saved,
   );
   return form;
+}
+
+interface ControlOptions {
+  id: string;
+  writable: boolean;
+  path: string;
+  describedBy: string;
+  /// The types the `type` row may change to; null for a plain text field.
+  typeChoices: string[] | null;
+  /// Read-only whatever the role: a typed binding's `direction`, which its type decides.
+  fixed: boolean;
+  onChange: (text: string) => void;
+}
+
+/// The field of one row: a choice (with "not set" unless required), a number or a line of text.
+/// A reader's fields are read-only (a choice disabled, as a select cannot be read-only).
+function control(row: TypedRow, o: ControlOptions): HTMLElement {
+  const common = { id: o.id, "data-path": o.path, "aria-describedby": o.describedBy };
+  const options = o.typeChoices ?? (row.control?.kind === "choice" ? row.control.options : null);
+  if (options) {
+    const list = options.includes(row.text) || row.text === "" ? options : [row.text, ...options];
+    return h(
+      "select",
+      {
+        ...common,
+        disabled: !o.writable,
+        "aria-required": row.required ? "true" : undefined,
+        onchange: (e: Event) => o.onChange((e.target as HTMLSelectElement).value),
+      },
+      o.typeChoices ? null : h("option", { value: "", selected: row.text === "" }, row.required ? "(choose)" : "(not set)"),
+      list.map((value) => h("option", { value, selected: value === row.text }, value)),
+    );
+  }
+  const number = row.control?.kind === "number" ? row.control : null;
+  return h("input", {
+    ...common,
+    type: number ? "number" : "text",
+    min: number?.min,
+    max: number?.max,
+    value: row.text,
+    placeholder: row.placeholder,
+    readonly: !o.writable || o.fixed,
+    "aria-required": row.required ? "true" : undefined,
+    oninput: (e: Event) => o.onChange((e.target as HTMLInputElement).value),
+  });
+}
+
+/// The bindings as function.json text, beside the fields: `show` follows every change, Apply
+/// reads an edited text back into the fields (a text that is not a JSON array says so here).
+function rawEditor(
+  writable: boolean,
+  current: () => Binding[],
+  apply: (bindings: Binding[]) => void,
+): { el: HTMLElement; show: (bindings: Binding[]) => void } {
+  const area = h("textarea", { id: "fn-raw", rows: 12, cols: 60, readonly: !writable, spellcheck: false, "aria-describedby": "err-fn-raw" }) as HTMLTextAreaElement;
+  const error = h("p", { class: "field-error", id: "err-fn-raw" });
+  const show = (bindings: Binding[]) => {
+    area.value = JSON.stringify(bindings, null, 2);
+  };
+  show(current());
+  const applyButton = writable
+    ? h("button", {
+        type: "button",
+        class: "secondary",
+        onclick: () => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(area.value);
+          } catch (e) {
+            error.textContent = `Not JSON: ${(e as Error).message}`;
+            area.setAttribute("aria-invalid", "true");
+            return;
+          }
+          if (!Array.isArray(parsed) || !parsed.every((b) => typeof b === "object" && b !== null && !Array.isArray(b))) {
+            error.textContent = "Expected an array of binding objects, as function.json's \"bindings\".";
+            area.setAttribute("aria-invalid", "true");
+            return;
+          }
+          error.textContent = "";
+          area.removeAttribute("aria-invalid");
+          apply(parsed as Binding[]);
+        },
+      }, "Apply to the fields")
+    : null;
+  const el = h(
+    "details",
+    { class: "raw-bindings" },
+    h("summary", {}, "function.json bindings (raw)"),
+    h("label", { for: "fn-raw" }, "Bindings as JSON"),
+    area,
+    error,
+    applyButton,
+  );
+  return { el, show };
 }
 
 function addProperty(binding: BindingRows, redraw: () => void): HTMLElement {

@@ -24,6 +24,15 @@ describe("sendRequest", () => {
   });
 });
 
+describe("a Kafka or Event Hubs record", () => {
+  it("is offered a test message, with its key sent only when given", () => {
+    expect(sendsTestMessages("kafkaTrigger") && sendsTestMessages("eventHubTrigger")).toBe(true);
+    expect(sendsTestMessages("httpTrigger")).toBe(false);
+    expect(sendRequest({ ...form, body: "1", key: "order-7" })).toEqual({ ok: true, request: { body: 1, key: "order-7" } });
+    expect(sendRequest({ ...form, body: "1", key: "" })).toEqual({ ok: true, request: { body: 1 } });
+  });
+});
+
 describe("parseProperties", () => {
   it("names the line of a property without a name or given twice", () => {
     const errors: { path: string; message: string }[] = [];

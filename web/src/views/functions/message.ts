@@ -9,9 +9,15 @@ export type SendRequest = Schemas["SendRequest"];
 export type SendResult = Schemas["SendResult"];
 
 /// The triggers the page offers a test message for: those whose message is a body on a queue
-/// (and, for Service Bus, a session and properties; for RabbitMQ, headers), which the form's
-/// fields cover.
-export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger", "rabbitMQTrigger"] as const;
+/// or topic (and, for Service Bus, a session and properties; for RabbitMQ, headers; for Kafka
+/// and Event Hubs, a key and headers), which the form's fields cover. An HTTP trigger is
+/// called at its webhook by its callers, not sent a message.
+export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger", "rabbitMQTrigger", "kafkaTrigger", "eventHubTrigger"] as const;
+
+/// Whether a trigger's records carry a key (Kafka, and Event Hubs through its Kafka endpoint).
+export function hasKey(triggerType: string): boolean {
+  return triggerType === "kafkaTrigger" || triggerType === "eventHubTrigger";
+}
 
 export function sendsTestMessages(triggerType: string): boolean {
   return (SENDS_TEST_MESSAGES as readonly string[]).includes(triggerType);
@@ -24,6 +30,8 @@ export interface MessageForm {
   format: "text" | "json";
   sessionId: string;
   properties: string;
+  /// Kafka and Event Hubs: the record's key (it picks the partition); empty sends none.
+  key?: string;
 }
 
 export type Built = { ok: true; request: SendRequest } | { ok: false; errors: FieldError[] };
@@ -42,6 +50,7 @@ export function sendRequest(form: MessageForm): Built {
   }
   const session = form.sessionId.trim();
   if (session !== "") request.sessionId = session;
+  if (form.key !== undefined && form.key !== "") request.key = form.key;
   const properties = parseProperties(form.properties, errors);
   if (Object.keys(properties).length > 0) request.properties = properties;
   return errors.length ? { ok: false, errors } : { ok: true, request };

@@ -1,5 +1,6 @@
-// "Send test message": one message on the function's trigger queue, as the app, so the function
-// receives it like any other (POST …/send). Offered for queue, Service Bus and RabbitMQ triggers, to
+// "Send test message": one message on the function's trigger queue or topic, as the app, so the
+// function receives it like any other (POST …/send). Offered for queue, Service Bus, RabbitMQ,
+// Kafka and Event Hubs triggers, to
 // callers whose roles allow `Shoal/apps/functions/send/action`; the API decides anyway. Its
 // answer is shown: what was sent and where, or the problem with each error at its field.
 
@@ -7,12 +8,14 @@ import { api } from "../../api/client";
 import { h, replace } from "../../dom";
 import { placeErrors, type FieldError } from "../../problem";
 import { problemBanner } from "../common";
-import { sendRequest, sentText, type MessageForm } from "./message";
+import { hasKey, sendRequest, sentText, type MessageForm } from "./message";
 
 export function sendSection(tenant: string, app: string, fn: string, triggerType: string): HTMLElement {
   const serviceBus = triggerType === "serviceBusTrigger";
   // A RabbitMQ message carries headers where a Service Bus one carries application properties.
   const rabbitMq = triggerType === "rabbitMQTrigger";
+  // A Kafka (or Event Hubs) record has a key and headers.
+  const keyed = hasKey(triggerType);
   const said = h("p", { role: "status", class: "said", id: "fn-send-said" });
   const top = h("div", { id: "fn-send-problem" });
   const field = (id: string, label: string, input: HTMLElement, hint?: string) => {
@@ -32,8 +35,9 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
     h("select", {}, h("option", { value: "json" }, "JSON (sent as its JSON)"), h("option", { value: "text" }, "Text (sent as typed)")),
   );
   const session = serviceBus ? field("send-session", "Session id", h("input", { autocomplete: "off" }), "Required when the trigger reads sessions.") : null;
+  const key = keyed ? field("send-key", "Record key", h("input", { autocomplete: "off" }), "Picks the partition; empty sends none.") : null;
   const properties =
-    serviceBus || rabbitMq
+    serviceBus || rabbitMq || keyed
       ? field(
           "send-properties",
           serviceBus ? "Application properties" : "Headers",
@@ -44,6 +48,7 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
   // Error slots by the path the API's errors name (`properties.<name>` lands on properties).
   const slots = new Map([["body", body]]);
   if (session) slots.set("sessionId", session);
+  if (key) slots.set("key", key);
   if (properties) slots.set("properties", properties);
 
   const show = (errors: FieldError[], banner: HTMLElement | null) => {
@@ -74,6 +79,7 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
           format: (format.input as HTMLSelectElement).value === "text" ? "text" : "json",
           sessionId: (session?.input as HTMLInputElement | undefined)?.value ?? "",
           properties: (properties?.input as HTMLTextAreaElement | undefined)?.value ?? "",
+          key: (key?.input as HTMLInputElement | undefined)?.value,
         };
         const built = sendRequest(typed);
         if (!built.ok) {
@@ -97,6 +103,7 @@ export function sendSection(tenant: string, app: string, fn: string, triggerType
     body.el,
     format.el,
     session?.el,
+    key?.el,
     properties?.el,
     h("button", { type: "submit", id: "fn-send" }, "Send test message"),
     said,

@@ -11,8 +11,8 @@ use super::{
 };
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
-    BindingKind, BrokerSource, DataShape, Finding, HostSection, PropertiesSchema, KindBinding, read_section,
-    read_typed, without_credentials,
+    BindingKind, BrokerSource, DataShape, Finding, HostSection, KindBinding, PropertiesSchema,
+    read_section, read_typed, without_credentials,
 };
 use crate::names::BindingName;
 use crate::validation::{Problems, join_path};

@@ -25,7 +25,9 @@ fn keys(value: &Value, found: &mut Vec<String>) {
 fn every_known_type_is_listed_once_in_the_order_errors_list_them() {
     let listed: Vec<&str> = schemas().iter().map(|t| t.type_name).collect();
     assert_eq!(listed, known_type_names().collect::<Vec<_>>());
-    let cosmos = schemas().into_iter().find(|t| t.type_name == "cosmosDBTrigger");
+    let cosmos = schemas()
+        .into_iter()
+        .find(|t| t.type_name == "cosmosDBTrigger");
     assert_eq!(cosmos.map(|t| (t.direction, t.runs)), Some(("in", false)));
     let rabbit = schemas().into_iter().find(|t| t.type_name == "rabbitMQ");
     assert_eq!(rabbit.map(|t| (t.direction, t.runs)), Some(("out", true)));
@@ -38,24 +40,38 @@ fn schemas_are_self_contained_objects_naming_their_properties() {
         let mut found = Vec::new();
         keys(schema, &mut found);
         assert!(
-            !found.iter().any(|k| k == "$ref" || k == "allOf" || k == "oneOf"),
+            !found
+                .iter()
+                .any(|k| k == "$ref" || k == "allOf" || k == "oneOf"),
             "{}: {schema}",
             binding_type.type_name
         );
         let properties = schema["properties"].as_object();
-        let properties = properties.unwrap_or_else(|| panic!("{}: {schema}", binding_type.type_name));
-        assert!(properties.contains_key("name"), "{}", binding_type.type_name);
+        let properties =
+            properties.unwrap_or_else(|| panic!("{}: {schema}", binding_type.type_name));
+        assert!(
+            properties.contains_key("name"),
+            "{}",
+            binding_type.type_name
+        );
         let required: Vec<&str> = schema["required"]
             .as_array()
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        assert!(required.contains(&"name"), "{}: {required:?}", binding_type.type_name);
+        assert!(
+            required.contains(&"name"),
+            "{}: {required:?}",
+            binding_type.type_name
+        );
     }
 }
 
 #[test]
 fn the_forms_choices_are_the_ones_validation_accepts() {
-    let queue = schemas().into_iter().find(|t| t.type_name == "queueTrigger").unwrap();
+    let queue = schemas()
+        .into_iter()
+        .find(|t| t.type_name == "queueTrigger")
+        .unwrap();
     assert_eq!(
         queue.schema["properties"]["dataType"]["enum"],
         json!(["string", "binary", "stream"])
@@ -67,10 +83,22 @@ fn the_forms_choices_are_the_ones_validation_accepts() {
         .filter_map(Value::as_str)
         .collect();
     assert!(required.contains(&"queueName") && !required.contains(&"connection"));
-    let timer = schemas().into_iter().find(|t| t.type_name == "timerTrigger").unwrap();
-    assert_eq!(timer.schema["properties"]["runOnStartup"]["type"], json!("boolean"));
-    assert_eq!(queue.schema["properties"]["connection"]["type"], json!("string"));
-    let rabbit = schemas().into_iter().find(|t| t.type_name == "rabbitMQTrigger").unwrap();
+    let timer = schemas()
+        .into_iter()
+        .find(|t| t.type_name == "timerTrigger")
+        .unwrap();
+    assert_eq!(
+        timer.schema["properties"]["runOnStartup"]["type"],
+        json!("boolean")
+    );
+    assert_eq!(
+        queue.schema["properties"]["connection"]["type"],
+        json!("string")
+    );
+    let rabbit = schemas()
+        .into_iter()
+        .find(|t| t.type_name == "rabbitMQTrigger")
+        .unwrap();
     assert!(
         rabbit.schema["properties"]["connectionStringSetting"]["description"]
             .as_str()
@@ -87,7 +115,10 @@ fn the_forms_choices_are_the_ones_validation_accepts() {
 fn every_listed_property_is_known_to_validation_and_nothing_else_is() {
     for binding_type in schemas() {
         let t = binding_type.type_name;
-        let properties = binding_type.schema["properties"].as_object().unwrap().clone();
+        let properties = binding_type.schema["properties"]
+            .as_object()
+            .unwrap()
+            .clone();
         for property in properties.keys().filter(|p| *p != "name") {
             let binding = json!({"type": t, "direction": binding_type.direction, "name": "b",
                 property.as_str(): [[]]});
@@ -107,14 +138,19 @@ fn every_listed_property_is_known_to_validation_and_nothing_else_is() {
         for required in binding_type.schema["required"].as_array().unwrap() {
             let required = required.as_str().unwrap();
             let example = properties[required]["examples"][0].clone();
-            binding[required] = if example.is_null() { json!("x") } else { example };
+            binding[required] = if example.is_null() {
+                json!("x")
+            } else {
+                example
+            };
         }
         binding["name"] = json!("b");
         let problems = parse_binding(&binding, "b").unwrap_err().errors;
         assert!(
-            problems.iter().any(|p| p.message == "unknown field \"notAProperty\""),
+            problems
+                .iter()
+                .any(|p| p.message == "unknown field \"notAProperty\""),
             "{t}: {problems:?}"
         );
     }
 }
-
