@@ -1061,7 +1061,7 @@ test("the explorer lists every invocation, finds a failed message by its id with
   // Found by its message id: one row, its five deliveries grouped under it.
   await explorer.getByLabel("Message id").fill(declined.messageId);
   await explorer.getByRole("button", { name: "Search", exact: true }).click();
-  await explorer.locator("#explorer-live", { hasText: "1 invocation found." }).waitFor();
+  await explorer.locator("#explorer-live", { hasText: "1 invocation shown." }).waitFor();
   const toggle = explorer.getByRole("button", { name: "Show 5 attempts" });
   await toggle.click();
   await explorer.getByRole("button", { name: "Hide 5 attempts" }).waitFor();
@@ -1182,10 +1182,11 @@ const GALLERY = [
   ["workers", "/workers"],
 ];
 
-async function galleryShot(page, name) {
+async function galleryShot(page, name, prepare = async () => {}) {
   mkdirSync(`${ARTIFACTS}gallery`, { recursive: true });
   for (const [width, height] of [[1366, 768], [390, 844]]) {
     await page.setViewportSize({ width, height });
+    await prepare();
     await page.screenshot({ path: `${ARTIFACTS}gallery/${name}-${width}.jpg`, type: "jpeg", quality: 70 });
     await page.addScriptTag({ content: AXE });
     const violations = await page.evaluate(async () => {
@@ -1210,6 +1211,12 @@ test("every view, at both sizes, for the dashboard's documentation", async () =>
     await page.waitForFunction(() => !document.querySelector(".loading"));
     await galleryShot(page, name);
   }
+  // The invocation explorer, below the fold of a function's page: one row's attempts open.
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const explorer = page.locator("#explorer-section");
+  await explorer.getByRole("button", { name: /^Show \d+ attempts?$/ }).first().click();
+  await explorer.locator(".invocation-details").first().waitFor();
+  await galleryShot(page, "explorer", () => explorer.evaluate((el) => el.scrollIntoView({ block: "start" })));
   await page.close();
 });
 

@@ -111,7 +111,8 @@ export function explorerSection(tenant: string, app: string, fn: string): HTMLEl
     state.next = data.continuationToken ?? undefined;
     policy.textContent = policyText(data.retention);
     render();
-    live.textContent = `${data.items.length} invocation${data.items.length === 1 ? "" : "s"} found.`;
+    const n = data.items.length;
+    live.textContent = `${n} invocation${n === 1 ? "" : "s"} shown${state.next ? "; older ones load on request" : ""}.`;
   };
 
   const loadOlder = async () => {
