@@ -1044,6 +1044,55 @@ test("the monitor shows the invocations the workers made and a failure's error a
   await page.close();
 });
 
+test("the explorer lists every invocation, finds a failed message by its id with its attempts grouped, and follows new ones live", async () => {
+  // After the monitor journey: orders 41–47 shipped, 42 (declined) and 43 (oversize) poisoned
+  // after five dequeues each.
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const explorer = page.locator("#explorer-section");
+  await explorer.getByText(/^Every invocation is kept, successes too, up to the newest 1000 /).waitFor();
+  // Successes are listed too.
+  await explorer.locator("tbody tr", { hasText: "succeeded" }).first().waitFor();
+  const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship/invocationLog?status=failed");
+  const declined = log.items.find((i) => (i.payload ?? "").includes('"decline"'));
+  assert.ok(declined?.messageId, JSON.stringify(log));
+
+  // Found by its message id: one row, its five deliveries grouped under it.
+  await explorer.getByLabel("Message id").fill(declined.messageId);
+  await explorer.getByRole("button", { name: "Search", exact: true }).click();
+  await explorer.locator("#explorer-live", { hasText: "1 invocation shown." }).waitFor();
+  const toggle = explorer.getByRole("button", { name: "Show 5 attempts" });
+  await toggle.click();
+  await explorer.getByRole("button", { name: "Hide 5 attempts" }).waitFor();
+  assert.equal(await explorer.getByRole("button", { name: "Hide 5 attempts" }).getAttribute("aria-expanded"), "true");
+  const attempts = explorer.locator(".invocation-details tbody tr");
+  assert.equal(await attempts.count(), 5);
+  const dequeues = await attempts.evaluateAll((rows) => rows.map((r) => r.querySelectorAll("td")[3].textContent));
+  assert.deepEqual(dequeues, ["1", "2", "3", "4", "5"]);
+  assert.match(await attempts.first().innerText(), /the handler answered 500/);
+  assert.match(await attempts.first().innerText(), /card declined/);
+  // The payload as JSON, decoded.
+  await explorer.getByRole("heading", { name: "Payload (JSON)" }).waitFor();
+  assert.match(await explorer.locator(".invocation-details pre.json").innerText(), /"outcome": "decline"/);
+  await explorer.screenshot({ path: `${ARTIFACTS}13-explorer-section.png` });
+  await shotAtBothSizes(page, "13-explorer");
+
+  // A bad filter is said at its field.
+  await explorer.getByLabel("Invocation id").fill("not-a-uuid");
+  await explorer.getByRole("button", { name: "Search", exact: true }).click();
+  await explorer.getByText("An invocation id is a UUID.").waitFor();
+  assert.equal(await explorer.getByLabel("Invocation id").getAttribute("aria-invalid"), "true");
+
+  // The live tail: a new order shows up without a reload.
+  await explorer.getByRole("button", { name: "Clear", exact: true }).click();
+  await explorer.getByLabel("Follow new invocations").check();
+  await explorer.getByText(/^Checking every 3 s\./).waitFor();
+  await shoal.azurite.enqueue("orders", [JSON.stringify({ order: 48, outcome: "ok" })]);
+  await explorer.locator("#explorer-live", { hasText: /^1 new invocation\.$/ }).waitFor({ timeout: 30_000 });
+  await page.close();
+});
+
 test("a poison queue the API cannot read says why instead of disappearing", async () => {
   // billing's connection setting was never set: the poison read is a 409 naming the cause.
   const page = await context.newPage();
@@ -1133,10 +1182,11 @@ const GALLERY = [
   ["workers", "/workers"],
 ];
 
-async function galleryShot(page, name) {
+async function galleryShot(page, name, prepare = async () => {}) {
   mkdirSync(`${ARTIFACTS}gallery`, { recursive: true });
   for (const [width, height] of [[1366, 768], [390, 844]]) {
     await page.setViewportSize({ width, height });
+    await prepare();
     await page.screenshot({ path: `${ARTIFACTS}gallery/${name}-${width}.jpg`, type: "jpeg", quality: 70 });
     await page.addScriptTag({ content: AXE });
     const violations = await page.evaluate(async () => {
@@ -1161,6 +1211,12 @@ test("every view, at both sizes, for the dashboard's documentation", async () =>
     await page.waitForFunction(() => !document.querySelector(".loading"));
     await galleryShot(page, name);
   }
+  // The invocation explorer, below the fold of a function's page: one row's attempts open.
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const explorer = page.locator("#explorer-section");
+  await explorer.getByRole("button", { name: /^Show \d+ attempts?$/ }).first().click();
+  await explorer.locator(".invocation-details").first().waitFor();
+  await galleryShot(page, "explorer", () => explorer.evaluate((el) => el.scrollIntoView({ block: "start" })));
   await page.close();
 });
 

@@ -148,6 +148,7 @@ fn api_routes() -> OpenApiRouter<AppState> {
         .merge(routes::poison::router())
         .merge(routes::send::router())
         .merge(routes::invocations::router())
+        .merge(routes::invocation_log::router())
         .merge(routes::webhooks::router())
         .merge(routes::identity_endpoint::router())
         .merge(routes::signing_keys::router())

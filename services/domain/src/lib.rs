@@ -19,6 +19,7 @@ pub mod egress;
 pub mod functions;
 pub mod host_config;
 pub mod invocation;
+pub mod invocation_log;
 pub mod invocation_stats;
 pub mod merge_patch;
 pub mod names;

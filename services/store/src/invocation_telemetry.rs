@@ -14,6 +14,7 @@ use sqlx::Row;
 use uuid::Uuid;
 
 use crate::metrics::{Operation, measured};
+use crate::tenant::act_for;
 use crate::{StoreError, TenantId, Tx};
 
 /// How long per-minute aggregates are kept.
@@ -58,16 +59,6 @@ pub struct MinuteTotal {
     pub invocations: i64,
     pub failures: i64,
     pub duration_buckets: Vec<i64>,
-}
-
-/// Row-level security shows `apps` only to a transaction scoped to their tenant: each row's
-/// existence check runs with the row's tenant set (transaction-local), cleared afterwards.
-async fn act_for(tx: &mut Tx, tenant: &str) -> Result<(), StoreError> {
-    sqlx::query("select set_config('shoal.tenant_id', $1, true)")
-        .bind(tenant)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
 }
 
 /// Adds a flush's counts to the minutes and appends its failures (in the caller's platform

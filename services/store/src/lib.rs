@@ -19,6 +19,7 @@ pub mod crypto;
 mod error;
 pub mod functions;
 pub mod held_messages;
+pub mod invocation_log;
 pub mod invocation_telemetry;
 pub mod leadership;
 pub mod listen;

@@ -110,6 +110,8 @@ pub enum Operation {
     InvocationsPrune,
     InvocationsMinutes,
     InvocationsFailures,
+    InvocationLogRecord,
+    InvocationLogSearch,
     // scale_samples
     ScaleSamplesRecord,
     ScaleSamplesPrune,
@@ -234,6 +236,8 @@ impl Operation {
             Operation::InvocationsPrune => "invocation_telemetry_prune",
             Operation::InvocationsMinutes => "invocation_telemetry_minutes",
             Operation::InvocationsFailures => "invocation_telemetry_failures",
+            Operation::InvocationLogRecord => "invocation_log_record",
+            Operation::InvocationLogSearch => "invocation_log_search",
             Operation::ScaleSamplesPrune => "scale_samples_prune",
             Operation::ScaleSamplesOfApp => "scale_samples_of_app",
             Operation::SigningKeysActive => "signing_keys_active",

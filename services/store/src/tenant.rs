@@ -27,14 +27,22 @@ impl std::fmt::Display for TenantId {
 /// commit or rollback (`set_config(…, true)` is transaction-local).
 pub async fn begin_tenant(pool: &sqlx::PgPool, tenant: &TenantId) -> Result<Tx, StoreError> {
     let mut tx = pool.begin().await?;
-    sqlx::query("select set_config('shoal.tenant_id', $1, true)")
-        .bind(tenant.as_str())
-        .execute(&mut *tx)
-        .await?;
+    act_for(&mut tx, tenant.as_str()).await?;
     Ok(tx)
 }
 
 /// Begins a platform-scoped transaction: no tenant is set, so tenant-scoped tables show no rows.
 pub async fn begin_platform(pool: &sqlx::PgPool) -> Result<Tx, StoreError> {
     Ok(pool.begin().await?)
+}
+
+/// Acts for `tenant` from here on in a platform transaction that writes several tenants' rows
+/// (a worker's telemetry flush): row-level security then shows only that tenant's rows and
+/// accepts only its writes (transaction-local); `""` acts for none again.
+pub(crate) async fn act_for(tx: &mut Tx, tenant: &str) -> Result<(), StoreError> {
+    sqlx::query("select set_config('shoal.tenant_id', $1, true)")
+        .bind(tenant)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }

@@ -2,51 +2,19 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use shoal_domain::names::TenantName;
-use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
-use shoal_store::tenants::TenantWrite;
-use shoal_store::{
-    Precondition, TenantId, apps, begin_platform, begin_tenant, signing_secrets, tenants,
-};
-use shoal_testkit::ScratchDatabase;
+use shoal_store::pool::PoolConfig;
+use shoal_store::{begin_tenant, signing_secrets};
+
+mod support;
 
 #[tokio::test]
 async fn racing_first_reads_agree_on_one_secret() -> anyhow::Result<()> {
-    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
-    migrate(db.url()).await?;
-    let pool = connect_lazy(
-        db.url(),
-        &PoolConfig {
-            max_connections: 12,
-            ..PoolConfig::default()
-        },
-    )?;
-    let cipher = Cipher::new(&SecretKey::generate());
-    let tenant = TenantId::new(TenantName::parse("contoso").map_err(anyhow::Error::msg)?);
-    let mut tx = begin_platform(&pool).await?;
-    let write = TenantWrite {
-        display_name: "C".into(),
-        limits: Default::default(),
-        allow_host_identity: false,
-        egress_allow: Vec::new(),
+    let config = PoolConfig {
+        max_connections: 12,
+        ..PoolConfig::default()
     };
-    tenants::put(&mut tx, "contoso", &write, Precondition::None).await?;
-    shoal_store::commit(tx).await?;
-    let mut tx = begin_tenant(&pool, &tenant).await?;
-    let spec = json!({"handler": {"url": "http://h.example"}});
-    apps::put(
-        &mut tx,
-        &tenant,
-        &cipher,
-        "orders",
-        &spec,
-        &[],
-        Precondition::None,
-    )
-    .await?;
-    shoal_store::commit(tx).await?;
+    let (db, pool, cipher) = support::scratch(&config).await?;
+    let tenant = support::tenant_with_app(&pool, &cipher, "contoso").await?;
 
     // Hold the app's row so that every reader sees no secret yet and then queues up to create
     // one: the worst interleaving, made certain.

@@ -7,15 +7,14 @@ use std::time::Duration;
 use serde_json::json;
 use shoal_domain::async_invocation::InvocationStatus;
 use shoal_domain::names::TenantName;
-use shoal_store::crypto::{Cipher, SecretKey};
-use shoal_store::pool::{PoolConfig, connect_lazy, migrate};
-use shoal_store::tenants::TenantWrite;
+use shoal_store::crypto::Cipher;
+use shoal_store::pool::PoolConfig;
 use shoal_store::webhook_invocations::{self, ClaimedInvocation, NewInvocation};
-use shoal_store::{
-    Precondition, StoreError, TenantId, apps, begin_platform, begin_tenant, commit, tenants,
-};
+use shoal_store::{Precondition, StoreError, TenantId, apps, begin_platform, begin_tenant, commit};
 use shoal_testkit::ScratchDatabase;
 use uuid::Uuid;
+
+mod support;
 
 /// Claims for `claimant` as soon as something is due (polling, at most 10 s), checking that
 /// nothing became claimable before `not_before` had passed since `since`.
@@ -50,34 +49,9 @@ struct Fixture {
 }
 
 async fn fixture(tenant_names: &[&str]) -> anyhow::Result<Fixture> {
-    let db = ScratchDatabase::create(&shoal_testkit::admin_url(), "shoal_store").await?;
-    migrate(db.url()).await?;
-    let pool = connect_lazy(db.url(), &PoolConfig::default())?;
-    let cipher = Cipher::new(&SecretKey::generate());
+    let (db, pool, cipher) = support::scratch(&PoolConfig::default()).await?;
     for name in tenant_names {
-        let mut tx = begin_platform(&pool).await?;
-        let write = TenantWrite {
-            display_name: name.to_string(),
-            limits: Default::default(),
-            allow_host_identity: false,
-            egress_allow: Vec::new(),
-        };
-        tenants::put(&mut tx, name, &write, Precondition::None).await?;
-        commit(tx).await?;
-        let id = tenant(name);
-        let mut tx = begin_tenant(&pool, &id).await?;
-        let spec = json!({"handler": {"url": "http://h.example"}});
-        apps::put(
-            &mut tx,
-            &id,
-            &cipher,
-            "orders",
-            &spec,
-            &[],
-            Precondition::None,
-        )
-        .await?;
-        commit(tx).await?;
+        support::tenant_with_app(&pool, &cipher, name).await?;
     }
     Ok(Fixture {
         pool,

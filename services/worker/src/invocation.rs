@@ -23,6 +23,7 @@ use serde_json::Value;
 use shoal_domain::durable_retry::{self, RetryState};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::invocation::{HandlerResponse, RetryContext};
+use shoal_domain::invocation_log;
 use shoal_domain::trace_context::{self, TraceContext};
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_invoker::pressure::HandlerSignal;
@@ -36,6 +37,7 @@ use crate::breaker::{FunctionBreaker, Turn};
 use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
 use crate::stats::ListenerStats;
+use crate::telemetry::Delivery;
 use crate::watcher::WriteWatcher;
 
 pub use outcome::{Accepted, Failure, Hold, Outcome, Parked, Retries, Unsettled};
@@ -257,7 +259,12 @@ impl FunctionHost {
                     }
                 }
             };
-            let result = self.stats.observe(invocation_id, attempt).await;
+            let delivery = || Delivery {
+                key: webhook_id.clone(),
+                retry_count: state.retries,
+                facts: invocation_log::facts_of(&body, &self.trigger),
+            };
+            let result = self.stats.observe(invocation_id, delivery, attempt).await;
             drop(slot);
             match (&result, signal) {
                 (_, Some(HandlerSignal::Unreachable)) => health

@@ -15,7 +15,7 @@ use crate::breaker::handler::HandlerHealth;
 use crate::concurrency::CallSlots;
 use crate::error::{ErrorCounts, SourceErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
-use crate::telemetry::{InvocationTelemetry, Target};
+use crate::telemetry::{Delivery, InvocationTelemetry, Target};
 
 /// Identifies a listener: the function of an app instance and what it listens to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -226,10 +226,13 @@ impl ListenerStats {
     }
 
     /// Runs one handler attempt of this listener's function and records its duration and
-    /// outcome in the invocation telemetry (when the worker records it).
+    /// outcome in the invocation telemetry (when the worker records it), with what `delivery`
+    /// says of it for the invocation log (read only then: a worker with telemetry off pays
+    /// nothing for it).
     pub async fn observe<T>(
         &self,
         invocation_id: uuid::Uuid,
+        delivery: impl FnOnce() -> Delivery,
         attempt: impl std::future::Future<Output = Result<T, AttemptFailure>>,
     ) -> Result<T, AttemptFailure> {
         let at = Utc::now();
@@ -247,7 +250,14 @@ impl ListenerStats {
             function: &self.key.function,
         };
         let failure = result.as_ref().err().map(|f| f.reason.as_str());
-        telemetry.record(target, invocation_id, at, started.elapsed(), failure);
+        telemetry.record(
+            target,
+            invocation_id,
+            delivery(),
+            at,
+            started.elapsed(),
+            failure,
+        );
         result
     }
 }

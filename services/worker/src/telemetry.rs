@@ -1,19 +1,26 @@
 //! Invocation telemetry: every handler attempt adds to per-function, per-minute counts and a
-//! duration histogram, and a failed one is kept with its error and the handler's `Logs`. The
-//! dispatch path only takes a short lock and updates memory ([`InvocationTelemetry::record`]);
-//! a task writes what gathered every [`FLUSH_EVERY`] in one transaction ([`Flusher`]).
+//! duration histogram, a failed one is kept with its error and the handler's `Logs`, and every
+//! attempt, successes too, goes to the invocation log the explorer searches
+//! (`shoal_store::invocation_log`) with its delivery's key, message id, RetryCount and
+//! DequeueCount/DeliveryCount. The dispatch path only takes a short lock and updates memory
+//! ([`InvocationTelemetry::record`]); a task writes what gathered every [`FLUSH_EVERY`] in one
+//! transaction ([`Flusher`]), so the log costs no round trip per message.
 //!
-//! Bounded: at most [`MAX_FAILURES_PER_FLUSH`] failures and [`MAX_MINUTE_KEYS`] function-minutes
-//! wait for a flush, log lines are cut to [`MAX_LOG_LINES`] of [`MAX_LOG_LINE_CHARS`]; what
-//! does not fit is counted and dropped, never queued. A flush that fails is logged and
-//! dropped too: telemetry never holds back dispatch or grows without bound.
+//! Bounded: at most [`MAX_FAILURES_PER_FLUSH`] failures, [`MAX_ATTEMPTS_PER_FLUSH`] logged
+//! attempts and [`MAX_MINUTE_KEYS`] function-minutes wait for a flush, log lines are cut to
+//! [`MAX_LOG_LINES`] of [`MAX_LOG_LINE_CHARS`] (and, in the invocation log, to
+//! `shoal_domain::invocation_log::MAX_LOG_BYTES` in all); what does not fit is counted and
+//! dropped, never queued. A flush that fails is logged and dropped too: telemetry never holds
+//! back dispatch or grows without bound.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
+use shoal_domain::invocation_log::{RequestFacts, bounded_logs};
 use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
+use shoal_store::invocation_log::{self, AttemptRecord, Status};
 use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +33,9 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// under load may queue behind others, and the next tick waits for it (missed ticks are delayed).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const MAX_FAILURES_PER_FLUSH: usize = 100;
+/// Attempts for the invocation log per flush (a second): a worker making more than this many
+/// attempts a second logs the first of them; the minute counts still see every one.
+pub const MAX_ATTEMPTS_PER_FLUSH: usize = 1_000;
 pub const MAX_MINUTE_KEYS: usize = 10_000;
 pub const MAX_LOG_LINES: usize = 50;
 pub const MAX_LOG_LINE_CHARS: usize = 2_000;
@@ -53,6 +63,7 @@ struct Counts {
 struct Pending {
     minutes: HashMap<MinuteKey, Counts>,
     failures: Vec<FailureRecord>,
+    attempts: Vec<AttemptRecord>,
     /// Logs of attempts under way, by invocation id, until their outcome is recorded.
     logs: HashMap<Uuid, Vec<String>>,
     dropped: u64,
@@ -64,6 +75,17 @@ pub struct Target<'a> {
     pub tenant: &'a str,
     pub app: &'a str,
     pub function: &'a str,
+}
+
+/// What the invocation log keeps of an attempt beside its outcome.
+#[derive(Clone, Debug, Default)]
+pub struct Delivery {
+    /// The delivery's `webhook-id`: the same for every attempt at one message.
+    pub key: String,
+    /// The attempt's RetryCount under the function's retry policy.
+    pub retry_count: u32,
+    /// Read from the request body (`shoal_domain::invocation_log::facts_of`).
+    pub facts: RequestFacts,
 }
 
 /// The worker's telemetry, shared by all its listeners.
@@ -97,6 +119,7 @@ impl InvocationTelemetry {
         &self,
         target: Target<'_>,
         invocation_id: Uuid,
+        delivery: Delivery,
         at: DateTime<Utc>,
         duration: Duration,
         failure: Option<&str>,
@@ -121,8 +144,39 @@ impl InvocationTelemetry {
         }
         counts.invocations += 1;
         counts.buckets[bucket_of(duration_ms)] += 1;
-        let Some(error) = failure else { return };
-        counts.failures += 1;
+        if failure.is_some() {
+            counts.failures += 1;
+        }
+        let duration_ms = i64::try_from(duration_ms).unwrap_or(i64::MAX);
+        let error = failure.map(|e| e.chars().take(MAX_LOG_LINE_CHARS).collect::<String>());
+        if pending.attempts.len() < MAX_ATTEMPTS_PER_FLUSH {
+            let payload = delivery.facts.payload;
+            pending.attempts.push(AttemptRecord {
+                tenant: target.tenant.to_owned(),
+                app: target.app.to_owned(),
+                function: target.function.to_owned(),
+                delivery_key: delivery.key,
+                message_id: delivery.facts.message_id,
+                invocation_id,
+                at,
+                retry_count: i32::try_from(delivery.retry_count).unwrap_or(i32::MAX),
+                delivery_count: delivery.facts.delivery_count,
+                worker: String::new(),
+                duration_ms,
+                status: if failure.is_some() {
+                    Status::Failed
+                } else {
+                    Status::Succeeded
+                },
+                error: error.clone(),
+                logs: bounded_logs(&logs),
+                payload_truncated: payload.as_ref().is_some_and(|p| p.truncated),
+                payload_preview: payload.map(|p| p.text),
+            });
+        } else {
+            pending.dropped += 1;
+        }
+        let Some(error) = error else { return };
         if pending.failures.len() >= MAX_FAILURES_PER_FLUSH {
             pending.dropped += 1;
             return;
@@ -134,15 +188,15 @@ impl InvocationTelemetry {
             at,
             invocation_id,
             worker: String::new(),
-            duration_ms: i64::try_from(duration_ms).unwrap_or(i64::MAX),
-            error: error.chars().take(MAX_LOG_LINE_CHARS).collect(),
+            duration_ms,
+            error,
             logs,
         });
     }
 
     /// Takes what gathered since the last flush, as `worker`'s rows; and how many records
     /// were dropped for lack of room.
-    fn take(&self, worker: &str) -> (Vec<MinuteRecord>, Vec<FailureRecord>, u64) {
+    fn take(&self, worker: &str) -> Gathered {
         let mut pending = self.lock();
         let minutes = std::mem::take(&mut pending.minutes)
             .into_iter()
@@ -164,8 +218,28 @@ impl InvocationTelemetry {
                 ..f
             })
             .collect();
-        (minutes, failures, std::mem::take(&mut pending.dropped))
+        let attempts = std::mem::take(&mut pending.attempts)
+            .into_iter()
+            .map(|a| AttemptRecord {
+                worker: worker.to_owned(),
+                ..a
+            })
+            .collect();
+        Gathered {
+            minutes,
+            failures,
+            attempts,
+            dropped: std::mem::take(&mut pending.dropped),
+        }
     }
+}
+
+/// What one flush writes.
+struct Gathered {
+    minutes: Vec<MinuteRecord>,
+    failures: Vec<FailureRecord>,
+    attempts: Vec<AttemptRecord>,
+    dropped: u64,
 }
 
 /// Writes the worker's telemetry every [`FLUSH_EVERY`], and once more when stopped.
@@ -213,7 +287,12 @@ impl Flusher {
 }
 
 async fn flush(pool: &sqlx::PgPool, worker: &str, telemetry: &InvocationTelemetry, prune: bool) {
-    let (minutes, failures, dropped) = telemetry.take(worker);
+    let Gathered {
+        minutes,
+        failures,
+        attempts,
+        dropped,
+    } = telemetry.take(worker);
     if dropped > 0 {
         tracing::warn!(dropped, "invocation telemetry was full; records dropped");
     }
@@ -223,6 +302,7 @@ async fn flush(pool: &sqlx::PgPool, worker: &str, telemetry: &InvocationTelemetr
     let result = async {
         let mut tx = shoal_store::begin_platform(pool).await?;
         invocation_telemetry::record(&mut tx, &minutes, &failures).await?;
+        invocation_log::record(&mut tx, &attempts).await?;
         if prune {
             invocation_telemetry::prune(&mut tx).await?;
         }
@@ -249,16 +329,41 @@ mod tests {
         }
     }
 
+    fn delivery(key: &str) -> Delivery {
+        Delivery {
+            key: key.to_owned(),
+            ..Delivery::default()
+        }
+    }
+
     #[test]
     fn attempts_add_up_per_function_and_minute_and_failures_keep_their_logs() {
         let telemetry = InvocationTelemetry::default();
         let at = "2026-11-24T10:00:30Z".parse::<DateTime<Utc>>().unwrap();
         let (ok, failed) = (Uuid::now_v7(), Uuid::now_v7());
-        telemetry.record(key("ship"), ok, at, Duration::from_millis(8), None);
+        telemetry.handler_logs(ok, &["fine".into()]);
+        telemetry.record(
+            key("ship"),
+            ok,
+            delivery("m1"),
+            at,
+            Duration::from_millis(8),
+            None,
+        );
         telemetry.handler_logs(failed, &["boom".into()]);
+        let retried = Delivery {
+            retry_count: 1,
+            facts: RequestFacts {
+                message_id: Some("q-2".into()),
+                delivery_count: Some(3),
+                payload: None,
+            },
+            ..delivery("m2")
+        };
         telemetry.record(
             key("ship"),
             failed,
+            retried,
             at,
             Duration::from_millis(250),
             Some("500"),
@@ -266,12 +371,18 @@ mod tests {
         telemetry.record(
             key("bill"),
             Uuid::now_v7(),
+            delivery("m3"),
             at,
             Duration::from_millis(1),
             None,
         );
 
-        let (mut minutes, failures, dropped) = telemetry.take("w1");
+        let Gathered {
+            mut minutes,
+            failures,
+            attempts,
+            dropped,
+        } = telemetry.take("w1");
         minutes.sort_by(|a, b| a.function.cmp(&b.function));
         assert_eq!(dropped, 0);
         assert_eq!(minutes.len(), 2);
@@ -296,9 +407,26 @@ mod tests {
         assert_eq!(failures[0].error, "500");
         assert_eq!(failures[0].logs, ["boom"]);
         assert_eq!(failures[0].worker, "w1");
+        // Every attempt goes to the invocation log, successes with their logs too.
+        assert_eq!(attempts.len(), 3);
+        assert_eq!(
+            (
+                attempts[0].delivery_key.as_str(),
+                attempts[0].status,
+                attempts[0].logs.clone()
+            ),
+            ("m1", Status::Succeeded, vec!["fine".to_owned()])
+        );
+        let second = &attempts[1];
+        assert_eq!(second.status, Status::Failed);
+        assert_eq!(second.error.as_deref(), Some("500"));
+        assert_eq!((second.retry_count, second.delivery_count), (1, Some(3)));
+        assert_eq!(second.message_id.as_deref(), Some("q-2"));
+        assert!(attempts.iter().all(|a| a.worker == "w1"));
         // Taken means gone.
-        let (minutes, failures, _) = telemetry.take("w1");
-        assert!(minutes.is_empty() && failures.is_empty());
+        let gathered = telemetry.take("w1");
+        assert!(gathered.minutes.is_empty() && gathered.failures.is_empty());
+        assert!(gathered.attempts.is_empty());
     }
 
     #[test]
@@ -306,23 +434,45 @@ mod tests {
         let telemetry = InvocationTelemetry::default();
         let at = Utc::now();
         for _ in 0..MAX_FAILURES_PER_FLUSH + 5 {
-            telemetry.record(key("ship"), Uuid::now_v7(), at, Duration::ZERO, Some("no"));
+            telemetry.record(
+                key("ship"),
+                Uuid::now_v7(),
+                delivery("m"),
+                at,
+                Duration::ZERO,
+                Some("no"),
+            );
         }
         let long: Vec<String> = (0..MAX_LOG_LINES + 10)
             .map(|_| "x".repeat(MAX_LOG_LINE_CHARS + 10))
             .collect();
         let id = Uuid::now_v7();
         telemetry.handler_logs(id, &long);
-        let (minutes, failures, dropped) = telemetry.take("w1");
-        assert_eq!(failures.len(), MAX_FAILURES_PER_FLUSH);
-        assert_eq!(dropped, 5);
+        let gathered = telemetry.take("w1");
+        assert_eq!(gathered.failures.len(), MAX_FAILURES_PER_FLUSH);
+        assert_eq!(gathered.attempts.len(), MAX_FAILURES_PER_FLUSH + 5);
+        assert_eq!(gathered.dropped, 5);
         // Every attempt still counts in its minute.
         assert_eq!(
-            minutes[0].failures,
+            gathered.minutes[0].failures,
             i64::try_from(MAX_FAILURES_PER_FLUSH + 5).unwrap()
         );
         let kept = telemetry.lock().logs.remove(&id).unwrap();
         assert_eq!(kept.len(), MAX_LOG_LINES);
         assert!(kept.iter().all(|l| l.chars().count() == MAX_LOG_LINE_CHARS));
+        // The invocation log keeps a known number of attempts a flush.
+        for _ in 0..MAX_ATTEMPTS_PER_FLUSH + 2 {
+            telemetry.record(
+                key("ship"),
+                Uuid::now_v7(),
+                delivery("m"),
+                at,
+                Duration::ZERO,
+                None,
+            );
+        }
+        let gathered = telemetry.take("w1");
+        assert_eq!(gathered.attempts.len(), MAX_ATTEMPTS_PER_FLUSH);
+        assert_eq!(gathered.dropped, 2);
     }
 }

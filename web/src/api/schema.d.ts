@@ -209,6 +209,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenants/{tenant}/apps/{app}/functions/{function}/invocationLog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search a function's invocation log: every invocation with its attempts grouped, newest
+         *     first; poll the first page to follow new ones.
+         */
+        get: operations["search_invocation_log"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tenants/{tenant}/apps/{app}/functions/{function}/invocations": {
         parameters: {
             query?: never;
@@ -900,6 +920,11 @@ export interface components {
             /** @description The catalog's data actions this assignment allows there. */
             dataActions: string[];
         };
+        /**
+         * @description How an attempt ended; an invocation's is its latest attempt's.
+         * @enum {string}
+         */
+        AttemptStatus: "succeeded" | "failed";
         AuditEntryView: {
             /** Format: int64 */
             id: number;
@@ -1780,6 +1805,14 @@ export interface components {
             /** @example worker-7d9f */
             worker: string;
         };
+        /** @description A page of a function's invocation log. */
+        InvocationLog: {
+            /** @description Newest first by when the invocation started. */
+            items: components["schemas"]["LoggedInvocation"][];
+            /** @description Pass as `continuationToken` for the next (older) page; absent on the last. */
+            continuationToken?: string | null;
+            retention: components["schemas"]["Retention"];
+        };
         /**
          * @description One minute of a function's handler attempts, all workers added up. Each retry is an attempt
          *     of its own. Percentiles are the upper bound of the duration bucket they fall in, not a
@@ -1903,6 +1936,57 @@ export interface components {
              */
             undeclaredOutputNames?: string[];
             concurrency?: components["schemas"]["ConcurrencyReport"] | null;
+        };
+        /** @description One handler call. */
+        LoggedAttempt: {
+            /**
+             * Format: uuid
+             * @description This attempt's `X-Shoal-Invocation-Id`.
+             */
+            invocationId: string;
+            /** Format: date-time */
+            at: string;
+            /**
+             * Format: int32
+             * @description Retries before this one under the function's retry policy (Azure's RetryCount).
+             */
+            retryCount: number;
+            /**
+             * Format: int64
+             * @description The source's DequeueCount (Storage Queue) or DeliveryCount (Service Bus).
+             */
+            deliveryCount?: number | null;
+            worker: string;
+            /** Format: int64 */
+            durationMs: number;
+            status: components["schemas"]["AttemptStatus"];
+            error?: string | null;
+            /** @description The handler's `Logs`, when it answered. */
+            logs: string[];
+        };
+        /** @description One delivery of a message (or event, or occurrence) to the handler, with its attempts. */
+        LoggedInvocation: {
+            /** @description The delivery's `webhook-id`, the same for each of its attempts. */
+            deliveryKey: string;
+            /** @description The source's message id, when it has one. */
+            messageId?: string | null;
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            lastAttemptAt: string;
+            /** @description The latest attempt's. */
+            status: components["schemas"]["AttemptStatus"];
+            /**
+             * Format: int32
+             * @description Every attempt made, also those no longer kept.
+             */
+            attemptCount: number;
+            /** @description The trigger's data as the handler got it (text, or JSON as text), cut short. */
+            payload?: string | null;
+            /** @description True when `payload` is not all of it. */
+            payloadTruncated: boolean;
+            /** @description The kept attempts, oldest first. */
+            attempts: components["schemas"]["LoggedAttempt"][];
         };
         /** @enum {string} */
         MessageEncoding: "base64" | "none";
@@ -2153,6 +2237,23 @@ export interface components {
             messageIds: string[];
             /** @description Named in `messageIds` but not found in the poison queue. */
             notFound: string[];
+        };
+        /** @description What the log keeps: capped, never sampled. */
+        Retention: {
+            /**
+             * Format: int64
+             * @description A function keeps its newest invocations by start, up to this many.
+             */
+            keptInvocations: number;
+            /**
+             * Format: int64
+             * @description An invocation keeps its newest attempts, up to this many (`attemptCount` counts all).
+             */
+            keptAttempts: number;
+            /** @description Bytes of the trigger's data kept as `payload`. */
+            maxPayloadBytes: number;
+            /** @description Bytes of the handler's `Logs` kept per attempt. */
+            maxLogBytes: number;
         };
         RetiringKey: {
             kid: string;
@@ -4692,6 +4793,154 @@ export interface operations {
                 };
             };
             /** @description Invalid fields or path parameters; `errors[].path` names each */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Postgres is unavailable; retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    search_invocation_log: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The invocation's latest attempt's status. Read as text so a bad value gets our 422.
+                 * @example failed
+                 */
+                status?: components["schemas"]["AttemptStatus"];
+                /**
+                 * @description The source's message id (queue `Id`, Service Bus `MessageId`), or the delivery's
+                 *     `webhook-id` for triggers without one.
+                 */
+                messageId?: string;
+                /** @description Any attempt's invocation id (`X-Shoal-Invocation-Id`). */
+                invocationId?: string;
+                /** @description Started at or after this time (RFC 3339). */
+                from?: string;
+                /** @description Started before this time (RFC 3339). */
+                to?: string;
+                /** @description Invocations per page, 1–1000 (default 100). */
+                limit?: number;
+                /** @description Token from the previous page's `continuationToken`. */
+                continuationToken?: string;
+            };
+            header?: never;
+            path: {
+                tenant: components["schemas"]["TenantName"];
+                app: components["schemas"]["AppName"];
+                function: components["schemas"]["FunctionName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "attemptCount": 2,
+                     *           "attempts": [
+                     *             {
+                     *               "at": "2026-11-24T10:00:41Z",
+                     *               "deliveryCount": 1,
+                     *               "durationMs": 212,
+                     *               "error": "handler answered 500",
+                     *               "invocationId": "0193a5c0-7f1e-7c2a-9a41-2f5d8e1c0b7a",
+                     *               "logs": [
+                     *                 "charging order 42",
+                     *                 "card declined"
+                     *               ],
+                     *               "retryCount": 0,
+                     *               "status": "failed",
+                     *               "worker": "worker-a"
+                     *             },
+                     *             {
+                     *               "at": "2026-11-24T10:00:44Z",
+                     *               "deliveryCount": 1,
+                     *               "durationMs": 35,
+                     *               "invocationId": "0193a5c0-8a2b-7c2a-9a41-2f5d8e1c0b7b",
+                     *               "logs": [
+                     *                 "charged"
+                     *               ],
+                     *               "retryCount": 1,
+                     *               "status": "succeeded",
+                     *               "worker": "worker-a"
+                     *             }
+                     *           ],
+                     *           "deliveryKey": "6b1f0c1e-3c55-4f0e-9d0a-1f6f3f0c2b11",
+                     *           "lastAttemptAt": "2026-11-24T10:00:44Z",
+                     *           "messageId": "6b1f0c1e-3c55-4f0e-9d0a-1f6f3f0c2b11",
+                     *           "payload": "{\"order\":42}",
+                     *           "payloadTruncated": false,
+                     *           "startedAt": "2026-11-24T10:00:41Z",
+                     *           "status": "succeeded"
+                     *         }
+                     *       ],
+                     *       "retention": {
+                     *         "keptAttempts": 20,
+                     *         "keptInvocations": 1000,
+                     *         "maxLogBytes": 8192,
+                     *         "maxPayloadBytes": 4096
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvocationLog"];
+                };
+            };
+            /** @description Malformed request: a query string, header or body that cannot be read */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The caller's role does not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant, app or function, or one the caller may not know exists */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A filter is not valid (`errors[].path` names it), or a path parameter is not a valid name */
             422: {
                 headers: {
                     [name: string]: unknown;

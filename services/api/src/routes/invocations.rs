@@ -10,17 +10,15 @@ use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 use shoal_domain::invocation_stats::percentile;
 use shoal_store::invocation_telemetry::{self, KEPT_FAILURES, KEPT_MINUTES_FOR};
-use shoal_store::{TenantId, begin_tenant, functions};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::TAG_FUNCTIONS;
-use crate::access::{Caller, allow};
+use super::{TAG_FUNCTIONS, readable_function};
+use crate::access::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, Query, query_integer};
 use crate::state::AppState;
-use shoal_domain::rbac::{Scope, actions};
 
 /// A function's invocation telemetry.
 #[derive(Debug, Serialize, ToSchema)]
@@ -117,18 +115,9 @@ pub async fn get_invocations(
     FunctionPath(tenant, app, function): FunctionPath,
     Query(query): Query<InvocationsQuery>,
 ) -> Result<Json<Invocations>, ApiError> {
-    allow(
-        &state.pool,
-        &caller,
-        actions::FUNCTIONS_READ,
-        &Scope::function(&tenant, &app, &function),
-    )
-    .await?;
+    let (id, mut tx) = readable_function(&state, &caller, tenant, &app, &function).await?;
     let minutes = query.minutes()?;
     let limit = query.failures()?;
-    let id = TenantId::new(tenant);
-    let mut tx = begin_tenant(&state.pool, &id).await?;
-    functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
     // The API's clock says which minute is current; the rows carry the workers' minutes.
     let last = Utc::now()
         .duration_trunc(TimeDelta::minutes(1))

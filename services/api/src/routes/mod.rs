@@ -14,6 +14,7 @@ pub mod functions;
 pub mod health;
 pub mod identities;
 pub mod identity_endpoint;
+pub mod invocation_log;
 pub mod invocations;
 pub(crate) mod kinds;
 pub mod msi;
@@ -82,6 +83,29 @@ pub fn conditional_read(
         return Ok(Some((StatusCode::NOT_MODIFIED, headers).into_response()));
     }
     Ok(None)
+}
+
+/// Allows reading the function for the caller (else 403/404) and opens its tenant's transaction,
+/// in which the function exists (else 404): how reads of what a function did (its telemetry,
+/// its invocation log) begin.
+pub async fn readable_function(
+    state: &AppState,
+    caller: &Caller,
+    tenant: shoal_domain::names::TenantName,
+    app: &shoal_domain::names::AppName,
+    function: &shoal_domain::names::FunctionName,
+) -> Result<(TenantId, Tx), ApiError> {
+    allow(
+        &state.pool,
+        caller,
+        shoal_domain::rbac::actions::FUNCTIONS_READ,
+        &Scope::function(&tenant, app, function),
+    )
+    .await?;
+    let id = TenantId::new(tenant);
+    let mut tx = begin_tenant(&state.pool, &id).await?;
+    shoal_store::functions::get(&mut tx, &id, app.as_str(), function.as_str()).await?;
+    Ok((id, tx))
 }
 
 /// A caller's permission for one audited action, checked: what every audited handler does

@@ -266,6 +266,53 @@ impl TestApp {
         );
     }
 
+    /// A tenant with one app and its queue-triggered function, for tests of what the
+    /// function did.
+    pub async fn with_function(&self, tenant: &str, app: &str, function: &str) {
+        self.with_app(tenant, app).await;
+        let put = self
+            .admin(
+                Method::PUT,
+                &format!("/v1/tenants/{tenant}/apps/{app}/functions/{function}"),
+            )
+            .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": app}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(put.status(), StatusCode::CREATED);
+    }
+
+    /// A read of contoso's `path` is a 404 for another tenant's Owner (it may not know it
+    /// exists), and so is `missing`, a path naming what does not exist.
+    pub async fn assert_hidden_from_other_tenants(&self, path: &str, missing: &str) {
+        self.put_tenant("fabrikam").await;
+        let outsider = self.token_for("fabrikam", Role::Owner);
+        let hidden = self
+            .request(Method::GET, path, Some(&outsider))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
+        assert_eq!(self.get(missing).await.status(), StatusCode::NOT_FOUND);
+    }
+
+    /// Each query string of `cases` on `path` is a 422 whose first error names the field.
+    pub async fn assert_queries_refused(&self, path: &str, cases: &[(&str, &str)]) {
+        for (query, field) in cases {
+            let response = self.get(&format!("{path}?{query}")).await;
+            assert_eq!(
+                response.status(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{query}"
+            );
+            assert_eq!(
+                problem(response).await["errors"][0]["path"],
+                *field,
+                "{query}"
+            );
+        }
+    }
+
     /// A tenant with one app, for tests about something else.
     pub async fn with_app(&self, tenant: &str, app: &str) {
         assert_eq!(self.put_tenant(tenant).await.status(), StatusCode::CREATED);

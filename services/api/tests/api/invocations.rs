@@ -9,19 +9,12 @@ use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
 use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
 use uuid::Uuid;
 
-use crate::helpers::{TestApp, problem};
+use crate::helpers::TestApp;
 
 const PATH: &str = "/v1/tenants/contoso/apps/orders/functions/ship/invocations";
 
 async fn with_function(app: &TestApp) {
-    app.with_app("contoso", "orders").await;
-    let put = app
-        .admin(Method::PUT, "/v1/tenants/contoso/apps/orders/functions/ship")
-        .json(&json!({"bindings": [{"type": "queueTrigger", "direction": "in", "name": "m", "queueName": "orders"}]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(put.status(), StatusCode::CREATED);
+    app.with_function("contoso", "orders", "ship").await;
 }
 
 fn minute(
@@ -315,29 +308,18 @@ async fn every_minute_of_the_window_is_in_the_series_idle_ones_as_zero() {
 async fn invocations_are_per_tenant_and_check_their_query() {
     let app = TestApp::spawn().await;
     with_function(&app).await;
-    app.put_tenant("fabrikam").await;
-    let outsider = app.token_for("fabrikam", Role::Owner);
-    let hidden = app
-        .request(Method::GET, PATH, Some(&outsider))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(hidden.status(), StatusCode::NOT_FOUND);
-    let missing = app
-        .get("/v1/tenants/contoso/apps/orders/functions/nope/invocations")
-        .await;
-    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
-    for (query, path) in [
-        ("minutes=0", "minutes"),
-        ("minutes=1441", "minutes"),
-        ("failures=51", "failures"),
-    ] {
-        let response = app.get(&format!("{PATH}?{query}")).await;
-        assert_eq!(
-            response.status(),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "{query}"
-        );
-        assert_eq!(problem(response).await["errors"][0]["path"], path);
-    }
+    app.assert_hidden_from_other_tenants(
+        PATH,
+        "/v1/tenants/contoso/apps/orders/functions/nope/invocations",
+    )
+    .await;
+    app.assert_queries_refused(
+        PATH,
+        &[
+            ("minutes=0", "minutes"),
+            ("minutes=1441", "minutes"),
+            ("failures=51", "failures"),
+        ],
+    )
+    .await;
 }

@@ -14,6 +14,7 @@ mod external_issuer;
 mod functions;
 mod helpers;
 mod identity_helpers;
+mod invocation_log;
 mod invocations;
 mod isolation;
 mod list_payload;

@@ -220,6 +220,51 @@ async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Resu
 }
 
 #[tokio::test]
+async fn every_attempt_goes_to_the_invocation_log_grouped_by_message() -> anyhow::Result<()> {
+    use shoal_store::invocation_log::{self, Search, Status};
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("ship", queue_trigger("logged")).await?;
+    h.enqueue("logged", &base64("{\"order\":42}")).await?;
+    let _worker = h.start_worker(h.worker_config("w-log"))?;
+    h.handler.wait_for(2, Duration::from_secs(30)).await?;
+
+    // Redelivered by the queue (DequeueCount 2), still one invocation: its webhook-id is the
+    // message's.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
+        let search = Search {
+            limit: 10,
+            ..Search::default()
+        };
+        let page = invocation_log::search(&mut tx, &tenant(), APP, "ship", &search).await?;
+        shoal_store::commit(tx).await?;
+        if let Some(inv) = page.items.first().filter(|i| i.attempts.len() >= 2) {
+            assert_eq!(page.items.len(), 1, "{page:?}");
+            assert_eq!(inv.status, Status::Failed);
+            assert!(inv.message_id.is_some());
+            assert_eq!(inv.payload_preview.as_deref(), Some("{\"order\":42}"));
+            let counts: Vec<Option<i64>> = inv.attempts.iter().map(|a| a.delivery_count).collect();
+            assert_eq!(counts[..2], [Some(1), Some(2)]);
+            let first = &inv.attempts[0];
+            assert_eq!(first.worker, "w-log");
+            assert!(
+                first.error.as_deref().is_some_and(|e| e.contains("500")),
+                "{first:?}"
+            );
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "not in the invocation log: {page:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_worker_with_invocation_telemetry_off_records_none() -> anyhow::Result<()> {
     use shoal_store::invocation_telemetry;
     let h = Harness::start(Behaviour::Status(500)).await?;
@@ -272,4 +317,43 @@ fn last_ten_minutes() -> (chrono::DateTime<Utc>, chrono::DateTime<Utc>) {
         .duration_trunc(TimeDelta::minutes(1))
         .expect("a minute divides the time");
     (last - TimeDelta::minutes(9), last)
+}
+
+#[tokio::test]
+async fn a_successful_invocation_is_logged_with_the_handlers_logs() -> anyhow::Result<()> {
+    use shoal_store::invocation_log::{self, Search, Status};
+    let h = Harness::start(Behaviour::Respond(json!({"Logs": ["shipped order 42"]}))).await?;
+    h.put_app(json!({}), json!({})).await?;
+    h.put_function("ship", queue_trigger("fine")).await?;
+    h.enqueue("fine", &base64("order 42")).await?;
+    let _worker = h.start_worker(h.worker_config("w-ok"))?;
+    h.handler.wait_for(1, Duration::from_secs(20)).await?;
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
+        let search = Search {
+            status: Some(Status::Succeeded),
+            limit: 10,
+            ..Search::default()
+        };
+        let page = invocation_log::search(&mut tx, &tenant(), APP, "ship", &search).await?;
+        shoal_store::commit(tx).await?;
+        if let Some(inv) = page.items.first() {
+            assert_eq!(inv.payload_preview.as_deref(), Some("order 42"));
+            assert_eq!(inv.attempts.len(), 1);
+            let attempt = &inv.attempts[0];
+            assert_eq!(attempt.logs, ["shipped order 42"]);
+            assert_eq!((attempt.retry_count, attempt.delivery_count), (0, Some(1)));
+            assert_eq!(attempt.error, None);
+            assert_eq!(attempt.worker, "w-ok");
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "the success is not in the invocation log"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@ import { h, link, replace } from "../../dom";
 import { createRefused, placeErrors, type FieldError } from "../../problem";
 import { paths } from "../../router";
 import { loading, problemBanner, table } from "../common";
+import { explorerSection } from "../explorer/explorer";
 import { monitorSection } from "../monitor/monitor";
 import { reliabilitySection } from "../monitor/reliability";
 import { fieldPath, TEMPLATES, toRows, type Binding } from "./document";
@@ -75,6 +76,7 @@ export async function renderFunctions(
         : null,
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
+    current ? explorerSection(tenant, app, current.name) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name) : null,
   );
 }

@@ -1,0 +1,173 @@
+// The invocation explorer's pure part: the query a set of filters asks for, the payload as a
+// person can read it, and how a polled first page merges into what is on screen (the live
+// tail). No DOM here, so Vitest covers it all.
+
+import type { Schemas } from "../../api/client";
+
+export type Invocation = Schemas["LoggedInvocation"];
+export type Attempt = Schemas["LoggedAttempt"];
+
+/// How often the live tail asks for the first page. Polling, not server-sent events: workers
+/// write the invocation log in batches about once a second, so a push could be no fresher than
+/// this, and a plain GET carries the same RBAC, throttling and compression as every other read
+/// (no long-lived connection per open tab held by the API).
+export const TAIL_MS = 3_000;
+/// Invocations per page.
+export const PAGE_SIZE = 50;
+
+export type StatusFilter = "" | "succeeded" | "failed";
+
+/// What the filter form holds: text as typed; times as `<input type="datetime-local">` values
+/// (the reader's local time).
+export interface Filters {
+  status: StatusFilter;
+  messageId: string;
+  invocationId: string;
+  from: string;
+  to: string;
+}
+
+export const NO_FILTERS: Filters = { status: "", messageId: "", invocationId: "", from: "", to: "" };
+
+export interface FieldProblem {
+  field: keyof Filters;
+  message: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/// A local `datetime-local` value as an RFC 3339 UTC time; null when it is not a time.
+export function isoOf(local: string): string | null {
+  const t = new Date(local);
+  return Number.isNaN(t.getTime()) ? null : t.toISOString();
+}
+
+/// What is wrong with the filters before asking (the API checks them all again).
+export function filterProblems(filters: Filters): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const id = filters.invocationId.trim();
+  if (id && !UUID.test(id)) problems.push({ field: "invocationId", message: "An invocation id is a UUID." });
+  const from = filters.from ? isoOf(filters.from) : null;
+  const to = filters.to ? isoOf(filters.to) : null;
+  if (filters.from && !from) problems.push({ field: "from", message: "Not a time." });
+  if (filters.to && !to) problems.push({ field: "to", message: "Not a time." });
+  if (from && to && from > to) problems.push({ field: "to", message: "Must not be before From." });
+  return problems;
+}
+
+export interface LogQuery {
+  status?: Exclude<StatusFilter, "">;
+  messageId?: string;
+  invocationId?: string;
+  from?: string;
+  to?: string;
+  limit: number;
+  continuationToken?: string;
+}
+
+/// The query string for `filters`: empty fields are left out, times sent as UTC.
+export function queryOf(filters: Filters, continuationToken?: string): LogQuery {
+  const query: LogQuery = { limit: PAGE_SIZE };
+  if (filters.status) query.status = filters.status;
+  const messageId = filters.messageId.trim();
+  if (messageId) query.messageId = messageId;
+  const invocationId = filters.invocationId.trim();
+  if (invocationId) query.invocationId = invocationId;
+  const from = filters.from ? isoOf(filters.from) : null;
+  if (from) query.from = from;
+  const to = filters.to ? isoOf(filters.to) : null;
+  if (to) query.to = to;
+  if (continuationToken) query.continuationToken = continuationToken;
+  return query;
+}
+
+export interface Decoded {
+  /// What the text is: `JSON`, `text`, or either "decoded from base64".
+  kind: string;
+  text: string;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/// Base64 that decodes to UTF-8 text, or null. Short words (`test`, `ship`) are valid base64
+/// too, so text is taken as base64 only when it decodes to printable text.
+function fromBase64(text: string): string | null {
+  const compact = text.trim();
+  if (compact.length < 8 || compact.length % 4 !== 0 || !BASE64.test(compact)) return null;
+  let binary: string;
+  try {
+    binary = atob(compact);
+  } catch {
+    return null;
+  }
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  let decoded: string;
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+  // Control characters other than whitespace mean binary that happens to be valid UTF-8.
+  return /[\u0000-\u0008\u000e-\u001f\u007f]/.test(decoded) ? null : decoded;
+}
+
+function asJson(text: string): string | null {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) return null;
+  try {
+    return JSON.stringify(JSON.parse(trimmed), null, 2);
+  } catch {
+    return null;
+  }
+}
+
+/// The payload as a person reads it: JSON pretty-printed, base64 decoded where it is text.
+/// A payload cut short stays as it came (cut JSON does not parse).
+export function decodePayload(payload: string): Decoded {
+  const json = asJson(payload);
+  if (json !== null) return { kind: "JSON", text: json };
+  const decoded = fromBase64(payload);
+  if (decoded !== null) {
+    const inner = asJson(decoded);
+    return inner !== null
+      ? { kind: "JSON, decoded from base64", text: inner }
+      : { kind: "text, decoded from base64", text: decoded };
+  }
+  return { kind: "text", text: payload };
+}
+
+/// Merges a freshly polled first page into what is shown: invocations seen again are replaced
+/// (a new attempt, a new status), new ones go on top, older pages already loaded stay. Returns
+/// how many are new, for the live region.
+export function mergeTail(shown: Invocation[], fresh: Invocation[]): { items: Invocation[]; added: number } {
+  const freshKeys = new Set(fresh.map((i) => i.deliveryKey));
+  const shownKeys = new Set(shown.map((i) => i.deliveryKey));
+  const added = fresh.filter((i) => !shownKeys.has(i.deliveryKey)).length;
+  const rest = shown.filter((i) => !freshKeys.has(i.deliveryKey));
+  const oldestFresh = fresh.length ? fresh[fresh.length - 1].startedAt : null;
+  // What the first page no longer reaches is kept only below it (it was pushed down).
+  const below = oldestFresh === null ? rest : rest.filter((i) => Date.parse(i.startedAt) <= Date.parse(oldestFresh));
+  return { items: [...fresh, ...below], added };
+}
+
+/// "3 attempts (20 kept)" when some were pruned.
+export function attemptsLabel(inv: Invocation): string {
+  const n = inv.attemptCount;
+  const word = n === 1 ? "attempt" : "attempts";
+  return inv.attempts.length < n ? `${n} ${word} (latest ${inv.attempts.length} kept)` : `${n} ${word}`;
+}
+
+/// DequeueCount or DeliveryCount, as the trigger calls it; "—" for triggers without one.
+export function deliveryCountLabel(attempt: Attempt): string {
+  return attempt.deliveryCount === undefined || attempt.deliveryCount === null ? "—" : String(attempt.deliveryCount);
+}
+
+/// The retention policy in words, shown above the table.
+export function policyText(r: Schemas["Retention"]): string {
+  const kib = (bytes: number) => `${Math.round(bytes / 1024)} KiB`;
+  return (
+    `Every invocation is kept, successes too, up to the newest ${r.keptInvocations} of this function ` +
+    `(older ones are pruned, never sampled), each with its latest ${r.keptAttempts} attempts; ` +
+    `payloads are cut at ${kib(r.maxPayloadBytes)} and each attempt's logs at ${kib(r.maxLogBytes)}.`
+  );
+}
