@@ -13,6 +13,7 @@ use http::{HeaderValue, Method};
 use shoal_testkit::ScratchDatabase;
 
 use super::DashboardPlan;
+use super::explorer::{self, ExplorerPage};
 use crate::http::Connection;
 use crate::load;
 use crate::server::Server;
@@ -33,6 +34,8 @@ pub struct FirstRender {
     /// The apps list response the view asks for (every app, with status), as sent with
     /// `Accept-Encoding: gzip` and as sent without.
     pub list: ListSize,
+    /// The invocation explorer's first page on the same server (see `super::explorer`).
+    pub explorer: ExplorerPage,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,19 +98,24 @@ async fn with_database(
 ) -> Result<FirstRender> {
     plan.shoal.migrate(database.url()).await?;
     let server = Server::start_serving(plan.shoal, database.url(), Some(&plan.web_dist)).await?;
-    let measured = with_server(plan, &server).await;
+    let measured = with_server(plan, &server, database.url()).await;
     let stopped = server.stop().await;
     let measured = measured?;
     stopped?;
     Ok(measured)
 }
 
-async fn with_server(plan: &DashboardPlan<'_>, server: &Server) -> Result<FirstRender> {
+async fn with_server(
+    plan: &DashboardPlan<'_>,
+    server: &Server,
+    database_url: &str,
+) -> Result<FirstRender> {
     let token = plan.shoal.platform_admin_token(server).await?;
     let body = Bytes::from_static(APP_BODY.as_bytes());
     load::create_tenant_and_apps(server.addr(), &token, FULL, plan.apps, &body).await?;
     load::create_tenant_and_apps(server.addr(), &token, EMPTY, 0, &body).await?;
     let list = list_size(server, &token, FULL).await?;
+    let explorer = explorer::measure(server, database_url, &token, FULL, "app-1").await?;
     eprintln!(
         "shoal-bench: dashboard: tenant `{FULL}` with {} apps and `{EMPTY}` with none; {} cold loads of each apps view",
         plan.apps, plan.loads
@@ -164,6 +172,7 @@ async fn with_server(plan: &DashboardPlan<'_>, server: &Server) -> Result<FirstR
         empty: median(&empty),
         full_slowest: full.iter().copied().max().unwrap_or_default(),
         list,
+        explorer,
     })
 }
 

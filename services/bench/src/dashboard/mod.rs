@@ -8,7 +8,9 @@
 //! * first render: the apps view of a tenant with 1,000 apps (written through the API) on a
 //!   real `shoal serve` and Postgres, in headless Chromium, from navigation start to the
 //!   list's rows being in the DOM, median of several cold loads; the reference is the same
-//!   view of a tenant with no apps, loaded alternately in the same run (see [`first_render`]);
+//!   view of a tenant with no apps, loaded alternately in the same run (see [`first_render`]),
+//!   with the apps list response's size gzipped, and the invocation explorer's first page with
+//!   10,000 invocations in the app against a function with none (see [`explorer`]);
 //! * invocation telemetry: one `shoal worker` draining a preloaded queue through a trivial
 //!   handler with `--invocation-telemetry on` against `off`, each side on an Azurite of its
 //!   own, in alternating order from round to round, as the breaker part's counting figures
@@ -17,6 +19,7 @@
 //! A figure that fails is named in its line; the part fails when any of them was not measured.
 
 pub mod bundle;
+pub mod explorer;
 pub mod first_render;
 pub mod telemetry;
 

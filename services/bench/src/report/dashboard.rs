@@ -15,6 +15,8 @@ pub const BUNDLE_GOAL_BYTES: u64 = 200_000;
 pub const FIRST_RENDER_GOAL: Duration = Duration::from_millis(300);
 /// The apps list response for 1,000 apps, gzipped: at most this (issue goal).
 pub const LIST_GOAL_BYTES: u64 = 64_000;
+/// The explorer's first page with 10,000 invocations: under this (issue goal).
+pub const EXPLORER_GOAL: Duration = Duration::from_millis(200);
 /// Dispatch with telemetry on, over off: at least this (issue goal).
 pub const TELEMETRY_GOAL: f64 = 0.95;
 
@@ -23,6 +25,7 @@ pub fn lines(figures: &DashboardFigures) -> Vec<String> {
         bundle_line(figures),
         first_render_line(figures),
         list_line(figures),
+        explorer_line(figures),
         ratio_line(
             &format!(
                 "Dashboard telemetry (queue dispatch, 1 worker, {} rounds)",
@@ -109,6 +112,34 @@ fn list_line(figures: &DashboardFigures) -> String {
     line
 }
 
+/// `Dashboard explorer first page   10,000 invocations 4.1 ms | no invocations 2.0 ms | ratio
+/// 2.05 (goal < 200 ms; median of 21 loads each on loopback, slowest 6.3 ms)`
+fn explorer_line(figures: &DashboardFigures) -> String {
+    let page = match &figures.first_render {
+        Ok(render) => &render.explorer,
+        Err(not_measured) => {
+            return format!(
+                "Dashboard explorer first page   {not_measured}  [missed: not measured]"
+            );
+        }
+    };
+    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
+    let ratio = page.full.as_secs_f64() / page.empty.as_secs_f64().max(f64::MIN_POSITIVE);
+    let mut line = format!(
+        "Dashboard explorer first page   {} invocations {} | no invocations {} | ratio {ratio:.2} (goal < {} ms; median of {} loads each on loopback, slowest {})",
+        thousands(page.invocations as f64),
+        ms(page.full),
+        ms(page.empty),
+        EXPLORER_GOAL.as_millis(),
+        page.loads,
+        ms(page.full_slowest),
+    );
+    if page.full >= EXPLORER_GOAL {
+        line.push_str("  [missed: explorer]");
+    }
+    line
+}
+
 /// 41_203 → "41.2 KB" (1 KB = 1,000 bytes).
 fn kilobytes(bytes: u64) -> String {
     format!("{:.1} KB", bytes as f64 / 1000.0)
@@ -120,6 +151,7 @@ mod tests {
 
     use super::*;
     use crate::dashboard::bundle::{Bundle, BundleFile};
+    use crate::dashboard::explorer::ExplorerPage;
     use crate::dashboard::first_render::{FirstRender, ListSize};
     use crate::queue::figures::NotMeasured;
 
@@ -147,6 +179,13 @@ mod tests {
                     gzip_bytes: 48_000,
                     bytes: 1_600_000,
                 },
+                explorer: ExplorerPage {
+                    invocations: 10_000,
+                    loads: 21,
+                    full: Duration::from_micros(4_100),
+                    empty: Duration::from_micros(2_000),
+                    full_slowest: Duration::from_micros(6_300),
+                },
             }),
             rounds: 5,
             telemetry_on: Ok(980.0),
@@ -162,6 +201,7 @@ mod tests {
                 "Dashboard bundle   41.2 KB gzip -9 (143.9 KB raw, 3 files) | ratio 0.21 of the goal (goal <= 200.0 KB)",
                 "Dashboard first render   1,000 apps 212 ms | empty list 180 ms | ratio 1.18 (goal < 300 ms; median of 7 cold loads each, slowest 250 ms, headless Chromium)",
                 "Dashboard apps list   1,000 apps 48.0 KB gzip (1600.0 KB raw) | ratio 0.75 of the goal (goal <= 64.0 KB)",
+                "Dashboard explorer first page   10,000 invocations 4.1 ms | no invocations 2.0 ms | ratio 2.05 (goal < 200 ms; median of 21 loads each on loopback, slowest 6.3 ms)",
                 "Dashboard telemetry (queue dispatch, 1 worker, 5 rounds)   shoal 980 msg/s | telemetry off 1,000 msg/s | ratio 0.98 (goal >= 0.95)",
             ]
         );
@@ -177,7 +217,7 @@ mod tests {
         figures.telemetry_on = Ok(900.0);
         let now = lines(&figures);
         assert!(now[1].ends_with("[missed: first render]"), "{}", now[1]);
-        assert!(now[3].ends_with("[missed: ratio]"), "{}", now[3]);
+        assert!(now[4].ends_with("[missed: ratio]"), "{}", now[4]);
         figures.first_render = Ok(FirstRender {
             list: ListSize {
                 gzip_bytes: 70_000,

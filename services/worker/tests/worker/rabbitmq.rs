@@ -333,7 +333,11 @@ async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> R
             "retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:00.050"}}),
     )
     .await?;
-    pika(&url, &["publish-traced", &queue, "t-1", PRODUCER, "vendor=abc"]).await?;
+    pika(
+        &url,
+        &["publish-traced", &queue, "t-1", PRODUCER, "vendor=abc"],
+    )
+    .await?;
 
     let worker = h.start_worker(h.worker_config("w1"))?;
     let written = pika(&url, &["get", &out, "1", "30"]).await?;
@@ -344,7 +348,11 @@ async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> R
         .map(|r| r.headers["traceparent"].to_str().unwrap_or_default())
         .collect();
     for parent in &parents {
-        assert_eq!(&parent[..36], &PRODUCER[..36], "the producer's trace: {parent}");
+        assert_eq!(
+            &parent[..36],
+            &PRODUCER[..36],
+            "the producer's trace: {parent}"
+        );
         assert_ne!(*parent, PRODUCER, "a span of Shoal's own");
     }
     assert_ne!(parents[0], parents[1], "each attempt is a span of its own");
