@@ -637,10 +637,21 @@ async fn kafka_outputs_are_produced_after_a_successful_invocation_with_key_and_h
 
     let records = s.read_topic("shipped", 2).await?;
     type Seen = (Option<Vec<u8>>, Option<Vec<u8>>, usize);
+    // The handler's headers; every record also carries the attempt's trace context.
     let mut seen: Vec<Seen> = records
         .iter()
-        .map(|r| (r.key.clone(), r.value.clone(), r.headers.len()))
+        .map(|r| {
+            let own = r.headers.iter().filter(|(k, _)| k != "traceparent");
+            (r.key.clone(), r.value.clone(), own.count())
+        })
         .collect();
+    for record in &records {
+        let traceparent = record.headers.iter().find(|(k, _)| k == "traceparent");
+        let traceparent = traceparent
+            .and_then(|(_, v)| v.as_deref())
+            .unwrap_or_default();
+        assert_eq!(traceparent.len(), 55, "{:?}", record.headers);
+    }
     seen.sort();
     assert_eq!(
         seen,
