@@ -15,7 +15,7 @@ use shoal_store::invocation_log::{AttemptRecord, KEPT_INVOCATIONS, Status, recor
 use shoal_store::pool::{PoolConfig, connect_lazy};
 use uuid::Uuid;
 
-use super::first_render::median;
+use super::median;
 use crate::http::Connection;
 use crate::server::Server;
 

@@ -12,8 +12,8 @@ use http::header::ACCEPT_ENCODING;
 use http::{HeaderValue, Method};
 use shoal_testkit::ScratchDatabase;
 
-use super::DashboardPlan;
 use super::explorer::{self, ExplorerPage};
+use super::{DashboardPlan, median};
 use crate::http::Connection;
 use crate::load;
 use crate::server::Server;
@@ -182,17 +182,6 @@ fn as_millis(loads: &[Duration]) -> String {
         .map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The middle load (the mean of the two middle ones for an even count).
-pub fn median(loads: &[Duration]) -> Duration {
-    let mut sorted = loads.to_vec();
-    sorted.sort();
-    match sorted.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
-    }
 }
 
 #[cfg(test)]

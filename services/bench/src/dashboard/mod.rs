@@ -112,3 +112,14 @@ pub async fn run(plan: &DashboardPlan<'_>) -> Result<DashboardFigures> {
         telemetry_off,
     })
 }
+
+/// The middle load (the mean of the two middle ones for an even count).
+pub fn median(loads: &[Duration]) -> Duration {
+    let mut sorted = loads.to_vec();
+    sorted.sort();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
