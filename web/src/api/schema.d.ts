@@ -1981,8 +1981,17 @@ export interface components {
              * @description Every attempt made, also those no longer kept.
              */
             attemptCount: number;
-            /** @description The trigger's data as the handler got it (text, or JSON as text), cut short. */
+            /**
+             * @description The trigger's data as the handler got it (text, or JSON as text), cut short. Only for
+             *     callers who may list the app's settings, as poison messages' bodies: a message often
+             *     carries what settings protect.
+             */
             payload?: string | null;
+            /**
+             * @description True when a payload was kept but the caller may not see it (`Shoal/apps/settings/list`
+             *     at the app is needed).
+             */
+            payloadHidden?: boolean;
             /** @description True when `payload` is not all of it. */
             payloadTruncated: boolean;
             /** @description The kept attempts, oldest first. */

@@ -19,13 +19,14 @@ use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use shoal_domain::invocation_log::{MAX_LOG_BYTES, MAX_PREVIEW_BYTES};
+use shoal_domain::rbac::{Scope, actions};
 use shoal_store::invocation_log::{self, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Status};
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::{TAG_FUNCTIONS, readable_function};
-use crate::access::Caller;
+use crate::access::{Caller, permits};
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, Query};
 use crate::state::AppState;
@@ -90,9 +91,15 @@ pub struct LoggedInvocation {
     pub status: AttemptStatus,
     /// Every attempt made, also those no longer kept.
     pub attempt_count: i32,
-    /// The trigger's data as the handler got it (text, or JSON as text), cut short.
+    /// The trigger's data as the handler got it (text, or JSON as text), cut short. Only for
+    /// callers who may list the app's settings, as poison messages' bodies: a message often
+    /// carries what settings protect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload: Option<String>,
+    /// True when a payload was kept but the caller may not see it (`Shoal/apps/settings/list`
+    /// at the app is needed).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub payload_hidden: bool,
     /// True when `payload` is not all of it.
     pub payload_truncated: bool,
     /// The kept attempts, oldest first.
@@ -150,13 +157,22 @@ pub async fn search_invocation_log(
     FunctionPath(tenant, app, function): FunctionPath,
     Query(query): Query<InvocationLogQuery>,
 ) -> Result<Json<InvocationLog>, ApiError> {
+    let with_payloads = permits(
+        &caller,
+        actions::APP_SETTINGS_LIST,
+        &Scope::app(&tenant, &app),
+    );
     let (id, mut tx) = readable_function(&state, &caller, tenant, &app, &function).await?;
     let search = query.search()?;
     let page =
         invocation_log::search(&mut tx, &id, app.as_str(), function.as_str(), &search).await?;
     shoal_store::commit(tx).await?;
     Ok(Json(InvocationLog {
-        items: page.items.into_iter().map(logged).collect(),
+        items: page
+            .items
+            .into_iter()
+            .map(|i| logged(i, with_payloads))
+            .collect(),
         continuation_token: page.next.map(|c| c.encode()),
         retention: Retention {
             kept_invocations: KEPT_INVOCATIONS,
@@ -167,7 +183,8 @@ pub async fn search_invocation_log(
     }))
 }
 
-fn logged(i: invocation_log::Invocation) -> LoggedInvocation {
+fn logged(i: invocation_log::Invocation, with_payload: bool) -> LoggedInvocation {
+    let kept = i.payload_preview.is_some();
     LoggedInvocation {
         delivery_key: i.delivery_key,
         message_id: i.message_id,
@@ -175,7 +192,8 @@ fn logged(i: invocation_log::Invocation) -> LoggedInvocation {
         last_attempt_at: i.last_at,
         status: i.status.into(),
         attempt_count: i.attempt_count,
-        payload: i.payload_preview,
+        payload: i.payload_preview.filter(|_| with_payload),
+        payload_hidden: kept && !with_payload,
         payload_truncated: i.payload_truncated,
         attempts: i
             .attempts

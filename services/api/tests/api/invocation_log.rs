@@ -86,7 +86,10 @@ async fn a_reader_finds_invocations_with_their_attempts_grouped_and_the_policy_s
     assert_eq!(a["messageId"], "msg-a");
     assert_eq!(a["status"], "succeeded");
     assert_eq!(a["attemptCount"], 2);
-    assert_eq!(a["payload"], r#"{"order":42}"#);
+    // A Reader may not list the app's settings, so the payload is hidden, as a poison
+    // message's body is; the administrator below sees it.
+    assert!(a.get("payload").is_none(), "{a}");
+    assert_eq!(a["payloadHidden"], true);
     let attempts = a["attempts"].as_array().unwrap();
     assert_eq!(attempts[0]["invocationId"], json!(failed.invocation_id));
     assert_eq!(attempts[0]["status"], "failed");
@@ -112,6 +115,8 @@ async fn a_reader_finds_invocations_with_their_attempts_grouped_and_the_policy_s
         .await
         .unwrap();
     assert_eq!(keys(&by_message), ["a"]);
+    assert_eq!(by_message["items"][0]["payload"], r#"{"order":42}"#);
+    assert!(by_message["items"][0].get("payloadHidden").is_none());
     let by_attempt: Value = app
         .get(&format!("{PATH}?invocationId={}", retried.invocation_id))
         .await

@@ -264,7 +264,7 @@ function invocationDetails(inv: Invocation): HTMLElement {
           h("h3", {}, `Payload (${payload.kind}${inv.payloadTruncated ? ", cut short" : ""})`),
           h("pre", { class: "json", tabindex: 0 }, payload.text),
         )
-      : h("p", { class: "hint" }, "No payload kept."),
+      : h("p", { class: "hint" }, inv.payloadHidden ? "Payload hidden: it needs access to the app's settings." : "No payload kept."),
     table(`Attempts of ${inv.messageId ?? inv.deliveryKey}, oldest first`, [
       { label: "At", cell: (a: Attempt) => when(a.at) },
       { label: "Status", cell: (a) => a.status },
