@@ -48,6 +48,16 @@ def headers_of(properties):
     return out
 
 
+def publish(channel, queue, body, **properties):
+    """One persistent message to `queue` through the default exchange."""
+    channel.basic_publish(
+        exchange="",
+        routing_key=queue,
+        body=body,
+        properties=pika.BasicProperties(delivery_mode=2, **properties),
+    )
+
+
 def main():
     command, queue = sys.argv[1], sys.argv[2]
     connection = connect()
@@ -68,52 +78,25 @@ def main():
         ids = []
         for i in range(count):
             message_id = f"{prefix}-{i}"
-            channel.basic_publish(
-                exchange="",
-                routing_key=queue,
-                body=message_id.encode(),
-                properties=pika.BasicProperties(
-                    delivery_mode=2,
-                    message_id=message_id,
-                    content_type="text/plain",
-                    headers=headers,
-                ),
-            )
+            publish(channel, queue, message_id.encode(), message_id=message_id,
+                    content_type="text/plain", headers=headers)
             ids.append(message_id)
         print(json.dumps(ids))
     elif command == "publish-sized":
         message_id, size = sys.argv[3], int(sys.argv[4])
         body = message_id.encode().ljust(size, b".")
         channel.confirm_delivery()
-        channel.basic_publish(
-            exchange="",
-            routing_key=queue,
-            body=body,
-            properties=pika.BasicProperties(delivery_mode=2, message_id=message_id),
-        )
+        publish(channel, queue, body, message_id=message_id)
         print(json.dumps({"published": message_id, "bytes": len(body)}))
     elif command == "publish-traced":
         message_id, traceparent, tracestate = sys.argv[3], sys.argv[4], sys.argv[5]
         channel.confirm_delivery()
-        channel.basic_publish(
-            exchange="",
-            routing_key=queue,
-            body=message_id.encode(),
-            properties=pika.BasicProperties(
-                delivery_mode=2,
-                message_id=message_id,
-                headers={"traceparent": traceparent, "tracestate": tracestate},
-            ),
-        )
+        publish(channel, queue, message_id.encode(), message_id=message_id,
+                headers={"traceparent": traceparent, "tracestate": tracestate})
         print(json.dumps({"published": message_id}))
     elif command == "publish-anon":
         channel.confirm_delivery()
-        channel.basic_publish(
-            exchange="",
-            routing_key=queue,
-            body=sys.argv[3].encode(),
-            properties=pika.BasicProperties(delivery_mode=2),
-        )
+        publish(channel, queue, sys.argv[3].encode())
         print(json.dumps({"published": sys.argv[3]}))
     elif command == "reject":
         rejected = 0

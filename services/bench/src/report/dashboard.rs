@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::queue::ratio_line;
 use super::thousands;
 use crate::dashboard::DashboardFigures;
+use crate::dashboard::first_render::FirstRender;
 
 /// Bytes of the gzipped bundle: at most this (issue goal).
 pub const BUNDLE_GOAL_BYTES: u64 = 200_000;
@@ -66,11 +67,9 @@ fn bundle_line(figures: &DashboardFigures) -> String {
 /// `Dashboard first render   1,000 apps 212 ms | empty list 180 ms | ratio 1.18 (goal < 300 ms;
 /// median of 7 cold loads each, slowest 250 ms, headless Chromium)`
 fn first_render_line(figures: &DashboardFigures) -> String {
-    let render = match &figures.first_render {
+    let render = match measured(figures, "Dashboard first render") {
         Ok(render) => render,
-        Err(not_measured) => {
-            return format!("Dashboard first render   {not_measured}  [missed: not measured]");
-        }
+        Err(line) => return line,
     };
     let ms = |d: Duration| format!("{:.0} ms", d.as_secs_f64() * 1000.0);
     let ratio = render.full.as_secs_f64() / render.empty.as_secs_f64().max(f64::MIN_POSITIVE);
@@ -92,11 +91,9 @@ fn first_render_line(figures: &DashboardFigures) -> String {
 /// `Dashboard apps list   1,000 apps 48.0 KB gzip (1,600.0 KB raw) | ratio 0.75 of the goal
 /// (goal <= 64.0 KB)`
 fn list_line(figures: &DashboardFigures) -> String {
-    let render = match &figures.first_render {
+    let render = match measured(figures, "Dashboard apps list") {
         Ok(render) => render,
-        Err(not_measured) => {
-            return format!("Dashboard apps list   {not_measured}  [missed: not measured]");
-        }
+        Err(line) => return line,
     };
     let ratio = render.list.gzip_bytes as f64 / LIST_GOAL_BYTES as f64;
     let mut line = format!(
@@ -115,13 +112,9 @@ fn list_line(figures: &DashboardFigures) -> String {
 /// `Dashboard explorer first page   10,000 invocations 4.1 ms | no invocations 2.0 ms | ratio
 /// 2.05 (goal < 200 ms; median of 21 loads each on loopback, slowest 6.3 ms)`
 fn explorer_line(figures: &DashboardFigures) -> String {
-    let page = match &figures.first_render {
+    let page = match measured(figures, "Dashboard explorer first page") {
         Ok(render) => &render.explorer,
-        Err(not_measured) => {
-            return format!(
-                "Dashboard explorer first page   {not_measured}  [missed: not measured]"
-            );
-        }
+        Err(line) => return line,
     };
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
     let ratio = page.full.as_secs_f64() / page.empty.as_secs_f64().max(f64::MIN_POSITIVE);
@@ -140,6 +133,15 @@ fn explorer_line(figures: &DashboardFigures) -> String {
     line
 }
 
+/// The figures measured on the first render's server, or `figure`'s line saying why not (the
+/// apps list and the explorer are measured there too).
+fn measured<'a>(figures: &'a DashboardFigures, figure: &str) -> Result<&'a FirstRender, String> {
+    figures
+        .first_render
+        .as_ref()
+        .map_err(|not_measured| format!("{figure}   {not_measured}  [missed: not measured]"))
+}
+
 /// 41_203 → "41.2 KB" (1 KB = 1,000 bytes).
 fn kilobytes(bytes: u64) -> String {
     format!("{:.1} KB", bytes as f64 / 1000.0)
@@ -152,7 +154,7 @@ mod tests {
     use super::*;
     use crate::dashboard::bundle::{Bundle, BundleFile};
     use crate::dashboard::explorer::ExplorerPage;
-    use crate::dashboard::first_render::{FirstRender, ListSize};
+    use crate::dashboard::first_render::ListSize;
     use crate::queue::figures::NotMeasured;
 
     fn figures() -> DashboardFigures {

@@ -221,7 +221,7 @@ async fn handler_attempts_are_recorded_as_invocation_telemetry() -> anyhow::Resu
 
 #[tokio::test]
 async fn every_attempt_goes_to_the_invocation_log_grouped_by_message() -> anyhow::Result<()> {
-    use shoal_store::invocation_log::{self, Search, Status};
+    use shoal_store::invocation_log::{Search, Status};
     let h = Harness::start(Behaviour::Status(500)).await?;
     h.put_app(json!({}), json!({})).await?;
     h.put_function("ship", queue_trigger("logged")).await?;
@@ -231,29 +231,46 @@ async fn every_attempt_goes_to_the_invocation_log_grouped_by_message() -> anyhow
 
     // Redelivered by the queue (DequeueCount 2), still one invocation: its webhook-id is the
     // message's.
+    let search = Search {
+        limit: 10,
+        ..Search::default()
+    };
+    let page = logged_until(&h, "ship", &search, |page| {
+        page.items.first().is_some_and(|i| i.attempts.len() >= 2)
+    })
+    .await?;
+    assert_eq!(page.items.len(), 1, "{page:?}");
+    let inv = &page.items[0];
+    assert_eq!(inv.status, Status::Failed);
+    assert!(inv.message_id.is_some());
+    assert_eq!(inv.payload_preview.as_deref(), Some("{\"order\":42}"));
+    let counts: Vec<Option<i64>> = inv.attempts.iter().map(|a| a.delivery_count).collect();
+    assert_eq!(counts[..2], [Some(1), Some(2)]);
+    let first = &inv.attempts[0];
+    assert_eq!(first.worker, "w-log");
+    assert!(
+        first.error.as_deref().is_some_and(|e| e.contains("500")),
+        "{first:?}"
+    );
+    Ok(())
+}
+
+/// The function's invocation log, read until `ready` says it shows what the test waits for
+/// (the worker writes it once a second), for at most 20 s.
+async fn logged_until(
+    h: &Harness,
+    function: &str,
+    search: &shoal_store::invocation_log::Search,
+    ready: impl Fn(&shoal_store::invocation_log::SearchPage) -> bool,
+) -> anyhow::Result<shoal_store::invocation_log::SearchPage> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
         let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
-        let search = Search {
-            limit: 10,
-            ..Search::default()
-        };
-        let page = invocation_log::search(&mut tx, &tenant(), APP, "ship", &search).await?;
+        let page =
+            shoal_store::invocation_log::search(&mut tx, &tenant(), APP, function, search).await?;
         shoal_store::commit(tx).await?;
-        if let Some(inv) = page.items.first().filter(|i| i.attempts.len() >= 2) {
-            assert_eq!(page.items.len(), 1, "{page:?}");
-            assert_eq!(inv.status, Status::Failed);
-            assert!(inv.message_id.is_some());
-            assert_eq!(inv.payload_preview.as_deref(), Some("{\"order\":42}"));
-            let counts: Vec<Option<i64>> = inv.attempts.iter().map(|a| a.delivery_count).collect();
-            assert_eq!(counts[..2], [Some(1), Some(2)]);
-            let first = &inv.attempts[0];
-            assert_eq!(first.worker, "w-log");
-            assert!(
-                first.error.as_deref().is_some_and(|e| e.contains("500")),
-                "{first:?}"
-            );
-            break;
+        if ready(&page) {
+            return Ok(page);
         }
         anyhow::ensure!(
             tokio::time::Instant::now() < deadline,
@@ -261,7 +278,6 @@ async fn every_attempt_goes_to_the_invocation_log_grouped_by_message() -> anyhow
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Ok(())
 }
 
 #[tokio::test]
@@ -321,7 +337,7 @@ fn last_ten_minutes() -> (chrono::DateTime<Utc>, chrono::DateTime<Utc>) {
 
 #[tokio::test]
 async fn a_successful_invocation_is_logged_with_the_handlers_logs() -> anyhow::Result<()> {
-    use shoal_store::invocation_log::{self, Search, Status};
+    use shoal_store::invocation_log::{Search, Status};
     let h = Harness::start(Behaviour::Respond(json!({"Logs": ["shipped order 42"]}))).await?;
     h.put_app(json!({}), json!({})).await?;
     h.put_function("ship", queue_trigger("fine")).await?;
@@ -329,31 +345,19 @@ async fn a_successful_invocation_is_logged_with_the_handlers_logs() -> anyhow::R
     let _worker = h.start_worker(h.worker_config("w-ok"))?;
     h.handler.wait_for(1, Duration::from_secs(20)).await?;
 
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let mut tx = shoal_store::begin_tenant(&h.pool, &tenant()).await?;
-        let search = Search {
-            status: Some(Status::Succeeded),
-            limit: 10,
-            ..Search::default()
-        };
-        let page = invocation_log::search(&mut tx, &tenant(), APP, "ship", &search).await?;
-        shoal_store::commit(tx).await?;
-        if let Some(inv) = page.items.first() {
-            assert_eq!(inv.payload_preview.as_deref(), Some("order 42"));
-            assert_eq!(inv.attempts.len(), 1);
-            let attempt = &inv.attempts[0];
-            assert_eq!(attempt.logs, ["shipped order 42"]);
-            assert_eq!((attempt.retry_count, attempt.delivery_count), (0, Some(1)));
-            assert_eq!(attempt.error, None);
-            assert_eq!(attempt.worker, "w-ok");
-            break;
-        }
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "the success is not in the invocation log"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let search = Search {
+        status: Some(Status::Succeeded),
+        limit: 10,
+        ..Search::default()
+    };
+    let page = logged_until(&h, "ship", &search, |page| !page.items.is_empty()).await?;
+    let inv = &page.items[0];
+    assert_eq!(inv.payload_preview.as_deref(), Some("order 42"));
+    assert_eq!(inv.attempts.len(), 1);
+    let attempt = &inv.attempts[0];
+    assert_eq!(attempt.logs, ["shipped order 42"]);
+    assert_eq!((attempt.retry_count, attempt.delivery_count), (0, Some(1)));
+    assert_eq!(attempt.error, None);
+    assert_eq!(attempt.worker, "w-ok");
     Ok(())
 }
