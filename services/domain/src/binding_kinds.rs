@@ -12,9 +12,9 @@
 //! a kind sees its own `host.json` section (a JSON value, its defaults filled in), not the
 //! whole host configuration, and answers in the plain types defined here.
 //!
-//! The kinds Shoal had before this table (Storage queues, Service Bus, Kafka and Event Hubs,
-//! HTTP) are still variants of [`Binding`] with their own arms; a kind here (`timerTrigger`,
-//! RabbitMQ) is a [`Binding::Kind`], whose properties are kept as written (checked by the kind
+//! The kinds Shoal had before this table (Storage queues, Service Bus, Kafka and Event Hubs)
+//! are still variants of [`Binding`] with their own arms; a kind here (HTTP,
+//! `cosmosDBTrigger`, `timerTrigger`, RabbitMQ) is a [`Binding::Kind`], whose properties are kept as written (checked by the kind
 //! when read) and read into the kind's own types where they are used.
 
 use std::collections::BTreeMap;
@@ -27,14 +27,23 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
-use crate::names::BindingName;
+use crate::names::{BindingName, SettingName};
 use crate::validation::{Problems, from_json};
 
+pub mod cosmos_db;
+pub mod http;
 pub mod rabbitmq;
 pub mod timer;
 
 /// Every kind described here, in the order error messages list them.
-const KINDS: &[&dyn BindingKind] = &[&timer::TRIGGER, &rabbitmq::TRIGGER, &rabbitmq::OUTPUT];
+const KINDS: &[&dyn BindingKind] = &[
+    &http::TRIGGER,
+    &http::OUTPUT,
+    &cosmos_db::TRIGGER,
+    &timer::TRIGGER,
+    &rabbitmq::TRIGGER,
+    &rabbitmq::OUTPUT,
+];
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {
@@ -43,6 +52,14 @@ pub trait BindingKind: Send + Sync + 'static {
 
     /// Whether it is a trigger (direction `in`) rather than an output (`out`).
     fn is_trigger(&self) -> bool;
+
+    /// Whether something in Shoal runs this trigger. A trigger that does not is accepted and
+    /// stored as written so the projects that have one import whole, but gets no listener and
+    /// no instances (a backlog nobody reads is no reason to hold one), and diagnostics say so;
+    /// its listener, when it comes, turns this on.
+    fn runs(&self) -> bool {
+        true
+    }
 
     /// The JSON Schema of its properties, generated from the type [`BindingKind::check`] reads
     /// them into (`PropertiesSchema::of::<TriggerBinding>()`), for clients that build a binding
@@ -95,11 +112,22 @@ pub trait BindingKind: Send + Sync + 'static {
         None
     }
 
-    /// The messages one instance is meant to take, for a trigger that scales on the messages
-    /// waiting in its source (the scale targets' `queueLength`), given its `host.json` section;
-    /// None for an output or a trigger that does not scale on a backlog.
+    /// The backlog a trigger scales on, read from its source by the scheduler.
+    fn metric(&self) -> MetricKind {
+        MetricKind::QueueLength
+    }
+
+    /// How much of its [`BindingKind::metric`] one instance is meant to take, given its
+    /// `host.json` section; None for an output or a trigger that does not scale on a backlog.
     fn per_instance(&self, _binding: &KindBinding, _section: Option<&Value>) -> Option<u32> {
         None
+    }
+
+    /// Whether a trigger is called by a client that waits for the handler's answer
+    /// (`httpTrigger`): the caller sees a failure and decides what to do, so a retry policy, a
+    /// circuit breaker and a concurrency cap have nothing to act on, and no listener runs it.
+    fn answers_its_caller(&self) -> bool {
+        false
     }
 
     /// Whether a running app needs an instance for this trigger whatever its backlog: a
@@ -169,6 +197,52 @@ impl DataType {
             DataType::Binary => "binary",
             DataType::Stream => "stream",
         }
+    }
+}
+
+/// The backlog a trigger's scaler reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum MetricKind {
+    /// Approximate message count of a storage queue, or the messages ready in a broker's queue.
+    QueueLength,
+    /// Active message count of a Service Bus queue or subscription — also for session-enabled
+    /// triggers, as Azure's `ServiceBusTargetScaler` does (the entity reports messages, not
+    /// sessions).
+    ActiveMessages,
+    /// Active sessions of a Service Bus entity, for a source that can count them. The scale
+    /// targets do not produce it (see [`MetricKind::ActiveMessages`]).
+    ActiveSessions,
+    /// Unprocessed events summed over an event hub's partitions.
+    UnprocessedEvents,
+    /// Total consumer-group lag of a Kafka topic.
+    ConsumerLag,
+    /// Changes not yet read from a Cosmos DB change feed.
+    PendingChanges,
+}
+
+impl MetricKind {
+    /// The camelCase name used in JSON and in decision reasons.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricKind::QueueLength => "queueLength",
+            MetricKind::ActiveMessages => "activeMessages",
+            MetricKind::ActiveSessions => "activeSessions",
+            MetricKind::UnprocessedEvents => "unprocessedEvents",
+            MetricKind::ConsumerLag => "consumerLag",
+            MetricKind::PendingChanges => "pendingChanges",
+        }
+    }
+}
+
+/// Pushes a problem at `path` unless `setting` is empty or a valid app setting name: what every
+/// property naming a connection's setting is checked against.
+pub fn check_setting_name(problems: &mut Problems, path: &str, setting: &str) {
+    if setting.is_empty() {
+        return;
+    }
+    if let Err(message) = SettingName::parse(setting) {
+        problems.push(path, format!("must name an app setting: {message}"));
     }
 }
 

@@ -27,10 +27,9 @@ use crate::validation::{Problems, ValidationError, join_path};
 pub use catalog::{BindingType, binding_types};
 pub use output_names::{OutputQueueName, resolved_queue_name};
 pub use properties::{
-    AuthLevel, Cardinality, CosmosDbTriggerBinding, DataType, Direction, EventHubOutputBinding,
-    EventHubTriggerBinding, HttpOutputBinding, HttpTriggerBinding, KafkaClientSettings,
-    KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding, QueueTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    Cardinality, DataType, Direction, EventHubOutputBinding, EventHubTriggerBinding,
+    KafkaClientSettings, KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding,
+    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 pub use trigger_data::{DataShape, check_for_trigger};
 
@@ -43,43 +42,33 @@ pub enum Binding {
     Queue(QueueOutputBinding),
     ServiceBusTrigger(ServiceBusTriggerBinding),
     ServiceBus(ServiceBusOutputBinding),
-    HttpTrigger(HttpTriggerBinding),
-    Http(HttpOutputBinding),
     EventHubTrigger(EventHubTriggerBinding),
     EventHub(EventHubOutputBinding),
     KafkaTrigger(KafkaTriggerBinding),
     Kafka(KafkaOutputBinding),
-    CosmosDbTrigger(CosmosDbTriggerBinding),
     /// A kind described in the table of [`crate::binding_kinds`].
     Kind(KindBinding),
 }
 
-/// What Shoal does with a binding type.
+/// What Shoal does with a built-in binding type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Role {
     Output,
     /// A trigger something in Shoal runs: a worker's listener (the worker's trigger kinds, whose
-    /// tests check them against this table) or, for `httpTrigger`, the webhook ingress.
+    /// tests check them against this table).
     Trigger,
-    /// A trigger accepted and stored as written that nothing runs yet. Its function gets no
-    /// instances (a backlog nobody reads is no reason to hold one) and diagnostics say so; its
-    /// listener, when it comes, makes it a [`Role::Trigger`].
-    NotRunTrigger,
 }
 
-/// `(type, role)` for every binding type Shoal knows, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 11] = [
+/// `(type, role)` for every built-in binding type, in the order error messages list them.
+const KNOWN_TYPES: [(&str, Role); 8] = [
     ("queueTrigger", Role::Trigger),
     ("queue", Role::Output),
     ("serviceBusTrigger", Role::Trigger),
     ("serviceBus", Role::Output),
-    ("httpTrigger", Role::Trigger),
-    ("http", Role::Output),
     ("eventHubTrigger", Role::Trigger),
     ("eventHub", Role::Output),
     ("kafkaTrigger", Role::Trigger),
     ("kafka", Role::Output),
-    ("cosmosDBTrigger", Role::NotRunTrigger),
 ];
 
 /// The trigger types something in Shoal runs, in table order (the built-in ones, then the
@@ -91,7 +80,7 @@ pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
         .map(|(t, _)| *t)
         .chain(
             binding_kinds::all()
-                .filter(|k| k.is_trigger())
+                .filter(|k| k.is_trigger() && k.runs())
                 .map(|k| k.type_name()),
         )
 }
@@ -121,13 +110,10 @@ impl Binding {
             Binding::Queue(_) => "queue",
             Binding::ServiceBusTrigger(_) => "serviceBusTrigger",
             Binding::ServiceBus(_) => "serviceBus",
-            Binding::HttpTrigger(_) => "httpTrigger",
-            Binding::Http(_) => "http",
             Binding::EventHubTrigger(_) => "eventHubTrigger",
             Binding::EventHub(_) => "eventHub",
             Binding::KafkaTrigger(_) => "kafkaTrigger",
             Binding::Kafka(_) => "kafka",
-            Binding::CosmosDbTrigger(_) => "cosmosDBTrigger",
             Binding::Kind(b) => b.kind().type_name(),
         }
     }
@@ -138,13 +124,10 @@ impl Binding {
             Binding::Queue(b) => &b.name,
             Binding::ServiceBusTrigger(b) => &b.name,
             Binding::ServiceBus(b) => &b.name,
-            Binding::HttpTrigger(b) => &b.name,
-            Binding::Http(b) => &b.name,
             Binding::EventHubTrigger(b) => &b.name,
             Binding::EventHub(b) => &b.name,
             Binding::KafkaTrigger(b) => &b.name,
             Binding::Kafka(b) => &b.name,
-            Binding::CosmosDbTrigger(b) => &b.name,
             Binding::Kind(b) => b.name(),
         }
     }
@@ -168,6 +151,12 @@ impl Binding {
         triggers_with_runner().any(|t| t == self.type_name())
     }
 
+    /// Whether it is a trigger whose caller waits for the handler's answer (`httpTrigger`; see
+    /// [`binding_kinds::BindingKind::answers_its_caller`]).
+    pub fn answers_its_caller(&self) -> bool {
+        matches!(self, Binding::Kind(b) if b.kind().answers_its_caller())
+    }
+
     /// The `connection` property, `None` when absent or empty (the type's default connection).
     pub fn connection(&self) -> Option<&str> {
         let connection = match self {
@@ -177,11 +166,7 @@ impl Binding {
             Binding::ServiceBus(b) => b.connection.as_deref(),
             Binding::EventHubTrigger(b) => b.connection.as_deref(),
             Binding::EventHub(b) => b.connection.as_deref(),
-            Binding::CosmosDbTrigger(b) => Some(b.connection.as_str()),
-            Binding::HttpTrigger(_)
-            | Binding::Http(_)
-            | Binding::KafkaTrigger(_)
-            | Binding::Kafka(_) => None,
+            Binding::KafkaTrigger(_) | Binding::Kafka(_) => None,
             Binding::Kind(b) => b.kind().connection(b.properties()).map(|(_, v)| v),
         };
         connection.filter(|c| !c.is_empty())
@@ -346,13 +331,10 @@ impl Serialize for Binding {
             }
             Binding::ServiceBusTrigger(b) => tagged!(b),
             Binding::ServiceBus(b) => tagged!(b),
-            Binding::HttpTrigger(b) => tagged!(b),
-            Binding::Http(b) => tagged!(b),
             Binding::EventHubTrigger(b) => tagged!(b),
             Binding::EventHub(b) => tagged!(b),
             Binding::KafkaTrigger(b) => tagged!(b),
             Binding::Kafka(b) => tagged!(b),
-            Binding::CosmosDbTrigger(b) => tagged!(b),
             // The properties as written, `name` among them.
             Binding::Kind(b) => tagged!(b.properties()),
         }

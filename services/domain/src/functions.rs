@@ -173,7 +173,10 @@ impl FunctionSpec {
                 .ok(),
         };
         if max_concurrency.is_some()
-            && let Some(Binding::HttpTrigger(_)) = bindings.iter().find(|b| b.is_trigger())
+            && bindings
+                .iter()
+                .find(|b| b.is_trigger())
+                .is_some_and(Binding::answers_its_caller)
         {
             problems.push("maxConcurrency", CAP_ON_HTTP);
         }
@@ -235,11 +238,11 @@ impl FunctionSpec {
             .zip(set)
             .filter_map(|(key, set)| set.then_some(*key))
             .collect();
-        if self.retry.is_some() && matches!(self.trigger(), Some(Binding::HttpTrigger(_))) {
+        let answers_its_caller = self.trigger().is_some_and(Binding::answers_its_caller);
+        if self.retry.is_some() && answers_its_caller {
             keys.push(("retry", RETRY_ON_HTTP));
         }
-        if self.circuit_breaker.is_some() && matches!(self.trigger(), Some(Binding::HttpTrigger(_)))
-        {
+        if self.circuit_breaker.is_some() && answers_its_caller {
             keys.push(("circuitBreaker", BREAKER_ON_HTTP));
         }
         keys

@@ -30,8 +30,8 @@ pub use decision::{FunctionScaleInput, FunctionVerdict, ScaleDecision, ScaleInpu
 pub use incremental::{Vote, VoteRule, incremental_vote};
 pub use listeners::ListenerLoad;
 pub use targets::{
-    DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION, DEFAULT_KAFKA_LAG_THRESHOLD, MetricKind, MetricSample,
-    TargetRule, needs_an_instance, target_instances, target_rule,
+    DEFAULT_KAFKA_LAG_THRESHOLD, MetricKind, MetricSample, TargetRule, needs_an_instance,
+    target_instances, target_rule,
 };
 
 /// The app setting Azure Functions uses to turn target-based scaling off.

@@ -61,7 +61,7 @@ pub async fn run_app(
             continue;
         };
         // httpTrigger functions are invoked through the webhook ingress, not a listener.
-        if matches!(trigger, Binding::HttpTrigger(_)) {
+        if trigger.answers_its_caller() {
             continue;
         }
         // A trigger nothing in Shoal runs (`Binding::has_runner`, e.g. cosmosDBTrigger) has no

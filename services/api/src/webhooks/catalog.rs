@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use shoal_domain::apps::{AppSpec, AppState as RunState};
+use shoal_domain::binding_kinds::http;
 use shoal_domain::bindings::Binding;
 use shoal_domain::egress::AllowList;
 use shoal_domain::functions::FunctionSpec;
@@ -296,16 +297,19 @@ fn http_function(name: &str, spec: &FunctionSpec, forwarding: bool) -> Option<Ht
     if !spec.runs() {
         return None;
     }
-    let Some(Binding::HttpTrigger(trigger)) = spec.trigger() else {
+    let Some(Binding::Kind(trigger)) = spec.trigger() else {
         return None;
     };
+    // A stored binding was checked when it was read; one its type can no longer read is not
+    // served rather than half-served.
+    let trigger = http::trigger_of(trigger)?.ok()?;
     let mut output = HttpOutputName::None;
     let mut outputs = Vec::new();
     let mut unwritten_outputs = Vec::new();
     for binding in spec.bindings.iter().filter(|b| !b.is_trigger()) {
         let binding_name = binding.name().as_str().to_owned();
-        match binding {
-            Binding::Http(_) if output == HttpOutputName::None => {
+        match binding.type_name() {
+            http::OUTPUT_TYPE if output == HttpOutputName::None => {
                 output = if binding.name().is_return() {
                     HttpOutputName::Return
                 } else {

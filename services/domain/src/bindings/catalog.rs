@@ -19,9 +19,8 @@ use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
 use super::properties::{
-    CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding, HttpOutputBinding,
-    HttpTriggerBinding, KafkaOutputBinding, KafkaTriggerBinding, QueueOutputBinding,
-    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    EventHubOutputBinding, EventHubTriggerBinding, KafkaOutputBinding, KafkaTriggerBinding,
+    QueueOutputBinding, QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use super::{KNOWN_TYPES, Role};
 use crate::binding_kinds::{self, BindingKind, PropertiesSchema};
@@ -53,13 +52,10 @@ fn builtin_properties(type_name: &str) -> Option<PropertiesSchema> {
         "queue" => PropertiesSchema::of::<QueueOutputBinding>(),
         "serviceBusTrigger" => PropertiesSchema::of::<ServiceBusTriggerBinding>(),
         "serviceBus" => PropertiesSchema::of::<ServiceBusOutputBinding>(),
-        "httpTrigger" => PropertiesSchema::of::<HttpTriggerBinding>(),
-        "http" => PropertiesSchema::of::<HttpOutputBinding>(),
         "eventHubTrigger" => PropertiesSchema::of::<EventHubTriggerBinding>(),
         "eventHub" => PropertiesSchema::of::<EventHubOutputBinding>(),
         "kafkaTrigger" => PropertiesSchema::of::<KafkaTriggerBinding>(),
         "kafka" => PropertiesSchema::of::<KafkaOutputBinding>(),
-        "cosmosDBTrigger" => PropertiesSchema::of::<CosmosDbTriggerBinding>(),
         _ => return None,
     })
 }
@@ -72,14 +68,14 @@ pub fn binding_types() -> Vec<BindingType> {
         Some(BindingType {
             type_name,
             direction: if *role == Role::Output { "out" } else { "in" },
-            runs: *role != Role::NotRunTrigger,
+            runs: true,
             schema: properties.written_out(),
         })
     });
     let kinds = binding_kinds::all().map(|kind: &'static dyn BindingKind| BindingType {
         type_name: kind.type_name(),
         direction: if kind.is_trigger() { "in" } else { "out" },
-        runs: true,
+        runs: kind.runs(),
         schema: kind.properties().written_out(),
     });
     builtin.chain(kinds).collect()

@@ -5,9 +5,9 @@ use serde_json::{Map, Value};
 
 use super::known_type_names;
 use super::{
-    Binding, Cardinality, CosmosDbTriggerBinding, EventHubOutputBinding, EventHubTriggerBinding,
-    HttpTriggerBinding, KafkaClientSettings, KafkaOutputBinding, KafkaTriggerBinding,
-    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    Binding, Cardinality, EventHubOutputBinding, EventHubTriggerBinding, KafkaClientSettings,
+    KafkaOutputBinding, KafkaTriggerBinding, QueueTriggerBinding, ServiceBusOutputBinding,
+    ServiceBusTriggerBinding,
 };
 use crate::binding_expressions::{Template, output_name};
 use crate::binding_kinds::{self, KindBinding};
@@ -111,12 +111,6 @@ pub(super) fn read_properties(
             check_service_bus_entity(problems, prefix, &queue, &topic, None);
             Binding::ServiceBus(b)
         }
-        "httpTrigger" => {
-            let b: HttpTriggerBinding = props(properties, prefix, problems)?;
-            check_http(problems, prefix, &b);
-            Binding::HttpTrigger(b)
-        }
-        "http" => Binding::Http(props(properties, prefix, problems)?),
         "eventHubTrigger" => {
             let b: EventHubTriggerBinding = props(properties, prefix, problems)?;
             if let Some(name) = &b.event_hub_name {
@@ -160,27 +154,6 @@ pub(super) fn read_properties(
             check_kafka(problems, prefix, &b.client(), true);
             Binding::Kafka(b)
         }
-        "cosmosDBTrigger" => {
-            let b: CosmosDbTriggerBinding = props(properties, prefix, problems)?;
-            for (field, value) in [
-                ("databaseName", &b.database_name),
-                ("containerName", &b.container_name),
-            ] {
-                if value.trim().is_empty() {
-                    problems.push(path(field), "must not be empty");
-                }
-            }
-            if b.connection.is_empty() {
-                problems.push(path("connection"), "must not be empty");
-            }
-            if b.max_items_per_invocation == Some(0) {
-                problems.push(path("maxItemsPerInvocation"), "must be at least 1");
-            }
-            if let Some(lease) = &b.lease_connection {
-                check_connection(problems, &path("leaseConnection"), Some(lease));
-            }
-            Binding::CosmosDbTrigger(b)
-        }
         t => {
             let kind = binding_kinds::find(t)?;
             let binding = KindBinding::read(kind, properties, prefix, problems)?;
@@ -207,10 +180,8 @@ fn stream_char(c: char) -> bool {
 
 /// `connection` names an app setting or a prefix of settings, so it must be a valid setting name.
 fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str>) {
-    if let Some(connection) = connection.filter(|c| !c.is_empty())
-        && let Err(message) = SettingName::parse(connection)
-    {
-        problems.push(path, format!("must name an app setting: {message}"));
+    if let Some(connection) = connection {
+        binding_kinds::check_setting_name(problems, path, connection);
     }
 }
 
@@ -296,34 +267,6 @@ fn is_setting_reference(value: &str) -> bool {
         .strip_prefix('%')
         .and_then(|rest| rest.strip_suffix('%'))
         .is_some_and(|name| SettingName::parse(name).is_ok())
-}
-
-fn check_http(problems: &mut Problems, prefix: &str, binding: &HttpTriggerBinding) {
-    const METHODS: [&str; 8] = [
-        "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE",
-    ];
-    let mut seen = Vec::new();
-    for (i, method) in binding.methods.iter().flatten().enumerate() {
-        let upper = method.to_ascii_uppercase();
-        let path = join_path(&join_path(prefix, "methods"), &format!("[{i}]"));
-        if !METHODS.contains(&upper.as_str()) {
-            problems.push(path, format!("must be one of {}", METHODS.join(", ")));
-        } else if seen.contains(&upper) {
-            problems.push(path, format!("duplicate method {upper}"));
-        } else {
-            seen.push(upper);
-        }
-    }
-    if let Some(route) = &binding.route
-        && route
-            .chars()
-            .any(|c| c.is_control() || c == '?' || c == '#')
-    {
-        problems.push(
-            join_path(prefix, "route"),
-            "must not contain '?', '#' or control characters",
-        );
-    }
 }
 
 /// `output`: an output binding's topic may hold binding expressions.

@@ -26,14 +26,6 @@ pub enum Cardinality {
     Many,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum AuthLevel {
-    Anonymous,
-    Function,
-    Admin,
-}
-
 /// Declares a binding's property struct: camelCase, unknown properties rejected, `None`
 /// omitted on output, and the `dataType` every binding may carry.
 macro_rules! binding_struct {
@@ -110,24 +102,6 @@ binding_struct!(
         #[serde(default, skip_serializing_if = "Option::is_none")]
         connection: Option<String>,
     }
-);
-
-binding_struct!(
-    /// `httpTrigger`: invoked through Shoal's webhook ingress.
-    HttpTriggerBinding {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        auth_level: Option<AuthLevel>,
-        /// Allowed HTTP methods (any case); absent means all.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        methods: Option<Vec<String>>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        route: Option<String>,
-    }
-);
-
-binding_struct!(
-    /// `http` (out): the handler's HTTP response.
-    HttpOutputBinding {}
 );
 
 binding_struct!(
@@ -299,39 +273,6 @@ binding_struct!(
         event_hub_name: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         connection: Option<String>,
-    }
-);
-
-binding_struct!(
-    /// `cosmosDBTrigger`: the change feed of a Cosmos DB container.
-    CosmosDbTriggerBinding {
-        database_name: String,
-        container_name: String,
-        connection: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_connection: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_database_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_container_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        lease_container_prefix: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        create_lease_container_if_not_exists: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        leases_container_throughput: Option<u32>,
-        /// Most changes per invocation; Azure's default is 100.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_items_per_invocation: Option<u32>,
-        /// Milliseconds between polls of an idle change feed.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        feed_poll_delay: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        start_from_beginning: Option<bool>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        start_from_time: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        preferred_locations: Option<String>,
     }
 );
 

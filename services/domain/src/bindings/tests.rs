@@ -147,7 +147,7 @@ fn unknown_and_missing_type_are_reported_with_known_types() {
         [
             e(
                 "bindings[1].type",
-                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, httpTrigger, http, eventHubTrigger, eventHub, kafkaTrigger, kafka, cosmosDBTrigger, timerTrigger, rabbitMQTrigger, rabbitMQ"
+                "unknown binding type \"blobTrigger\"; known types: queueTrigger, queue, serviceBusTrigger, serviceBus, eventHubTrigger, eventHub, kafkaTrigger, kafka, httpTrigger, http, cosmosDBTrigger, timerTrigger, rabbitMQTrigger, rabbitMQ"
             ),
             e("bindings[2].type", "is required"),
             e(
@@ -429,7 +429,7 @@ fn non_array_is_rejected() {
 #[test]
 fn schema_is_a_loose_object_with_known_types() {
     let schema = serde_json::to_value(<Binding as PartialSchema>::schema()).unwrap();
-    assert_eq!(schema["properties"]["type"]["enum"][9], "kafka");
+    assert_eq!(schema["properties"]["type"]["enum"][7], "kafka");
     assert_eq!(schema["properties"]["type"]["enum"][10], "cosmosDBTrigger");
     assert_eq!(schema["additionalProperties"], true);
 }
@@ -533,9 +533,9 @@ fn only_triggers_something_runs_have_a_runner() {
         [
             "queueTrigger",
             "serviceBusTrigger",
-            "httpTrigger",
             "eventHubTrigger",
             "kafkaTrigger",
+            "httpTrigger",
             "timerTrigger",
             "rabbitMQTrigger"
         ]

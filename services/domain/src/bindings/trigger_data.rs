@@ -144,7 +144,8 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
             many(b.cardinality),
             text(b.data_type),
         ),
-        Binding::Kind(b) if b.kind().is_trigger() => (
+        // A kind with no binding data (`httpTrigger`) supplies nothing to resolve from.
+        Binding::Kind(b) if b.kind().is_trigger() && !b.kind().binding_data().is_empty() => (
             b.kind().type_name(),
             b.kind().binding_data(),
             false,

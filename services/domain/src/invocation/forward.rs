@@ -11,16 +11,17 @@
 //! the request's own path; Shoal's ingress path is `/webhooks/{tenant}/{app}/{function}`, so
 //! the handler gets it at `{handler.url}/{function}`, the same address the envelope goes to.
 
-use crate::bindings::Binding;
+use crate::binding_kinds::http::{OUTPUT_TYPE, TRIGGER_TYPE};
 use crate::functions::FunctionSpec;
 use crate::invocation::http::{WITHHELD_REQUEST_HEADERS, WITHHELD_RESPONSE_HEADERS};
 use crate::webhooks::{HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP};
 
 /// Whether a function's request is forwarded as is when the app enables forwarding.
 pub fn is_http_in_and_out(spec: &FunctionSpec) -> bool {
+    let types: Vec<&str> = spec.bindings.iter().map(|b| b.type_name()).collect();
     matches!(
-        spec.bindings.as_slice(),
-        [Binding::HttpTrigger(_), Binding::Http(_)] | [Binding::Http(_), Binding::HttpTrigger(_)]
+        types.as_slice(),
+        [TRIGGER_TYPE, OUTPUT_TYPE] | [OUTPUT_TYPE, TRIGGER_TYPE]
     )
 }
 

@@ -9,8 +9,6 @@ use crate::host_config::HostConfig;
 
 /// Azure's default `lagThreshold` for `kafkaTrigger`.
 pub const DEFAULT_KAFKA_LAG_THRESHOLD: u32 = 1000;
-/// Azure's default `maxItemsPerInvocation` for `cosmosDBTrigger`.
-pub const DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION: u32 = 100;
 
 /// What one trigger scales on and how much one instance is meant to take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -21,40 +19,7 @@ pub struct TargetRule {
     pub per_instance: u32,
 }
 
-/// The backlog a trigger's scaler reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum MetricKind {
-    /// Approximate message count of a storage queue.
-    QueueLength,
-    /// Active message count of a Service Bus queue or subscription — also for session-enabled
-    /// triggers, as Azure's `ServiceBusTargetScaler` does (the entity reports messages, not
-    /// sessions).
-    ActiveMessages,
-    /// Active sessions of a Service Bus entity, for a source that can count them.
-    /// [`target_rule`] does not produce it (see [`MetricKind::ActiveMessages`]).
-    ActiveSessions,
-    /// Unprocessed events summed over an event hub's partitions.
-    UnprocessedEvents,
-    /// Total consumer-group lag of a Kafka topic.
-    ConsumerLag,
-    /// Changes not yet read from a Cosmos DB change feed.
-    PendingChanges,
-}
-
-impl MetricKind {
-    /// The camelCase name used in JSON and in decision reasons.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MetricKind::QueueLength => "queueLength",
-            MetricKind::ActiveMessages => "activeMessages",
-            MetricKind::ActiveSessions => "activeSessions",
-            MetricKind::UnprocessedEvents => "unprocessedEvents",
-            MetricKind::ConsumerLag => "consumerLag",
-            MetricKind::PendingChanges => "pendingChanges",
-        }
-    }
-}
+pub use crate::binding_kinds::MetricKind;
 
 /// One reading of a function's metric.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -124,22 +89,12 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
             MetricKind::ConsumerLag,
             b.lag_threshold.unwrap_or(DEFAULT_KAFKA_LAG_THRESHOLD),
         ),
-        Binding::CosmosDbTrigger(b) => (
-            MetricKind::PendingChanges,
-            b.max_items_per_invocation
-                .unwrap_or(DEFAULT_COSMOS_MAX_ITEMS_PER_INVOCATION),
-        ),
-        Binding::HttpTrigger(_)
-        | Binding::Queue(_)
-        | Binding::ServiceBus(_)
-        | Binding::Http(_)
-        | Binding::EventHub(_)
-        | Binding::Kafka(_) => {
+        Binding::Queue(_) | Binding::ServiceBus(_) | Binding::EventHub(_) | Binding::Kafka(_) => {
             return None;
         }
         Binding::Kind(b) => {
             let section = b.kind().host_section().and_then(|s| ext.kinds.get(s.name));
-            (MetricKind::QueueLength, b.kind().per_instance(b, section)?)
+            (b.kind().metric(), b.kind().per_instance(b, section)?)
         }
     };
     // Validation already rejects zeros; a zero here would divide by zero, so it counts as 1.
