@@ -77,7 +77,7 @@ export async function renderFunctions(
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
     current ? explorerSection(tenant, app, current.name) : null,
-    current ? reliabilitySection(ctx, tenant, app, current.name) : null,
+    current ? reliabilitySection(ctx, tenant, app, current.name, current.triggerType) : null,
   );
 }
 

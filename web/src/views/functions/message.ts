@@ -14,10 +14,14 @@ export type SendResult = Schemas["SendResult"];
 /// called at its webhook by its callers, not sent a message.
 export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger", "rabbitMQTrigger", "kafkaTrigger", "eventHubTrigger"] as const;
 
-/// Whether a trigger's records carry a key (Kafka, and Event Hubs through its Kafka endpoint).
-export function hasKey(triggerType: string): boolean {
+/// Whether a trigger reads a stream (Kafka, and Event Hubs through its Kafka endpoint): its
+/// records carry a key, and its dead letters are replayed in order, not picked one by one.
+export function isStream(triggerType: string): boolean {
   return triggerType === "kafkaTrigger" || triggerType === "eventHubTrigger";
 }
+
+/// Whether a trigger's records carry a key.
+export const hasKey = isStream;
 
 export function sendsTestMessages(triggerType: string): boolean {
   return (SENDS_TEST_MESSAGES as readonly string[]).includes(triggerType);
