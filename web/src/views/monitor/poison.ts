@@ -77,7 +77,7 @@ export function poisonSection(ctx: Context, path: Path, triggerType: string): HT
     const replays = can(ctx, actions.functionsPoisonReplay);
     const picks = replays && selectsMessages(triggerType);
     const replaySelected = picks
-      ? (h("button", { type: "button", id: "poison-replay-selected" }) as HTMLButtonElement)
+      ? h("button", { type: "button", id: "poison-replay-selected" })
       : null;
     const showSelection = () => {
       if (!replaySelected) return;
