@@ -51,6 +51,8 @@ describe("an HTTP trigger's test request", () => {
         { path: "body", message: "a GET request has no body: leave it empty" },
       ]);
     }
+    const none = httpRequest({ ...form, method: "" }, path);
+    expect(none.ok ? [] : none.errors).toEqual([{ path: "method", message: "choose one of the methods the trigger allows" }]);
     const notJson = httpRequest({ ...form, body: "{order" }, path);
     expect(notJson.ok ? [] : notJson.errors.map((e) => e.path)).toEqual(["body"]);
   });

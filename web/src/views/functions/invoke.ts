@@ -68,6 +68,7 @@ export function httpRequest(form: HttpForm, path: Path): BuiltHttp {
     errors.push({ path: "headers", message: "Authorization is your sign-in token, sent for you; the handler never gets it" });
   }
   const method = form.method.toUpperCase();
+  if (!ROUTED.includes(method)) errors.push({ path: "method", message: "choose one of the methods the trigger allows" });
   const bodiless = method === "GET" || method === "HEAD";
   if (bodiless && form.body !== "") errors.push({ path: "body", message: `a ${method} request has no body: leave it empty` });
   if (!bodiless && form.format === "json" && form.body !== "") {
