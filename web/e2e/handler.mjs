@@ -10,6 +10,9 @@
 //             writing the output fails: a failed attempt that keeps the handler's `Logs`.
 // Every answer is recorded with the worker and instance that asked (`X-Shoal-Worker`,
 // `X-Shoal-Instance`), so the journeys compare what the workers report with what happened.
+// An HTTP trigger's request (`Data.<binding>` with its `Method`, `Query`, `Body`) is read the
+// same way from its body, and answered through `ReturnValue` (the function's `$return` http
+// output) with the order and the query it came with.
 
 import { createServer } from "node:http";
 
@@ -27,10 +30,12 @@ export async function startHandler() {
     const fn = decodeURIComponent(new URL(req.url, "http://handler").pathname.split("/").pop());
     let message;
     let dequeueCount;
+    let http;
     try {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       const data = Object.values(body.Data ?? {})[0];
-      message = typeof data === "string" ? JSON.parse(data) : data;
+      http = data !== null && typeof data === "object" && typeof data.Method === "string" ? data : null;
+      message = http ? JSON.parse(http.Body || "{}") : typeof data === "string" ? JSON.parse(data) : data;
       dequeueCount = Number(body.Metadata?.DequeueCount);
     } catch (e) {
       res.writeHead(400).end(String(e));
@@ -43,7 +48,17 @@ export async function startHandler() {
     const order = message.order;
     let status = 200;
     let reply;
-    switch (message.outcome) {
+    switch (http ? "http" : message.outcome) {
+      case "http":
+        reply = {
+          Logs: [`quoted order ${order}`],
+          ReturnValue: {
+            statusCode: 200,
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ order, quoted: true, query: http.Query }),
+          },
+        };
+        break;
       case "decline":
         status = 500;
         reply = { Logs: [`charging order ${order}`, "card declined"] };

@@ -1132,6 +1132,70 @@ test("a function is paused and resumed by hand from its page", async () => {
   await page.close();
 });
 
+test("poison messages are listed decoded, one selected is replayed after a preview, and a Reader sees bodies hidden", async () => {
+  // After the monitor journey, orders 42 (declined) and 43 (oversize) wait in orders-poison.
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const poison = page.locator("#poison-section");
+  await poison.locator("#poison-depth", { hasText: /^2 message\(s\) \(approximate\), for orders\.$/ }).waitFor();
+  await poison.getByText("All 2 listed, oldest first.").waitFor();
+  // Each body is decoded: the queue's base64 read as the JSON it holds.
+  const declined = poison.locator("tbody tr", { hasText: '"outcome": "decline"' });
+  assert.match(await declined.innerText(), /JSON, decoded from base64/);
+  assert.equal(await poison.locator("#poison-bodies-hidden").count(), 0);
+  const id = (await declined.locator("code.id").innerText()).trim();
+  const oversize = (await poison.locator("tbody tr", { hasText: '"outcome": "oversize"' }).locator("code.id").innerText()).trim();
+  const replaySelected = poison.locator("#poison-replay-selected");
+  assert.equal(await replaySelected.innerText(), "Replay selected (0)");
+  assert.equal(await replaySelected.isDisabled(), true);
+  await poison.getByLabel(`Select message ${id}`).check();
+  assert.equal(await replaySelected.innerText(), "Replay selected (1)");
+  await page.locator("#poison-section").screenshot({ path: `${ARTIFACTS}14-poison-section.png` });
+  await shotAtBothSizes(page, "14-poison");
+
+  // The preview says how many, which and where; Cancel moves nothing.
+  const freshDeliveries = () => handler.received().filter((r) => r.function === "ship" && r.order === 42 && r.dequeueCount === 1).length;
+  const before = freshDeliveries();
+  await replaySelected.click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("heading", { name: "Replay 1 selected message?" }).waitFor();
+  assert.match(await dialog.innerText(), new RegExp(`from orders-poison back to orders, .*: ${id}\\.`));
+  await confirm(page, "Cancel");
+  assert.equal(await shoal.azurite.length("orders-poison"), 2);
+  await replaySelected.click();
+  await confirm(page, "Replay");
+  await poison.locator("#poison-said", { hasText: /^Replayed 1 message to orders\.$/ }).waitFor();
+  // The list was read again; the order is delivered again as a new message (dequeue count 1),
+  // and the other poison message was left where it was.
+  await poison.locator("#poison-replay-selected", { hasText: "Replay selected (0)" }).waitFor();
+  await until("the replayed order reached the handler as a new message", 30_000, async () => freshDeliveries() > before);
+  const left = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/apps/orders/functions/ship/poison?top=32");
+  assert.ok(left.messages.some((m) => m.messageId === oversize), JSON.stringify(left));
+  assert.ok(!left.messages.some((m) => m.messageId === id), JSON.stringify(left));
+  await poison.getByRole("button", { name: "Refresh", exact: true }).click();
+  await poison.locator("#poison-said", { hasText: /^Read again at / }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "poison-refresh");
+  const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
+  assert.ok(log.items.some((e) => e.action === "Shoal/apps/functions/poison/replay/action"), "the replay is audited");
+  await page.close();
+
+  // A Reader may read the queue but neither its bodies nor replay: said, not shown as empty.
+  const reader = await shoal.token("--tenant", "contoso", "--role", "Reader", "--subject", "e2e-poison-reader");
+  const readerPage = await context.newPage();
+  await signIn(readerPage, reader);
+  await readerPage.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/ship`);
+  const hidden = readerPage.locator("#poison-bodies-hidden");
+  await hidden.waitFor();
+  assert.match(await hidden.innerText(), /only to callers who may list the app's settings/);
+  assert.ok((await readerPage.locator("#poison-section .body-hidden").count()) >= 1);
+  assert.equal(await readerPage.locator("#poison-section pre").count(), 0);
+  assert.equal(await readerPage.locator("#poison-section input[type=checkbox]").count(), 0);
+  assert.equal(await readerPage.getByRole("button", { name: /^Replay/ }).count(), 0);
+  await shot(readerPage, "14-poison-reader");
+  await readerPage.close();
+});
+
 test("a test message sent from a function's page reaches its handler; a refused one says why at its field", async () => {
   const page = await context.newPage();
   await signIn(page, admin);
@@ -1166,6 +1230,61 @@ test("a test message sent from a function's page reaches its handler; a refused 
   const log = await call(shoal.base, admin, "GET", "/v1/tenants/contoso/auditLog?limit=50");
   assert.ok(log.items.some((e) => e.action === "Shoal/apps/functions/send/action"), "the send is audited");
   await page.close();
+});
+
+test("a test request to an HTTP-triggered function is made as the signed-in person and shows the function's response", async () => {
+  const fn = "/v1/tenants/contoso/apps/orders/functions/quote";
+  await call(shoal.base, admin, "PUT", fn, {
+    bindings: [
+      { type: "httpTrigger", direction: "in", name: "req", methods: ["post", "get"] },
+      { type: "http", direction: "out", name: "$return" },
+    ],
+  });
+  const page = await context.newPage();
+  await signIn(page, admin);
+  await page.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/quote`);
+  const method = page.locator("#send-method");
+  await method.waitFor();
+  assert.deepEqual(await method.locator("option").allTextContents(), ["POST", "GET"]);
+  const body = page.getByLabel("Request body");
+  const send = page.getByRole("button", { name: "Send test message" });
+  // A GET with a body: said at the field, nothing sent.
+  await method.selectOption("GET");
+  await body.fill("{}");
+  await send.click();
+  await page.locator('#send-body[aria-invalid="true"]').waitFor();
+  assert.match(await page.locator("#send-body-error").innerText(), /^a GET request has no body/);
+
+  await method.selectOption("POST");
+  await page.getByLabel("Query string").fill("source=dashboard");
+  await body.fill(JSON.stringify({ order: 970 }));
+  const [answered] = await Promise.all([
+    page.waitForResponse((r) => new URL(r.url()).pathname === "/webhooks/contoso/orders/quote"),
+    send.click(),
+  ]);
+  assert.equal(answered.status(), 200);
+  assert.equal(await answered.request().headerValue("authorization"), `Bearer ${admin}`);
+  await page.locator("#fn-send-said", { hasText: /^The function answered 200 OK, with \d+ bytes of application\/json\.$/ }).waitFor();
+  await page.getByRole("heading", { name: "Response body (JSON)" }).waitFor();
+  assert.deepEqual(JSON.parse(await page.locator("#fn-send-answer pre").innerText()), { order: 970, quoted: true, query: { source: "dashboard" } });
+  assert.ok(handler.received().some((r) => r.function === "quote" && r.order === 970));
+  await shot(page, "15-send-http");
+  await page.close();
+
+  // A Contributor may send test messages but not invoke (a data action): the ingress's 403,
+  // said plainly.
+  const contributor = await shoal.token("--tenant", "contoso", "--role", "Contributor", "--subject", "e2e-http-contributor");
+  const refusedPage = await context.newPage();
+  await signIn(refusedPage, contributor);
+  await refusedPage.goto(`${shoal.base}/tenants/contoso/apps/orders/functions/quote`);
+  await refusedPage.getByLabel("Request body").fill(JSON.stringify({ order: 971 }));
+  await refusedPage.getByRole("button", { name: "Send test message" }).click();
+  const alert = refusedPage.locator("#fn-send-problem [role=alert]");
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /^Not allowed: .*Shoal\/apps\/functions\/invoke\/action/);
+  assert.ok(!handler.received().some((r) => r.function === "quote" && r.order === 971));
+  await refusedPage.close();
+  await call(shoal.base, admin, "DELETE", fn);
 });
 
 /// The views as a visitor sees them on arrival, at a laptop's and a phone's size, for
@@ -1217,6 +1336,10 @@ test("every view, at both sizes, for the dashboard's documentation", async () =>
   await explorer.getByRole("button", { name: /^Show \d+ attempts?$/ }).first().click();
   await explorer.locator(".invocation-details").first().waitFor();
   await galleryShot(page, "explorer", () => explorer.evaluate((el) => el.scrollIntoView({ block: "start" })));
+  // The poison messages, below the explorer: one selected.
+  const poison = page.locator("#poison-section");
+  await poison.locator("input.poison-pick").first().check();
+  await galleryShot(page, "poison", () => poison.evaluate((el) => el.scrollIntoView({ block: "start" })));
   await page.close();
 });
 

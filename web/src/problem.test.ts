@@ -1,5 +1,5 @@
 import { describe as suite, expect, it } from "vitest";
-import { createRefused, describe, nearestField, placeErrors } from "./problem";
+import { createRefused, describe, fieldLines, nearestField, placeErrors } from "./problem";
 
 suite("nearestField", () => {
   const fields = ["bindings[0].queueName", "bindings[0].type", "bindings[1]", "disabled"];
@@ -59,5 +59,25 @@ suite("createRefused", () => {
   it("reads a create's 412 as the name being taken, and nothing else", () => {
     expect(createRefused(412, "An app", "orders")).toBe("An app named orders exists already: choose another name.");
     expect(createRefused(422, "An app", "orders")).toBeNull();
+  });
+});
+
+suite("fieldLines", () => {
+  it("leads each field error with its path, and leaves the whole request's bare", () => {
+    const problem = {
+      type: "about:blank",
+      title: "Unprocessable Entity",
+      status: 422,
+      detail: "the request is not valid",
+      errors: [
+        { path: "messageIds[1]", message: "must be a non-empty string" },
+        { path: "", message: "expected an object {count?, messageIds?}" },
+      ],
+    };
+    expect(fieldLines(problem)).toEqual(["messageIds[1]: must be a non-empty string", "expected an object {count?, messageIds?}"]);
+  });
+  it("has none for a problem without errors or for what is not a problem", () => {
+    expect(fieldLines({ type: "about:blank", title: "Bad Gateway", status: 502, detail: "x" })).toEqual([]);
+    expect(fieldLines("boom")).toEqual([]);
   });
 });

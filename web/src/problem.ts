@@ -86,3 +86,10 @@ export function nearestField(path: string, fields: readonly string[]): string | 
     current = current.slice(0, cut);
   }
 }
+
+/// A problem's field errors as lines, each led by the path it names (`messageIds[0]: must be a
+/// non-empty string`); an error about the whole request (empty path) is its message alone.
+export function fieldLines(problem: unknown): string[] {
+  if (!isProblem(problem)) return [];
+  return (problem.errors ?? []).map((e) => (e.path ? `${e.path}: ${e.message}` : e.message));
+}

@@ -1,7 +1,7 @@
 // Pieces every view uses: problem banners, tables, key/value lists, loading states.
 
 import { h } from "../dom";
-import { describe, isProblem, type Problem } from "../problem";
+import { describe, fieldLines, isProblem, type Problem } from "../problem";
 
 type Child = Node | string | number | null | undefined | false;
 
@@ -12,6 +12,15 @@ export function problemBanner(error: unknown, status?: number): HTMLElement {
   else if (status) text = `The API answered ${status}.`;
   else text = `The request failed: ${String(error)}`;
   return h("div", { role: "alert", class: "problem" }, text);
+}
+
+/// A failed call's message with every field error the problem lists under it, each at its path:
+/// for sections with no form field to put an error beside.
+export function problemReport(error: unknown, status?: number): HTMLElement {
+  const banner = problemBanner(error, status);
+  const lines = fieldLines(error);
+  if (lines.length) banner.append(h("ul", { class: "field-errors" }, lines.map((line) => h("li", {}, line))));
+  return banner;
 }
 
 export interface Column<T> {

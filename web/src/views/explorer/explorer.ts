@@ -9,9 +9,9 @@ import { api } from "../../api/client";
 import { h, replace } from "../../dom";
 import { problemBanner, table, when } from "../common";
 import { fieldForm, type Field } from "../form";
+import { decodePayload } from "../payload";
 import {
   attemptsLabel,
-  decodePayload,
   deliveryCountLabel,
   filterProblems,
   mergeTail,

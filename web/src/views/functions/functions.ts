@@ -3,7 +3,7 @@
 // A function's page says first whether it is healthy (the app's diagnostics for it) and offers
 // the connection setting it lacks; a new function's form says which connection the app lacks.
 // A Save sends back every key of function.json the form has no field for (write.ts), and a
-// queue or Service Bus function can be sent a test message (send.ts). A binding whose type
+// function can be sent a test message, or an HTTP one a test request (send.ts). A binding whose type
 // the API's catalog knows gets a field per property of its type, typed by the schema the API
 // validates with (typed.ts); the raw function.json is editable beside them.
 
@@ -21,7 +21,7 @@ import { choices, retype, typedBinding, typedRows, type BindingTypeInfo, type Ty
 import { functionActions, type FunctionState } from "./actions";
 import { concurrencyField } from "./concurrency";
 import { healthSection, missingConnections } from "./health";
-import { sendsTestMessages } from "./message";
+import { testable } from "./invoke";
 import { sendSection } from "./send";
 import { functionWrite, type FunctionRead } from "./write";
 
@@ -66,8 +66,8 @@ export async function renderFunctions(
     selected && !current ? h("p", { role: "alert", class: "problem" }, `No function named ${selected}.`) : null,
     current ? healthSection(ctx, tenant, theApp, current) : null,
     current && (writable || can(ctx, actions.functionsDelete)) ? functionActions(ctx, tenant, app, current.name, state) : null,
-    current && sendsTestMessages(current.triggerType) && can(ctx, actions.functionsSend)
-      ? sendSection(tenant, app, current.name, current.triggerType)
+    current && testable(current.triggerType) && can(ctx, actions.functionsSend)
+      ? sendSection(tenant, app, current.name, triggerOf(current))
       : null,
     current
       ? editor(ctx, tenant, app, current, current.bindings as Binding[], state, writable, types)
@@ -77,8 +77,13 @@ export async function renderFunctions(
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
     current ? explorerSection(tenant, app, current.name) : null,
-    current ? reliabilitySection(ctx, tenant, app, current.name) : null,
+    current ? reliabilitySection(ctx, tenant, app, current.name, current.triggerType) : null,
   );
+}
+
+/// A function's trigger binding (its type alone if the bindings somehow lack it).
+function triggerOf(fn: Schemas["Function"]): Binding {
+  return (fn.bindings as Binding[]).find((b) => b.type === fn.triggerType) ?? { type: fn.triggerType };
 }
 
 /// The new-function form under a template picker: choosing a template starts the form again

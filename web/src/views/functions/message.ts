@@ -14,10 +14,14 @@ export type SendResult = Schemas["SendResult"];
 /// called at its webhook by its callers, not sent a message.
 export const SENDS_TEST_MESSAGES = ["queueTrigger", "serviceBusTrigger", "rabbitMQTrigger", "kafkaTrigger", "eventHubTrigger"] as const;
 
-/// Whether a trigger's records carry a key (Kafka, and Event Hubs through its Kafka endpoint).
-export function hasKey(triggerType: string): boolean {
+/// Whether a trigger reads a stream (Kafka, and Event Hubs through its Kafka endpoint): its
+/// records carry a key, and its dead letters are replayed in order, not picked one by one.
+export function isStream(triggerType: string): boolean {
   return triggerType === "kafkaTrigger" || triggerType === "eventHubTrigger";
 }
+
+/// Whether a trigger's records carry a key.
+export const hasKey = isStream;
 
 export function sendsTestMessages(triggerType: string): boolean {
   return (SENDS_TEST_MESSAGES as readonly string[]).includes(triggerType);
@@ -56,8 +60,8 @@ export function sendRequest(form: MessageForm): Built {
   return errors.length ? { ok: false, errors } : { ok: true, request };
 }
 
-/// `name=value` lines (blank lines skipped; the value may hold `=`).
-export function parseProperties(text: string, errors: FieldError[]): Record<string, string> {
+/// `name=value` lines (blank lines skipped; the value may hold `=`); problems are said at `path`.
+export function parseProperties(text: string, errors: FieldError[], path = "properties"): Record<string, string> {
   // A Map, not an object: a property named `constructor` is not already "given".
   const properties = new Map<string, string>();
   const lines = text.split("\n");
@@ -67,11 +71,11 @@ export function parseProperties(text: string, errors: FieldError[]): Record<stri
     const cut = line.indexOf("=");
     const name = cut < 0 ? "" : line.slice(0, cut).trim();
     if (name === "") {
-      errors.push({ path: "properties", message: `line ${i + 1}: write name=value` });
+      errors.push({ path, message: `line ${i + 1}: write name=value` });
       return;
     }
     if (properties.has(name)) {
-      errors.push({ path: "properties", message: `line ${i + 1}: ${name} is given twice` });
+      errors.push({ path, message: `line ${i + 1}: ${name} is given twice` });
       return;
     }
     properties.set(name, line.slice(cut + 1).trim());

@@ -1,20 +1,22 @@
 // Reliability: a function's circuit breaker (what the function is doing, why, the failures that
-// stopped it, its history) with pause and resume, and its poison or dead-letter queue (depth,
-// the oldest messages, bodies only for settings readers) with replay — the actions only for
-// callers whose roles allow them, each asked for confirmation; the API decides every request
-// anyway. A queue the API cannot read (no queue trigger, a connection it cannot resolve, the
-// storage service failing) is said, not hidden.
+// stopped it, its history) with pause and resume, and its poison or dead-letter messages
+// (poison.ts) — the actions only for callers whose roles allow them, each asked for
+// confirmation; the API decides every request anyway. A queue the API cannot read (no queue
+// trigger, a connection it cannot resolve, the storage service failing) is said, not hidden.
 
 import { api, type Schemas } from "../../api/client";
 import { type Context, actions, can } from "../../context";
 import { h, replace } from "../../dom";
-import { facts, loading, problemBanner, table, when } from "../common";
+import { facts, loading, problemReport, table, when } from "../common";
 import { confirmAction } from "../confirm";
 import { breakerStatus, causeText, transitionText } from "./breaker";
+import { poisonSection } from "./poison";
 
-/// Returned at once and filled in when both reads answer: reaching the poison queue can take
-/// the API a while (it asks the app's storage), and the rest of the page need not wait for it.
-export function reliabilitySection(ctx: Context, tenant: string, app: string, fn: string): HTMLElement {
+/// Returned at once and filled in when the reads answer; the breaker and the poison messages
+/// load apart, since reaching the poison queue can take the API a while (it asks the app's
+/// storage) and the breaker need not wait for it.
+export function reliabilitySection(ctx: Context, tenant: string, app: string, fn: string, triggerType: string): HTMLElement {
+  const path = { tenant, app, function: fn };
   const content = h("div", {}, loading("circuit breaker"));
   // Outlives every redraw, so what it is told is announced.
   const said = h("p", { role: "status", id: "reliability-said", class: "said" });
@@ -24,35 +26,20 @@ export function reliabilitySection(ctx: Context, tenant: string, app: string, fn
     h("h2", { id: "reliability" }, "Circuit breaker and poison messages"),
     said,
     content,
+    poisonSection(ctx, path, triggerType),
   );
-  void fill(ctx, { content, said }, { tenant, app, function: fn });
+  void fill(ctx, { content, said }, path);
   return section;
 }
 
 type Path = { tenant: string; app: string; function: string };
 
-/// Reads both and draws them in place (the page keeps its scroll position); `message`, after
-/// an action, is announced once they are drawn.
+/// Reads the breaker and draws it in place (the page keeps its scroll position); `message`,
+/// after an action, is announced once it is drawn.
 async function fill(ctx: Context, box: { content: HTMLElement; said: HTMLElement }, path: Path, message?: string): Promise<void> {
-  const [breaker, poison] = await Promise.all([
-    api.GET("/v1/tenants/{tenant}/apps/{app}/functions/{function}/breaker", { params: { path } }),
-    api.GET("/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison", { params: { path, query: { top: 10 } } }),
-  ]);
+  const breaker = await api.GET("/v1/tenants/{tenant}/apps/{app}/functions/{function}/breaker", { params: { path } });
   const redraw = (next: string) => fill(ctx, box, path, next);
-  replace(
-    box.content,
-    breaker.data ? breakerPart(ctx, path, breaker.data, redraw) : problemBanner(breaker.error, breaker.response.status),
-    poison.data
-      ? poisonPart(ctx, path, poison.data, redraw)
-      : h(
-          "div",
-          { id: "poison-problem" },
-          h("h3", {}, "Poison queue"),
-          // 409: the function has no queue the API can read (an HTTP trigger, or a connection
-          // it cannot resolve): the reason is what the person needs.
-          problemBanner(poison.error, poison.response.status),
-        ),
-  );
+  replace(box.content, breaker.data ? breakerPart(ctx, path, breaker.data, redraw) : problemReport(breaker.error, breaker.response.status));
   box.said.textContent = message ?? "";
 }
 
@@ -84,7 +71,7 @@ function breakerPart(ctx: Context, path: Path, b: Schemas["Breaker"], redraw: (s
             : "/v1/tenants/{tenant}/apps/{app}/functions/{function}/resume";
           const { error, response } = await api.POST(url, { params: { path } });
           if (response.ok) await redraw(op === "pause" ? `Paused ${fn}.` : `Resumed ${fn}.`);
-          else replace(status, problemBanner(error, response.status));
+          else replace(status, problemReport(error, response.status));
         },
       },
       label,
@@ -117,54 +104,6 @@ function breakerPart(ctx: Context, path: Path, b: Schemas["Breaker"], redraw: (s
           { label: "Why", cell: (t) => causeText(t.cause) },
           { label: "By", cell: (t) => t.actor },
         ], b.transitions)
-      : null,
-  );
-}
-
-function poisonPart(ctx: Context, path: Path, q: Schemas["PoisonQueue"], redraw: (said: string) => Promise<void>): HTMLElement {
-  const status = h("div", { role: "status" });
-  const count = Math.min(q.approximateCount, 1000);
-  const replay = can(ctx, actions.functionsPoisonReplay) && q.approximateCount > 0
-    ? h(
-        "button",
-        {
-          type: "button",
-          id: "poison-replay",
-          onclick: async () => {
-            const yes = await confirmAction(
-              `Replay ${count} message(s)?`,
-              `About ${count} message(s) move from ${q.poisonQueue} back to ${q.triggerQueue}, where ${path.function} receives them again.`,
-              "Replay",
-            );
-            if (!yes) return;
-            replace(status, "Replaying…");
-            const { data, error, response } = await api.POST(
-              "/v1/tenants/{tenant}/apps/{app}/functions/{function}/poison/replay",
-              { params: { path }, body: { count: 1000 } as never },
-            );
-            if (data) await redraw(`Replayed ${data.replayed} message(s) to ${q.triggerQueue}.`);
-            else replace(status, problemBanner(error, response.status));
-          },
-        },
-        `Replay all to ${q.triggerQueue}`,
-      )
-    : null;
-  type M = Schemas["PoisonMessage"];
-  return h(
-    "div",
-    {},
-    h("h3", {}, `${q.poisonQueue}`),
-    h("p", { id: "poison-depth" }, `${q.approximateCount} message(s) (approximate), for ${q.triggerQueue}.`),
-    replay,
-    status,
-    q.messages.length
-      ? table("Oldest poison messages", [
-          { label: "Id", cell: (m: M) => m.messageId },
-          { label: "Inserted", cell: (m) => when(m.insertedAt) },
-          { label: "Dequeue / delivery count", cell: (m) => m.dequeueCount },
-          { label: "Reason", cell: (m) => m.deadLetterReason ?? "—" },
-          { label: "Body", cell: (m) => (m.body === undefined || m.body === null ? h("span", { class: "hint" }, "hidden: needs settings access") : h("code", {}, m.body)) },
-        ], q.messages)
       : null,
   );
 }
