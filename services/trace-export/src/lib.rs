@@ -10,6 +10,7 @@
 
 pub mod bounded;
 pub mod settings;
+pub mod span;
 
 use std::time::Duration;
 
