@@ -28,7 +28,8 @@ pub use settings::{ExportSettings, SamplerSetting, SettingsError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("trace export setting {0}")]
+    /// Says the variable and why (printed once: it is this error's whole text).
+    #[error(transparent)]
     Setting(#[from] SettingsError),
     #[error("cannot build the OTLP exporter for {endpoint}: {message}")]
     Exporter { endpoint: String, message: String },
