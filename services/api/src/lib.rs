@@ -21,6 +21,7 @@ pub mod metrics;
 mod notifications;
 mod openapi;
 mod problem;
+mod request_spans;
 pub mod routes;
 pub mod state;
 pub mod throttle;
@@ -204,6 +205,7 @@ pub fn router(
             state.metrics.clone(),
             metrics::track,
         ))
+        .layer(axum::middleware::from_fn(request_spans::trace))
         .layer(axum::middleware::from_fn(problem::complete_problems))
         // gzip or br, as the client's `Accept-Encoding` prefers: a page of 1,000 apps is
         // kilobytes instead of megabytes. Outside the problem completion, so problems are

@@ -139,6 +139,20 @@ impl TraceContext {
         format!("{:016x}", self.span_id)
     }
 
+    /// The same position with the sampled flag set as a sampler decided: a trace Shoal starts
+    /// tells the handler whether its spans are kept.
+    pub fn with_sampled(&self, sampled: bool) -> TraceContext {
+        let flags = if sampled {
+            self.flags | SAMPLED
+        } else {
+            self.flags & !SAMPLED
+        };
+        TraceContext {
+            flags,
+            ..self.clone()
+        }
+    }
+
     pub fn sampled(&self) -> bool {
         self.flags & SAMPLED != 0
     }

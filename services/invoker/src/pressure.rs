@@ -44,6 +44,14 @@ impl InvocationError {
         "too_large",
     ];
 
+    /// The handler's HTTP status, when it answered one that failed the call.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            InvocationError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
     /// A stable label for metrics: which way the call failed.
     pub fn label(&self) -> &'static str {
         match self {

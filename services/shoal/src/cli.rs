@@ -16,12 +16,14 @@ mod limits;
 mod outbound;
 mod parsers;
 mod processes;
+mod tracing;
 
 pub use limits::{ApiLimitArgs, TenantDefaultsArgs};
 pub use outbound::{EgressArgs, OutboundArgs};
 pub use parsers::parse_ttl;
 use parsers::*;
 pub use processes::{SchedulerArgs, WorkerArgs};
+pub use tracing::TracingArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -161,6 +163,8 @@ pub struct ServeArgs {
     pub outbound: OutboundArgs,
     #[command(flatten)]
     pub limits: ApiLimitArgs,
+    #[command(flatten)]
+    pub tracing: TracingArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }
@@ -300,6 +304,8 @@ pub struct DevArgs {
     // As `serve --external-issuer`: users may be registered with these issuers and sign in.
     #[command(flatten)]
     pub external: ExternalIssuerArgs,
+    #[command(flatten)]
+    pub tracing: TracingArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -11,6 +11,7 @@ mod serve;
 mod signals;
 mod telemetry;
 mod tokens;
+mod traces;
 mod worker;
 
 use clap::Parser;

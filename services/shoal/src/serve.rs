@@ -9,8 +9,10 @@ use shoal_store::pool::{PoolConfig, migrate};
 
 use crate::cli::ServeArgs;
 use crate::signals::shutdown_on_signal;
+use crate::traces::Traces;
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let traces = Traces::start("shoal-api", &args.tracing)?;
     shoal_api::external_issuers::check_distinct(
         &args.external.external_issuers,
         &args.issuer.issuer,
@@ -65,10 +67,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         limits: args.limits.limits(),
     };
     log_egress(&config.outbound);
-    let app = Application::build(config).await?;
+    let app = Application::build_with_collectors(config, vec![traces.metrics()]).await?;
     tracing::info!(port = app.port(), "serving the API");
     let shutdown = shutdown_on_signal();
-    app.run_until_stopped(shutdown).await?;
+    let served = app.run_until_stopped(shutdown).await;
+    traces.stop().await;
+    served?;
     tracing::info!("API stopped");
     Ok(())
 }

@@ -13,9 +13,11 @@ use shoal_worker::{Hosting, Worker, WorkerConfig};
 
 use crate::cli::WorkerArgs;
 use crate::signals::shutdown_on_signal;
+use crate::traces::Traces;
 
 pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let mut config = worker_config(&args)?;
+    let traces = Traces::start("shoal-worker", &args.tracing)?;
     let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
         .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -34,13 +36,14 @@ pub async fn run(args: WorkerArgs) -> anyhow::Result<()> {
     let server = tokio::spawn(shoal_worker::server::serve(
         listener,
         stats,
-        vec![Box::new(egress_metrics)],
+        vec![Box::new(egress_metrics), traces.metrics()],
         metrics_stop.clone(),
     ));
     tracing::info!(listen = %args.listen, "worker metrics at /metrics");
     let result = worker.start(shutdown)?.stopped().await;
     metrics_stop.cancel();
     let _ = server.await;
+    traces.stop().await;
     result
 }
 

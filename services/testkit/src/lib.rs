@@ -11,6 +11,7 @@ pub use shoal_devstack::{azurite, tls};
 pub mod flood;
 pub mod handler;
 pub mod kafka;
+pub mod otlp;
 pub mod proxy;
 pub mod python;
 pub mod rabbitmq;

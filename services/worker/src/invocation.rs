@@ -36,6 +36,7 @@ use crate::breaker::held::HeldMessages;
 use crate::breaker::{FunctionBreaker, Turn};
 use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
+use crate::spans;
 use crate::stats::ListenerStats;
 use crate::telemetry::Delivery;
 use crate::watcher::WriteWatcher;
@@ -193,8 +194,70 @@ impl FunctionHost {
         }
     }
 
+    /// [`FunctionHost::delivery_attempts`] under the delivery's span, which ends with how they
+    /// ended.
     async fn attempts<T>(
         &self,
+        invocation_id: Uuid,
+        request: impl Fn() -> Result<(String, Value), String>,
+        accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
+        partly_done: impl Fn(),
+        hold: Hold,
+        retries: Retries,
+    ) -> Result<T, Unsettled> {
+        let mut delivery = None;
+        let result = self
+            .delivery_attempts(
+                &mut delivery,
+                invocation_id,
+                request,
+                accept,
+                partly_done,
+                hold,
+                retries,
+            )
+            .await;
+        if let Some((_, span)) = delivery {
+            match &result {
+                Ok(_) => span.end("succeeded", false),
+                Err(Unsettled::Failed(_)) => span.end("failed", true),
+                Err(Unsettled::Parked(_)) => span.end("parked", false),
+                Err(Unsettled::HoldEnded(_)) => span.end("abandoned", true),
+            }
+        }
+        result
+    }
+
+    /// The function this host's spans work for.
+    fn span_function(&self) -> spans::Function<'_> {
+        spans::Function {
+            tenant: &self.tenant,
+            app: &self.app,
+            function: &self.function,
+        }
+    }
+
+    /// The delivery's context and span: under the producer's when the message carries its
+    /// context, a new trace's root otherwise (whose sampled flag is the sampler's decision, so
+    /// the handler is told whether its spans are kept).
+    fn start_delivery(&self, body: &Value) -> (TraceContext, spans::WorkerSpan) {
+        let producer = trace_context::of_request(body);
+        let trace = match &producer {
+            Some(producer) => producer.child(rand::random()),
+            None => TraceContext::root(rand::random(), rand::random()),
+        };
+        let span = spans::delivery(&self.span_function(), producer.as_ref(), &trace);
+        let trace = match span.sampled() {
+            Some(sampled) if producer.is_none() => trace.with_sampled(sampled),
+            _ => trace,
+        };
+        (trace, span)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn delivery_attempts<T>(
+        &self,
+        delivery: &mut Option<(TraceContext, spans::WorkerSpan)>,
         invocation_id: Uuid,
         request: impl Fn() -> Result<(String, Value), String>,
         accept: impl Fn(&HandlerResponse) -> Result<Accepted<T>, String>,
@@ -206,9 +269,8 @@ impl FunctionHost {
         let mut state = retries.from;
         let mut invocation_id = invocation_id;
         let health = &self.breaker.health;
-        // The delivery's span: under the producer's when the message carries its context, a
-        // new trace's root otherwise; each attempt is a span of its own under it.
-        let mut delivery: Option<TraceContext> = None;
+        // Every call of the handler is a span of its own under the delivery's.
+        let mut calls: u32 = 0;
         loop {
             if health.unreachable_since().is_some() {
                 // Known down already (unreachable, or failing its health checks): wait until it is
@@ -229,15 +291,25 @@ impl FunctionHost {
             let encoded = serde_json::to_vec(&body).map_err(|e| {
                 Unsettled::Failed(Failure::new(format!("cannot encode the request: {e}")))
             })?;
-            let delivery = delivery.get_or_insert_with(|| match trace_context::of_request(&body) {
-                Some(producer) => producer.child(rand::random()),
-                None => TraceContext::root(rand::random(), rand::random()),
-            });
-            let trace = delivery.child(rand::random());
+            let delivery_trace = delivery
+                .get_or_insert_with(|| self.start_delivery(&body))
+                .0
+                .clone();
+            let trace = delivery_trace.child(rand::random());
             let slot = self.slot(hold).await?;
             let seen = health.reach().answers;
+            calls += 1;
+            let mut call_span = spans::attempt(
+                &self.span_function(),
+                &delivery_trace,
+                &trace,
+                calls,
+                state.retries,
+                invocation_id,
+            );
             let mut signal = None;
             let mut asked_wait = None;
+            let mut status = None;
             // A partly failed attempt is a failed one for telemetry and the retry policy.
             let attempt = async {
                 match self
@@ -255,17 +327,25 @@ impl FunctionHost {
                     Err(failed) => {
                         signal = failed.signal;
                         asked_wait = failed.retry_after;
+                        status = failed.status;
                         Err(failed.failure)
                     }
                 }
             };
-            let delivery = || Delivery {
+            let logged = || Delivery {
                 key: webhook_id.clone(),
                 retry_count: state.retries,
                 facts: invocation_log::facts_of(&body, &self.trigger),
             };
-            let result = self.stats.observe(invocation_id, delivery, attempt).await;
+            let result = self.stats.observe(invocation_id, logged, attempt).await;
             drop(slot);
+            if let Some(status) = status {
+                spans::http_status(&mut call_span, status);
+            }
+            match &result {
+                Ok(_) => call_span.end("succeeded", false),
+                Err(failed) => call_span.end(failed.kind, true),
+            }
             match (&result, signal) {
                 (_, Some(HandlerSignal::Unreachable)) => health
                     .connection_failed(result.as_ref().err().map_or("", |f| f.reason.as_str())),
@@ -343,6 +423,9 @@ impl FunctionHost {
             }
             tracing::warn!(reason = failure.reason, retry = state.retries, max_retry_count = policy.max_retry_count,
                 retry_in = ?wait, "invocation failed; retrying on this instance under the function's retry policy");
+            if let Some((_, span)) = delivery.as_mut() {
+                spans::retry_scheduled(span, state.retries, wait);
+            }
             tokio::time::sleep(divided).await;
         }
     }
@@ -411,6 +494,7 @@ impl FunctionHost {
                         },
                         signal: None,
                         retry_after: Some(wait),
+                        status: None,
                     });
                 }
                 let accepted = accept(&response)
@@ -437,6 +521,7 @@ impl FunctionHost {
                     },
                     signal: e.handler_signal(now),
                     retry_after: e.asks_retry_after(now),
+                    status: e.status(),
                 })
             }
         }
@@ -463,6 +548,8 @@ struct AttemptFailed {
     signal: Option<HandlerSignal>,
     /// The wait before the next try the handler asked for.
     retry_after: Option<Duration>,
+    /// The handler's HTTP status, when it answered one that failed the call.
+    status: Option<u16>,
 }
 
 impl AttemptFailed {
@@ -471,6 +558,7 @@ impl AttemptFailed {
             failure: AttemptFailure { kind, reason },
             signal: None,
             retry_after: None,
+            status: None,
         }
     }
 }

@@ -34,6 +34,7 @@ mod outputs;
 mod plan;
 mod runtime;
 pub mod server;
+mod spans;
 mod stats;
 mod supervisor;
 mod telemetry;

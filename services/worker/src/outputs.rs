@@ -40,6 +40,7 @@ use crate::config::WorkerConfig;
 use crate::connections;
 use crate::error::OutputWriteError;
 use crate::hosted_apps::{HostedApp, HostedFunction};
+use crate::spans;
 use crate::watcher::WriteWatcher;
 
 mod kinds;
@@ -87,7 +88,7 @@ impl NameTemplate {
             Target::ServiceBus(out) => {
                 check_output_entity(&out.binding, &resolved).map(|()| resolved)
             }
-            Target::Kind(target) => target.check_name(&resolved).map(|()| resolved),
+            Target::Kind(_, target) => target.check_name(&resolved).map(|()| resolved),
             Target::Stream(_) => match check_topic(&resolved) {
                 Ok(()) => Ok(resolved),
                 Err(e) => Err(format!(
@@ -106,8 +107,21 @@ enum Target {
     /// Boxed: it carries the connection settings, far larger than a queue handle.
     ServiceBus(Box<ServiceBusOutput>),
     Stream(Box<StreamOutput>),
-    /// An output of a kind of `binding_kinds` (see `kinds`).
-    Kind(Box<dyn kinds::KindTarget>),
+    /// An output of a kind of `binding_kinds` (see `kinds`), with its binding type.
+    Kind(&'static str, Box<dyn kinds::KindTarget>),
+}
+
+impl Target {
+    /// The binding type that writes here, as `function.json` names it.
+    fn kind(&self) -> &'static str {
+        match self {
+            Target::Queue(_) | Target::QueueByName(_) => "queue",
+            Target::ServiceBus(_) => "serviceBus",
+            Target::Stream(stream) if stream.event_data_form => "kafka",
+            Target::Stream(_) => "eventHub",
+            Target::Kind(kind, _) => kind,
+        }
+    }
 }
 
 /// A Kafka topic (or an event hub through its Kafka endpoint); the producer is made on first
@@ -266,7 +280,7 @@ pub fn bind(
                 outputs.push(Output {
                     binding: out.name().as_str().to_owned(),
                     name,
-                    target: Target::Kind(bound.target),
+                    target: Target::Kind(kind.binding_type(), bound.target),
                 });
             }
             other => {
@@ -353,57 +367,83 @@ pub async fn write(
         let Some(value) = value_of(output) else {
             continue;
         };
-        match &output.target {
-            Target::QueueByName(queues) => {
-                let messages = queue_output_messages(value);
-                let Some(name) = name.filter(|_| !messages.is_empty()) else {
-                    continue;
-                };
-                let queue = queues.write(&name, &messages).await?;
-                written += messages.len();
-                watcher.written(&queue.address());
+        // The Service Bus messages were made (and checked) above, one list per such output.
+        let messages = match &output.target {
+            Target::ServiceBus(_) => service_bus.next().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut span = spans::output(invocation.trace, &output.binding, output.target.kind());
+        match write_one(output, name, value, messages, watcher, invocation).await {
+            Ok(count) => {
+                spans::messages_written(&mut span, count);
+                span.end("written", false);
+                written += count;
             }
-            Target::Queue(queue) => {
-                let messages = queue_output_messages(value);
-                if messages.is_empty() {
-                    continue;
-                }
-                queue
-                    .created
-                    .get_or_try_init(|| queue.queue.create_if_missing())
-                    .await?;
-                for text in messages {
-                    queue
-                        .queue
-                        .enqueue(&encode_body(&text, queue.encoding))
-                        .await?;
-                    written += 1;
-                }
-                watcher.written(&queue.address);
-            }
-            Target::ServiceBus(target) => {
-                let messages = service_bus.next().unwrap_or_default();
-                if messages.is_empty() {
-                    continue;
-                }
-                match name {
-                    Some(entity) => target.send_to(&entity, &messages).await?,
-                    None => target.send(&messages).await?,
-                }
-                written += messages.len();
-            }
-            Target::Kind(target) => {
-                written += target
-                    .write(name.as_deref(), value, invocation.trace)
-                    .await?;
-            }
-            Target::Stream(target) => {
-                let topic = name.as_deref().unwrap_or(&target.topic);
-                written += target.send(topic, value, invocation.trace).await?;
+            Err(e) => {
+                span.end("failed", true);
+                return Err(e);
             }
         }
     }
     Ok(written)
+}
+
+/// Writes one output's value (`name`: where its expressions resolved to; `service_bus`: its
+/// messages, for a Service Bus output). How many messages were written.
+async fn write_one(
+    output: &Output,
+    name: Option<String>,
+    value: &Value,
+    service_bus: Vec<shoal_domain::service_bus_trigger::OutgoingMessage>,
+    watcher: &WriteWatcher,
+    invocation: &Invocation<'_>,
+) -> Result<usize, OutputWriteError> {
+    match &output.target {
+        Target::QueueByName(queues) => {
+            let messages = queue_output_messages(value);
+            let Some(name) = name.filter(|_| !messages.is_empty()) else {
+                return Ok(0);
+            };
+            let queue = queues.write(&name, &messages).await?;
+            watcher.written(&queue.address());
+            Ok(messages.len())
+        }
+        Target::Queue(queue) => {
+            let messages = queue_output_messages(value);
+            if messages.is_empty() {
+                return Ok(0);
+            }
+            queue
+                .created
+                .get_or_try_init(|| queue.queue.create_if_missing())
+                .await?;
+            for text in &messages {
+                queue
+                    .queue
+                    .enqueue(&encode_body(text, queue.encoding))
+                    .await?;
+            }
+            watcher.written(&queue.address);
+            Ok(messages.len())
+        }
+        Target::ServiceBus(target) => {
+            if service_bus.is_empty() {
+                return Ok(0);
+            }
+            match name {
+                Some(entity) => target.send_to(&entity, &service_bus).await?,
+                None => target.send(&service_bus).await?,
+            }
+            Ok(service_bus.len())
+        }
+        Target::Kind(_, target) => Ok(target
+            .write(name.as_deref(), value, invocation.trace)
+            .await?),
+        Target::Stream(target) => {
+            let topic = name.as_deref().unwrap_or(&target.topic);
+            Ok(target.send(topic, value, invocation.trace).await?)
+        }
+    }
 }
 
 /// `null`, and an array of nothing but `null`s, write nothing to any target.

@@ -84,6 +84,28 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
+{{/* OpenTelemetry trace export, shared by serve and worker: off without an endpoint. */}}
+{{- define "shoal.tracingEnv" -}}
+{{- with .Values.config.tracing }}
+{{- if .endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .endpoint | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | quote }}
+{{- with .samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ . | quote }}
+{{- end }}
+- name: OTEL_BSP_MAX_QUEUE_SIZE
+  value: {{ int64 .maxQueueSize | toString | quote }}
+{{- with .serviceName }}
+- name: OTEL_SERVICE_NAME
+  value: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* The egress policy's allowances, shared by serve, scheduler and worker. */}}
 {{- define "shoal.egressEnv" -}}
 {{- with .Values.config.egressAllow }}

@@ -2,10 +2,13 @@
 //! and for a queued one: signed custom-handler POST through the shared [`Invoker`], then the
 //! handler's response mapped to the caller's by the domain's rules.
 
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{Span as _, SpanKind, Status};
 use serde_json::{Map, Value};
 use shoal_domain::invocation::http::{HttpResult, http_response};
 use shoal_domain::trace_context::TraceContext;
 use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
+use shoal_trace_export::span::{self, Parent};
 use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
@@ -28,6 +31,25 @@ pub async fn deliver(
         Some(caller) => caller.child(rand::random()),
         None => TraceContext::root(rand::random(), rand::random()),
     };
+    // The handler call's span, exported with the ids the handler is sent. Its parent is the
+    // request's span (`request_spans`), made here: with export on the ingress passes that.
+    let mut span = span::start(
+        crate::request_spans::SCOPE,
+        "invoke".into(),
+        SpanKind::Client,
+        &trace,
+        caller.map_or(Parent::None, Parent::Local),
+    );
+    if span.is_recording() {
+        span.set_attributes([
+            KeyValue::new("shoal.tenant", app.tenant.to_string()),
+            KeyValue::new("shoal.app", app.name.to_string()),
+            KeyValue::new("shoal.function", function.name.to_string()),
+            // As the worker's spans name it (`shoal_worker`'s `spans`): `<app>/<function>`.
+            KeyValue::new("faas.name", format!("{}/{}", app.name, function.name)),
+            KeyValue::new("faas.invocation_id", invocation_id.to_string()),
+        ]);
+    }
     let answer = invoker
         .invoke_http(HttpInvocation {
             handler: &app.handler,
@@ -42,8 +64,20 @@ pub async fn deliver(
         })
         .await;
     let response = match answer {
-        Ok(response) => response,
+        Ok(response) => {
+            span.end();
+            response
+        }
         Err(error) => {
+            if let Some(status) = error.status() {
+                span.set_attribute(KeyValue::new(
+                    "http.response.status_code",
+                    i64::from(status),
+                ));
+            }
+            span.set_attribute(KeyValue::new("error.type", error.label()));
+            span.set_status(Status::error(error.label()));
+            span.end();
             // Never the handler's error body: it may echo the caller's request. The tenant's
             // own handler URL may appear in a connection error; the secret never does.
             let reason = match &error {

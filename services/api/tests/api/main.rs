@@ -44,6 +44,7 @@ mod stream_scaling;
 mod tenants;
 mod throttling;
 mod token_attacks;
+mod trace_export;
 mod users;
 mod webhook_forwarding;
 mod webhook_identity;

@@ -178,3 +178,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_samplers_decision_changes_only_the_sampled_flag() {
+    let context = TraceContext::parse(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03",
+        Some("vendor=abc"),
+    )
+    .unwrap();
+    let dropped = context.with_sampled(false);
+    assert_eq!(
+        dropped.traceparent(),
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-02"
+    );
+    assert_eq!(dropped.tracestate(), Some("vendor=abc"));
+    assert_eq!(dropped.with_sampled(true), context);
+}

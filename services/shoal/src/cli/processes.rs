@@ -92,6 +92,8 @@ pub struct WorkerArgs {
     pub max_held_bytes: u64,
     #[command(flatten)]
     pub timings: WorkerTimings,
+    #[command(flatten)]
+    pub tracing: super::TracingArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -27,8 +27,10 @@ use shoal_worker::{ListenerMetrics, Worker, WorkerConfig};
 use crate::cli::DevArgs;
 use crate::signals::shutdown_on_signal;
 use crate::tokens::issue_token;
+use crate::traces::Traces;
 
 pub async fn run(args: DevArgs) -> anyhow::Result<()> {
+    let traces = Traces::start("shoal-dev", &args.tracing)?;
     std::fs::create_dir_all(&args.dir)
         .with_context(|| format!("creating {}", args.dir.display()))?;
     let secret_key = dev_secret_key(&args.dir)?;
@@ -39,7 +41,8 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
             (cluster.database_url(), Some(cluster))
         }
     };
-    let result = serve(&args, &database_url, secret_key).await;
+    let result = serve(&args, &database_url, secret_key, &traces).await;
+    traces.stop().await;
     if let Some(cluster) = cluster
         && let Err(err) = cluster.stop().await
     {
@@ -48,7 +51,12 @@ pub async fn run(args: DevArgs) -> anyhow::Result<()> {
     result
 }
 
-async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> anyhow::Result<()> {
+async fn serve(
+    args: &DevArgs,
+    database_url: &str,
+    secret_key: SecretKey,
+    traces: &Traces,
+) -> anyhow::Result<()> {
     let issuer = shoal_api::tokens::DEFAULT_ISSUER;
     shoal_api::external_issuers::check_distinct(&args.external.external_issuers, issuer)
         .map_err(|e| anyhow::anyhow!("--external-issuer {e}"))?;
@@ -131,9 +139,10 @@ async fn serve(args: &DevArgs, database_url: &str, secret_key: SecretKey) -> any
     scheduler_config.egress =
         Egress::new(EgressPolicy::new(egress_allow.clone(), vec![args.listen]));
     let scheduler = Scheduler::new(scheduler_config, pool, cipher);
-    let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![Box::new(
-        ListenerMetrics(workers.iter().map(Worker::stats).collect()),
-    )];
+    let collectors: Vec<Box<dyn prometheus_client::collector::Collector>> = vec![
+        Box::new(ListenerMetrics(workers.iter().map(Worker::stats).collect())),
+        traces.metrics(),
+    ];
     let serves_dashboard = (config.dashboard.dir.is_some(), config.dashboard.dev_sign_in);
     let app = Application::build_with_collectors(config, collectors).await?;
     let admin = Principal::PlatformAdmin {

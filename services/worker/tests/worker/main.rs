@@ -22,4 +22,5 @@ mod service_bus_sessions;
 mod service_bus_support;
 mod support;
 mod timer;
+mod trace_export;
 mod visibility;

@@ -32,6 +32,7 @@ use super::caller::WebhookCaller;
 use crate::error::{ApiError, Problem};
 use crate::extract::InvokedFunction;
 use crate::problem::REQUEST_ID;
+use crate::request_spans::RequestTrace;
 use crate::state::AppState;
 use crate::webhooks::body::{check_declared_length, read_limited};
 use crate::webhooks::catalog::{HttpApp, HttpFunction};
@@ -153,8 +154,11 @@ pub async fn invoke(
         enqueue(&state, &app, &function, invocation_id, &payload, request_id).await?;
         return Ok(accepted(invocation_id, status_url));
     }
-    let caller =
-        TraceContext::extract(|name| parts.headers.get(name).and_then(|v| v.to_str().ok()));
+    // Under the request's span when it is exported, else straight under the caller's.
+    let caller = match parts.extensions.get::<RequestTrace>() {
+        Some(RequestTrace(request)) => Some(request.clone()),
+        None => TraceContext::extract(|name| parts.headers.get(name).and_then(|v| v.to_str().ok())),
+    };
     let result = deliver(
         &app.invoker,
         &app,
