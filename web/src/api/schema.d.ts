@@ -959,7 +959,7 @@ export interface components {
          */
         Binding: {
             /** @enum {string} */
-            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "httpTrigger" | "http" | "eventHubTrigger" | "eventHub" | "kafkaTrigger" | "kafka" | "cosmosDBTrigger" | "timerTrigger" | "rabbitMQTrigger" | "rabbitMQ";
+            type: "queueTrigger" | "queue" | "serviceBusTrigger" | "serviceBus" | "eventHubTrigger" | "eventHub" | "kafkaTrigger" | "kafka" | "httpTrigger" | "http" | "cosmosDBTrigger" | "timerTrigger" | "rabbitMQTrigger" | "rabbitMQ";
             /** @enum {string} */
             direction: "in" | "out";
             /** @example myQueueItem */

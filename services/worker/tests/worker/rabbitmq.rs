@@ -11,13 +11,13 @@ use shoal_testkit::rabbitmq::{self, pika};
 
 use crate::support::*;
 
-fn trigger(queue: &str) -> Value {
+pub(crate) fn trigger(queue: &str) -> Value {
     json!({"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": queue,
         "connectionStringSetting": "Rabbit"})
 }
 
 /// The app, its settings naming the broker in `Rabbit`.
-async fn put_app(h: &Harness, url: &str, host: Value) -> Result<()> {
+pub(crate) async fn put_app(h: &Harness, url: &str, host: Value) -> Result<()> {
     let mut settings = h.storage_settings();
     settings["Rabbit"] = json!(url);
     h.put_app(host, json!({"appSettings": settings})).await
@@ -304,17 +304,21 @@ async fn a_message_without_an_id_keeps_one_idempotency_key_through_its_requeues(
     Ok(())
 }
 
-/// The trace context a producer put on its message: every handler call continues it under a
-/// span of its own (a retry's attempts are siblings under one delivery), and the message the
-/// output publishes carries the attempt that wrote it as its parent.
-#[tokio::test]
-async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> Result<()> {
-    const PRODUCER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+/// A producer's trace context on a message (`publish-traced`), for the trace tests.
+pub(crate) const PRODUCER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// A RabbitMQ function `traced` that fails its first call (asking for a retry) and then
+/// publishes an output message to `<queue>-out`, and one message on its queue published by
+/// `pika` with [`PRODUCER`]'s context and a `tracestate` of `vendor=abc`: the harness and the
+/// broker's URL and output queue.
+pub(crate) async fn traced_message_retried_once(
+    name: &str,
+    message_id: &str,
+) -> Result<(Harness, String, String)> {
     let url = rabbitmq::url()?;
-    let queue = rabbitmq::queue_name("traced");
+    let queue = rabbitmq::queue_name(name);
     let out = format!("{queue}-out");
     pika(&url, &["declare", &queue, &out]).await?;
-    // Fails once, then answers with an output message.
     fn second_call_succeeds(body: &Value) -> Value {
         if body["Metadata"]["RetryContext"]["RetryCount"].as_u64() == Some(0) {
             json!({"retryAfter": "00:00:00.050"})
@@ -335,10 +339,18 @@ async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> R
     .await?;
     pika(
         &url,
-        &["publish-traced", &queue, "t-1", PRODUCER, "vendor=abc"],
+        &["publish-traced", &queue, message_id, PRODUCER, "vendor=abc"],
     )
     .await?;
+    Ok((h, url, out))
+}
 
+/// The trace context a producer put on its message: every handler call continues it under a
+/// span of its own (a retry's attempts are siblings under one delivery), and the message the
+/// output publishes carries the attempt that wrote it as its parent.
+#[tokio::test]
+async fn a_producers_trace_runs_through_every_attempt_and_into_the_output() -> Result<()> {
+    let (h, url, out) = traced_message_retried_once("traced", "t-1").await?;
     let worker = h.start_worker(h.worker_config("w1"))?;
     let written = pika(&url, &["get", &out, "1", "30"]).await?;
     let requests = h.handler.requests();

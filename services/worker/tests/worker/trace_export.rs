@@ -14,9 +14,9 @@ use shoal_testkit::rabbitmq::{self, pika};
 use shoal_trace_export::settings::QueueSettings;
 use shoal_trace_export::{ExportSettings, SamplerSetting, TraceExport};
 
+use crate::rabbitmq::{put_app, traced_message_retried_once, trigger};
 use crate::support::*;
 
-const PRODUCER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const PRODUCER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PRODUCER_SPAN: &str = "00f067aa0ba902b7";
 
@@ -38,26 +38,6 @@ fn quick_queue() -> QueueSettings {
     }
 }
 
-fn trigger(queue: &str) -> Value {
-    json!({"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": queue,
-        "connectionStringSetting": "Rabbit"})
-}
-
-async fn put_app(h: &Harness, url: &str) -> Result<()> {
-    let mut settings = h.storage_settings();
-    settings["Rabbit"] = json!(url);
-    h.put_app(json!({}), json!({"appSettings": settings})).await
-}
-
-/// Fails once (asking for a retry), then answers with an output message.
-fn second_call_succeeds(body: &Value) -> Value {
-    if body["Metadata"]["RetryContext"]["RetryCount"].as_u64() == Some(0) {
-        json!({"retryAfter": "00:00:00.050"})
-    } else {
-        json!({"Outputs": {"copy": "written"}})
-    }
-}
-
 fn parent_of(traceparent: &str) -> &str {
     traceparent.get(36..52).unwrap_or_default()
 }
@@ -67,26 +47,7 @@ async fn one_trace_runs_from_the_producer_through_every_attempt_to_the_output_in
 -> Result<()> {
     let receiver = OtlpReceiver::start().await?;
     let export = export_to(&receiver.endpoint(), quick_queue())?;
-    let url = rabbitmq::url()?;
-    let queue = rabbitmq::queue_name("exported");
-    let out = format!("{queue}-out");
-    pika(&url, &["declare", &queue, &out]).await?;
-    let h = Harness::start(Behaviour::RespondBy(second_call_succeeds)).await?;
-    put_app(&h, &url).await?;
-    h.put_function_body(
-        APP,
-        "traced",
-        json!({"bindings": [trigger(&queue),
-            {"type": "rabbitMQ", "direction": "out", "name": "copy", "queueName": out,
-             "connectionStringSetting": "Rabbit"}],
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:00.050"}}),
-    )
-    .await?;
-    pika(
-        &url,
-        &["publish-traced", &queue, "order-1", PRODUCER, "vendor=abc"],
-    )
-    .await?;
+    let (h, url, out) = traced_message_retried_once("exported", "order-1").await?;
 
     let worker = h.start_worker(h.worker_config("w1"))?;
     let written = pika(&url, &["get", &out, "1", "30"]).await?;
@@ -181,7 +142,7 @@ async fn with_the_collector_gone_delivery_goes_on_and_the_spans_are_counted_as_d
     let queue = rabbitmq::queue_name("unexported");
     pika(&url, &["declare", &queue]).await?;
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;
-    put_app(&h, &url).await?;
+    put_app(&h, &url, json!({})).await?;
     h.put_function("process", json!([trigger(&queue)])).await?;
     pika(&url, &["publish", &queue, "20", "order"]).await?;
 
