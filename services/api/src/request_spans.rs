@@ -1,14 +1,15 @@
 //! A span per API request (`<method> <route template>`, never the raw path, whose tenant and
 //! app names would be high-cardinality and the callers' own), under the caller's span when the
 //! request carried a `traceparent`. The request's own context goes into its extensions
-//! ([`RequestTrace`]), so a webhook's handler call is a span under the request's. With export
-//! off the span is a no-op and nothing is added to the request.
+//! ([`RequestTrace`]), so a webhook's handler call is a span under the request's, and the span
+//! is current while the request is handled, so the store's operations are spans under it. With
+//! export off the span is a no-op and nothing is added to the request.
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use opentelemetry::KeyValue;
-use opentelemetry::trace::{Span as _, SpanKind, Status};
+use opentelemetry::trace::{Span as _, SpanKind};
 use shoal_domain::trace_context::TraceContext;
 use shoal_trace_export::span::{self, Parent};
 
@@ -48,15 +49,16 @@ pub async fn trace(mut request: Request, next: Next) -> Response {
         KeyValue::new("http.route", route),
     ]);
     request.extensions_mut().insert(RequestTrace(own));
-    let response = next.run(request).await;
+    // Current for the handler's future, so its store operations are spans under it.
+    let (response, span) = span::within(span, next.run(request)).await;
     let status = response.status();
-    span.set_attribute(KeyValue::new(
+    span.set([KeyValue::new(
         "http.response.status_code",
         i64::from(status.as_u16()),
-    ));
+    )]);
     // OpenTelemetry's HTTP conventions: a server span is an error for 5xx only.
     if status.is_server_error() {
-        span.set_status(Status::error(status.as_str().to_owned()));
+        span.failed(status.as_str().to_owned());
     }
     span.end();
     response

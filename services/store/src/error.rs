@@ -46,6 +46,18 @@ impl StoreError {
             StoreError::Fenced { .. } => "fenced",
         }
     }
+
+    /// Whether the database failed, rather than answered something the caller handles (not
+    /// found, a conflict, a precondition, a quota, a fence): what makes a store span an error.
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Unavailable(_)
+                | StoreError::Database(_)
+                | StoreError::Crypto(_)
+                | StoreError::Corrupt(_)
+        )
+    }
 }
 
 impl From<sqlx::Error> for StoreError {

@@ -12,7 +12,14 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use opentelemetry::KeyValue;
+use opentelemetry::trace::{Span as _, SpanKind, Status};
+use shoal_trace_export::span;
+
 use crate::StoreError;
+
+/// The instrumentation scope of the store's spans.
+const SCOPE: &str = "shoal-store";
 
 /// One public query function of the store, named `module_function` in the label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -304,11 +311,22 @@ pub fn register(registry: &mut Registry) {
     );
 }
 
-/// Runs `work` and records how long it took, under `operation` and its outcome.
+/// Runs `work` and records how long it took, under `operation` and its outcome; and, under an
+/// API request's or a scheduler tick's span, as a span of its own (`db <operation>`, with the
+/// same outcome: never the query's parameters, which hold tenants' data).
 pub(crate) async fn measured<T>(
     operation: Operation,
     work: impl Future<Output = Result<T, StoreError>>,
 ) -> Result<T, StoreError> {
+    let mut span = span::child_of_current(
+        SCOPE,
+        format!("db {}", operation.label()),
+        SpanKind::Client,
+        vec![
+            KeyValue::new("db.system.name", "postgresql"),
+            KeyValue::new("db.operation.name", operation.label()),
+        ],
+    );
     let started = Instant::now();
     let result = work.await;
     let outcome = match &result {
@@ -318,5 +336,13 @@ pub(crate) async fn measured<T>(
     OPERATIONS
         .get_or_create(&Labels { operation, outcome })
         .observe(started.elapsed().as_secs_f64());
+    if let Some(span) = span.as_mut() {
+        span.set_attribute(KeyValue::new("shoal.outcome", outcome));
+        if result.as_ref().is_err_and(StoreError::is_fault) {
+            span.set_attribute(KeyValue::new("error.type", outcome));
+            span.set_status(Status::error(outcome));
+        }
+        span.end();
+    }
     result
 }

@@ -2,13 +2,21 @@
 //! `traceparent`), so what is exported is what the handler and the next consumer see. Through
 //! the `opentelemetry` API's global provider: a no-op span until [`crate::TraceExport`] is
 //! installed.
+//!
+//! And the spans of work inside another's ([`within`], [`child_of_current`]): an API request
+//! or a scheduler tick makes its span current for the future that does its work, and a store
+//! operation or a tick's phase anywhere below starts its span as a child of it, with nothing
+//! passed down. Work with no current span (a worker's telemetry flush) starts none: a root
+//! for every background query would bury the traces people look for.
 
-use opentelemetry::Context;
+use std::borrow::Cow;
+
 use opentelemetry::global::{self, BoxedSpan};
 use opentelemetry::trace::{
-    SpanContext, SpanId, SpanKind, TraceContextExt as _, TraceFlags, TraceId, TraceState,
-    Tracer as _,
+    FutureExt as _, SpanContext, SpanId, SpanKind, TraceContextExt as _, TraceFlags, TraceId,
+    TraceState, Tracer as _,
 };
+use opentelemetry::{Context, KeyValue};
 use shoal_domain::trace_context::TraceContext;
 
 /// Where a span's parent was made.
@@ -49,6 +57,85 @@ pub fn start(
     builder.start_with_context(&tracer, &parent)
 }
 
+/// Starts the span `name` of `scope` as a new trace's root, with ids the provider picks (for
+/// work no message or caller started: a scheduler tick).
+pub fn root(
+    scope: &'static str,
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: Vec<KeyValue>,
+) -> BoxedSpan {
+    let tracer = global::tracer(scope);
+    tracer
+        .span_builder(name)
+        .with_kind(kind)
+        .with_attributes(attributes)
+        .start_with_context(&tracer, &Context::new())
+}
+
+/// Runs `work` with `span` as the current span, then hands the span back (to set what the
+/// work's result says and end it). A span that does not record is not made current, so with
+/// export off nothing below starts a span either.
+pub async fn within<T>(span: BoxedSpan, work: impl Future<Output = T>) -> (T, Current) {
+    use opentelemetry::trace::Span as _;
+    if !span.is_recording() {
+        return (work.await, Current(None));
+    }
+    let cx = Context::new().with_span(span);
+    let out = work.with_context(cx.clone()).await;
+    (out, Current(Some(cx)))
+}
+
+/// A span [`within`] made current, handed back after its work.
+pub struct Current(Option<Context>);
+
+impl Current {
+    /// Sets `attributes` on the span, when it records.
+    pub fn set(&self, attributes: impl IntoIterator<Item = KeyValue>) {
+        if let Some(cx) = &self.0 {
+            cx.span().set_attributes(attributes);
+        }
+    }
+
+    /// Marks the span failed with `description` (a fixed word or a status code, never a
+    /// message's text).
+    pub fn failed(&self, description: impl Into<Cow<'static, str>>) {
+        if let Some(cx) = &self.0 {
+            cx.span()
+                .set_status(opentelemetry::trace::Status::error(description));
+        }
+    }
+
+    pub fn end(self) {
+        if let Some(cx) = self.0 {
+            cx.span().end();
+        }
+    }
+}
+
+/// Starts the span `name` of `scope` as a child of the current span (see [`within`]); None
+/// when no span is current.
+pub fn child_of_current(
+    scope: &'static str,
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: Vec<KeyValue>,
+) -> Option<BoxedSpan> {
+    // Checked in place first: most store operations (a worker's) run with no span current.
+    if !Context::map_current(|cx| cx.has_active_span()) {
+        return None;
+    }
+    let parent = Context::current();
+    let tracer = global::tracer(scope);
+    Some(
+        tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes)
+            .start_with_context(&tracer, &parent),
+    )
+}
+
 fn ids(trace: &TraceContext) -> (TraceId, SpanId) {
     (
         TraceId::from_hex(&trace.trace_id()).unwrap_or(TraceId::INVALID),
@@ -83,6 +170,20 @@ mod tests {
         let own = TraceContext::root(7, 9);
         let span = start("test", "x".into(), SpanKind::Internal, &own, Parent::None);
         assert!(!span.is_recording());
+    }
+
+    #[tokio::test]
+    async fn without_a_current_span_nothing_below_starts_one() {
+        let own = TraceContext::root(7, 9);
+        let span = start("test", "x".into(), SpanKind::Internal, &own, Parent::None);
+        // Export is off in this process: the span does not record, so it is not made current.
+        let (child, current) = within(span, async {
+            child_of_current("test", "y", SpanKind::Client, Vec::new()).is_some()
+        })
+        .await;
+        current.end();
+        assert!(!child);
+        assert!(child_of_current("test", "z", SpanKind::Client, Vec::new()).is_none());
     }
 
     #[test]

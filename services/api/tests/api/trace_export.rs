@@ -1,6 +1,6 @@
-//! The API's request spans exported over OTLP to a real receiver (`shoal_testkit::otlp`), for a
-//! webhook call that carries its caller's `traceparent`. The export is the process's tracer
-//! provider: nextest runs this test in a process of its own.
+//! The API's request spans, and the store operations under them, exported over OTLP to a real
+//! receiver (`shoal_testkit::otlp`), for a webhook call that carries its caller's `traceparent`.
+//! The export is the process's tracer provider: nextest runs this test in a process of its own.
 
 use std::time::Duration;
 
@@ -17,7 +17,8 @@ use crate::helpers::{Fetch, TestApp};
 const CALLER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 #[tokio::test]
-async fn a_webhook_request_is_a_span_under_its_caller_and_the_handler_call_is_under_it() {
+async fn a_request_is_a_span_under_its_caller_with_its_store_operations_and_handler_call_under_it()
+{
     let receiver = OtlpReceiver::start().await.unwrap();
     let export = TraceExport::install(ExportSettings {
         endpoint: receiver.endpoint().parse().unwrap(),
@@ -94,6 +95,36 @@ async fn a_webhook_request_is_a_span_under_its_caller_and_the_handler_call_is_un
     let traceparent = seen.header("traceparent").unwrap();
     assert_eq!(&traceparent[3..35], "0af7651916cd43dd8448eb211c80319c");
     assert_eq!(&traceparent[36..52], call["spanId"]);
+    // Saving the function: its store operations are spans under the request's.
+    let put = "PUT /v1/tenants/{tenant}/apps/{app}/functions/{function}";
+    let spans = receiver
+        .wait_for(Duration::from_secs(20), |spans| {
+            !otlp::named(spans, put).is_empty()
+        })
+        .await
+        .unwrap();
+    let saved = otlp::named(&spans, put)[0];
+    let operations: Vec<&serde_json::Value> = spans
+        .iter()
+        .filter(|s| s["parentSpanId"] == saved["spanId"])
+        .collect();
+    assert!(
+        operations.iter().any(|s| s["name"] == "db functions_put"),
+        "{operations:#?}"
+    );
+    for operation in &operations {
+        assert_eq!(operation["traceId"], saved["traceId"]);
+        assert_eq!(operation["kind"], 3, "a client span: {operation:#}");
+        assert_eq!(operation["attributes"]["db.system.name"], "postgresql");
+        // A lookup that found nothing is an answer (`not_found`), not the database failing.
+        assert!(operation["attributes"]["shoal.outcome"].is_string());
+        assert_ne!(operation["status"]["code"], 2, "{operation:#}");
+    }
+    let put_span = operations
+        .iter()
+        .find(|s| s["name"] == "db functions_put")
+        .expect("found above");
+    assert_eq!(put_span["attributes"]["shoal.outcome"], "ok");
     let text = serde_json::to_string(&spans).unwrap();
     assert!(!text.contains("secret order"), "the body in a span: {text}");
     assert!(
