@@ -9,17 +9,21 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use opentelemetry::KeyValue;
+use opentelemetry::global::BoxedSpan;
+use opentelemetry::trace::SpanKind;
 use shoal_egress::EgressMetrics;
 use shoal_issuer::FederationSigner;
 use shoal_store::crypto::Cipher;
 use shoal_store::{StoreError, begin_platform, leadership};
+use shoal_trace_export::span;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::Catalog;
 use crate::config::SchedulerConfig;
 use crate::error::{ErrorCounter, SchedulerError};
-use crate::tick::{Leader, TickContext, TickReport};
+use crate::tick::{self, Leader, TickContext, TickReport};
 use crate::trigger_metrics::MetricReader;
 
 /// What the scheduler exports about itself (see `server`).
@@ -142,18 +146,39 @@ impl Scheduler {
                             metrics: &mut metrics,
                         };
                         let deadline = self.config.lease_ttl.saturating_sub(round.elapsed()) / 2;
-                        match tokio::time::timeout(deadline, l.tick(cx)).await {
-                            Ok(Ok(report)) => self.record(&report, round.elapsed()),
+                        let tick = tick_span(&name, l.epoch);
+                        let (result, tick) =
+                            span::within(tick, tokio::time::timeout(deadline, l.tick(cx))).await;
+                        let outcome = match result {
+                            Ok(Ok(report)) => {
+                                self.record(&report, round.elapsed());
+                                tick.set([
+                                    KeyValue::new("shoal.apps", report.apps as i64),
+                                    KeyValue::new("shoal.workers", report.workers as i64),
+                                    KeyValue::new("shoal.decisions", report.changed as i64),
+                                ]);
+                                "ok"
+                            }
                             Ok(Err(StoreError::Fenced { epoch })) => {
                                 self.failed(SchedulerError::Fenced { epoch }, "standing by");
                                 leader = None;
                                 self.status.stop_leading();
+                                "fenced"
                             }
                             Ok(Err(e)) => {
-                                self.failed(SchedulerError::Tick(e), "retrying next tick")
+                                self.failed(SchedulerError::Tick(e), "retrying next tick");
+                                "failed"
                             }
-                            Err(_) => self.failed(SchedulerError::TickTimedOut, "abandoned"),
+                            Err(_) => {
+                                self.failed(SchedulerError::TickTimedOut, "abandoned");
+                                "timed_out"
+                            }
+                        };
+                        tick.set([KeyValue::new("shoal.outcome", outcome)]);
+                        if outcome != "ok" {
+                            tick.failed(outcome);
                         }
+                        tick.end();
                     }
                 }
                 Ok(Ok(None)) => {
@@ -248,4 +273,17 @@ impl Scheduler {
         self.status.ticks.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(?report, "tick");
     }
+}
+
+/// A leader's tick as a new trace's root (the phases and their store operations under it).
+fn tick_span(scheduler: &str, epoch: i64) -> BoxedSpan {
+    span::root(
+        tick::SCOPE,
+        "tick",
+        SpanKind::Internal,
+        vec![
+            KeyValue::new("shoal.scheduler", scheduler.to_owned()),
+            KeyValue::new("shoal.epoch", epoch),
+        ],
+    )
 }

@@ -1,7 +1,7 @@
 //! The scheduler's small HTTP endpoint: `/healthz` and `/metrics` — whether it leads, its
 //! epoch, the total desired instances (to autoscale the worker Deployment on), how many
 //! instances found no worker, and each tenant's desired and placed instances — plus the
-//! loop's failures by kind and the store's operations.
+//! loop's failures by kind, the store's operations and the trace export's span counts.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -11,12 +11,14 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use prometheus_client::registry::Registry;
+use shoal_trace_export::SpanCounts;
 use tokio_util::sync::CancellationToken;
 
 use crate::runtime::SchedulerStatus;
 
-/// The OpenMetrics text exposition of `status` and the store's operations.
-pub fn render(status: &SchedulerStatus) -> String {
+/// The OpenMetrics text exposition of `status`, the store's operations and the trace export's
+/// span counts.
+pub fn render(status: &SchedulerStatus, spans: &SpanCounts) -> String {
     let leading = status.leading.load(Ordering::Relaxed);
     let gauges: [(&str, &str, &str, f64); 5] = [
         (
@@ -67,6 +69,7 @@ pub fn render(status: &SchedulerStatus) -> String {
     status.errors.register(&mut registry);
     registry.register_collector(Box::new(status.egress.clone()));
     shoal_store::metrics::register(&mut registry);
+    registry.register_collector(spans.metrics());
     // Writing to a String cannot fail; the encoder ends the exposition with `# EOF`.
     let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
     text
@@ -101,9 +104,11 @@ fn tenant_gauges(text: &mut String, status: &SchedulerStatus) {
     }
 }
 
+/// `spans`: the process's trace export counts (zero while export is off).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     status: Arc<SchedulerStatus>,
+    spans: SpanCounts,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let app = Router::new()
@@ -112,13 +117,14 @@ pub async fn serve(
             "/metrics",
             get(move || {
                 let status = status.clone();
+                let spans = spans.clone();
                 async move {
                     (
                         [(
                             header::CONTENT_TYPE,
                             "application/openmetrics-text; version=1.0.0; charset=utf-8",
                         )],
-                        render(&status),
+                        render(&status, &spans),
                     )
                         .into_response()
                 }
@@ -140,7 +146,7 @@ mod tests {
         status.errors.count(&SchedulerError::TickTimedOut);
         status.errors.count(&SchedulerError::TickTimedOut);
 
-        let text = render(&status);
+        let text = render(&status, &SpanCounts::default());
 
         assert!(text.contains("\nshoal_scheduler_leader 0\n"), "{text}");
         assert!(
@@ -155,7 +161,7 @@ mod tests {
         let status = SchedulerStatus::default();
         *status.tenants.lock().unwrap() = vec![("a".into(), 1, 1), ("b".into(), 20, 9)];
 
-        let text = render(&status);
+        let text = render(&status, &SpanCounts::default());
 
         for line in [
             "\nshoal_scheduler_tenant_desired_instances{tenant=\"a\"} 1\n",
@@ -176,9 +182,9 @@ mod tests {
         let status = SchedulerStatus::default();
         status.total_desired.store(7, Ordering::Relaxed);
 
-        let standby = render(&status);
+        let standby = render(&status, &SpanCounts::default());
         status.leading.store(true, Ordering::Relaxed);
-        let leader = render(&status);
+        let leader = render(&status, &SpanCounts::default());
 
         assert!(
             standby.contains("\nshoal_scheduler_desired_instances{leader=\"false\"} 7\n"),

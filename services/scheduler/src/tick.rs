@@ -5,21 +5,27 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use opentelemetry::trace::SpanKind;
 use shoal_domain::egress::AllowList;
 use shoal_domain::placement::{Assignment, TenantPlacement, WorkerSlot};
 use shoal_domain::scale::ScaleMode;
 use shoal_store::assignments::{self, AssignmentRecord, InstanceKey};
 use shoal_store::crypto::Cipher;
 use shoal_store::scale::{self, DecisionRecord};
-use shoal_store::scale_samples;
+use shoal_store::scale_samples::{self, SampleRecord};
+use shoal_store::workers::LiveWorker;
 use shoal_store::{StoreError, begin_platform, leadership, workers};
+use shoal_trace_export::span;
 
-use crate::catalog::{AppKey, Catalog};
+use crate::catalog::{AppKey, Catalog, Snapshot};
 use crate::config::SchedulerConfig;
 use crate::entity_upkeep::{EntityUpkeep, Fence};
-use crate::planner::{InFlight, Inputs, ListenerCounts, Planner};
+use crate::planner::{InFlight, Inputs, ListenerCounts, Plan, Planner};
 use crate::samples;
 use crate::trigger_metrics::{self, MetricReader, Reading};
+
+/// The instrumentation scope of the scheduler's spans.
+pub(crate) const SCOPE: &str = "shoal-scheduler";
 
 /// What the leader keeps between ticks.
 pub struct Leader {
@@ -115,60 +121,15 @@ impl Leader {
         })
     }
 
-    pub async fn tick(&mut self, cx: TickContext<'_>) -> Result<TickReport, StoreError> {
-        let mut report = TickReport::default();
-        let started = Instant::now();
-        let mut tx = begin_platform(cx.pool).await?;
-        let live = workers::live(&mut tx).await?;
-        shoal_store::commit(tx).await?;
-        let snapshot = cx.catalog.load(cx.pool, cx.cipher).await?;
-        // The listeners' load: for visibleOnly apps, and for functions whose metric may turn
-        // out unreadable (Service Bus: listen-only rights).
-        let needs_listeners = snapshot.apps.iter().any(|a| {
-            a.visible_only
-                || a.functions.iter().any(|f| {
-                    f.source
-                        .as_ref()
-                        .is_ok_and(trigger_metrics::may_be_listen_only)
-                })
-        });
-        let mut in_flight = InFlight::new();
-        let mut listener_counts = ListenerCounts::new();
-        if needs_listeners {
-            let mut tx = begin_platform(cx.pool).await?;
-            let listeners = workers::live_listeners(&mut tx).await?;
-            shoal_store::commit(tx).await?;
-            for l in listeners {
-                let key = (l.tenant, l.app, l.function);
-                if l.status == "listening" {
-                    *listener_counts.entry(key.clone()).or_default() += 1;
-                }
-                *in_flight.entry(key).or_default() += l.in_flight;
-            }
-        }
-        report.read = started.elapsed();
-
-        let started = Instant::now();
-        cx.metrics
-            .refresh(
-                &snapshot.apps,
-                &snapshot.egress_allow,
-                cx.config.metrics_budget(),
-            )
-            .await;
-        let mut readings: HashMap<(AppKey, String), Reading> = HashMap::new();
-        let none = AllowList::default();
-        for app in &snapshot.apps {
-            let allow = snapshot.egress_allow.get(&app.key.tenant).unwrap_or(&none);
-            for f in &app.functions {
-                if let Some(reading) = cx.metrics.reading(app, f, allow) {
-                    readings.insert((app.key.clone(), f.name.clone()), reading);
-                }
-            }
-        }
-        report.metrics = started.elapsed();
-
-        let started = Instant::now();
+    /// The plan phase: pure, from what the read and metrics phases found.
+    fn plan(
+        &mut self,
+        snapshot: &Snapshot,
+        readings: &HashMap<(AppKey, String), Reading>,
+        in_flight: &InFlight,
+        listener_counts: &ListenerCounts,
+        live: &[LiveWorker],
+    ) -> Planned {
         let slots: Vec<WorkerSlot> = live
             .iter()
             .map(|w| WorkerSlot {
@@ -186,10 +147,10 @@ impl Leader {
             })
             .collect();
         let plan = self.planner.plan(&Inputs {
-            snapshot: &snapshot,
-            readings: &readings,
-            in_flight: &in_flight,
-            listeners: &listener_counts,
+            snapshot,
+            readings,
+            in_flight,
+            listeners: listener_counts,
             workers: &slots,
             current: &current,
             now: Instant::now(),
@@ -240,42 +201,105 @@ impl Leader {
         let sampled = samples::due(self.last_sample, Instant::now()).then(|| {
             samples::samples(
                 plan.decisions.iter().map(|(key, d)| (key, d.to)),
-                &readings,
+                readings,
                 &wanted,
             )
         });
+        Planned {
+            plan,
+            wanted,
+            upserts,
+            removals,
+            changed,
+            waiting,
+            waiting_changes,
+            sampled,
+        }
+    }
+
+    /// Each phase is a span under the tick's (when the caller made one current, see
+    /// `runtime`), with the store operations it runs under it.
+    pub async fn tick(&mut self, cx: TickContext<'_>) -> Result<TickReport, StoreError> {
+        let mut report = TickReport::default();
+        let started = Instant::now();
+        let (live, snapshot, in_flight, listener_counts) =
+            phase("read", read(cx.pool, cx.cipher, cx.catalog)).await?;
+        report.read = started.elapsed();
+
+        let started = Instant::now();
+        let readings = phase("metrics", async {
+            cx.metrics
+                .refresh(
+                    &snapshot.apps,
+                    &snapshot.egress_allow,
+                    cx.config.metrics_budget(),
+                )
+                .await;
+            let mut readings: HashMap<(AppKey, String), Reading> = HashMap::new();
+            let none = AllowList::default();
+            for app in &snapshot.apps {
+                let allow = snapshot.egress_allow.get(&app.key.tenant).unwrap_or(&none);
+                for f in &app.functions {
+                    if let Some(reading) = cx.metrics.reading(app, f, allow) {
+                        readings.insert((app.key.clone(), f.name.clone()), reading);
+                    }
+                }
+            }
+            readings
+        })
+        .await;
+        report.metrics = started.elapsed();
+
+        let started = Instant::now();
+        let planned = phase("plan", async {
+            self.plan(&snapshot, &readings, &in_flight, &listener_counts, &live)
+        })
+        .await;
+        let Planned {
+            plan,
+            wanted,
+            upserts,
+            removals,
+            changed,
+            waiting,
+            waiting_changes,
+            sampled,
+        } = planned;
         report.plan = started.elapsed();
 
         let started = Instant::now();
-        let mut tx = begin_platform(cx.pool).await?;
-        leadership::fence(&mut tx, &self.holder, self.epoch).await?;
-        if !self.confirmed {
-            let restamped = assignments::confirm_all(&mut tx, self.epoch).await?;
-            tracing::info!(
-                epoch = self.epoch,
-                restamped,
-                "confirmed the placement found on taking over"
-            );
-        }
-        assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
-        scale::record(&mut tx, &changed).await?;
-        if !self.confirmed {
-            scale::clear_waiting(&mut tx).await?;
-        }
-        scale::set_waiting(&mut tx, &waiting_changes).await?;
-        if let Some(sampled) = &sampled {
-            scale_samples::record(&mut tx, sampled).await?;
-        }
-        self.ticks += 1;
-        if self.ticks.is_multiple_of(60) {
-            let forgotten = workers::prune(&mut tx, cx.config.forget_workers_after).await?;
-            if forgotten > 0 {
-                tracing::info!(forgotten, "forgot workers long gone");
+        phase("write", async {
+            let mut tx = begin_platform(cx.pool).await?;
+            leadership::fence(&mut tx, &self.holder, self.epoch).await?;
+            if !self.confirmed {
+                let restamped = assignments::confirm_all(&mut tx, self.epoch).await?;
+                tracing::info!(
+                    epoch = self.epoch,
+                    restamped,
+                    "confirmed the placement found on taking over"
+                );
             }
-            scale::prune_decisions(&mut tx).await?;
-            scale_samples::prune(&mut tx).await?;
-        }
-        shoal_store::commit(tx).await?;
+            assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
+            scale::record(&mut tx, &changed).await?;
+            if !self.confirmed {
+                scale::clear_waiting(&mut tx).await?;
+            }
+            scale::set_waiting(&mut tx, &waiting_changes).await?;
+            if let Some(sampled) = &sampled {
+                scale_samples::record(&mut tx, sampled).await?;
+            }
+            self.ticks += 1;
+            if self.ticks.is_multiple_of(60) {
+                let forgotten = workers::prune(&mut tx, cx.config.forget_workers_after).await?;
+                if forgotten > 0 {
+                    tracing::info!(forgotten, "forgot workers long gone");
+                }
+                scale::prune_decisions(&mut tx).await?;
+                scale_samples::prune(&mut tx).await?;
+            }
+            shoal_store::commit(tx).await
+        })
+        .await?;
         if sampled.is_some() {
             self.last_sample = Some(Instant::now());
         }
@@ -283,18 +307,21 @@ impl Leader {
 
         // Only a leader whose write went through keeps entities, each update under the fence.
         let started = Instant::now();
-        self.upkeep
-            .run(
-                Fence {
-                    pool: cx.pool,
-                    holder: &self.holder,
-                    epoch: self.epoch,
-                },
+        let fence = Fence {
+            pool: cx.pool,
+            holder: &self.holder,
+            epoch: self.epoch,
+        };
+        phase(
+            "upkeep",
+            self.upkeep.run(
+                fence,
                 &snapshot.apps,
                 &snapshot.egress_allow,
                 cx.config.metrics_budget(),
-            )
-            .await?;
+            ),
+        )
+        .await?;
         report.upkeep = started.elapsed();
 
         for d in &changed {
@@ -326,6 +353,68 @@ impl Leader {
             .map(|(key, d)| (key.clone(), d.to))
             .collect();
         Ok(report)
+    }
+}
+
+/// What the plan phase decided, for the write phase and the report.
+struct Planned {
+    plan: Plan,
+    wanted: Vec<AssignmentRecord>,
+    upserts: Vec<AssignmentRecord>,
+    removals: Vec<InstanceKey>,
+    changed: Vec<DecisionRecord>,
+    waiting: HashMap<AppKey, String>,
+    waiting_changes: Vec<(String, String, Option<String>)>,
+    sampled: Option<Vec<SampleRecord>>,
+}
+
+/// The read phase: live workers, the apps, and (when some app needs them) the listeners' load.
+async fn read(
+    pool: &sqlx::PgPool,
+    cipher: &Cipher,
+    catalog: &mut Catalog,
+) -> Result<(Vec<LiveWorker>, Snapshot, InFlight, ListenerCounts), StoreError> {
+    let mut tx = begin_platform(pool).await?;
+    let live = workers::live(&mut tx).await?;
+    shoal_store::commit(tx).await?;
+    let snapshot = catalog.load(pool, cipher).await?;
+    // The listeners' load: for visibleOnly apps, and for functions whose metric may turn
+    // out unreadable (Service Bus: listen-only rights).
+    let needs_listeners = snapshot.apps.iter().any(|a| {
+        a.visible_only
+            || a.functions.iter().any(|f| {
+                f.source
+                    .as_ref()
+                    .is_ok_and(trigger_metrics::may_be_listen_only)
+            })
+    });
+    let mut in_flight = InFlight::new();
+    let mut listener_counts = ListenerCounts::new();
+    if needs_listeners {
+        let mut tx = begin_platform(pool).await?;
+        let listeners = workers::live_listeners(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        for l in listeners {
+            let key = (l.tenant, l.app, l.function);
+            if l.status == "listening" {
+                *listener_counts.entry(key.clone()).or_default() += 1;
+            }
+            *in_flight.entry(key).or_default() += l.in_flight;
+        }
+    }
+    Ok((live, snapshot, in_flight, listener_counts))
+}
+
+/// Runs one phase of a tick as a span under the tick's, with the store operations it runs
+/// under it (no span when the tick has none: export off).
+async fn phase<T>(name: &'static str, work: impl Future<Output = T>) -> T {
+    match span::child_of_current(SCOPE, name, SpanKind::Internal, Vec::new()) {
+        Some(phase) => {
+            let (out, phase) = span::within(phase, work).await;
+            phase.end();
+            out
+        }
+        None => work.await,
     }
 }
 

@@ -11,9 +11,11 @@ use shoal_store::pool::{PoolConfig, connect_lazy};
 
 use crate::cli::SchedulerArgs;
 use crate::signals::shutdown_on_signal;
+use crate::traces::Traces;
 
 pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let mut config = scheduler_config(&args)?;
+    let traces = Traces::start("shoal-scheduler", &args.tracing)?;
     let pool = connect_lazy(args.database.url.expose(), &PoolConfig::default())
         .context("--database-url")?;
     let listener = tokio::net::TcpListener::bind(args.listen)
@@ -31,12 +33,14 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
     let server = tokio::spawn(shoal_scheduler::server::serve(
         listener,
         status,
+        traces.counts().clone(),
         server_stop.clone(),
     ));
     tracing::info!(listen = %args.listen, "scheduler metrics at /metrics");
     let result = scheduler.start(shutdown).stopped().await;
     server_stop.cancel();
     let _ = server.await;
+    traces.stop().await;
     Ok(result?)
 }
 

@@ -36,6 +36,10 @@ impl Traces {
         self.counts.metrics()
     }
 
+    pub fn counts(&self) -> &SpanCounts {
+        &self.counts
+    }
+
     /// Sends what is queued, for at most [`FLUSH_ON_STOP`].
     pub async fn stop(self) {
         if let Some(export) = self.export {

@@ -4,8 +4,9 @@
 //! shares between tenants when the workers are short (`scheduling/fair_share.rs`), a
 //! function's `maxConcurrency` across instances (`scheduling/concurrency.rs`), a timer's
 //! occurrences across a failover and across a downtime of every worker (`scheduling/timer.rs`,
-//! `scheduling/timer_downtime.rs`), and a RabbitMQ worker killed with messages in hand
-//! (`scheduling/rabbitmq_kill.rs`).
+//! `scheduling/timer_downtime.rs`), a RabbitMQ worker killed with messages in hand
+//! (`scheduling/rabbitmq_kill.rs`), and the leader's ticks exported as traces
+//! (`scheduling/traces.rs`).
 //!
 //! Timings are shortened through flags (a 500 ms tick, 3 s leases, a 3 s scale-in window);
 //! every wait is for a condition with a deadline.
@@ -30,6 +31,8 @@ mod service_bus;
 mod timer;
 #[path = "scheduling/timer_downtime.rs"]
 mod timer_downtime;
+#[path = "scheduling/traces.rs"]
+mod traces;
 
 #[path = "../src/dev/postgres.rs"]
 #[allow(dead_code)]

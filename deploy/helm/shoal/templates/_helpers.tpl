@@ -84,7 +84,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end -}}
 
-{{/* OpenTelemetry trace export, shared by serve and worker: off without an endpoint. */}}
+{{/* OpenTelemetry trace export, shared by serve, scheduler and worker: off without an endpoint. */}}
 {{- define "shoal.tracingEnv" -}}
 {{- with .Values.config.tracing }}
 {{- if .endpoint }}

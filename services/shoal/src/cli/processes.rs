@@ -153,6 +153,8 @@ pub struct SchedulerArgs {
     /// Tenants' instance quotas where their own limits do not set `maxInstances`.
     #[command(flatten)]
     pub tenant_defaults: TenantDefaultsArgs,
+    #[command(flatten)]
+    pub tracing: super::TracingArgs,
     #[arg(long, env = "SHOAL_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
 }

@@ -1,5 +1,5 @@
 //! OpenTelemetry's standard variables for trace export (docs/operating/tracing.md), for the
-//! processes that make spans (`serve`, `worker`, `dev`). Read by clap so they show in `--help`
+//! processes that make spans (`serve`, `worker`, `scheduler`, `dev`). Read by clap so they show in `--help`
 //! and an unread one is never set by the chart or Compose; checked by
 //! `shoal_trace_export::settings`, which refuses a value Shoal would not act on.
 
@@ -20,7 +20,8 @@ pub struct TracingArgs {
     /// grpc, in place of OTEL_EXPORTER_OTLP_PROTOCOL.
     #[arg(long, env = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")]
     pub otel_exporter_otlp_traces_protocol: Option<String>,
-    /// `service.name` of the spans (default: shoal-api, shoal-worker or shoal-dev).
+    /// `service.name` of the spans (default: shoal-api, shoal-worker, shoal-scheduler or
+    /// shoal-dev).
     #[arg(long, env = "OTEL_SERVICE_NAME")]
     pub otel_service_name: Option<String>,
     /// parentbased_always_on (default), parentbased_traceidratio, parentbased_always_off,

@@ -96,7 +96,7 @@ async fn waiting(h: &Harness, tenant: &str) -> anyhow::Result<Vec<(String, Strin
     .await?)
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
