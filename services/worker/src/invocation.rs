@@ -194,8 +194,8 @@ impl FunctionHost {
         }
     }
 
-    /// [`FunctionHost::delivery_attempts`] under the delivery's span, which ends with how they
-    /// ended.
+    /// [`FunctionHost::delivery_attempts`] under the delivery's span, which says how they
+    /// ended (and ends after the settlement, within `spans::delivering`).
     async fn attempts<T>(
         &self,
         invocation_id: Uuid,
@@ -217,13 +217,14 @@ impl FunctionHost {
                 retries,
             )
             .await;
-        if let Some((_, span)) = delivery {
-            match &result {
-                Ok(_) => span.end("succeeded", false),
-                Err(Unsettled::Failed(_)) => span.end("failed", true),
-                Err(Unsettled::Parked(_)) => span.end("parked", false),
-                Err(Unsettled::HoldEnded(_)) => span.end("abandoned", true),
-            }
+        if let Some((trace, span)) = delivery {
+            let (outcome, failed) = match &result {
+                Ok(_) => ("succeeded", false),
+                Err(Unsettled::Failed(_)) => ("failed", true),
+                Err(Unsettled::Parked(_)) => ("parked", false),
+                Err(Unsettled::HoldEnded(_)) => ("abandoned", true),
+            };
+            spans::calls_ended(trace, span, outcome, failed);
         }
         result
     }
@@ -402,6 +403,9 @@ impl FunctionHost {
                     failure.reason,
                     "invocation failed; no retry while the function's circuit breaker is open"
                 );
+                if let Some((_, span)) = delivery.as_mut() {
+                    spans::breaker_decision(span, "no_retry_while_open");
+                }
                 return Err(Unsettled::Failed(failure));
             }
             // Azure's back-off never shrinks once it has grown (see the domain's schedule); a

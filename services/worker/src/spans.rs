@@ -1,6 +1,8 @@
 //! The worker's OpenTelemetry spans: one per delivery (under the producer's span when the
 //! message carries its context, a new trace's root otherwise), one per handler call under it,
-//! and one per output binding written under the call that wrote it. They are exported when
+//! one per output binding written under the call that wrote it, one per settlement step
+//! (delete, complete, ack, poison…) under the delivery, and one per circuit breaker transition
+//! this worker made. They are exported when
 //! the process installed `shoal_trace_export`'s export (the `opentelemetry` API's global
 //! provider) and are no-ops otherwise: attributes are only built for a span that records.
 //!
@@ -9,11 +11,13 @@
 //! handler's own spans join the trace. Attributes name the tenant, app and function; never a
 //! secret or a message's body.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use opentelemetry::KeyValue;
 use opentelemetry::global::BoxedSpan;
 use opentelemetry::trace::{Span as _, SpanKind, Status};
+use shoal_domain::circuit_breaker::{BreakerCause, BreakerState};
 use shoal_domain::trace_context::TraceContext;
 use shoal_trace_export::span::{self, Parent};
 use uuid::Uuid;
@@ -61,6 +65,11 @@ impl WorkerSpan {
     /// Ends the span with `outcome`, an error when `failed`. The outcome is a fixed word, never
     /// the failure's text: a handler's error answer may echo the message it was sent.
     pub fn end(mut self, outcome: &'static str, failed: bool) {
+        self.outcome(outcome, failed);
+        self.0.end();
+    }
+
+    fn outcome(&mut self, outcome: &'static str, failed: bool) {
         if self.0.is_recording() {
             self.0
                 .set_attribute(KeyValue::new("shoal.outcome", outcome));
@@ -69,13 +78,95 @@ impl WorkerSpan {
                 self.0.set_status(Status::error(outcome));
             }
         }
-        self.0.end();
     }
 
     fn set(&mut self, attributes: impl IntoIterator<Item = KeyValue>) {
         if self.0.is_recording() {
             self.0.set_attributes(attributes);
         }
+    }
+}
+
+tokio::task_local! {
+    /// The delivery on this task, from the message's receipt to its settlement (see
+    /// [`delivering`]).
+    static DELIVERY: RefCell<Option<Delivering>>;
+}
+
+/// A delivery whose handler calls are over and whose settlement is under way.
+struct Delivering {
+    trace: TraceContext,
+    /// Ends when the task's delivery does (dropped with the task-local).
+    _span: WorkerSpan,
+}
+
+/// Runs one delivery (a message or batch, from receipt to settlement) so that its `deliver`
+/// span, started at its first handler call, ends after the settlement, and each settlement
+/// step ([`settlement`]) is a span under it. The trigger's own code settles the message after
+/// the handler calls are over, so the delivery's context travels with the task, as a `tracing`
+/// span does, rather than through every settlement function's arguments.
+pub async fn delivering<F: Future>(work: F) -> F::Output {
+    DELIVERY.scope(RefCell::new(None), work).await
+}
+
+/// The handler calls of a delivery ended with `outcome`: within [`delivering`] its span stays
+/// open for the settlement; elsewhere (a stream's batch, a timer's occurrence, settled by a
+/// checkpoint or a schedule rather than per message) it ends now.
+pub fn calls_ended(trace: TraceContext, mut span: WorkerSpan, outcome: &'static str, failed: bool) {
+    span.outcome(outcome, failed);
+    // Outside `delivering` the closure is dropped unrun, and the span with it, which ends it.
+    let _outside = DELIVERY.try_with(|slot| {
+        *slot.borrow_mut() = Some(Delivering { trace, _span: span });
+    });
+}
+
+/// One settlement step (`delete`, `poison`, `complete`, `abandon`, `ack`…) of the delivery on
+/// this task, under its `deliver` span; None when the message was settled without a handler
+/// call (held back while the breaker is open, poisoned on arrival) or outside [`delivering`].
+pub fn settlement(step: &str) -> Option<WorkerSpan> {
+    let delivery = DELIVERY
+        .try_with(|slot| slot.borrow().as_ref().map(|d| d.trace.clone()))
+        .ok()
+        .flatten()?;
+    let own = delivery.child(rand::random());
+    let mut span = start("settle", SpanKind::Client, &own, Parent::Local(&delivery));
+    span.set([KeyValue::new("messaging.operation.name", step.to_owned())]);
+    Some(span)
+}
+
+/// How many tries a settlement step took.
+pub fn settle_tries(span: &mut WorkerSpan, tries: u32) {
+    span.set([KeyValue::new("shoal.settle.tries", i64::from(tries))]);
+}
+
+/// A transition of a function's circuit breaker this worker made (opened on failures, a probe's
+/// outcome…): a span of its own, since it belongs to no one message.
+pub fn breaker_transition(
+    function: &Function<'_>,
+    from: BreakerState,
+    to: BreakerState,
+    cause: BreakerCause,
+) {
+    let own = TraceContext::root(rand::random(), rand::random());
+    let mut span = start("breaker", SpanKind::Internal, &own, Parent::None);
+    if span.recording() {
+        span.set(function.attributes());
+        span.set([
+            KeyValue::new("shoal.breaker.from", from.as_str()),
+            KeyValue::new("shoal.breaker.to", to.as_str()),
+            KeyValue::new("shoal.breaker.cause", cause.as_str()),
+        ]);
+    }
+    span.end("transition", false);
+}
+
+/// A decision of the function's circuit breaker about this delivery, as an event on its span.
+pub fn breaker_decision(span: &mut WorkerSpan, decision: &'static str) {
+    if span.recording() {
+        span.0.add_event(
+            "circuit breaker",
+            vec![KeyValue::new("shoal.breaker.decision", decision)],
+        );
     }
 }
 

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::handler::{HandlerHealth, Report};
 use super::{Breakers, FunctionBreaker, Gate};
+use crate::spans;
 
 /// A tenant's round: every function's gate, the transitions made, and what Postgres says of
 /// each app's handler (unreachable since when, if it is).
@@ -79,6 +80,16 @@ impl Sync {
                 health.in_store(unreachable_since);
             }
             for (breaker, transition) in made {
+                spans::breaker_transition(
+                    &spans::Function {
+                        tenant: &breaker.key.tenant,
+                        app: &breaker.key.app,
+                        function: &breaker.key.function,
+                    },
+                    transition.from,
+                    transition.to,
+                    transition.cause,
+                );
                 self.notify(&breaker, &transition);
             }
         }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::spans;
+
 const FIRST_PAUSE: Duration = Duration::from_secs(1);
 const LONGEST_PAUSE: Duration = Duration::from_secs(30);
 
@@ -39,9 +41,9 @@ impl Retry {
 /// How often a settlement is tried while it fails with a transient error.
 const SETTLE_ATTEMPTS: u32 = 4;
 
-/// Runs the settlement step `op` (named `step` in the logs), again after 100, 200 and 300 ms
-/// while it fails with an error `transient` says may pass. The error that ended it otherwise:
-/// a lost receipt or lock is not retried, since the message is received again anyway.
+/// Runs the settlement step `op` (named `step` in the logs and its span), again after 100, 200
+/// and 300 ms while it fails with an error `transient` says may pass. The error that ended it
+/// otherwise: a lost receipt or lock is not retried, since the message is received again anyway.
 pub async fn settle<F, Fut, E>(
     step: &str,
     transient: impl Fn(&E) -> bool,
@@ -52,16 +54,25 @@ where
     Fut: std::future::Future<Output = Result<(), E>>,
     E: std::fmt::Display,
 {
+    let mut span = spans::settlement(step);
     let mut attempt = 1;
-    loop {
+    let result = loop {
         match op().await {
-            Ok(()) => return Ok(()),
+            Ok(()) => break Ok(()),
             Err(e) if transient(&e) && attempt < SETTLE_ATTEMPTS => {
                 tracing::debug!(step, attempt, error = %e, "settlement step failed; retrying");
                 tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
                 attempt += 1;
             }
-            Err(e) => return Err(e),
+            Err(e) => break Err(e),
+        }
+    };
+    if let Some(mut span) = span.take() {
+        spans::settle_tries(&mut span, attempt);
+        match &result {
+            Ok(()) => span.end("settled", false),
+            Err(_) => span.end("failed", true),
         }
     }
+    result
 }

@@ -1,7 +1,9 @@
 //! Spans exported over OTLP to a real receiver (`shoal_testkit::otlp`: OpenTelemetry's own
 //! protobuf definitions served by `grpcio`), for a message a producer nobody here wrote (PyPI
-//! `pika`) published with its trace context. The export is the process's tracer provider, so
-//! each test installs its own: nextest runs every test in a process of its own.
+//! `pika`) published with its trace context, and for a Storage Queue message whose failure is
+//! settled (poisoned) and opens its function's circuit breaker. The export is the process's
+//! tracer provider, so each test installs its own: nextest runs every test in a process of its
+//! own.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -56,6 +58,7 @@ async fn one_trace_runs_from_the_producer_through_every_attempt_to_the_output_in
             otlp::named(spans, "deliver").len() == 1
                 && otlp::named(spans, "invoke").len() == 2
                 && otlp::named(spans, "output").len() == 1
+                && otlp::named(spans, "settle").len() == 1
         })
         .await?;
 
@@ -120,10 +123,83 @@ async fn one_trace_runs_from_the_producer_through_every_attempt_to_the_output_in
         .as_str()
         .unwrap_or_default();
     assert_eq!(parent_of(carried), attempts[1]["spanId"]);
+    // The settlement: the message acked under the delivery, whose span ends after it.
+    let settle = otlp::named(&spans, "settle")[0];
+    assert_eq!(settle["parentSpanId"], delivery["spanId"], "{settle:#}");
+    assert_eq!(settle["attributes"]["messaging.operation.name"], "ack");
+    assert_eq!(settle["attributes"]["shoal.outcome"], "settled");
+    assert_eq!(settle["attributes"]["shoal.settle.tries"], 1);
+    let nanos = |span: &Value, at: &str| span[at].as_u64().expect("a span's time");
+    assert!(
+        nanos(settle, "start") >= nanos(attempts[1], "end")
+            && nanos(settle, "end") <= nanos(delivery, "end"),
+        "settled after the last call, within the delivery: {settle:#} {delivery:#}"
+    );
     // Never the message's body in an attribute.
     let text = serde_json::to_string(&spans)?;
     assert!(!text.contains("order-1"), "the body in a span: {text}");
     assert_eq!(delivery["resource"]["service.name"], "shoal-worker-test");
+
+    worker.shut_down().await?;
+    export.shut_down(Duration::from_secs(5)).await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_queue_message_is_settled_under_its_delivery_and_the_breaker_it_opens_is_a_span()
+-> Result<()> {
+    let receiver = OtlpReceiver::start().await?;
+    let export = export_to(&receiver.endpoint(), quick_queue())?;
+    let h = Harness::start(Behaviour::Status(500)).await?;
+    // One attempt each: a failure poisons its message (copy, then delete); the two open the
+    // breaker (one failure is its threshold; the second exceeds it).
+    h.put_jobs_function(
+        json!({"maxDequeueCount": 1, "batchSize": 1}),
+        "fails",
+        json!({"circuitBreaker": {"failureThreshold": 1, "window": "00:00:30", "cooldown": "00:05:00"}}),
+    )
+    .await?;
+    for i in 0..2 {
+        h.enqueue("jobs", &base64(&format!("job {i}"))).await?;
+    }
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let spans = receiver
+        .wait_for(Duration::from_secs(30), |spans| {
+            !otlp::named(spans, "breaker").is_empty() && otlp::named(spans, "settle").len() == 4
+        })
+        .await?;
+
+    let deliveries = otlp::named(&spans, "deliver");
+    assert_eq!(deliveries.len(), 2, "{deliveries:#?}");
+    for delivery in deliveries {
+        assert_eq!(delivery["attributes"]["shoal.outcome"], "failed");
+        let mut steps: Vec<&Value> = otlp::named(&spans, "settle")
+            .into_iter()
+            .filter(|s| s["parentSpanId"] == delivery["spanId"])
+            .collect();
+        steps.sort_by_key(|s| s["start"].as_u64());
+        let names: Vec<&Value> = steps
+            .iter()
+            .map(|s| &s["attributes"]["messaging.operation.name"])
+            .collect();
+        assert_eq!(names, [&json!("poison"), &json!("delete")], "{steps:#?}");
+        for step in &steps {
+            assert_eq!(step["traceId"], delivery["traceId"]);
+            assert_eq!(step["attributes"]["shoal.outcome"], "settled");
+        }
+    }
+    let breaker = otlp::named(&spans, "breaker")[0];
+    assert_eq!(breaker["parentSpanId"], "", "its own trace: {breaker:#}");
+    for (key, value) in [
+        ("shoal.breaker.from", "closed"),
+        ("shoal.breaker.to", "open"),
+        ("shoal.breaker.cause", "failures"),
+        ("shoal.function", "fails"),
+        ("shoal.tenant", TENANT),
+    ] {
+        assert_eq!(breaker["attributes"][key], value, "{breaker:#}");
+    }
 
     worker.shut_down().await?;
     export.shut_down(Duration::from_secs(5)).await;

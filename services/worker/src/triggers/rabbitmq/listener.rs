@@ -31,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::WorkerError;
 use crate::invocation::FunctionHost;
+use crate::spans;
 use crate::triggers::backoff::Retry;
 use crate::triggers::rabbitmq::BoundRabbitMq;
 use crate::triggers::rabbitmq::delivery::{self, Settle};
@@ -204,14 +205,14 @@ impl RabbitMqListener {
                 (self.trigger.clone(), self.function.clone(), settle.clone());
             let (abandon, in_flight) = (self.abandon.clone(), in_flight.clone());
             deliveries.spawn(async move {
-                delivery::deliver(
+                spans::delivering(delivery::deliver(
                     &trigger,
                     &function,
                     &settle,
                     admission.turn(),
                     message,
                     &abandon,
-                )
+                ))
                 .await;
                 let left = in_flight.fetch_sub(1, Ordering::AcqRel) - 1;
                 function.stats.set_in_flight(left);

@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
+use crate::spans;
 use crate::triggers::backoff::Retry;
 use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector};
@@ -139,7 +140,8 @@ pub async fn run(
             deliveries.spawn({
                 let (ctx, receiver, abandon) = (ctx.clone(), receiver.clone(), abandon.clone());
                 async move {
-                    delivery::deliver(ctx, turn, receiver, messages, true, abandon).await;
+                    let delivery = delivery::deliver(ctx, turn, receiver, messages, true, abandon);
+                    spans::delivering(delivery).await;
                     drop(permit);
                 }
             });
@@ -150,7 +152,9 @@ pub async fn run(
                 deliveries.spawn({
                     let (ctx, receiver, abandon) = (ctx.clone(), receiver.clone(), abandon.clone());
                     async move {
-                        delivery::deliver(ctx, turn, receiver, vec![message], true, abandon).await;
+                        let delivery =
+                            delivery::deliver(ctx, turn, receiver, vec![message], true, abandon);
+                        spans::delivering(delivery).await;
                         drop(permit);
                     }
                 });

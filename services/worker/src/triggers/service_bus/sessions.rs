@@ -24,6 +24,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::breaker::{Admission, Admit};
+use crate::spans;
 use crate::triggers::backoff::Retry;
 use crate::triggers::service_bus::ServiceBusFunction;
 use crate::triggers::service_bus::connect::{self, Connector};
@@ -229,14 +230,14 @@ async fn session(
             Ok(messages) => {
                 ctx.add_in_flight(messages.len());
                 // In order: the next message of the session waits for this one's settlement.
-                delivery::deliver(
+                spans::delivering(delivery::deliver(
                     ctx.clone(),
                     admission.turn(),
                     receiver.clone(),
                     messages,
                     false,
                     abandon.clone(),
-                )
+                ))
                 .await;
                 idle_since = Instant::now();
                 probed = true;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::breaker::Admit;
 use crate::error::WorkerError;
+use crate::spans;
 use crate::triggers::storage_queue::delivery::{self, QueueFunction};
 use crate::triggers::storage_queue::in_flight::InFlight;
 
@@ -110,14 +111,14 @@ impl QueueListener {
                             continue;
                         };
                         stats.set_in_flight(in_flight.len());
-                        deliveries.spawn(delivery::deliver(
+                        deliveries.spawn(spans::delivering(delivery::deliver(
                             ctx.clone(),
                             admission.turn(),
                             message,
                             receipt,
                             in_flight.clone(),
                             self.abandon.clone(),
-                        ));
+                        )));
                     }
                     true
                 }
