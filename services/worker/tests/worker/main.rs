@@ -24,4 +24,5 @@ mod support;
 mod timer;
 mod trace_chain;
 mod trace_export;
+mod trace_producers;
 mod visibility;
