@@ -1,7 +1,8 @@
 //! Traces started by producers nobody here wrote, followed through Shoal in the spans exported
 //! to a real OTLP receiver: Microsoft's `azure-servicebus` SDK traced by its OpenTelemetry
 //! plugin (`azure-core-tracing-opentelemetry`), which writes the context into the message's
-//! application properties itself. What each producer wrote is read from its own output and
+//! application properties itself, and `confluent-kafka` with OpenTelemetry's propagator writing
+//! `traceparent`/`tracestate` headers. What each producer wrote is read from its own output and
 //! asserted, not assumed; the chain through Shoal is asserted by `trace_chain`, as for RabbitMQ.
 
 use std::collections::HashMap;
@@ -14,6 +15,7 @@ use shoal_testkit::handler::Behaviour;
 use shoal_testkit::otlp::OtlpReceiver;
 use shoal_testkit::python;
 
+use crate::kafka::{self, Stream};
 use crate::service_bus_support::{self as service_bus, Bus, namespace, queue_entity};
 use crate::support::{APP, Harness};
 use crate::trace_chain::{self, Expected, export_to, quick_queue, second_call_succeeds};
@@ -28,6 +30,13 @@ fn script(name: &str) -> PathBuf {
 async fn azure_sdk(bus: &Bus, args: &[&str]) -> Result<Value> {
     let env = HashMap::from([("SB_CONNECTION".to_owned(), bus.connection_string())]);
     let script = script("service_bus_traced.py");
+    python::run_json(&script, args, &env, Duration::from_secs(60)).await
+}
+
+/// Runs `python/kafka_traced.py` (`confluent-kafka` with OpenTelemetry) against `brokers`.
+async fn confluent_kafka(brokers: &str, args: &[&str]) -> Result<Value> {
+    let env = HashMap::from([("KAFKA_BROKERS".to_owned(), brokers.to_owned())]);
+    let script = script("kafka_traced.py");
     python::run_json(&script, args, &env, Duration::from_secs(60)).await
 }
 
@@ -140,6 +149,57 @@ async fn a_trace_the_azure_service_bus_sdk_starts_runs_through_every_attempt_to_
         receive["links"],
         json!([{"trace_id": trace_id, "span_id": trace_chain::parent_of(carried[0])}])
     );
+
+    worker.shut_down().await?;
+    export.shut_down(Duration::from_secs(5)).await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_trace_a_confluent_kafka_producer_starts_runs_through_every_attempt_to_the_output()
+-> Result<()> {
+    let receiver = OtlpReceiver::start().await?;
+    let export = export_to(&receiver.endpoint(), quick_queue())?;
+    let s = Stream::start(Behaviour::RespondBy(second_call_succeeds), 1).await?;
+    s.broker.create_topic("shipped", 1).await?;
+    let mut bindings = kafka::trigger(json!({}));
+    if let Some(bindings) = bindings.as_array_mut() {
+        bindings.push(json!({"type": "kafka", "direction": "out", "name": "copy",
+            "brokerList": "%KafkaBrokers%", "topic": "shipped"}));
+    }
+    s.put_function(json!({"bindings": bindings, "retry": trace_chain::retry_policy()}))
+        .await?;
+
+    // What the producer sent: its span's context as `traceparent`, and the trace's state.
+    let brokers = s.broker.bootstrap();
+    let sent = confluent_kafka(&brokers, &["produce", "orders", "kafka-order-1"]).await?;
+    let producer = span(&sent, "orders publish")?;
+    assert_eq!(producer["kind"], "PRODUCER");
+    let trace_id = text(&producer["trace_id"], "the trace id")?;
+    let producer_span = text(&producer["span_id"], "the producer span")?;
+    let headers = &sent["headers"];
+    let traceparent = text(&headers["traceparent"], "the producer's traceparent")?;
+    assert_names(traceparent, trace_id, producer_span);
+    assert_eq!(headers["tracestate"], "vendor=abc", "{headers}");
+
+    let worker = s.h.start_worker(s.h.worker_config("w1"))?;
+    let read = confluent_kafka(&brokers, &["consume", "shipped", "1"]).await?;
+    let spans = trace_chain::exported(&receiver).await?;
+    let copy = &read[0]["headers"];
+    assert_eq!(copy["tracestate"], "vendor=abc", "{read}");
+    trace_chain::assert_chain(
+        &spans,
+        &s.h.handler.requests(),
+        &[text(&copy["traceparent"], "the output's traceparent")?],
+        &Expected {
+            trace_id,
+            producer_span,
+            trace_state: Some("vendor=abc"),
+            function: "bill",
+            output_type: "kafka",
+            body: "kafka-order-1",
+        },
+    )?;
 
     worker.shut_down().await?;
     export.shut_down(Duration::from_secs(5)).await;
