@@ -22,5 +22,7 @@ mod service_bus_sessions;
 mod service_bus_support;
 mod support;
 mod timer;
+mod trace_chain;
 mod trace_export;
+mod trace_producers;
 mod visibility;

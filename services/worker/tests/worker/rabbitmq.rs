@@ -10,6 +10,7 @@ use shoal_testkit::handler::Behaviour;
 use shoal_testkit::rabbitmq::{self, pika};
 
 use crate::support::*;
+use crate::trace_chain;
 
 pub(crate) fn trigger(queue: &str) -> Value {
     json!({"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": queue,
@@ -319,14 +320,7 @@ pub(crate) async fn traced_message_retried_once(
     let queue = rabbitmq::queue_name(name);
     let out = format!("{queue}-out");
     pika(&url, &["declare", &queue, &out]).await?;
-    fn second_call_succeeds(body: &Value) -> Value {
-        if body["Metadata"]["RetryContext"]["RetryCount"].as_u64() == Some(0) {
-            json!({"retryAfter": "00:00:00.050"})
-        } else {
-            json!({"Outputs": {"copy": "written"}})
-        }
-    }
-    let h = Harness::start(Behaviour::RespondBy(second_call_succeeds)).await?;
+    let h = Harness::start(Behaviour::RespondBy(trace_chain::second_call_succeeds)).await?;
     put_app(&h, &url, json!({})).await?;
     h.put_function_body(
         APP,
@@ -334,7 +328,7 @@ pub(crate) async fn traced_message_retried_once(
         json!({"bindings": [trigger(&queue),
             {"type": "rabbitMQ", "direction": "out", "name": "copy", "queueName": out,
              "connectionStringSetting": "Rabbit"}],
-            "retry": {"strategy": "fixedDelay", "maxRetryCount": 2, "delayInterval": "00:00:00.050"}}),
+            "retry": trace_chain::retry_policy()}),
     )
     .await?;
     pika(

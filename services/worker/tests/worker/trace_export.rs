@@ -5,7 +5,6 @@
 //! tracer provider, so each test installs its own: nextest runs every test in a process of its
 //! own.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -13,36 +12,10 @@ use serde_json::{Value, json};
 use shoal_testkit::handler::Behaviour;
 use shoal_testkit::otlp::{self, OtlpReceiver};
 use shoal_testkit::rabbitmq::{self, pika};
-use shoal_trace_export::settings::QueueSettings;
-use shoal_trace_export::{ExportSettings, SamplerSetting, TraceExport};
 
-use crate::rabbitmq::{put_app, traced_message_retried_once, trigger};
+use crate::rabbitmq::{PRODUCER, put_app, traced_message_retried_once, trigger};
 use crate::support::*;
-
-const PRODUCER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
-const PRODUCER_SPAN: &str = "00f067aa0ba902b7";
-
-fn export_to(endpoint: &str, queue: QueueSettings) -> Result<TraceExport> {
-    Ok(TraceExport::install(ExportSettings {
-        endpoint: endpoint.parse()?,
-        service_name: "shoal-worker-test".into(),
-        sampler: SamplerSetting::ParentBasedAlwaysOn,
-        queue,
-    })?)
-}
-
-/// Batches sent within a tenth of a second, so the test does not wait five.
-fn quick_queue() -> QueueSettings {
-    QueueSettings {
-        schedule_delay: Duration::from_millis(100),
-        export_timeout: Duration::from_secs(2),
-        ..QueueSettings::default()
-    }
-}
-
-fn parent_of(traceparent: &str) -> &str {
-    traceparent.get(36..52).unwrap_or_default()
-}
+use crate::trace_chain::{self, Expected, export_to, quick_queue};
 
 #[tokio::test]
 async fn one_trace_runs_from_the_producer_through_every_attempt_to_the_output_in_the_exported_spans()
@@ -53,92 +26,27 @@ async fn one_trace_runs_from_the_producer_through_every_attempt_to_the_output_in
 
     let worker = h.start_worker(h.worker_config("w1"))?;
     let written = pika(&url, &["get", &out, "1", "30"]).await?;
-    let spans = receiver
-        .wait_for(Duration::from_secs(20), |spans| {
-            otlp::named(spans, "deliver").len() == 1
-                && otlp::named(spans, "invoke").len() == 2
-                && otlp::named(spans, "output").len() == 1
-                && otlp::named(spans, "settle").len() == 1
-        })
-        .await?;
+    let spans = trace_chain::exported(&receiver, true).await?;
 
-    // One trace, the producer's, in every span.
-    let traces: BTreeSet<&str> = spans.iter().filter_map(|s| s["traceId"].as_str()).collect();
-    assert_eq!(traces, BTreeSet::from([PRODUCER_TRACE]), "{spans:#?}");
-    let delivery = otlp::named(&spans, "deliver")[0];
-    assert_eq!(
-        delivery["parentSpanId"], PRODUCER_SPAN,
-        "under the producer's span"
-    );
-    assert_eq!(delivery["kind"], 5, "a consumer span");
-    assert_eq!(delivery["attributes"]["shoal.outcome"], "succeeded");
-    assert_eq!(delivery["traceState"], "vendor=abc");
-    // Each attempt: a sibling under the delivery, and the parent the handler was told of.
-    let mut attempts = otlp::named(&spans, "invoke");
-    attempts.sort_by_key(|s| s["attributes"]["shoal.attempt"].as_i64());
-    let requests = h.handler.requests();
-    assert_eq!(requests.len(), 2, "one retry, then success");
-    for (number, (span, request)) in attempts.iter().zip(&requests).enumerate() {
-        assert_eq!(span["parentSpanId"], delivery["spanId"], "{span:#}");
-        assert_eq!(span["attributes"]["shoal.attempt"], number as i64 + 1);
-        assert_eq!(span["attributes"]["shoal.retry_count"], number as i64);
-        let traceparent = request.headers["traceparent"].to_str()?;
-        assert_eq!(&traceparent[3..35], PRODUCER_TRACE);
-        assert_eq!(
-            parent_of(traceparent),
-            span["spanId"],
-            "the handler's parent is the exported attempt span"
-        );
-        for (key, value) in [
-            ("shoal.tenant", TENANT),
-            ("shoal.app", APP),
-            ("shoal.function", "traced"),
-        ] {
-            assert_eq!(span["attributes"][key], value, "{span:#}");
-        }
-    }
-    assert_eq!(attempts[0]["attributes"]["shoal.outcome"], "retry_asked");
-    assert_eq!(attempts[0]["status"]["code"], 2, "an error status");
-    assert_eq!(attempts[1]["attributes"]["shoal.outcome"], "succeeded");
-    let retries: Vec<&Value> = delivery["events"]
-        .as_array()
-        .map(|events| {
-            events
-                .iter()
-                .filter(|e| e["name"] == "retry scheduled")
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(retries.len(), 1, "{delivery:#}");
-    // The output: written under the attempt that returned it, and the message carries that
-    // attempt as its parent for the next consumer.
-    let output = otlp::named(&spans, "output")[0];
-    assert_eq!(output["parentSpanId"], attempts[1]["spanId"]);
-    assert_eq!(output["attributes"]["shoal.output.binding"], "copy");
-    assert_eq!(output["attributes"]["shoal.output.type"], "rabbitMQ");
-    assert_eq!(output["attributes"]["messaging.batch.message_count"], 1);
     let written = written.as_array().cloned().unwrap_or_default();
     assert_eq!(written.len(), 1, "{written:?}");
     let carried = written[0]["headers"]["traceparent"]
         .as_str()
         .unwrap_or_default();
-    assert_eq!(parent_of(carried), attempts[1]["spanId"]);
-    // The settlement: the message acked under the delivery, whose span ends after it.
-    let settle = otlp::named(&spans, "settle")[0];
-    assert_eq!(settle["parentSpanId"], delivery["spanId"], "{settle:#}");
-    assert_eq!(settle["attributes"]["messaging.operation.name"], "ack");
-    assert_eq!(settle["attributes"]["shoal.outcome"], "settled");
-    assert_eq!(settle["attributes"]["shoal.settle.tries"], 1);
-    let nanos = |span: &Value, at: &str| span[at].as_u64().expect("a span's time");
-    assert!(
-        nanos(settle, "start") >= nanos(attempts[1], "end")
-            && nanos(settle, "end") <= nanos(delivery, "end"),
-        "settled after the last call, within the delivery: {settle:#} {delivery:#}"
-    );
-    // Never the message's body in an attribute.
-    let text = serde_json::to_string(&spans)?;
-    assert!(!text.contains("order-1"), "the body in a span: {text}");
-    assert_eq!(delivery["resource"]["service.name"], "shoal-worker-test");
+    trace_chain::assert_chain(
+        &spans,
+        &h.handler.requests(),
+        &[carried],
+        &Expected {
+            trace_id: trace_chain::trace_of(PRODUCER),
+            producer_span: trace_chain::parent_of(PRODUCER),
+            trace_state: Some("vendor=abc"),
+            function: "traced",
+            output_type: "rabbitMQ",
+            settle: Some("ack"),
+            body: "order-1",
+        },
+    )?;
 
     worker.shut_down().await?;
     export.shut_down(Duration::from_secs(5)).await;
