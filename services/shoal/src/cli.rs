@@ -216,9 +216,19 @@ pub struct DashboardArgs {
     /// The environment's name, shown on every view of the dashboard (e.g. `production`).
     #[arg(long, env = "SHOAL_ENVIRONMENT", value_parser = parse_environment)]
     pub environment: Option<String>,
+    /// The trace viewer the dashboard links trace ids to: an http(s) URL template holding
+    /// `{traceId}`, e.g. `http://jaeger:16686/trace/{traceId}` (Jaeger) or a Grafana Explore
+    /// URL for Tempo. Without it (or empty), the dashboard shows trace ids as plain text.
+    #[arg(long, env = "SHOAL_TRACE_VIEWER_URL", value_name = "TEMPLATE", value_parser = parse_trace_viewer_url)]
+    pub trace_viewer_url: Option<String>,
 }
 
 impl DashboardArgs {
+    /// The trace viewer's URL template, None when unset or empty.
+    pub fn trace_viewer_url(&self) -> Option<String> {
+        self.trace_viewer_url.clone().filter(|url| !url.is_empty())
+    }
+
     /// The dashboard's directory: the one given (which must hold an index.html), else
     /// `web/dist` if it was built here.
     pub fn web_dir(&self) -> anyhow::Result<Option<PathBuf>> {
@@ -448,6 +458,43 @@ mod tests {
             let err = serve(&[bad]).unwrap_err().to_string();
             assert!(err.contains("--external-issuer"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn serve_and_dev_take_a_trace_viewer_url_and_a_bad_one_names_the_flag() {
+        let key = SecretKey::generate().to_base64();
+        let jaeger = "http://jaeger:16686/trace/{traceId}";
+        let serve = |url: &str| {
+            Cli::try_parse_from([
+                "shoal",
+                "serve",
+                "--database-url",
+                "postgres://x",
+                "--secret-key",
+                key.as_str(),
+                "--trace-viewer-url",
+                url,
+            ])
+        };
+        let Command::Serve(args) = serve(jaeger).unwrap().command else {
+            panic!("serve parses as serve");
+        };
+        assert_eq!(args.dashboard.trace_viewer_url().as_deref(), Some(jaeger));
+        let Command::Serve(args) = serve("").unwrap().command else {
+            panic!("serve parses as serve");
+        };
+        assert_eq!(args.dashboard.trace_viewer_url(), None, "empty is none");
+        let Command::Dev(args) =
+            Cli::try_parse_from(["shoal", "dev", "--trace-viewer-url", jaeger])
+                .unwrap()
+                .command
+        else {
+            panic!("dev parses as dev");
+        };
+        assert_eq!(args.dashboard.trace_viewer_url().as_deref(), Some(jaeger));
+        let err = serve("http://jaeger:16686/trace/").unwrap_err().to_string();
+        assert!(err.contains("--trace-viewer-url"), "{err}");
+        assert!(err.contains("{traceId}"), "{err}");
     }
 
     #[test]
