@@ -23,7 +23,8 @@ Part of `make test`; run with the project's venv (deploy/local/ensure-tools.sh):
    image's root filesystem with chroot, as the image's USER; Compose's on this host, with paths
    the image or Compose puts in the container found here): the migration Job or service exits
    0; `serve`, `scheduler` and `worker` become ready and show their configuration took effect
-   in Postgres; `serve` answers / with the dashboard; Compose's `local-bus` takes a message
+   in Postgres; `serve` answers / with the dashboard and tells it the trace viewer template
+   it was given; Compose's `local-bus` takes a message
    from Microsoft's Service Bus SDK and gives it back; all stop cleanly on SIGTERM. Every
    variable set must be one the subcommand reads (its --help).
 6. The worker autoscaler (ScaledObject and HPA) selects a series the leading scheduler really
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import json
 import os
 import secrets
 import socket
@@ -170,6 +172,7 @@ def run_chart(label: str, values: dict[str, Any], url: str, key: str, binary: Pa
             processes.wait_ready(item)
         api, scheduler, worker = running
         check_dashboard(api)
+        check_trace_viewer(api, chart.effective(values)["config"]["tracing"]["viewerUrl"])
         check_in_postgres(url, binary, scheduler.launch, [worker.launch])
         scaler = chart.find(objects, "ScaledObject", "worker") or \
             chart.find(objects, "HorizontalPodAutoscaler", "worker")
@@ -194,6 +197,15 @@ def check_dashboard(api: processes.Running) -> None:
     page = processes.get(api.url.replace("/readyz", "/"))
     if "<title>Shoal</title>" not in page or 'id="app"' not in page:
         raise CheckFailed(f"{api.launch.origin}: / is not the dashboard: {page[:300]}")
+
+
+def check_trace_viewer(api: processes.Running, template: str) -> None:
+    """The trace viewer template the deployment gives `serve` is what the dashboard is told
+    (`/dashboard/config`); none (null) when it gives none or an empty one."""
+    config = json.loads(processes.get(api.url.replace("/readyz", "/dashboard/config")))
+    if config.get("traceViewerUrl") != (template or None):
+        raise CheckFailed(f"{api.launch.origin}: /dashboard/config says traceViewerUrl "
+                          f"{config.get('traceViewerUrl')!r}, not {template!r}")
 
 
 def check_in_postgres(url: str, binary: Path, scheduler: launch.Launch,
@@ -236,6 +248,7 @@ def run_compose(url: str, key: str, binary: Path, logs: Path) -> None:
         for item in running:
             if item.launch.subcommand == "serve":
                 check_dashboard(item)
+                check_trace_viewer(item, item.launch.env.get("SHOAL_TRACE_VIEWER_URL", ""))
         buses = [r for r in running if r.launch.subcommand == "local-bus"]
         if len(buses) != 1:
             raise CheckFailed(f"compose: expected one local-bus service, found {len(buses)}")

@@ -14,7 +14,7 @@ import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import { chromium } from "playwright-core";
 import { startHandler } from "./handler.mjs";
-import { EXTERNAL_ISSUER, WORKERS, call, startStack, until } from "./stack.mjs";
+import { EXTERNAL_ISSUER, TRACE_VIEWER_URL, WORKERS, call, startStack, until } from "./stack.mjs";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url).pathname;
 // The flags this machine's notes give for Chromium as root with no network beyond localhost.
@@ -1044,7 +1044,7 @@ test("the monitor shows the invocations the workers made and a failure's error a
   await page.close();
 });
 
-test("the explorer lists every invocation, finds a failed message by its id with its attempts grouped, and follows new ones live", async () => {
+test("the explorer lists every invocation, finds a failed message by its id or a trace id with its attempts grouped and linked to the trace viewer, and follows new ones live", async () => {
   // After the monitor journey: orders 41–47 shipped, 42 (declined) and 43 (oversize) poisoned
   // after five dequeues each.
   const page = await context.newPage();
@@ -1077,6 +1077,29 @@ test("the explorer lists every invocation, finds a failed message by its id with
   assert.match(await explorer.locator(".invocation-details pre.json").innerText(), /"outcome": "decline"/);
   await explorer.screenshot({ path: `${ARTIFACTS}13-explorer-section.png` });
   await shotAtBothSizes(page, "13-explorer");
+
+  // Each attempt's trace id links to the configured trace viewer, in a new tab without opener
+  // or referrer: the ids the API recorded, the template's {traceId} replaced.
+  const traceIds = declined.attempts.map((a) => a.traceId);
+  assert.ok(traceIds.every((id) => /^[0-9a-f]{32}$/.test(id)), JSON.stringify(declined.attempts));
+  const links = attempts.locator('a[target="_blank"]');
+  assert.deepEqual(
+    await links.evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute("href"), a.getAttribute("rel")])),
+    traceIds.map((id) => [id, TRACE_VIEWER_URL.replace("{traceId}", id), "noopener noreferrer"]),
+  );
+
+  // Found again from a trace seen in the viewer: a whole traceparent pasted works too.
+  await explorer.getByRole("button", { name: "Clear", exact: true }).click();
+  await explorer.locator("#explorer-live", { hasText: /^\d+ invocations shown/ }).waitFor();
+  await explorer.getByLabel("Trace id").fill(`00-${traceIds[2]}-${declined.attempts[2].spanId}-01`);
+  await explorer.getByRole("button", { name: "Search", exact: true }).click();
+  await explorer.locator("#explorer-live", { hasText: "1 invocation shown." }).waitFor();
+  await explorer.getByRole("button", { name: /^(Show|Hide) 5 attempts$/ }).waitFor();
+  await explorer.getByLabel("Trace id").fill("not-a-trace");
+  await explorer.getByRole("button", { name: "Search", exact: true }).click();
+  await explorer.getByText("A trace id is 32 hex digits (or paste a whole traceparent).").waitFor();
+  assert.equal(await explorer.getByLabel("Trace id").getAttribute("aria-invalid"), "true");
+  await explorer.getByLabel("Trace id").fill("");
 
   // A bad filter is said at its field.
   await explorer.getByLabel("Invocation id").fill("not-a-uuid");

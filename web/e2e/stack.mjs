@@ -22,6 +22,8 @@ export const WORKERS = ["e2e-worker-1", "e2e-worker-2"];
 
 /// The OIDC issuer `shoal serve` trusts for registered users (no token of it is ever made).
 export const EXTERNAL_ISSUER = "https://login.e2e.example/v2.0";
+/// The trace viewer `shoal serve` is given: the explorer's trace ids link to it.
+export const TRACE_VIEWER_URL = "http://traces.example.invalid/trace/{traceId}";
 
 export async function startStack(options) {
   const started = [];
@@ -60,6 +62,8 @@ async function launch({ bin, databaseUrl, webDir, environment }, started) {
     // Users can be registered only with an issuer Shoal trusts; the access journey registers
     // one. Its keys are fetched only when one of its tokens arrives, which none does.
     SHOAL_EXTERNAL_ISSUERS: `issuer=${EXTERNAL_ISSUER},audience=api://shoal`,
+    // The explorer links trace ids here; nothing needs to answer it.
+    SHOAL_TRACE_VIEWER_URL: TRACE_VIEWER_URL,
   });
   const base = `http://127.0.0.1:${port}`;
   // The scheduler and the workers need the schema `serve` migrates.

@@ -1,5 +1,5 @@
 // What every view gets: the caller (and what it may do in the tenant on screen), the
-// environment's name, and navigation.
+// environment's name, the trace viewer's URL template, and navigation.
 
 import type { Schemas } from "./api/client";
 
@@ -8,6 +8,8 @@ export type Caller = Schemas["CallerView"];
 export interface Context {
   caller: Caller;
   environment: string;
+  /// Where trace ids link (`/dashboard/config`'s `traceViewerUrl`); null: shown as text.
+  traceViewerUrl: string | null;
   navigate: (path: string) => void;
   /// Re-renders the current route (after a write).
   refresh: () => void;

@@ -76,7 +76,13 @@ async function render(): Promise<void> {
     navigate(caller.tenant ? paths.apps(caller.tenant) : "/tenants");
     return;
   }
-  const ctx: Context = { caller, environment, navigate, refresh: () => void render() };
+  const ctx: Context = {
+    caller,
+    environment,
+    traceViewerUrl: config.traceViewerUrl ?? null,
+    navigate,
+    refresh: () => void render(),
+  };
   const main = h("main", { id: "main", tabindex: "-1" });
   const skip = h(
     "a",

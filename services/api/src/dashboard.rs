@@ -6,8 +6,8 @@
 //! prefixes stays a problem+json 404. Any other GET that names no file answers `index.html`,
 //! so the app's own routes (`/tenants/contoso/apps`) survive a reload.
 //!
-//! `/dashboard/config` tells the app which environment it looks at and whether one-click
-//! sign-in is on; `POST /dashboard/devSignIn` (only in `shoal dev`, where the operator running
+//! `/dashboard/config` tells the app which environment it looks at, whether one-click
+//! sign-in is on and where the operator's trace viewer shows a trace; `POST /dashboard/devSignIn` (only in `shoal dev`, where the operator running
 //! it is the only user) hands out a platform administrator's token.
 
 use std::path::PathBuf;
@@ -36,6 +36,9 @@ pub struct DashboardConfig {
     pub environment: Option<String>,
     /// One-click sign-in as a platform administrator: `shoal dev` only.
     pub dev_sign_in: bool,
+    /// The operator's trace viewer (Jaeger, Grafana Tempo…) as a URL template holding
+    /// `{traceId}`: the explorer links each attempt's trace id to it. Validated at start-up.
+    pub trace_viewer_url: Option<String>,
 }
 
 /// The subject of tokens handed out by one-click sign-in.
@@ -70,6 +73,8 @@ pub fn is_api_path(path: &str) -> bool {
 struct ConfigView {
     environment: Option<String>,
     dev_sign_in: bool,
+    /// Null when no viewer is configured: the explorer shows trace ids as plain text.
+    trace_viewer_url: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -84,6 +89,7 @@ pub fn routes(config: &DashboardConfig) -> Router<AppState> {
     let view = ConfigView {
         environment: config.environment.clone(),
         dev_sign_in: config.dev_sign_in,
+        trace_viewer_url: config.trace_viewer_url.clone(),
     };
     let view = serde_json::to_value(view).unwrap_or_default();
     let mut router =

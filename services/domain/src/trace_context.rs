@@ -233,6 +233,12 @@ impl fmt::Debug for TraceContext {
     }
 }
 
+/// Whether `text` is a trace id as [`TraceContext::trace_id`] writes it and trace viewers show
+/// it: 32 lowercase hex digits, not all zero (W3C's invalid id). What the explorer searches by.
+pub fn is_trace_id(text: &str) -> bool {
+    text.len() == 32 && is_lower_hex(text) && text.bytes().any(|b| b != b'0')
+}
+
 fn is_lower_hex(text: &str) -> bool {
     text.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

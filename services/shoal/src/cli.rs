@@ -216,9 +216,19 @@ pub struct DashboardArgs {
     /// The environment's name, shown on every view of the dashboard (e.g. `production`).
     #[arg(long, env = "SHOAL_ENVIRONMENT", value_parser = parse_environment)]
     pub environment: Option<String>,
+    /// The trace viewer the dashboard links trace ids to: an http(s) URL template holding
+    /// `{traceId}`, e.g. `http://jaeger:16686/trace/{traceId}` (Jaeger) or a Grafana Explore
+    /// URL for Tempo. Without it (or empty), the dashboard shows trace ids as plain text.
+    #[arg(long, env = "SHOAL_TRACE_VIEWER_URL", value_name = "TEMPLATE", value_parser = parse_trace_viewer_url)]
+    pub trace_viewer_url: Option<String>,
 }
 
 impl DashboardArgs {
+    /// The trace viewer's URL template, None when unset or empty.
+    pub fn trace_viewer_url(&self) -> Option<String> {
+        self.trace_viewer_url.clone().filter(|url| !url.is_empty())
+    }
+
     /// The dashboard's directory: the one given (which must hold an index.html), else
     /// `web/dist` if it was built here.
     pub fn web_dir(&self) -> anyhow::Result<Option<PathBuf>> {
@@ -394,33 +404,39 @@ mod tests {
         }
     }
 
+    /// `shoal serve` with its required flags and `extra`.
+    fn serve_with(extra: &[&str]) -> Result<ServeArgs, clap::Error> {
+        let key = SecretKey::generate().to_base64();
+        let mut args = vec![
+            "shoal",
+            "serve",
+            "--database-url",
+            "postgres://x",
+            "--secret-key",
+            key.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        match Cli::try_parse_from(args)?.command {
+            Command::Serve(args) => Ok(args),
+            other => panic!("serve parses as serve, not {other:?}"),
+        }
+    }
+
     #[test]
     fn external_issuers_repeat_and_bad_ones_name_the_flag() {
-        let key = SecretKey::generate().to_base64();
         let serve = |specs: &[&str]| {
-            let mut args = vec![
-                "shoal",
-                "serve",
-                "--database-url",
-                "postgres://x",
-                "--secret-key",
-                key.as_str(),
-            ];
-            for spec in specs {
-                args.extend(["--external-issuer", *spec]);
-            }
-            Cli::try_parse_from(args)
+            let flags: Vec<&str> = specs
+                .iter()
+                .flat_map(|spec| ["--external-issuer", *spec])
+                .collect();
+            serve_with(&flags)
         };
-        let Command::Serve(args) = serve(&[
+        let args = serve(&[
             "issuer=https://login.example.com/x/v2.0,audience=api://shoal",
             "issuer=http://127.0.0.1:9000/realms/dev,audience=shoal,subject=sub;\
              issuer=https://kc.example.com,audience=shoal,jwks=https://kc.example.com/certs",
         ])
-        .unwrap()
-        .command
-        else {
-            panic!("serve parses as serve");
-        };
+        .unwrap();
         let issuers: Vec<&str> = args
             .external
             .external_issuers
@@ -435,10 +451,7 @@ mod tests {
                 "https://kc.example.com"
             ]
         );
-        let Command::Serve(none) = serve(&[]).unwrap().command else {
-            panic!("serve parses as serve");
-        };
-        assert!(none.external.external_issuers.is_empty());
+        assert!(serve(&[]).unwrap().external.external_issuers.is_empty());
         for bad in [
             "issuer=http://login.example.com,audience=x",
             "issuer=https://login.example.com",
@@ -448,6 +461,27 @@ mod tests {
             let err = serve(&[bad]).unwrap_err().to_string();
             assert!(err.contains("--external-issuer"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn serve_and_dev_take_a_trace_viewer_url_and_a_bad_one_names_the_flag() {
+        let jaeger = "http://jaeger:16686/trace/{traceId}";
+        let serve = |url: &str| serve_with(&["--trace-viewer-url", url]);
+        let args = serve(jaeger).unwrap();
+        assert_eq!(args.dashboard.trace_viewer_url().as_deref(), Some(jaeger));
+        let args = serve("").unwrap();
+        assert_eq!(args.dashboard.trace_viewer_url(), None, "empty is none");
+        let Command::Dev(args) =
+            Cli::try_parse_from(["shoal", "dev", "--trace-viewer-url", jaeger])
+                .unwrap()
+                .command
+        else {
+            panic!("dev parses as dev");
+        };
+        assert_eq!(args.dashboard.trace_viewer_url().as_deref(), Some(jaeger));
+        let err = serve("http://jaeger:16686/trace/").unwrap_err().to_string();
+        assert!(err.contains("--trace-viewer-url"), "{err}");
+        assert!(err.contains("{traceId}"), "{err}");
     }
 
     #[test]

@@ -51,6 +51,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
         dashboard: DashboardConfig {
             dir: web_dir,
+            trace_viewer_url: args.dashboard.trace_viewer_url(),
             environment: args.dashboard.environment,
             dev_sign_in: false,
         },

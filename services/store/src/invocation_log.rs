@@ -6,7 +6,9 @@
 //! attempts and the source's redeliveries — so a message that fails five times is one
 //! invocation with five attempts. Each attempt keeps its own invocation id (fresh per attempt,
 //! as Azure's), RetryCount, DequeueCount/DeliveryCount where the trigger has one, worker,
-//! duration, outcome, error and the handler's `Logs`.
+//! duration, outcome, error, the handler's `Logs`, and its place in the trace (the trace id
+//! and span id of the `traceparent` the handler received), so an invocation is found from a
+//! trace and a trace from an invocation.
 //!
 //! Capped rather than sampled, so that what is shown is exact for the recent past: a function
 //! keeps its newest [`KEPT_INVOCATIONS`] invocations (by when they started), an invocation its
@@ -58,6 +60,15 @@ impl Status {
     }
 }
 
+/// Where an attempt is in its trace: W3C ids as lowercase hex, as `traceparent` spells them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceIds {
+    /// 32 hex digits: the delivery's trace, the same for every attempt at one message.
+    pub trace_id: String,
+    /// 16 hex digits: the attempt's own span, the parent of the handler's.
+    pub span_id: String,
+}
+
 /// One handler attempt as a worker records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRecord {
@@ -80,6 +91,8 @@ pub struct AttemptRecord {
     pub error: Option<String>,
     /// The handler's `Logs`, when it answered (cut short by the worker).
     pub logs: Vec<String>,
+    /// The attempt's trace context, as the `traceparent` the handler received.
+    pub trace: Option<TraceIds>,
     /// The trigger's data as text (cut short by the worker); kept from the first attempt that
     /// has one.
     pub payload_preview: Option<String>,
@@ -124,9 +137,10 @@ async fn insert(
         "with rows as (
              select * from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::uuid[],
                  $7::timestamptz[], $8::int[], $9::bigint[], $10::text[], $11::bigint[], $12::text[],
-                 $13::text[], $14::text[], $15::text[], $16::bool[])
+                 $13::text[], $14::text[], $15::text[], $16::bool[], $17::text[], $18::text[])
              with ordinality as r(app, function, key, message_id, invocation_id, at, retry_count,
-                 delivery_count, worker, duration_ms, status, error, logs, payload, truncated, ord)
+                 delivery_count, worker, duration_ms, status, error, logs, payload, truncated,
+                 trace_id, span_id, ord)
          ),
          grouped as (
              select app, function, key,
@@ -159,9 +173,9 @@ async fn insert(
          ),
          attempts as (
              insert into invocation_attempts (invocation, tenant_id, invocation_id, at, retry_count,
-                 delivery_count, worker, duration_ms, status, error, logs)
+                 delivery_count, worker, duration_ms, status, error, logs, trace_id, span_id)
              select u.id, $1, r.invocation_id, r.at, r.retry_count, r.delivery_count, r.worker,
-                 r.duration_ms, r.status, r.error, r.logs::jsonb
+                 r.duration_ms, r.status, r.error, r.logs::jsonb, r.trace_id, r.span_id
              from rows r join upserted u
                  on u.app_name = r.app and u.function_name = r.function and u.delivery_key = r.key
          )
@@ -183,6 +197,8 @@ async fn insert(
     .bind(logs)
     .bind(rows.iter().map(|r| r.payload_preview.clone()).collect::<Vec<_>>())
     .bind(rows.iter().map(|r| r.payload_truncated).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.trace.as_ref().map(|t| t.trace_id.clone())).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.trace.as_ref().map(|t| t.span_id.clone())).collect::<Vec<_>>())
     .fetch_all(&mut **tx)
     .await?;
     Ok(touched)

@@ -1,12 +1,12 @@
 //! The invocation log against a real Postgres: attempts group into invocations by delivery
-//! key across flushes, searches filter and page newest first, the per-function cap holds, and
-//! tenants never see each other's invocations.
+//! key across flushes, searches filter and page newest first, attempts keep their trace and
+//! are found by it, the per-function cap holds, and tenants never see each other's invocations.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 use shoal_domain::names::TenantName;
 use shoal_store::invocation_log::{
-    self, AttemptRecord, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Search, SearchPage, Status,
+    self, AttemptRecord, KEPT_ATTEMPTS, KEPT_INVOCATIONS, Search, SearchPage, Status, TraceIds,
 };
 use shoal_store::pool::PoolConfig;
 use shoal_store::{Precondition, TenantId, begin_platform, begin_tenant, commit, functions};
@@ -65,6 +65,7 @@ fn attempt(tenant: &str, key: &str, second: i64, status: Status) -> AttemptRecor
         status,
         error: (status == Status::Failed).then(|| "handler answered 500".to_owned()),
         logs: vec![format!("line of {key}")],
+        trace: None,
         payload_preview: Some(format!("{{\"order\":\"{key}\"}}")),
         payload_truncated: false,
     }
@@ -308,5 +309,125 @@ async fn tenants_never_see_each_others_invocations() -> anyhow::Result<()> {
     gone.function = "deleted".into();
     write(&f, &[gone]).await?;
     assert_eq!(find(&f, "contoso", &all()).await?.items.len(), 1);
+    Ok(())
+}
+
+fn traced(mut a: AttemptRecord, trace_id: &str, span_id: &str) -> AttemptRecord {
+    a.trace = Some(TraceIds {
+        trace_id: trace_id.into(),
+        span_id: span_id.into(),
+    });
+    a
+}
+
+#[tokio::test]
+async fn attempts_keep_their_trace_and_invocations_are_found_by_trace_id() -> anyhow::Result<()> {
+    let f = fixture(&["contoso", "fabrikam"]).await?;
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let other = "00f067aa0ba902b700f067aa0ba902b7";
+    let theirs = "0af7651916cd43dd8448eb211c80319c";
+    // A retried message: one trace, a span per attempt.
+    let first = traced(
+        attempt("contoso", "a", 0, Status::Failed),
+        trace,
+        "00f067aa0ba902b7",
+    );
+    let retry = traced(
+        attempt("contoso", "a", 2, Status::Succeeded),
+        trace,
+        "b7ad6b7169203331",
+    );
+    write(
+        &f,
+        &[
+            first,
+            retry,
+            traced(
+                attempt("contoso", "b", 4, Status::Succeeded),
+                other,
+                "53995c3f42cd8ad8",
+            ),
+            // Recorded before trace ids were.
+            attempt("contoso", "c", 6, Status::Succeeded),
+            traced(
+                attempt("fabrikam", "x", 0, Status::Succeeded),
+                theirs,
+                "1111111111111111",
+            ),
+        ],
+    )
+    .await?;
+
+    let by_trace = |trace_id: &str| Search {
+        trace_id: Some(trace_id.into()),
+        ..all()
+    };
+    let found = find(&f, "contoso", &by_trace(trace)).await?;
+    assert_eq!(found.items.len(), 1);
+    let spans: Vec<Option<TraceIds>> = found.items[0]
+        .attempts
+        .iter()
+        .map(|a| a.trace.clone())
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            Some(TraceIds {
+                trace_id: trace.into(),
+                span_id: "00f067aa0ba902b7".into()
+            }),
+            Some(TraceIds {
+                trace_id: trace.into(),
+                span_id: "b7ad6b7169203331".into()
+            }),
+        ]
+    );
+    let found = find(&f, "contoso", &by_trace(other)).await?;
+    assert_eq!(
+        found
+            .items
+            .iter()
+            .map(|i| i.delivery_key.as_str())
+            .collect::<Vec<_>>(),
+        ["b"]
+    );
+    let all_rows = find(&f, "contoso", &all()).await?;
+    let untraced = all_rows
+        .items
+        .iter()
+        .find(|i| i.delivery_key == "c")
+        .unwrap();
+    assert_eq!(untraced.attempts[0].trace, None);
+    // Another tenant's trace finds nothing.
+    assert!(
+        find(&f, "contoso", &by_trace(theirs))
+            .await?
+            .items
+            .is_empty()
+    );
+    assert_eq!(
+        find(&f, "fabrikam", &by_trace(theirs)).await?.items.len(),
+        1
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn ids_that_are_not_lowercase_w3c_hex_are_refused_by_the_database() -> anyhow::Result<()> {
+    let f = fixture(&["contoso"]).await?;
+    for (trace_id, span_id) in [
+        ("4BF92F3577B34DA6A3CE929D0E0E4736", "00f067aa0ba902b7"),
+        ("00000000000000000000000000000000", "00f067aa0ba902b7"),
+        ("4bf92f3577b34da6", "00f067aa0ba902b7"),
+        ("4bf92f3577b34da6a3ce929d0e0e4736", "0000000000000000"),
+        ("4bf92f3577b34da6a3ce929d0e0e4736", "zzf067aa0ba902b7"),
+    ] {
+        let bad = traced(
+            attempt("contoso", "a", 0, Status::Succeeded),
+            trace_id,
+            span_id,
+        );
+        assert!(write(&f, &[bad]).await.is_err(), "{trace_id} {span_id}");
+    }
     Ok(())
 }

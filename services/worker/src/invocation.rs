@@ -28,6 +28,7 @@ use shoal_domain::trace_context::{self, TraceContext};
 use shoal_domain::webhooks::WebhookSecret;
 use shoal_invoker::pressure::HandlerSignal;
 use shoal_invoker::{Invocation, Invoker};
+use shoal_store::invocation_log::TraceIds;
 use url::Url;
 use uuid::Uuid;
 
@@ -337,6 +338,12 @@ impl FunctionHost {
                 key: webhook_id.clone(),
                 retry_count: state.retries,
                 facts: invocation_log::facts_of(&body, &self.trigger),
+                // The `traceparent` this attempt sent: the explorer links the attempt to its
+                // trace, and finds the invocation from a trace id.
+                trace: Some(TraceIds {
+                    trace_id: trace.trace_id(),
+                    span_id: trace.span_id(),
+                }),
             };
             let result = self.stats.observe(invocation_id, logged, attempt).await;
             drop(slot);

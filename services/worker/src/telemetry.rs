@@ -1,8 +1,8 @@
 //! Invocation telemetry: every handler attempt adds to per-function, per-minute counts and a
 //! duration histogram, a failed one is kept with its error and the handler's `Logs`, and every
 //! attempt, successes too, goes to the invocation log the explorer searches
-//! (`shoal_store::invocation_log`) with its delivery's key, message id, RetryCount and
-//! DequeueCount/DeliveryCount. The dispatch path only takes a short lock and updates memory
+//! (`shoal_store::invocation_log`) with its delivery's key, message id, RetryCount,
+//! DequeueCount/DeliveryCount and trace context. The dispatch path only takes a short lock and updates memory
 //! ([`InvocationTelemetry::record`]); a task writes what gathered every [`FLUSH_EVERY`] in one
 //! transaction ([`Flusher`]), so the log costs no round trip per message.
 //!
@@ -20,7 +20,7 @@ use std::time::Duration;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use shoal_domain::invocation_log::{RequestFacts, bounded_logs};
 use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
-use shoal_store::invocation_log::{self, AttemptRecord, Status};
+use shoal_store::invocation_log::{self, AttemptRecord, Status, TraceIds};
 use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -86,6 +86,8 @@ pub struct Delivery {
     pub retry_count: u32,
     /// Read from the request body (`shoal_domain::invocation_log::facts_of`).
     pub facts: RequestFacts,
+    /// The trace context the handler received on this attempt (its `traceparent`).
+    pub trace: Option<TraceIds>,
 }
 
 /// The worker's telemetry, shared by all its listeners.
@@ -170,6 +172,7 @@ impl InvocationTelemetry {
                 },
                 error: error.clone(),
                 logs: bounded_logs(&logs),
+                trace: delivery.trace,
                 payload_truncated: payload.as_ref().is_some_and(|p| p.truncated),
                 payload_preview: payload.map(|p| p.text),
             });
@@ -358,6 +361,10 @@ mod tests {
                 delivery_count: Some(3),
                 payload: None,
             },
+            trace: Some(TraceIds {
+                trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
+                span_id: "00f067aa0ba902b7".into(),
+            }),
             ..delivery("m2")
         };
         telemetry.record(
@@ -422,6 +429,14 @@ mod tests {
         assert_eq!(second.error.as_deref(), Some("500"));
         assert_eq!((second.retry_count, second.delivery_count), (1, Some(3)));
         assert_eq!(second.message_id.as_deref(), Some("q-2"));
+        assert_eq!(
+            second
+                .trace
+                .as_ref()
+                .map(|t| (t.trace_id.as_str(), t.span_id.as_str())),
+            Some(("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"))
+        );
+        assert_eq!(attempts[0].trace, None);
         assert!(attempts.iter().all(|a| a.worker == "w1"));
         // Taken means gone.
         let gathered = telemetry.take("w1");

@@ -1963,6 +1963,18 @@ export interface components {
             error?: string | null;
             /** @description The handler's `Logs`, when it answered. */
             logs: string[];
+            /**
+             * @description The W3C trace id of the `traceparent` the handler received (32 lowercase hex digits):
+             *     the delivery's trace, the same for every attempt at one message. Absent for attempts
+             *     recorded before Shoal kept it.
+             * @example 4bf92f3577b34da6a3ce929d0e0e4736
+             */
+            traceId?: string | null;
+            /**
+             * @description The attempt's own span id (16 lowercase hex digits), the parent of the handler's spans.
+             * @example 00f067aa0ba902b7
+             */
+            spanId?: string | null;
         };
         /** @description One delivery of a message (or event, or occurrence) to the handler, with its attempts. */
         LoggedInvocation: {
@@ -4836,6 +4848,11 @@ export interface operations {
                 messageId?: string;
                 /** @description Any attempt's invocation id (`X-Shoal-Invocation-Id`). */
                 invocationId?: string;
+                /**
+                 * @description Any attempt's W3C trace id: 32 lowercase hex digits, as trace viewers show it.
+                 * @example 4bf92f3577b34da6a3ce929d0e0e4736
+                 */
+                traceId?: string;
                 /** @description Started at or after this time (RFC 3339). */
                 from?: string;
                 /** @description Started before this time (RFC 3339). */
@@ -4877,7 +4894,9 @@ export interface operations {
                      *                 "card declined"
                      *               ],
                      *               "retryCount": 0,
+                     *               "spanId": "00f067aa0ba902b7",
                      *               "status": "failed",
+                     *               "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *               "worker": "worker-a"
                      *             },
                      *             {
@@ -4889,7 +4908,9 @@ export interface operations {
                      *                 "charged"
                      *               ],
                      *               "retryCount": 1,
+                     *               "spanId": "b7ad6b7169203331",
                      *               "status": "succeeded",
+                     *               "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
                      *               "worker": "worker-a"
                      *             }
                      *           ],

@@ -1,8 +1,9 @@
 //! `GET …/functions/{function}/invocationLog`: the invocation explorer's search — a
 //! function's invocations, successes too, newest first by start, each with its attempts
 //! grouped (RetryCount, DequeueCount/DeliveryCount, worker, duration, status, error, the
-//! handler's `Logs`) and a preview of its payload. Filters by status, message id, invocation id
-//! and time; keyset-paged with `continuationToken`.
+//! handler's `Logs`, the trace id and span id of the `traceparent` it received) and a preview
+//! of its payload. Filters by status, message id, invocation id, trace id and time;
+//! keyset-paged with `continuationToken`.
 //!
 //! The answer states the retention policy (`retention`), so a reader knows that an invocation
 //! missing here may have been pruned rather than never made. Clients follow new invocations by
@@ -125,6 +126,16 @@ pub struct LoggedAttempt {
     pub error: Option<String>,
     /// The handler's `Logs`, when it answered.
     pub logs: Vec<String>,
+    /// The W3C trace id of the `traceparent` the handler received (32 lowercase hex digits):
+    /// the delivery's trace, the same for every attempt at one message. Absent for attempts
+    /// recorded before Shoal kept it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "4bf92f3577b34da6a3ce929d0e0e4736")]
+    pub trace_id: Option<String>,
+    /// The attempt's own span id (16 lowercase hex digits), the parent of the handler's spans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "00f067aa0ba902b7")]
+    pub span_id: Option<String>,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -144,9 +155,11 @@ pub fn router() -> OpenApiRouter<AppState> {
                 "attempts": [
                     {"invocationId": "0193a5c0-7f1e-7c2a-9a41-2f5d8e1c0b7a", "at": "2026-11-24T10:00:41Z", "retryCount": 0,
                      "deliveryCount": 1, "worker": "worker-a", "durationMs": 212, "status": "failed",
-                     "error": "handler answered 500", "logs": ["charging order 42", "card declined"]},
+                     "error": "handler answered 500", "logs": ["charging order 42", "card declined"],
+                     "traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": "00f067aa0ba902b7"},
                     {"invocationId": "0193a5c0-8a2b-7c2a-9a41-2f5d8e1c0b7b", "at": "2026-11-24T10:00:44Z", "retryCount": 1,
-                     "deliveryCount": 1, "worker": "worker-a", "durationMs": 35, "status": "succeeded", "logs": ["charged"]}]}],
+                     "deliveryCount": 1, "worker": "worker-a", "durationMs": 35, "status": "succeeded", "logs": ["charged"],
+                     "traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": "b7ad6b7169203331"}]}],
             "retention": {"keptInvocations": 1000, "keptAttempts": 20, "maxPayloadBytes": 4096, "maxLogBytes": 8192}
         })),
         (status = 404, body = Problem, description = "No such tenant, app or function, or one the caller may not know exists"),
@@ -208,6 +221,8 @@ fn logged(i: invocation_log::Invocation, with_payload: bool) -> LoggedInvocation
                 status: a.status.into(),
                 error: a.error,
                 logs: a.logs,
+                span_id: a.trace.as_ref().map(|t| t.span_id.clone()),
+                trace_id: a.trace.map(|t| t.trace_id),
             })
             .collect(),
     }

@@ -21,12 +21,16 @@ fn built_dashboard() -> tempfile::TempDir {
     dir
 }
 
+const JAEGER: &str = "http://jaeger.example:16686/trace/{traceId}";
+
 async fn spawn_with_dashboard(dir: &tempfile::TempDir, dev_sign_in: bool) -> TestApp {
     TestApp::spawn_with(Options {
         dashboard: DashboardConfig {
             dir: Some(dir.path().to_path_buf()),
             environment: Some("staging-eu".into()),
             dev_sign_in,
+            // The production-like deployment has a trace viewer; `shoal dev` here has none.
+            trace_viewer_url: (!dev_sign_in).then(|| JAEGER.to_owned()),
         },
         ..Options::default()
     })
@@ -121,7 +125,7 @@ async fn without_a_dashboard_the_root_is_a_plain_404() {
 }
 
 #[tokio::test]
-async fn the_config_names_the_environment_and_one_click_sign_in_exists_only_when_on() {
+async fn the_config_names_the_environment_the_trace_viewer_and_one_click_sign_in_only_when_on() {
     let dir = built_dashboard();
     let app = spawn_with_dashboard(&dir, false).await;
     let config: Value = app
@@ -134,6 +138,7 @@ async fn the_config_names_the_environment_and_one_click_sign_in_exists_only_when
         .unwrap();
     assert_eq!(config["environment"], "staging-eu");
     assert_eq!(config["devSignIn"], false);
+    assert_eq!(config["traceViewerUrl"], JAEGER);
     let refused = app
         .request(Method::POST, "/dashboard/devSignIn", None)
         .send()
@@ -151,6 +156,9 @@ async fn the_config_names_the_environment_and_one_click_sign_in_exists_only_when
         .await
         .unwrap();
     assert_eq!(config["devSignIn"], true);
+    // Unset is null, so the dashboard shows trace ids as plain text.
+    assert_eq!(config["traceViewerUrl"], Value::Null);
+    assert!(config.as_object().unwrap().contains_key("traceViewerUrl"));
     let signed_in: Value = dev
         .request(Method::POST, "/dashboard/devSignIn", None)
         .send()

@@ -1,12 +1,12 @@
 //! `GET …/functions/{function}/invocationLog`: invocations with their attempts grouped,
-//! filtered and paged newest first, the retention policy stated; per tenant, readable by a
-//! Reader, every bad filter a 422 naming its field.
+//! filtered and paged newest first, the retention policy stated, each attempt with its trace;
+//! per tenant, readable by a Reader, every bad filter a 422 naming its field.
 
 use chrono::{TimeDelta, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use shoal_api::identity::Role;
-use shoal_store::invocation_log::{self, AttemptRecord, KEPT_INVOCATIONS, Status};
+use shoal_store::invocation_log::{self, AttemptRecord, KEPT_INVOCATIONS, Status, TraceIds};
 use uuid::Uuid;
 
 use crate::helpers::TestApp;
@@ -33,6 +33,7 @@ fn attempt(key: &str, seconds_ago: i64, status: Status) -> AttemptRecord {
         status,
         error: (status == Status::Failed).then(|| "handler answered 500".to_owned()),
         logs: vec!["charging order 42".into()],
+        trace: None,
         payload_preview: Some(r#"{"order":42}"#.into()),
         payload_truncated: false,
     }
@@ -173,6 +174,10 @@ async fn the_log_is_per_tenant_and_every_bad_filter_names_its_field() {
             ("status=running", "status"),
             ("messageId=", "messageId"),
             ("invocationId=42", "invocationId"),
+            ("traceId=4BF92F3577B34DA6A3CE929D0E0E4736", "traceId"),
+            ("traceId=00000000000000000000000000000000", "traceId"),
+            ("traceId=4bf92f3577b34da6", "traceId"),
+            ("traceId=", "traceId"),
             ("from=yesterday", "from"),
             ("to=2026-11-24", "to"),
             ("from=2026-11-24T10:00:00Z&to=2026-11-24T09:00:00Z", "to"),
@@ -182,4 +187,102 @@ async fn the_log_is_per_tenant_and_every_bad_filter_names_its_field() {
         ],
     )
     .await;
+}
+
+fn traced(mut a: AttemptRecord, trace_id: &str, span_id: &str) -> AttemptRecord {
+    a.trace = Some(TraceIds {
+        trace_id: trace_id.into(),
+        span_id: span_id.into(),
+    });
+    a
+}
+
+#[tokio::test]
+async fn attempts_show_their_trace_and_a_trace_id_finds_its_invocation_in_its_tenant_only() {
+    const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const THEIRS: &str = "0af7651916cd43dd8448eb211c80319c";
+    let app = TestApp::spawn().await;
+    with_function(&app).await;
+    app.with_function("fabrikam", "orders", "ship").await;
+    let mut theirs = traced(
+        attempt("x", 5, Status::Succeeded),
+        THEIRS,
+        "b7ad6b7169203331",
+    );
+    theirs.tenant = "fabrikam".into();
+    app.record_attempts(&[
+        traced(attempt("a", 30, Status::Failed), TRACE, "00f067aa0ba902b7"),
+        traced(
+            attempt("a", 20, Status::Succeeded),
+            TRACE,
+            "53995c3f42cd8ad8",
+        ),
+        traced(
+            attempt("b", 10, Status::Succeeded),
+            "00f067aa0ba902b700f067aa0ba902b7",
+            "1111111111111111",
+        ),
+        // Recorded before attempts kept their trace.
+        attempt("c", 5, Status::Succeeded),
+        theirs,
+    ])
+    .await;
+
+    let reader = app.token_for("contoso", Role::Reader);
+    let response = app
+        .request(
+            Method::GET,
+            &format!("{PATH}?traceId={TRACE}"),
+            Some(&reader),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(keys(&body), ["a"], "{body}");
+    let attempts = body["items"][0]["attempts"].as_array().unwrap();
+    let ids: Vec<(&str, &str)> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a["traceId"].as_str().unwrap(),
+                a["spanId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [(TRACE, "00f067aa0ba902b7"), (TRACE, "53995c3f42cd8ad8")]
+    );
+    // An attempt without a trace has neither field.
+    let all: Value = app.get(PATH).await.json().await.unwrap();
+    let untraced = &all["items"][0];
+    assert_eq!(untraced["deliveryKey"], "c");
+    assert!(
+        untraced["attempts"][0].get("traceId").is_none(),
+        "{untraced}"
+    );
+    assert!(
+        untraced["attempts"][0].get("spanId").is_none(),
+        "{untraced}"
+    );
+    // Another tenant's trace id finds nothing here, even for a platform administrator asking
+    // under this tenant; under its own tenant it is found.
+    let foreign: Value = app
+        .get(&format!("{PATH}?traceId={THEIRS}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(keys(&foreign).is_empty(), "{foreign}");
+    let own: Value = app
+        .get(&format!(
+            "/v1/tenants/fabrikam/apps/orders/functions/ship/invocationLog?traceId={THEIRS}"
+        ))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(keys(&own), ["x"]);
 }

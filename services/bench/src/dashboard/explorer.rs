@@ -11,7 +11,7 @@ use anyhow::{Result, bail};
 use bytes::Bytes;
 use chrono::Utc;
 use http::Method;
-use shoal_store::invocation_log::{AttemptRecord, KEPT_INVOCATIONS, Status, record};
+use shoal_store::invocation_log::{AttemptRecord, KEPT_INVOCATIONS, Status, TraceIds, record};
 use shoal_store::pool::{PoolConfig, connect_lazy};
 use uuid::Uuid;
 
@@ -87,6 +87,14 @@ pub async fn measure(
                         },
                         error: failed.then(|| "the handler answered 500".to_owned()),
                         logs: vec![format!("order {i} attempt {attempt}")],
+                        // As a worker records it: one trace per message, a span per attempt.
+                        trace: Some(TraceIds {
+                            trace_id: format!(
+                                "{:032x}",
+                                ((function as u128) << 64) + i as u128 + 1
+                            ),
+                            span_id: format!("{:016x}", attempt + 1),
+                        }),
                         payload_preview: Some(format!(r#"{{"order":{i}}}"#)),
                         payload_truncated: false,
                     });

@@ -194,3 +194,23 @@ fn a_samplers_decision_changes_only_the_sampled_flag() {
     assert_eq!(dropped.tracestate(), Some("vendor=abc"));
     assert_eq!(dropped.with_sampled(true), context);
 }
+
+#[test]
+fn trace_ids_are_32_lowercase_hex_digits_not_all_zero() {
+    let written = TraceContext::root(0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736, 1).trace_id();
+    assert!(is_trace_id(&written));
+    assert!(is_trace_id(&TraceContext::root(1, 1).trace_id()));
+    for bad in [
+        "",
+        "00000000000000000000000000000000",
+        "4BF92F3577B34DA6A3CE929D0E0E4736",
+        "4bf92f3577b34da6a3ce929d0e0e473",
+        "4bf92f3577b34da6a3ce929d0e0e47360",
+        "4bf92f3577b34da6a3ce929d0e0e473g",
+        " 4bf92f3577b34da6a3ce929d0e0e473",
+        "4bf92f35-77b3-4da6-a3ce-929d0e0e47",
+        "ébf92f3577b34da6a3ce929d0e0e473",
+    ] {
+        assert!(!is_trace_id(bad), "{bad:?}");
+    }
+}

@@ -95,6 +95,39 @@ pub(super) fn parse_public_url(text: &str) -> Result<url::Url, String> {
     Ok(url)
 }
 
+/// The placeholder a trace viewer URL template must hold, as the dashboard replaces it.
+const TRACE_ID_PLACEHOLDER: &str = "{traceId}";
+
+/// A trace viewer's URL template (`--trace-viewer-url` / `SHOAL_TRACE_VIEWER_URL`): an absolute
+/// http(s) URL holding `{traceId}`, anywhere (a Jaeger path, a Tempo query inside Grafana's
+/// Explore state). Kept as written: the dashboard replaces the placeholder, so the URL is
+/// checked with a sample id in its place, which also lets the template hold other braces
+/// (Grafana's JSON state) without `url` escaping them.
+///
+/// Empty is no viewer (returned empty; `DashboardArgs::trace_viewer_url` drops it): Compose
+/// and Helm pass an unset setting as an empty variable.
+pub(super) fn parse_trace_viewer_url(text: &str) -> Result<String, String> {
+    const NAMES: &str = "(--trace-viewer-url / SHOAL_TRACE_VIEWER_URL)";
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(String::new());
+    }
+    if !text.contains(TRACE_ID_PLACEHOLDER) {
+        return Err(format!(
+            "must hold {TRACE_ID_PLACEHOLDER}, where the trace id goes, e.g. \
+             http://jaeger:16686/trace/{TRACE_ID_PLACEHOLDER} {NAMES}"
+        ));
+    }
+    let sample = text.replace(TRACE_ID_PLACEHOLDER, "4bf92f3577b34da6a3ce929d0e0e4736");
+    let url = url::Url::parse(&sample).map_err(|e| format!("is not a URL: {e} {NAMES}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!(
+            "must be an absolute http:// or https:// URL with a host {NAMES}"
+        ));
+    }
+    Ok(text.to_owned())
+}
+
 pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
@@ -112,4 +145,57 @@ pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
         "d" => Duration::from_secs(number.saturating_mul(86_400)),
         _ => return Err(format!("unknown unit `{unit}` (use ms, s, m, h or d)")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_viewer_urls_are_absolute_http_templates_holding_the_trace_id() {
+        let tempo = "https://grafana.example.com/explore?left=%7B%22datasource%22:%22tempo%22,\
+                     %22queries%22:%5B%7B%22query%22:%22{traceId}%22%7D%5D%7D";
+        let grafana_json =
+            r#"https://grafana.example.com/explore?left={"queries":[{"query":"{traceId}"}]}"#;
+        for good in [
+            "http://jaeger.example:16686/trace/{traceId}",
+            "https://jaeger.example.com/jaeger/trace/{traceId}?uiEmbed=v0",
+            tempo,
+            grafana_json,
+            "http://127.0.0.1:16686/trace/{traceId}",
+        ] {
+            assert_eq!(parse_trace_viewer_url(good).as_deref(), Ok(good), "{good}");
+        }
+        assert_eq!(
+            parse_trace_viewer_url("  http://j:16686/trace/{traceId}\n").as_deref(),
+            Ok("http://j:16686/trace/{traceId}"),
+            "kept as written, without the surrounding space"
+        );
+        assert_eq!(
+            parse_trace_viewer_url(" ").as_deref(),
+            Ok(""),
+            "empty is none"
+        );
+        for (bad, says) in [
+            ("http://jaeger.example:16686/trace/", "must hold {traceId}"),
+            (
+                "http://jaeger.example:16686/trace/{traceid}",
+                "must hold {traceId}",
+            ),
+            (
+                "http://jaeger.example:16686/trace/$traceId",
+                "must hold {traceId}",
+            ),
+            ("/trace/{traceId}", "is not a URL"),
+            ("jaeger.example/trace/{traceId}", "is not a URL"),
+            ("ftp://jaeger.example/{traceId}", "http:// or https://"),
+            ("javascript:alert('{traceId}')", "http:// or https://"),
+            ("file:///trace/{traceId}", "http:// or https://"),
+            ("http://[::1/trace/{traceId}", "is not a URL"),
+        ] {
+            let error = parse_trace_viewer_url(bad).expect_err(bad);
+            assert!(error.contains(says), "{bad}: {error}");
+            assert!(error.contains("SHOAL_TRACE_VIEWER_URL"), "{bad}: {error}");
+        }
+    }
 }

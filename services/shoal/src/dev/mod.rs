@@ -98,6 +98,7 @@ async fn serve(
             // signs in with one click. Listening wider, anyone reaching it would get an admin
             // token, so the token must be pasted like anywhere else.
             dev_sign_in: args.listen.ip().is_loopback(),
+            trace_viewer_url: args.dashboard.trace_viewer_url(),
         },
     };
     let azurite = shoal_devstack::azurite::Azurite::start_for_dev()

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
 
-use super::Status;
+use super::{Status, TraceIds};
 use crate::metrics::{Operation, measured};
 use crate::{StoreError, TenantId, Tx};
 
@@ -44,6 +44,8 @@ pub struct Search {
     pub message_id: Option<String>,
     /// Any attempt's invocation id.
     pub invocation_id: Option<Uuid>,
+    /// Any attempt's trace id (32 lowercase hex digits, as stored).
+    pub trace_id: Option<String>,
     /// Started at or after.
     pub from: Option<DateTime<Utc>>,
     /// Started before.
@@ -65,6 +67,8 @@ pub struct Attempt {
     pub status: Status,
     pub error: Option<String>,
     pub logs: Vec<String>,
+    /// None for attempts recorded before trace ids were.
+    pub trace: Option<TraceIds>,
 }
 
 /// An invocation with its kept attempts, oldest first.
@@ -116,6 +120,8 @@ pub async fn search(
                  and ($7::timestamptz is null or started_at >= $7)
                  and ($8::timestamptz is null or started_at < $8)
                  and ($9::timestamptz is null or (started_at, id) < ($9, $10))
+                 and ($12::text is null or id in (select invocation from invocation_attempts
+                                                  where tenant_id = $1 and trace_id = $12))
              order by started_at desc, id desc
              limit $11",
         )
@@ -130,6 +136,7 @@ pub async fn search(
         .bind(search.after.map(|c| c.started_at))
         .bind(search.after.map_or(0, |c| c.id))
         .bind(limit + 1)
+        .bind(search.trace_id.as_deref())
         .fetch_all(&mut **tx)
         .await?;
         let mut items = rows
@@ -180,7 +187,7 @@ async fn attach_attempts(
         ids.iter().enumerate().map(|(n, id)| (*id, n)).collect();
     let rows = sqlx::query(
         "select invocation, invocation_id, at, retry_count, delivery_count, worker, duration_ms,
-             status, error, logs
+             status, error, logs, trace_id, span_id
          from invocation_attempts
          where tenant_id = $1 and invocation = any($2)
          order by invocation, at, id",
@@ -193,6 +200,8 @@ async fn attach_attempts(
         let invocation: i64 = row.try_get("invocation")?;
         let status: String = row.try_get("status")?;
         let logs: serde_json::Value = row.try_get("logs")?;
+        let trace_id: Option<String> = row.try_get("trace_id")?;
+        let span_id: Option<String> = row.try_get("span_id")?;
         let attempt = Attempt {
             invocation_id: row.try_get("invocation_id")?,
             at: row.try_get("at")?,
@@ -204,6 +213,10 @@ async fn attach_attempts(
             error: row.try_get("error")?,
             logs: serde_json::from_value(logs)
                 .map_err(|e| StoreError::Corrupt(format!("invocation attempt logs: {e}")))?,
+            // Written together by the worker; the migration adds both nullable for older rows.
+            trace: trace_id
+                .zip(span_id)
+                .map(|(trace_id, span_id)| TraceIds { trace_id, span_id }),
         };
         if let Some(&n) = index.get(&invocation) {
             items[n].attempts.push(attempt);

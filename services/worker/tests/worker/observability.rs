@@ -252,6 +252,34 @@ async fn every_attempt_goes_to_the_invocation_log_grouped_by_message() -> anyhow
         first.error.as_deref().is_some_and(|e| e.contains("500")),
         "{first:?}"
     );
+    // Each attempt keeps the trace context its handler call carried: the `traceparent`'s
+    // trace id and span id, in the order the handler received them.
+    let sent: Vec<String> = h
+        .handler
+        .requests()
+        .iter()
+        .map(|r| {
+            r.headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    let kept: Vec<String> = inv
+        .attempts
+        .iter()
+        .map(|a| {
+            let t = a.trace.as_ref().expect("every new attempt has its trace");
+            format!("00-{}-{}-", t.trace_id, t.span_id)
+        })
+        .collect();
+    for (n, kept) in kept.iter().enumerate() {
+        assert!(
+            sent.get(n).is_some_and(|s| s.starts_with(kept.as_str())),
+            "attempt {n} recorded {kept}, the handler got {sent:?}"
+        );
+    }
     Ok(())
 }
 

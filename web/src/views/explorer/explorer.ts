@@ -1,7 +1,8 @@
 // Invocation explorer: a function's invocations, successes too, newest first, searchable by
-// status, message id, invocation id and time; each row expands to its attempts (RetryCount,
-// DequeueCount/DeliveryCount, worker, duration, status, error, the handler's logs) and its
-// payload, decoded where it is text or JSON. "Follow new invocations" polls the first page
+// status, message id, invocation id, trace id and time; each row expands to its attempts
+// (RetryCount, DequeueCount/DeliveryCount, worker, duration, status, error, the handler's logs,
+// the trace id, linked to the operator's trace viewer when one is configured) and its payload,
+// decoded where it is text or JSON. "Follow new invocations" polls the first page
 // every TAIL_MS (why polling rather than server-sent events: see model.ts) and says so beside
 // the switch; new rows are announced in a live region, and open rows stay open.
 
@@ -19,6 +20,7 @@ import {
   policyText,
   queryOf,
   TAIL_MS,
+  traceViewerLink,
   type Attempt,
   type Filters,
   type Invocation,
@@ -36,7 +38,8 @@ interface State {
   tailRun: number;
 }
 
-export function explorerSection(tenant: string, app: string, fn: string): HTMLElement {
+/// `traceViewer`: the operator's trace viewer URL template (`/dashboard/config`), if any.
+export function explorerSection(tenant: string, app: string, fn: string, traceViewer: string | null): HTMLElement {
   const path = { tenant, app, function: fn };
   const state: State = { filters: { ...NO_FILTERS }, items: [], open: new Set(), tail: false, tailRun: 0 };
   const policy = h("p", { class: "hint", id: "explorer-policy" });
@@ -54,12 +57,14 @@ export function explorerSection(tenant: string, app: string, fn: string): HTMLEl
   );
   const messageId = h("input", { type: "search", autocomplete: "off" });
   const invocationId = h("input", { type: "search", autocomplete: "off", spellcheck: "false" });
+  const traceId = h("input", { type: "search", autocomplete: "off", spellcheck: "false" });
   const from = h("input", { type: "datetime-local", step: 1 });
   const to = h("input", { type: "datetime-local", step: 1 });
   const fields: Field[] = [
     { path: "status", label: "Status", input: status },
     { path: "messageId", label: "Message id", input: messageId },
     { path: "invocationId", label: "Invocation id", input: invocationId, hint: "Any attempt's id" },
+    { path: "traceId", label: "Trace id", input: traceId, hint: "From your trace viewer, or a whole traceparent" },
     { path: "from", label: "Started from", input: from },
     { path: "to", label: "Started before", input: to },
   ];
@@ -67,13 +72,14 @@ export function explorerSection(tenant: string, app: string, fn: string): HTMLEl
     status: status.value as Filters["status"],
     messageId: messageId.value,
     invocationId: invocationId.value,
+    traceId: traceId.value,
     from: from.value,
     to: to.value,
   });
 
   const render = () => {
     const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.key;
-    replace(results, invocationTable(state, render));
+    replace(results, invocationTable(state, render, traceViewer));
     if (focusedKey) results.querySelector<HTMLElement>(`button[data-key="${CSS.escape(focusedKey)}"]`)?.focus();
     replace(
       more,
@@ -198,7 +204,7 @@ async function follow(
   }
 }
 
-function invocationTable(state: State, rerender: () => void): HTMLElement {
+function invocationTable(state: State, rerender: () => void, traceViewer: string | null): HTMLElement {
   if (state.items.length === 0) return h("p", { class: "empty" }, "No invocations match.");
   const rows = state.items.flatMap((inv, n) => {
     const open = state.open.has(inv.deliveryKey);
@@ -230,7 +236,7 @@ function invocationTable(state: State, rerender: () => void): HTMLElement {
     const details = h(
       "tr",
       { id: detailsId, hidden: !open },
-      h("td", { colspan: 5 }, open ? invocationDetails(inv) : null),
+      h("td", { colspan: 5 }, open ? invocationDetails(inv, traceViewer) : null),
     );
     return [row, details];
   });
@@ -251,7 +257,7 @@ function invocationTable(state: State, rerender: () => void): HTMLElement {
   );
 }
 
-function invocationDetails(inv: Invocation): HTMLElement {
+function invocationDetails(inv: Invocation, traceViewer: string | null): HTMLElement {
   const payload = inv.payload === undefined || inv.payload === null ? null : decodePayload(inv.payload);
   return h(
     "div",
@@ -275,6 +281,23 @@ function invocationDetails(inv: Invocation): HTMLElement {
       { label: "Error", cell: (a) => a.error ?? "—" },
       { label: "Logs", cell: (a) => (a.logs.length ? h("pre", { class: "logs", tabindex: 0 }, a.logs.join("\n")) : "—") },
       { label: "Invocation id", cell: (a) => h("code", { class: "id" }, a.invocationId) },
+      { label: "Trace id", cell: (a) => traceCell(a, traceViewer) },
     ], inv.attempts),
+  );
+}
+
+/// An attempt's trace id: a link to the trace viewer (in a new tab, sending no referrer or
+/// opener) when one is configured, else the id as text to copy; "—" for attempts recorded
+/// before trace ids were.
+function traceCell(attempt: Attempt, traceViewer: string | null): HTMLElement | string {
+  if (!attempt.traceId) return "—";
+  // The attempt's own span, for finding it inside the trace.
+  const id = h("code", { class: "id", title: attempt.spanId ? `Span ${attempt.spanId}` : null }, attempt.traceId);
+  const href = traceViewerLink(traceViewer, attempt.traceId);
+  if (!href) return id;
+  return h(
+    "a",
+    { href, target: "_blank", rel: "noopener noreferrer", "aria-label": `Open trace ${attempt.traceId} in the trace viewer (new tab)` },
+    id,
   );
 }

@@ -8,6 +8,8 @@ import {
   PAGE_SIZE,
   policyText,
   queryOf,
+  traceIdOf,
+  traceViewerLink,
   type Invocation,
 } from "./model";
 
@@ -28,7 +30,7 @@ describe("explorer query", () => {
   it("leaves out empty filters and sends times as UTC", () => {
     expect(queryOf(NO_FILTERS)).toEqual({ limit: PAGE_SIZE });
     const query = queryOf(
-      { status: "failed", messageId: " m-1 ", invocationId: "", from: "2026-11-24T10:00", to: "" },
+      { status: "failed", messageId: " m-1 ", invocationId: "", traceId: "", from: "2026-11-24T10:00", to: "" },
       "tok",
     );
     expect(query).toEqual({
@@ -95,5 +97,49 @@ describe("words", () => {
     expect(policyText({ keptInvocations: 1000, keptAttempts: 20, maxPayloadBytes: 4096, maxLogBytes: 8192 })).toContain(
       "newest 1000",
     );
+  });
+});
+
+describe("trace ids", () => {
+  const id = "4bf92f3577b34da6a3ce929d0e0e4736";
+  it("reads a trace id as a viewer shows it, or from a whole traceparent", () => {
+    for (const [text, want] of [
+      [id, id],
+      [` ${id.toUpperCase()} `, id],
+      [`00-${id}-00f067aa0ba902b7-01`, id],
+      ["", null],
+      ["0".repeat(32), null],
+      [id.slice(1), null],
+      [`${id}0`, null],
+      [`${id.slice(1)}g`, null],
+      ["0193a5c0-7f1e-7c2a-9a41-2f5d8e1c0b7a", null],
+      [`00-${"0".repeat(32)}-00f067aa0ba902b7-01`, null],
+    ] as const) {
+      expect(traceIdOf(text), text).toBe(want);
+    }
+  });
+  it("is a search filter, sent as the API spells it, and a bad one names its field", () => {
+    expect(queryOf({ ...NO_FILTERS, traceId: ` 00-${id}-00f067aa0ba902b7-01 ` })).toEqual({ limit: PAGE_SIZE, traceId: id });
+    expect(filterProblems({ ...NO_FILTERS, traceId: id.toUpperCase() })).toEqual([]);
+    expect(filterProblems({ ...NO_FILTERS, traceId: "abc" }).map((p) => p.field)).toEqual(["traceId"]);
+  });
+  it("links to the viewer's template with the id in place of {traceId}", () => {
+    expect(traceViewerLink("http://jaeger.example:16686/trace/{traceId}", id)).toBe(
+      `http://jaeger.example:16686/trace/${id}`,
+    );
+    const tempo = 'https://grafana.example.com/explore?left={"queries":[{"query":"{traceId}"}]}&again={traceId}';
+    expect(traceViewerLink(tempo, id)).toBe(
+      `https://grafana.example.com/explore?left={"queries":[{"query":"${id}"}]}&again=${id}`,
+    );
+    // Whatever is put in its place is encoded.
+    expect(traceViewerLink("https://v.example/t/{traceId}", "a b/c")).toBe("https://v.example/t/a%20b%2Fc");
+  });
+  it("is no link without a template or with one that is not http(s)", () => {
+    expect(traceViewerLink(null, id)).toBeNull();
+    expect(traceViewerLink(undefined, id)).toBeNull();
+    expect(traceViewerLink("", id)).toBeNull();
+    expect(traceViewerLink("https://jaeger.example/trace/", id)).toBeNull();
+    expect(traceViewerLink("javascript:alert('{traceId}')", id)).toBeNull();
+    expect(traceViewerLink("/trace/{traceId}", id)).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
-// The invocation explorer's pure part: the query a set of filters asks for and how a polled
-// first page merges into what is on screen (the live tail). How a payload reads is shared with
+// The invocation explorer's pure part: the query a set of filters asks for, how a polled
+// first page merges into what is on screen (the live tail) and where a trace id links to. How a payload reads is shared with
 // the poison messages (`../payload`). No DOM here, so Vitest covers it all.
 
 import type { Schemas } from "../../api/client";
@@ -23,11 +23,12 @@ export interface Filters {
   status: StatusFilter;
   messageId: string;
   invocationId: string;
+  traceId: string;
   from: string;
   to: string;
 }
 
-export const NO_FILTERS: Filters = { status: "", messageId: "", invocationId: "", from: "", to: "" };
+export const NO_FILTERS: Filters = { status: "", messageId: "", invocationId: "", traceId: "", from: "", to: "" };
 
 export interface FieldProblem {
   field: keyof Filters;
@@ -35,6 +36,33 @@ export interface FieldProblem {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TRACE_ID = /^[0-9a-f]{32}$/;
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
+/// What the operator's viewer template holds where the trace id goes (`--trace-viewer-url`).
+export const TRACE_ID_PLACEHOLDER = "{traceId}";
+
+/// The trace id the API searches by (32 lowercase hex digits, not all zero) from what was
+/// pasted: a viewer's id in any case, or a whole `traceparent`. Null when it is neither.
+export function traceIdOf(text: string): string | null {
+  const t = text.trim().toLowerCase();
+  const id = TRACE_ID.test(t) ? t : (TRACEPARENT.exec(t)?.[1] ?? null);
+  return id && /[1-9a-f]/.test(id) ? id : null;
+}
+
+/// The trace viewer's page for `traceId`: the template with each `{traceId}` replaced
+/// (encoded, though a trace id never needs it). Null without a template, or when the result
+/// is not an http(s) URL (the API checks the template at start-up; this keeps a
+/// `javascript:` link off the page whatever it says).
+export function traceViewerLink(template: string | null | undefined, traceId: string): string | null {
+  if (!template || !template.includes(TRACE_ID_PLACEHOLDER)) return null;
+  const url = template.split(TRACE_ID_PLACEHOLDER).join(encodeURIComponent(traceId));
+  try {
+    const protocol = new URL(url).protocol;
+    return protocol === "http:" || protocol === "https:" ? url : null;
+  } catch {
+    return null;
+  }
+}
 
 /// A local `datetime-local` value as an RFC 3339 UTC time; null when it is not a time.
 export function isoOf(local: string): string | null {
@@ -47,6 +75,9 @@ export function filterProblems(filters: Filters): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const id = filters.invocationId.trim();
   if (id && !UUID.test(id)) problems.push({ field: "invocationId", message: "An invocation id is a UUID." });
+  if (filters.traceId.trim() && !traceIdOf(filters.traceId)) {
+    problems.push({ field: "traceId", message: "A trace id is 32 hex digits (or paste a whole traceparent)." });
+  }
   const from = filters.from ? isoOf(filters.from) : null;
   const to = filters.to ? isoOf(filters.to) : null;
   if (filters.from && !from) problems.push({ field: "from", message: "Not a time." });
@@ -59,6 +90,7 @@ export interface LogQuery {
   status?: Exclude<StatusFilter, "">;
   messageId?: string;
   invocationId?: string;
+  traceId?: string;
   from?: string;
   to?: string;
   limit: number;
@@ -73,6 +105,8 @@ export function queryOf(filters: Filters, continuationToken?: string): LogQuery 
   if (messageId) query.messageId = messageId;
   const invocationId = filters.invocationId.trim();
   if (invocationId) query.invocationId = invocationId;
+  const traceId = traceIdOf(filters.traceId);
+  if (traceId) query.traceId = traceId;
   const from = filters.from ? isoOf(filters.from) : null;
   if (from) query.from = from;
   const to = filters.to ? isoOf(filters.to) : null;

@@ -76,7 +76,7 @@ export async function renderFunctions(
         : null,
     !current && needs ? needs.el : null,
     current ? monitorSection(tenant, app, current.name) : null,
-    current ? explorerSection(tenant, app, current.name) : null,
+    current ? explorerSection(tenant, app, current.name, ctx.traceViewerUrl) : null,
     current ? reliabilitySection(ctx, tenant, app, current.name, current.triggerType) : null,
   );
 }

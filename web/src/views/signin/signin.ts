@@ -7,6 +7,8 @@ import { signIn } from "../../session";
 export interface DashboardConfig {
   environment: string | null;
   devSignIn: boolean;
+  /// The trace viewer's URL template (holding `{traceId}`); null when none is configured.
+  traceViewerUrl?: string | null;
 }
 
 export function renderSignIn(

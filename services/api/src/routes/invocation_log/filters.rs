@@ -7,6 +7,7 @@ use shoal_store::page::{DEFAULT_LIMIT, MAX_LIMIT};
 use utoipa::IntoParams;
 use uuid::Uuid;
 
+use shoal_domain::trace_context::is_trace_id;
 use shoal_domain::validation::FieldError;
 
 use crate::error::ApiError;
@@ -28,6 +29,12 @@ pub struct InvocationLogQuery {
     /// Any attempt's invocation id (`X-Shoal-Invocation-Id`).
     #[param(value_type = Option<uuid::Uuid>)]
     pub invocation_id: Option<String>,
+    /// Any attempt's W3C trace id: 32 lowercase hex digits, as trace viewers show it.
+    #[param(
+        pattern = "^[0-9a-f]{32}$",
+        example = "4bf92f3577b34da6a3ce929d0e0e4736"
+    )]
+    pub trace_id: Option<String>,
     /// Started at or after this time (RFC 3339).
     #[param(value_type = Option<DateTime<Utc>>)]
     pub from: Option<String>,
@@ -90,6 +97,13 @@ impl InvocationLogQuery {
                 parsed
             }
         };
+        let trace_id = self.trace_id.clone();
+        if trace_id.as_deref().is_some_and(|t| !is_trace_id(t)) {
+            note(
+                "traceId",
+                "must be a W3C trace id: 32 lowercase hex digits, not all zero",
+            );
+        }
         let after = match self.continuation_token.as_deref() {
             None => None,
             Some(token) => {
@@ -137,6 +151,7 @@ impl InvocationLogQuery {
             status,
             message_id,
             invocation_id,
+            trace_id,
             from: from.ok().flatten(),
             to: to.ok().flatten(),
             after,
@@ -170,6 +185,7 @@ mod tests {
             status: Some("failed".into()),
             message_id: Some("m-1".into()),
             invocation_id: Some(id.to_string()),
+            trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
             from: Some("2026-11-24T10:00:00+01:00".into()),
             to: Some("2026-11-24T10:00:00Z".into()),
             limit: Some("5".into()),
@@ -180,6 +196,10 @@ mod tests {
         assert_eq!(search.status, Some(Status::Failed));
         assert_eq!(search.message_id.as_deref(), Some("m-1"));
         assert_eq!(search.invocation_id, Some(id));
+        assert_eq!(
+            search.trace_id.as_deref(),
+            Some("4bf92f3577b34da6a3ce929d0e0e4736")
+        );
         assert_eq!(search.from, Some("2026-11-24T09:00:00Z".parse().unwrap()));
         assert_eq!(search.limit, 5);
         assert_eq!(search.after, Some(cursor));
@@ -191,6 +211,7 @@ mod tests {
             status: Some("running".into()),
             message_id: Some(String::new()),
             invocation_id: Some("nope".into()),
+            trace_id: Some("4BF92F3577B34DA6A3CE929D0E0E4736".into()),
             from: Some("yesterday".into()),
             to: Some("2026-13-01".into()),
             limit: Some("1001".into()),
@@ -202,6 +223,7 @@ mod tests {
                 "status",
                 "messageId",
                 "invocationId",
+                "traceId",
                 "continuationToken",
                 "from",
                 "to",
