@@ -255,16 +255,6 @@ impl Leader {
             self.plan(&snapshot, &readings, &in_flight, &listener_counts, &live)
         })
         .await;
-        let Planned {
-            plan,
-            wanted,
-            upserts,
-            removals,
-            changed,
-            waiting,
-            waiting_changes,
-            sampled,
-        } = planned;
         report.plan = started.elapsed();
 
         let started = Instant::now();
@@ -279,13 +269,13 @@ impl Leader {
                     "confirmed the placement found on taking over"
                 );
             }
-            assignments::apply(&mut tx, self.epoch, &upserts, &removals).await?;
-            scale::record(&mut tx, &changed).await?;
+            assignments::apply(&mut tx, self.epoch, &planned.upserts, &planned.removals).await?;
+            scale::record(&mut tx, &planned.changed).await?;
             if !self.confirmed {
                 scale::clear_waiting(&mut tx).await?;
             }
-            scale::set_waiting(&mut tx, &waiting_changes).await?;
-            if let Some(sampled) = &sampled {
+            scale::set_waiting(&mut tx, &planned.waiting_changes).await?;
+            if let Some(sampled) = &planned.sampled {
                 scale_samples::record(&mut tx, sampled).await?;
             }
             self.ticks += 1;
@@ -300,7 +290,7 @@ impl Leader {
             shoal_store::commit(tx).await
         })
         .await?;
-        if sampled.is_some() {
+        if planned.sampled.is_some() {
             self.last_sample = Some(Instant::now());
         }
         report.write = started.elapsed();
@@ -324,29 +314,30 @@ impl Leader {
         .await?;
         report.upkeep = started.elapsed();
 
-        for d in &changed {
+        for d in &planned.changed {
             tracing::info!(app = %format!("{}/{}", d.tenant, d.app), from = d.from, to = d.to, reason = d.reason, "scale decision");
         }
-        if !plan.placement.unplaced.is_empty() {
+        if !planned.plan.placement.unplaced.is_empty() {
             tracing::warn!(
-                unplaced = plan.placement.unplaced.len(),
+                unplaced = planned.plan.placement.unplaced.len(),
                 workers = live.len(),
                 "instances without a worker: not enough live workers or capacity"
             );
         }
         report.apps = snapshot.apps.len();
         report.workers = live.len();
-        report.total_desired = plan.total_desired;
-        report.placed = wanted.len();
-        report.unplaced = plan.placement.unplaced.len();
-        report.tenants = plan.placement.tenants.clone();
-        report.changed = changed.len();
-        report.upserts = upserts.len();
-        report.removals = removals.len();
-        self.assignments = wanted;
-        self.waiting = waiting;
+        report.total_desired = planned.plan.total_desired;
+        report.placed = planned.wanted.len();
+        report.unplaced = planned.plan.placement.unplaced.len();
+        report.tenants = planned.plan.placement.tenants.clone();
+        report.changed = planned.changed.len();
+        report.upserts = planned.upserts.len();
+        report.removals = planned.removals.len();
+        self.assignments = planned.wanted;
+        self.waiting = planned.waiting;
         self.confirmed = true;
-        self.recorded = plan
+        self.recorded = planned
+            .plan
             .decisions
             .iter()
             .filter(|(_, d)| d.to > 0)
