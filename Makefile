@@ -8,7 +8,8 @@
 #                 the binary started with what they set (deploy/local/check-deploy.py)
 #   make bench    Shoal's API against pgbench, its queue dispatch against the SDK and Python, its
 #                 scheduler against references of the same run, as ratios, the dashboard's bundle,
-#                 first render and telemetry cost; then `terraform apply` through the provider
+#                 first render and telemetry cost, trace export's cost to dispatch and to the
+#                 webhook ingress; then `terraform apply` through the provider
 #                 against plain PUTs of the same resources
 #   make fuzz     the schemathesis part of test alone (FUZZ_EXAMPLES=50 for a longer run)
 #   make live-servicebus  the Service Bus trigger against a real namespace

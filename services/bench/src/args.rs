@@ -12,7 +12,7 @@ use crate::parts::Part;
              and a Python consumer, and its scheduler against references of the same run"
 )]
 pub struct Args {
-    /// Run only this part (default: all of them, api, queue, scheduler, then webhooks).
+    /// Run only this part (default: all of them, in the order `--help` lists them).
     #[arg(long, value_enum)]
     pub only: Option<Part>,
     /// Admin URL of the Postgres server; the bench creates (and drops) its own database there.

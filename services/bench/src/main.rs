@@ -33,6 +33,8 @@
 //! * `dashboard`: the dashboard's bundle gzipped, the apps list's first render with 1,000 apps
 //!   in headless Chromium against the empty list's, and queue dispatch with invocation
 //!   telemetry on against off (see [`dashboard`]).
+//! * `tracing`: queue dispatch with trace export to a local OTLP sink against export off, and
+//!   the webhook ingress's added latency with export on beside off (see [`traces`]).
 //!
 //! A part that fails is reported and the next one runs; the exit code is non-zero only when a
 //! part could not measure Shoal's own figures (see [`parts`]).
@@ -46,6 +48,7 @@ mod drains;
 mod http;
 mod load;
 mod noisy;
+mod otlp_sink;
 mod parts;
 mod pgbench;
 mod queue;
@@ -56,6 +59,7 @@ mod server;
 mod service_bus;
 mod stream;
 mod timer;
+mod traces;
 mod webhooks;
 
 use std::process::ExitCode;
@@ -116,6 +120,7 @@ async fn run(args: &Args) -> Result<Vec<(Part, Outcome)>> {
             Part::Webhooks => webhooks(args, &shoal).await,
             Part::Breaker => breaker(args, &shoal).await,
             Part::Dashboard => dashboard(args, &shoal).await,
+            Part::Tracing => tracing(args, &shoal).await,
         };
         if let Err(error) = &result {
             eprintln!("shoal-bench: {} part: {error:#}", part.title());
@@ -367,6 +372,38 @@ async fn dashboard(args: &Args, shoal: &ShoalBin) -> Result<()> {
     };
     println!();
     for line in report::dashboard::lines(&figures) {
+        println!("{line}");
+    }
+    match figures.failure() {
+        Some(why) => bail!("{why}"),
+        None => Ok(()),
+    }
+}
+
+/// The tracing part; its sinks, servers, Azurites, workers and scratch databases go away with
+/// it, also on Ctrl-C. It fails when a figure was not measured or export on exported nothing.
+async fn tracing(args: &Args, shoal: &ShoalBin) -> Result<()> {
+    let plan = traces::TracePlan {
+        dispatch: queue::paired::PairedPlan {
+            shoal,
+            admin_url: &args.database_url,
+            part: "tracing",
+            figure: "trace export",
+            rounds: args.rounds,
+            messages: args.messages,
+            batch_size: args.batch_size,
+            new_batch_threshold: args.new_batch_threshold,
+            timeout: Duration::from_secs(args.queue_timeout_secs),
+        },
+        warmup: Duration::from_secs(args.warmup_secs),
+        duration: Duration::from_secs(args.duration_secs),
+    };
+    let figures = tokio::select! {
+        figures = traces::run(&plan) => figures?,
+        _ = tokio::signal::ctrl_c() => return Err(Interrupted.into()),
+    };
+    println!();
+    for line in report::traces::lines(&figures) {
         println!("{line}");
     }
     match figures.failure() {

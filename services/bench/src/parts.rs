@@ -34,10 +34,12 @@ pub enum Part {
     Breaker,
     /// The dashboard's bundle and first render, and invocation telemetry's cost to dispatch.
     Dashboard,
+    /// Trace export's cost to queue dispatch and to the webhook ingress's latency.
+    Tracing,
 }
 
 impl Part {
-    pub const ALL: [Part; 10] = [
+    pub const ALL: [Part; 11] = [
         Part::Api,
         Part::Queue,
         Part::ServiceBus,
@@ -48,6 +50,7 @@ impl Part {
         Part::Webhooks,
         Part::Breaker,
         Part::Dashboard,
+        Part::Tracing,
     ];
 
     /// As the part is named in docs/benchmarks.md and in `--only`.
@@ -63,6 +66,7 @@ impl Part {
             Part::Webhooks => "Webhooks",
             Part::Breaker => "Breaker",
             Part::Dashboard => "Dashboard",
+            Part::Tracing => "Tracing",
         }
     }
 }

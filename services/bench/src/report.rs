@@ -13,6 +13,7 @@ pub mod scheduler;
 pub mod service_bus;
 pub mod stream;
 pub mod timer;
+pub mod traces;
 pub mod webhooks;
 
 /// The goals an issue set for a figure; a figure without goals is reported as measured.

@@ -73,6 +73,10 @@ impl ShoalBin {
             .env("SHOAL_SECRET_KEY", &self.secret_key)
             // The bench's handlers listen on loopback, which Shoal refuses unless allowed.
             .env("SHOAL_EGRESS_ALLOW", "127.0.0.0/8,::1")
+            // Trace export is on only where the tracing part turns it on: a collector named in
+            // the bench's own environment would add its cost to every other figure.
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .stdin(Stdio::null())
             .kill_on_drop(true);
         command
@@ -152,6 +156,24 @@ impl Server {
         database_url: &str,
         web_dir: Option<&std::path::Path>,
     ) -> Result<Server> {
+        Server::launch(shoal, database_url, web_dir, &[]).await
+    }
+
+    /// `shoal serve` with these environment variables added (the tracing figures' `OTEL_*`).
+    pub async fn start_with_env(
+        shoal: &ShoalBin,
+        database_url: &str,
+        env: &[(&str, String)],
+    ) -> Result<Server> {
+        Server::launch(shoal, database_url, None, env).await
+    }
+
+    async fn launch(
+        shoal: &ShoalBin,
+        database_url: &str,
+        web_dir: Option<&std::path::Path>,
+        env: &[(&str, String)],
+    ) -> Result<Server> {
         let addr = free_addr()?;
         let log = std::env::temp_dir().join(format!("shoal-bench-{}.log", std::process::id()));
         let file = std::fs::File::create(&log)
@@ -163,6 +185,9 @@ impl Server {
             .stderr(file);
         if let Some(web_dir) = web_dir {
             command.arg("--web-dir").arg(web_dir);
+        }
+        for (name, value) in env {
+            command.env(name, value);
         }
         if std::env::var_os("RUST_LOG").is_none() {
             command.env("RUST_LOG", "warn");

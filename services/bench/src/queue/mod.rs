@@ -34,6 +34,7 @@ pub(crate) mod app;
 mod cpu;
 pub mod figures;
 pub(crate) mod handler;
+pub(crate) mod paired;
 pub(crate) mod process;
 mod python;
 pub(crate) mod queues;

@@ -15,11 +15,8 @@ pub const MAX_ADDED_P99: Duration = Duration::from_millis(5);
 /// p50 0.20 ms p99 0.90 ms | added p50 0.21 ms p99 1.00 ms (req/s at 32 connections; latency
 /// 1 client, sequential; goal: added p50 < 1 ms, p99 < 5 ms)`
 pub fn line(figures: &WebhookFigures) -> String {
-    let added = |quantile: f64| {
-        figures.shoal_sequential.quantile(quantile).as_secs_f64()
-            - figures.direct_sequential.quantile(quantile).as_secs_f64()
-    };
-    let (added_p50, added_p99) = (added(0.50), added(0.99));
+    let added_p50 = added(&figures.shoal_sequential, &figures.direct_sequential, 0.50);
+    let added_p99 = added(&figures.shoal_sequential, &figures.direct_sequential, 0.99);
     let side = |name: &str, concurrent: &LoadResult, sequential: &LoadResult| {
         format!(
             "{name} {} req/s p50 {} p99 {}",
@@ -56,21 +53,33 @@ pub fn line(figures: &WebhookFigures) -> String {
     if !missed.is_empty() {
         line.push_str(&format!("  [missed: {}]", missed.join(", ")));
     }
-    for result in figures.results() {
-        if result.errors > 0 {
-            line.push_str(&format!(
+    line.push_str(&failures(&figures.results()));
+    line
+}
+
+/// Seconds the ingress adds to the direct call at `quantile` (each side's own quantile).
+pub(super) fn added(shoal: &LoadResult, direct: &LoadResult, quantile: f64) -> f64 {
+    shoal.quantile(quantile).as_secs_f64() - direct.quantile(quantile).as_secs_f64()
+}
+
+/// `  [2 of 1,000 requests failed; first: …]` for each result with failures.
+pub(super) fn failures(results: &[&LoadResult]) -> String {
+    results
+        .iter()
+        .filter(|result| result.errors > 0)
+        .map(|result| {
+            format!(
                 "  [{} of {} requests failed; first: {}]",
                 thousands(result.errors as f64),
                 thousands(result.requests as f64),
                 result.first_error.as_deref().unwrap_or("-")
-            ));
-        }
-    }
-    line
+            )
+        })
+        .collect()
 }
 
 /// Seconds as milliseconds with two decimals below 10 ms ("0.41 ms"), one above.
-fn fine_millis(seconds: f64) -> String {
+pub(super) fn fine_millis(seconds: f64) -> String {
     let ms = seconds * 1000.0;
     if ms.abs() < 10.0 {
         format!("{ms:.2} ms")

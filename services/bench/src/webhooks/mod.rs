@@ -88,40 +88,14 @@ async fn measure(
     server: &Server,
     database_url: &str,
 ) -> Result<WebhookFigures> {
-    let handler = Handler::start_answering(Bytes::from_static(ANSWER)).await?;
-    let admin = plan.shoal.platform_admin_token(server).await?;
-    let secret = register(server, &admin, &handler.url()).await?;
-    let token = invoker_token(plan.shoal, database_url).await?;
-    let shoal = Target::Shoal {
-        addr: server.addr(),
-        token,
-        path: format!("/webhooks/{TENANT}/{APP}/{FUNCTION}"),
-    };
-    let direct = Target::Direct {
-        addr: handler.addr(),
-        secret,
-        path: format!("/{FUNCTION}"),
-        // What Shoal puts in Data.req.Url for the same call.
-        url: format!(
-            "http://{}/webhooks/{TENANT}/{APP}/{FUNCTION}",
-            server.addr()
-        ),
-    };
-    let run = |target: &Target, connections: usize| {
-        let target = target.clone();
-        let (warmup, duration) = (plan.warmup, plan.duration);
-        async move {
-            eprintln!(
-                "shoal-bench: webhooks: {}, {connections} connection(s)",
-                target.name()
-            );
-            load::run(&target, connections, warmup, duration).await
-        }
-    };
-    let direct_sequential = run(&direct, 1).await?;
-    let shoal_sequential = run(&shoal, 1).await?;
-    let direct_concurrent = run(&direct, plan.connections).await?;
-    let shoal_concurrent = run(&shoal, plan.connections).await?;
+    let registered = Registered::create(plan.shoal, server, database_url).await?;
+    let (shoal, direct) = (registered.shoal(server), registered.direct(server));
+    let (warmup, duration) = (plan.warmup, plan.duration);
+    let direct_sequential = run_load("webhooks", &direct, 1, warmup, duration).await?;
+    let shoal_sequential = run_load("webhooks", &shoal, 1, warmup, duration).await?;
+    let connections = plan.connections;
+    let direct_concurrent = run_load("webhooks", &direct, connections, warmup, duration).await?;
+    let shoal_concurrent = run_load("webhooks", &shoal, connections, warmup, duration).await?;
     Ok(WebhookFigures {
         connections: plan.connections,
         shoal_sequential,
@@ -129,6 +103,71 @@ async fn measure(
         shoal_concurrent,
         direct_concurrent,
     })
+}
+
+/// `connections` clients calling `target` for the warm-up and then the measured time; `part`
+/// names the part in the log line.
+pub async fn run_load(
+    part: &str,
+    target: &Target,
+    connections: usize,
+    warmup: Duration,
+    duration: Duration,
+) -> Result<LoadResult> {
+    eprintln!(
+        "shoal-bench: {part}: {}, {connections} connection(s)",
+        target.name()
+    );
+    load::run(target, connections, warmup, duration).await
+}
+
+/// What the ingress figures call, written once per database: the handler, the app's signing
+/// secret and a Function Invoker's token. Any `shoal serve` on that database serves it.
+pub struct Registered {
+    handler: Handler,
+    secret: WebhookSecret,
+    token: String,
+}
+
+impl Registered {
+    pub async fn create(
+        shoal: &ShoalBin,
+        server: &Server,
+        database_url: &str,
+    ) -> Result<Registered> {
+        let handler = Handler::start_answering(Bytes::from_static(ANSWER)).await?;
+        let admin = shoal.platform_admin_token(server).await?;
+        let secret = register(server, &admin, &handler.url()).await?;
+        let token = invoker_token(shoal, database_url).await?;
+        Ok(Registered {
+            handler,
+            secret,
+            token,
+        })
+    }
+
+    /// Through `server`'s ingress.
+    pub fn shoal(&self, server: &Server) -> Target {
+        Target::Shoal {
+            addr: server.addr(),
+            token: self.token.clone(),
+            path: format!("/webhooks/{TENANT}/{APP}/{FUNCTION}"),
+        }
+    }
+
+    /// Straight to the handler, with what `server` would send it.
+    pub fn direct(&self, server: &Server) -> Target {
+        Target::Direct {
+            addr: self.handler.addr(),
+            secret: self.secret.clone(),
+            path: format!("/{FUNCTION}"),
+            // What Shoal puts in Data.req.Url for the same call.
+            url: format!(
+                "http://{}/webhooks/{TENANT}/{APP}/{FUNCTION}",
+                server.addr()
+            ),
+        }
+    }
 }
 
 /// The tenant, the app (its handler the bench's, limits out of the way) and the function;
