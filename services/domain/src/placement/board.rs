@@ -46,6 +46,9 @@ pub(super) struct Board<'a> {
     barred: Vec<bool>,
     /// Per tenant, its barred slots in the order they come next (see [`Board::share`]).
     reserve: Vec<std::collections::VecDeque<usize>>,
+    /// The worker a reserved slot was kept on before its tenant's first share barred it (EMPTY
+    /// for one that had none): where [`Board::fill_share`] puts it back if the share grows.
+    kept_on: Vec<u32>,
     /// The sum of the workers' capacities.
     total_slots: u64,
     /// Workers with a capacity above 0: at most this many instances of an app can run.
@@ -125,6 +128,7 @@ impl<'a> Board<'a> {
             start,
             slots: vec![EMPTY; slot_app.len()],
             barred: vec![false; slot_app.len()],
+            kept_on: vec![EMPTY; slot_app.len()],
             slot_app,
             marks: vec![0; worker_count],
             generation: 0,
@@ -179,6 +183,7 @@ impl<'a> Board<'a> {
             let share = self.tenant_share[t] as usize;
             for (_, _, _, slot) in list.drain(..).skip(share) {
                 self.barred[slot] = true;
+                self.kept_on[slot] = self.slots[slot];
                 self.unassign(slot);
                 self.reserve[t].push_back(slot);
             }
@@ -231,14 +236,34 @@ impl<'a> Board<'a> {
                     .iter()
                     .take_while(|s| self.slot_app[**s] == a)
                     .count();
-                let group = &next[i..i + n];
-                for slot in group {
-                    self.barred[*slot] = false;
-                }
-                self.place_app(a as usize, group, false, &mut ranking, &mut unplaceable);
+                let group: Vec<usize> = next[i..i + n]
+                    .iter()
+                    .copied()
+                    .filter(|slot| {
+                        self.barred[*slot] = false;
+                        !self.back_where_kept(a as usize, *slot)
+                    })
+                    .collect();
+                self.place_app(a as usize, &group, false, &mut ranking, &mut unplaceable);
                 i += n;
             }
         }
+    }
+
+    /// Puts a slot the first share barred back on the worker it was kept on, if that worker
+    /// still has room and runs no other instance of the app. Without this, a tick with nothing
+    /// changed could move an instance that the share had only set aside while it was still
+    /// being worked out (the placement's property `nothing_moves_when_nothing_changes`).
+    fn back_where_kept(&mut self, a: usize, slot: usize) -> bool {
+        let w = self.kept_on[slot];
+        if w == EMPTY || self.load[w as usize] >= self.capacity[w as usize] {
+            return false;
+        }
+        if self.range(a).any(|s| self.slots[s] == w) {
+            return false;
+        }
+        self.assign(slot, w);
+        true
     }
 
     /// Keeps every current assignment that is still valid. Conflicts (two workers for one
