@@ -7,8 +7,9 @@
 //! so the app's own routes (`/tenants/contoso/apps`) survive a reload.
 //!
 //! `/dashboard/config` tells the app which environment it looks at, whether one-click
-//! sign-in is on and where the operator's trace viewer shows a trace; `POST /dashboard/devSignIn` (only in `shoal dev`, where the operator running
-//! it is the only user) hands out a platform administrator's token.
+//! sign-in is on and where the operator's trace viewer shows a trace; `POST
+//! /dashboard/devSignIn` (only in `shoal dev`, where the operator running it is the only user)
+//! hands out a platform administrator's token.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,9 +2,9 @@
 //! duration histogram, a failed one is kept with its error and the handler's `Logs`, and every
 //! attempt, successes too, goes to the invocation log the explorer searches
 //! (`shoal_store::invocation_log`) with its delivery's key, message id, RetryCount,
-//! DequeueCount/DeliveryCount and trace context. The dispatch path only takes a short lock and updates memory
-//! ([`InvocationTelemetry::record`]); a task writes what gathered every [`FLUSH_EVERY`] in one
-//! transaction ([`Flusher`]), so the log costs no round trip per message.
+//! DequeueCount/DeliveryCount and trace context. The dispatch path only takes a short lock and
+//! updates memory ([`InvocationTelemetry::record`]); a task writes what gathered every
+//! [`FLUSH_EVERY`] in one transaction ([`Flusher`]), so the log costs no round trip per message.
 //!
 //! Bounded: at most [`MAX_FAILURES_PER_FLUSH`] failures, [`MAX_ATTEMPTS_PER_FLUSH`] logged
 //! attempts and [`MAX_MINUTE_KEYS`] function-minutes wait for a flush, log lines are cut to

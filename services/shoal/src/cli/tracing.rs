@@ -1,6 +1,6 @@
 //! OpenTelemetry's standard variables for trace export (docs/operating/tracing.md), for the
-//! processes that make spans (`serve`, `worker`, `scheduler`, `dev`). Read by clap so they show in `--help`
-//! and an unread one is never set by the chart or Compose; checked by
+//! processes that make spans (`serve`, `worker`, `scheduler`, `dev`). Read by clap so they show
+//! in `--help` and an unread one is never set by the chart or Compose; checked by
 //! `shoal_trace_export::settings`, which refuses a value Shoal would not act on.
 
 use clap::Args;

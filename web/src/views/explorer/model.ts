@@ -1,6 +1,6 @@
 // The invocation explorer's pure part: the query a set of filters asks for, how a polled
-// first page merges into what is on screen (the live tail) and where a trace id links to. How a payload reads is shared with
-// the poison messages (`../payload`). No DOM here, so Vitest covers it all.
+// first page merges into what is on screen (the live tail) and where a trace id links to. How
+// a payload reads is shared with the poison messages (`../payload`). No DOM here, so Vitest covers it all.
 
 import type { Schemas } from "../../api/client";
 
