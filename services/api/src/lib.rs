@@ -75,6 +75,9 @@ pub struct ApiConfig {
     /// How many requests principals and tenants may make, the tenants' default quotas, and how
     /// long `/readyz` may take.
     pub limits: ApiLimits,
+    /// The name the webhook ingress's calls carry in the invocation log (as a worker's name
+    /// marks its deliveries), or none to record nothing (`--invocation-telemetry off`).
+    pub record_invocations_as: Option<String>,
 }
 
 /// The API's protections of itself and of tenants from each other.
@@ -293,7 +296,11 @@ impl Application {
         collectors.push(Box::new(egress.metrics()));
         let invoker =
             Invoker::new(egress).with_max_response_bytes(config.outbound.max_response_bytes);
-        let webhooks = webhooks::Webhooks::new(pool.clone(), cipher.clone(), invoker);
+        let recording = match config.record_invocations_as {
+            Some(name) => webhooks::recording::Recording::on(name),
+            None => webhooks::recording::Recording::default(),
+        };
+        let webhooks = webhooks::Webhooks::new(pool.clone(), cipher.clone(), invoker, recording);
         let port = bound.port();
         let tokens_config = &config.identity.tokens;
         let public_url = match &tokens_config.public_url {
@@ -335,7 +342,7 @@ impl Application {
             self.state.access.clone(),
             shutdown.child_token(),
         ));
-        webhooks.start(shutdown.child_token());
+        let recorded = webhooks.start(shutdown.child_token());
         let background = shutdown.child_token();
         let _stop_background = background.clone().drop_guard();
         tokio::spawn(tokens::rotation::reload_periodically(
@@ -348,13 +355,16 @@ impl Application {
         let drain = shutdown.clone();
         let serve = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(async move { drain.cancelled().await });
-        tokio::select! {
+        let served = tokio::select! {
             result = serve => result,
             _ = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(30)).await } => {
                 tracing::warn!("in-flight requests did not finish within 30 s; stopping anyway");
                 Ok(())
             }
-        }
+        };
+        // The calls of the last second are written before the process ends.
+        recorded.stop().await;
+        served
     }
 }
 
@@ -377,6 +387,7 @@ mod tests {
             dashboard: dashboard::DashboardConfig::default(),
             outbound: OutboundConfig::default(),
             limits: ApiLimits::default(),
+            record_invocations_as: None,
         };
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2"), "{printed}");

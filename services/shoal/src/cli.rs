@@ -157,6 +157,17 @@ pub struct ServeArgs {
     /// Apply pending migrations before serving.
     #[arg(long, env = "SHOAL_MIGRATE", default_value_t = false)]
     pub migrate: bool,
+    /// Record every call of an HTTP-triggered function's handler that the webhook ingress
+    /// makes, as workers record their deliveries: `on` (default) or `off`. On, the calls
+    /// appear in the function's invocation log and monitor under this process's name
+    /// (`api-<host>-<pid>`); off, none is written.
+    #[arg(
+        long,
+        env = "SHOAL_INVOCATION_TELEMETRY",
+        value_enum,
+        default_value = "on"
+    )]
+    pub invocation_telemetry: Switch,
     #[command(flatten)]
     pub dashboard: DashboardArgs,
     #[command(flatten)]

@@ -6,6 +6,7 @@ mod client;
 mod commands;
 mod dev;
 mod local_bus;
+mod process_name;
 mod scheduler;
 mod serve;
 mod signals;

@@ -45,7 +45,10 @@ pub async fn run(args: SchedulerArgs) -> anyhow::Result<()> {
 }
 
 pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig> {
-    let name = args.name.clone().unwrap_or_else(default_name);
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| crate::process_name::host_and_pid("scheduler"));
     let mut config = SchedulerConfig::new(name);
     if args.tick * 2 > args.lease_ttl {
         anyhow::bail!(
@@ -71,18 +74,4 @@ pub fn scheduler_config(args: &SchedulerArgs) -> anyhow::Result<SchedulerConfig>
         };
     }
     Ok(config)
-}
-
-/// `<host>-<pid>`: unique enough among schedulers without configuration.
-fn default_name() -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
-        .ok()
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "scheduler".to_owned());
-    let host: String = host
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        .collect();
-    format!("{host}-{}", std::process::id())
 }

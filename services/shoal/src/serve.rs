@@ -66,6 +66,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..PoolConfig::default()
         },
         limits: args.limits.limits(),
+        record_invocations_as: args
+            .invocation_telemetry
+            .is_on()
+            .then(|| format!("api-{}", crate::process_name::host_and_pid("shoal"))),
     };
     log_egress(&config.outbound);
     let app = Application::build_with_collectors(config, vec![traces.metrics()]).await?;

@@ -20,6 +20,7 @@ mod error;
 pub mod functions;
 pub mod held_messages;
 pub mod invocation_log;
+pub mod invocation_recorder;
 pub mod invocation_telemetry;
 pub mod leadership;
 pub mod listen;

@@ -39,8 +39,8 @@ use crate::concurrency::{CallSlots, SlotPermit};
 use crate::outputs::{self, Output};
 use crate::spans;
 use crate::stats::ListenerStats;
-use crate::telemetry::Delivery;
 use crate::watcher::WriteWatcher;
+use shoal_store::invocation_recorder::Delivery;
 
 pub use outcome::{Accepted, Failure, Hold, Outcome, Parked, Retries, Unsettled};
 

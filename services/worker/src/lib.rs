@@ -37,7 +37,6 @@ pub mod server;
 mod spans;
 mod stats;
 mod supervisor;
-mod telemetry;
 mod triggers;
 mod watcher;
 

@@ -29,8 +29,8 @@ use crate::lease::Lease;
 use crate::notifications::{self, Interest, Wake};
 use crate::stats::StatsRegistry;
 use crate::supervisor::Supervisor;
-use crate::telemetry::Flusher;
 use crate::watcher::WriteWatcher;
+use shoal_store::invocation_recorder::Flusher;
 
 pub struct Worker {
     config: WorkerConfig,

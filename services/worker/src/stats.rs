@@ -15,7 +15,7 @@ use crate::breaker::handler::HandlerHealth;
 use crate::concurrency::CallSlots;
 use crate::error::{ErrorCounts, SourceErrorCounts, WorkerError};
 use crate::hosted_apps::AppInstance;
-use crate::telemetry::{Delivery, InvocationTelemetry, Target};
+use shoal_store::invocation_recorder::{Delivery, InvocationTelemetry, Target};
 
 /// Identifies a listener: the function of an app instance and what it listens to.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

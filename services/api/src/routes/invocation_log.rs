@@ -77,7 +77,8 @@ impl From<Status> for AttemptStatus {
     }
 }
 
-/// One delivery of a message (or event, or occurrence) to the handler, with its attempts.
+/// One delivery of a message (or event, occurrence or HTTP request) to the handler, with its
+/// attempts.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoggedInvocation {

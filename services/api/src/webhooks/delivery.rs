@@ -1,11 +1,16 @@
 //! One call of an HTTP-triggered function's handler, the same for a request answered at once
 //! and for a queued one: signed custom-handler POST through the shared [`Invoker`], then the
-//! handler's response mapped to the caller's by the domain's rules.
+//! handler's response mapped to the caller's by the domain's rules, and the call recorded in
+//! the invocation log ([`super::recording`]).
 
+use std::time::Instant;
+
+use chrono::Utc;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::{Span as _, SpanKind, Status};
 use serde_json::{Map, Value};
 use shoal_domain::invocation::http::{HttpResult, http_response};
+use shoal_domain::invocation_log::Preview;
 use shoal_domain::trace_context::TraceContext;
 use shoal_invoker::{HttpInvocation, InvocationError, Invoker};
 use shoal_trace_export::span::{self, Parent};
@@ -13,32 +18,81 @@ use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
 use super::errors::HandlerFailure;
+use super::recording::{Attempt, Outcome, Recording};
 
-/// `caller` is the trace context the caller's request carried (`traceparent`): the handler is
-/// called in a span under it, or at the root of a new trace when there is none (a queued
-/// invocation's caller has gone by then, so it starts one).
+/// One call to make: whose handler, under which id, and what the invocation log keeps of it.
+pub struct Call<'a> {
+    pub app: &'a HttpApp,
+    pub function: &'a HttpFunction,
+    /// `X-Shoal-Invocation-Id` and `webhook-id`; a queued invocation keeps it over its
+    /// attempts.
+    pub invocation_id: Uuid,
+    /// Attempts of the same invocation before this one (a queued invocation's retries).
+    pub retry_count: u32,
+    pub request_id: Option<&'a str>,
+    /// The trace context the caller's request carried (`traceparent`): the handler is called
+    /// in a span under it, or at the root of a new trace when there is none (a queued
+    /// invocation's caller has gone by then, so it starts one).
+    pub caller: Option<&'a TraceContext>,
+    /// What the invocation log keeps of the request (worked out only when it records).
+    pub preview: Option<Preview>,
+}
+
+/// Calls the handler with `payload` and records the call ([`Recording`]).
 pub async fn deliver(
     invoker: &Invoker,
-    app: &HttpApp,
-    function: &HttpFunction,
-    invocation_id: Uuid,
-    request_id: Option<&str>,
-    caller: Option<&TraceContext>,
+    recording: &Recording,
+    call: Call<'_>,
     payload: Vec<u8>,
 ) -> Result<HttpResult, HandlerFailure> {
-    let outputs: Vec<&str> = function.outputs.iter().map(String::as_str).collect();
-    let trace = match caller {
+    let trace = match call.caller {
         Some(caller) => caller.child(rand::random()),
         None => TraceContext::root(rand::random(), rand::random()),
     };
+    let (started, since) = (Utc::now(), Instant::now());
+    let (result, logs) = handler_call(invoker, &call, &trace, payload).await;
+    let failure = result.as_ref().err().map(HandlerFailure::message);
+    recording.record(
+        Attempt {
+            app: call.app,
+            function: call.function,
+            invocation_id: call.invocation_id,
+            retry_count: call.retry_count,
+            preview: call.preview,
+            trace: Some(&trace),
+            started,
+            since,
+        },
+        Outcome {
+            logs: &logs,
+            failure: failure.as_deref(),
+        },
+    );
+    result
+}
+
+/// The signed call itself, in its span, and the handler's `Logs` when it answered.
+async fn handler_call(
+    invoker: &Invoker,
+    call: &Call<'_>,
+    trace: &TraceContext,
+    payload: Vec<u8>,
+) -> (Result<HttpResult, HandlerFailure>, Vec<String>) {
+    let Call {
+        app,
+        function,
+        invocation_id,
+        ..
+    } = *call;
+    let outputs: Vec<&str> = function.outputs.iter().map(String::as_str).collect();
     // The handler call's span, exported with the ids the handler is sent. Its parent is the
     // request's span (`request_spans`), made here: with export on the ingress passes that.
     let mut span = span::start(
         crate::request_spans::SCOPE,
         "invoke".into(),
         SpanKind::Client,
-        &trace,
-        caller.map_or(Parent::None, Parent::Local),
+        trace,
+        call.caller.map_or(Parent::None, Parent::Local),
     );
     if span.is_recording() {
         span.set_attributes([
@@ -56,11 +110,11 @@ pub async fn deliver(
             function: &function.name,
             secret: &app.secret,
             invocation_id,
-            request_id,
+            request_id: call.request_id,
             body: payload,
             timeout: app.timeout,
             outputs: &outputs,
-            trace: Some(&trace),
+            trace: Some(trace),
         })
         .await;
     let response = match answer {
@@ -88,7 +142,7 @@ pub async fn deliver(
                 tenant = %app.tenant, app = %app.name, function = %function.name,
                 invocation = %invocation_id, error = %reason, "webhook delivery failed"
             );
-            return Err(HandlerFailure::from_invocation(&error));
+            return (Err(HandlerFailure::from_invocation(&error)), Vec::new());
         }
     };
     for line in &response.logs {
@@ -117,13 +171,14 @@ pub async fn deliver(
             "the webhook ingress writes only the HTTP response; these outputs were not written"
         );
     }
-    http_response(&response, function.http_output()).map_err(|error| {
+    let result = http_response(&response, function.http_output()).map_err(|error| {
         tracing::warn!(
             tenant = %app.tenant, app = %app.name, function = %function.name,
             invocation = %invocation_id, %error, "the handler's HTTP response is invalid"
         );
         HandlerFailure::from_response_field(error)
-    })
+    });
+    (result, response.logs)
 }
 
 /// `{statusCode, headers, body}` as an async invocation's status shows the response; a

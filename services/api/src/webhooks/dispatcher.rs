@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use shoal_domain::async_invocation::{MAX_ATTEMPTS, RETENTION, retry_delay};
+use shoal_domain::invocation_log::facts_of;
 use shoal_store::crypto::Cipher;
 use shoal_store::webhook_invocations::{self, ClaimedInvocation};
 use shoal_store::{StoreError, begin_tenant};
@@ -25,8 +26,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::Catalog;
-use super::delivery::{deliver, response_document};
+use super::delivery::{Call, deliver, response_document};
 use super::errors::HandlerFailure;
+use super::recording::Recording;
 
 #[derive(Clone, Debug)]
 pub struct DispatchConfig {
@@ -62,6 +64,8 @@ pub struct Dispatcher {
     pub config: DispatchConfig,
     /// Who holds a claim (diagnostics only; claims are fenced by attempt).
     pub claimant: String,
+    /// Each attempt goes to the invocation log as the synchronous calls do.
+    pub recording: Recording,
 }
 
 impl Dispatcher {
@@ -216,13 +220,26 @@ impl Dispatcher {
         if !app.running {
             return Err(fail("the app is stopped"));
         }
+        // Kept from the stored request when calls are recorded (the caller's request is gone).
+        let preview = self
+            .recording
+            .is_on()
+            .then(|| serde_json::from_slice(&invocation.payload).ok())
+            .flatten()
+            .and_then(|body| facts_of(&body, &function.trigger).payload);
+        let call = Call {
+            app: &app,
+            function: &function,
+            invocation_id: invocation.id,
+            retry_count: invocation.attempt.saturating_sub(1),
+            request_id: invocation.request_id.as_deref(),
+            caller: None,
+            preview,
+        };
         let result = deliver(
             &app.invoker,
-            &app,
-            &function,
-            invocation.id,
-            invocation.request_id.as_deref(),
-            None,
+            &self.recording,
+            call,
             invocation.payload.clone(),
         )
         .await?;

@@ -7,18 +7,23 @@
 //! an envelope, and delivering an envelope to a handler written for raw requests would be
 //! wrong in a way the tenant could not see.
 
+use std::time::Instant;
+
 use axum::body::{Body, Bytes};
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
+use chrono::Utc;
 use shoal_invoker::{ForwardedRequest, ForwardedResponse, Invoker};
 use uuid::Uuid;
 
 use super::catalog::{HttpApp, HttpFunction};
 use super::errors::{HandlerFailure, WebhookError};
+use super::recording::{Attempt, Outcome, Recording};
 
 pub async fn forward(
     invoker: &Invoker,
+    recording: &Recording,
     app: &HttpApp,
     function: &HttpFunction,
     parts: &Parts,
@@ -26,6 +31,7 @@ pub async fn forward(
     body: Bytes,
 ) -> Result<Response, WebhookError> {
     let invocation_id = Uuid::now_v7();
+    let (started, since) = (Utc::now(), Instant::now());
     let headers: Vec<(&str, &[u8])> = parts
         .headers
         .iter()
@@ -44,17 +50,35 @@ pub async fn forward(
             timeout: app.timeout,
         })
         .await;
+    let answer = answer.map_err(|error| {
+        tracing::warn!(
+            tenant = %app.tenant, app = %app.name, function = %function.name,
+            invocation = %invocation_id, %error, "forwarded webhook delivery failed"
+        );
+        HandlerFailure::from_invocation(&error)
+    });
+    // Whatever status the handler chose is its answer, so only no answer is a failure; the
+    // request is not previewed (nothing reads it as the trigger's data) and there are no
+    // `Logs` outside the envelope.
+    let failure = answer.as_ref().err().map(HandlerFailure::message);
+    let attempt = Attempt {
+        app,
+        function,
+        invocation_id,
+        retry_count: 0,
+        preview: None,
+        trace: None,
+        started,
+        since,
+    };
+    let outcome = Outcome {
+        logs: &[],
+        failure: failure.as_deref(),
+    };
+    recording.record(attempt, outcome);
     match answer {
         Ok(answer) => Ok(raw_response(answer, invocation_id)),
-        Err(error) => {
-            tracing::warn!(
-                tenant = %app.tenant, app = %app.name, function = %function.name,
-                invocation = %invocation_id, %error, "forwarded webhook delivery failed"
-            );
-            Err(WebhookError::Handler(HandlerFailure::from_invocation(
-                &error,
-            )))
-        }
+        Err(failure) => Err(WebhookError::Handler(failure)),
     }
 }
 

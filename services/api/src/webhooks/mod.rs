@@ -25,15 +25,18 @@ pub(crate) mod delivery;
 mod dispatcher;
 pub(crate) mod errors;
 pub(crate) mod forward;
+pub mod recording;
 
 use std::sync::Arc;
 
 use shoal_invoker::Invoker;
 use shoal_store::crypto::Cipher;
+use shoal_store::invocation_recorder::Flusher;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use catalog::Catalog;
+use recording::Recording;
 
 pub use dispatcher::DispatchConfig;
 
@@ -50,19 +53,18 @@ struct Ingress {
     /// Wakes the dispatcher when an invocation was queued.
     dispatch: Arc<Notify>,
     config: DispatchConfig,
+    /// Whether calls go to the invocation log, as whose.
+    recording: Recording,
 }
 
 impl Webhooks {
-    /// Handlers are called through `invoker`, which carries the process's egress policy.
-    pub fn new(pool: sqlx::PgPool, cipher: Cipher, invoker: Invoker) -> Webhooks {
-        Self::with_config(pool, cipher, invoker, DispatchConfig::default())
-    }
-
-    pub fn with_config(
+    /// Handlers are called through `invoker`, which carries the process's egress policy; the
+    /// calls are recorded as `recording` says.
+    pub fn new(
         pool: sqlx::PgPool,
         cipher: Cipher,
         invoker: Invoker,
-        config: DispatchConfig,
+        recording: Recording,
     ) -> Webhooks {
         Webhooks(Arc::new(Ingress {
             catalog: Arc::new(catalog::Catalog::new(
@@ -74,7 +76,8 @@ impl Webhooks {
             dispatch: Arc::new(Notify::new()),
             pool,
             cipher,
-            config,
+            config: DispatchConfig::default(),
+            recording,
         }))
     }
 
@@ -88,13 +91,20 @@ impl Webhooks {
         &self.0.invoker
     }
 
+    /// How the ingress's calls are recorded.
+    pub(crate) fn recording(&self) -> &Recording {
+        &self.0.recording
+    }
+
     /// Wakes the dispatcher (the change listener rings it when an invocation was queued).
     pub(crate) fn dispatch_wake(&self) -> &Arc<Notify> {
         &self.0.dispatch
     }
 
-    /// Starts the async dispatcher; it ends when `stop` fires.
-    pub fn start(&self, stop: CancellationToken) {
+    /// Starts the async dispatcher, which ends when `stop` fires, and the invocation log's
+    /// flush, which the caller stops with [`Recorded::stop`] once requests are over (so the
+    /// last calls are written).
+    pub fn start(&self, stop: CancellationToken) -> Recorded {
         let ingress = &self.0;
         let dispatcher = dispatcher::Dispatcher {
             pool: ingress.pool.clone(),
@@ -103,7 +113,21 @@ impl Webhooks {
             wake: ingress.dispatch.clone(),
             config: ingress.config.clone(),
             claimant: format!("api-{}-{}", std::process::id(), uuid::Uuid::new_v4()),
+            recording: ingress.recording.clone(),
         };
         tokio::spawn(Arc::new(dispatcher).run(stop));
+        Recorded(ingress.recording.start(ingress.pool.clone()))
+    }
+}
+
+/// The invocation log's flush while the ingress runs.
+pub struct Recorded(Option<Flusher>);
+
+impl Recorded {
+    /// Writes what is left and stops.
+    pub async fn stop(self) {
+        if let Some(flusher) = self.0 {
+            flusher.stop().await;
+        }
     }
 }

@@ -46,6 +46,8 @@ pub struct Options {
     pub outbound: shoal_api::OutboundConfig,
     /// Request rates and the readiness deadline (the API's defaults unless a test sets them).
     pub limits: shoal_api::ApiLimits,
+    /// As `shoal serve` does by default: the ingress's calls go to the invocation log.
+    pub record_invocations_as: Option<String>,
     /// How long a request waits for a database connection (2 s unless a test sets it).
     pub acquire_timeout: Duration,
 }
@@ -66,6 +68,7 @@ impl Default for Options {
                 ..Default::default()
             },
             limits: Default::default(),
+            record_invocations_as: Some("api-test".into()),
             acquire_timeout: Duration::from_secs(2),
         }
     }
@@ -117,6 +120,7 @@ impl TestApp {
             dashboard: options.dashboard.clone(),
             outbound: options.outbound.clone(),
             limits: options.limits,
+            record_invocations_as: options.record_invocations_as.clone(),
         };
         let app = Application::build(config.clone())
             .await

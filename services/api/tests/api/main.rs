@@ -48,6 +48,7 @@ mod trace_export;
 mod users;
 mod webhook_forwarding;
 mod webhook_identity;
+mod webhook_invocation_log;
 mod webhook_throttling;
 mod webhooks;
 mod workers;

@@ -4,7 +4,7 @@
 //! and the handler's logs.
 //!
 //! How soon tail shows an invocation is the poll interval plus how often workers write their
-//! telemetry (`shoal_worker::telemetry::FLUSH_EVERY`).
+//! telemetry (`shoal_store::invocation_recorder::FLUSH_EVERY`).
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;

@@ -86,6 +86,8 @@ async fn serve(
         },
         pool: PoolConfig::default(),
         limits: Default::default(),
+        // Its HTTP functions' calls beside its worker's deliveries, in the explorer.
+        record_invocations_as: Some("dev-api".into()),
         dashboard: shoal_api::dashboard::DashboardConfig {
             dir: args.dashboard.web_dir()?,
             environment: Some(

@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use serde::Serialize;
 use shoal_domain::invocation::http::{HttpDelivery, HttpRequestData, HttpResult, http_payload};
+use shoal_domain::invocation_log::facts_of;
 use shoal_domain::names::{AppName, FunctionName, TenantName};
 use shoal_store::begin_tenant;
 use shoal_store::webhook_invocations::{self, NewInvocation};
@@ -36,7 +37,7 @@ use crate::request_spans::RequestTrace;
 use crate::state::AppState;
 use crate::webhooks::body::{check_declared_length, read_limited};
 use crate::webhooks::catalog::{HttpApp, HttpFunction};
-use crate::webhooks::delivery::deliver;
+use crate::webhooks::delivery::{Call, deliver};
 use crate::webhooks::errors::WebhookError;
 use crate::webhooks::forward::{forward, passed_through};
 use shoal_domain::trace_context::TraceContext;
@@ -115,6 +116,7 @@ pub async fn invoke(
         }
         return forward(
             &app.invoker,
+            state.webhooks.recording(),
             &app,
             &function,
             &parts,
@@ -145,6 +147,11 @@ pub async fn invoke(
         now: Utc::now(),
         rand_guid: &Uuid::new_v4().to_string(),
     });
+    let recording = state.webhooks.recording();
+    let preview = recording
+        .is_on()
+        .then(|| facts_of(&payload, &function.trigger).payload)
+        .flatten();
     let payload = serde_json::to_vec(&payload)
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("serializing a webhook payload: {e}")))?;
     let request_id = parts.headers.get(REQUEST_ID).and_then(|v| v.to_str().ok());
@@ -159,17 +166,18 @@ pub async fn invoke(
         Some(RequestTrace(request)) => Some(request.clone()),
         None => TraceContext::extract(|name| parts.headers.get(name).and_then(|v| v.to_str().ok())),
     };
-    let result = deliver(
-        &app.invoker,
-        &app,
-        &function,
+    let call = Call {
+        app: &app,
+        function: &function,
         invocation_id,
+        retry_count: 0,
         request_id,
-        caller.as_ref(),
-        payload,
-    )
-    .await
-    .map_err(WebhookError::Handler)?;
+        caller: caller.as_ref(),
+        preview,
+    };
+    let result = deliver(&app.invoker, recording, call, payload)
+        .await
+        .map_err(WebhookError::Handler)?;
     Ok(function_response(result, invocation_id))
 }
 

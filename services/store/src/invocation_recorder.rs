@@ -1,27 +1,29 @@
-//! Invocation telemetry: every handler attempt adds to per-function, per-minute counts and a
-//! duration histogram, a failed one is kept with its error and the handler's `Logs`, and every
-//! attempt, successes too, goes to the invocation log the explorer searches
-//! (`shoal_store::invocation_log`) with its delivery's key, message id, RetryCount,
-//! DequeueCount/DeliveryCount and trace context. The dispatch path only takes a short lock and
-//! updates memory ([`InvocationTelemetry::record`]); a task writes what gathered every
-//! [`FLUSH_EVERY`] in one transaction ([`Flusher`]), so the log costs no round trip per message.
+//! Invocation telemetry as a process gathers it: every handler attempt adds to per-function,
+//! per-minute counts and a duration histogram, a failed one is kept with its error and the
+//! handler's `Logs`, and every attempt, successes too, goes to the invocation log the explorer
+//! searches ([`crate::invocation_log`]) with its delivery's key, message id, RetryCount,
+//! DequeueCount/DeliveryCount and trace context. Workers record their deliveries here, and the
+//! API's webhook ingress its HTTP-triggered calls, so the explorer and the monitor show every
+//! invocation whichever process made it. The call path only takes a short lock and updates
+//! memory ([`InvocationTelemetry::record`]); a task writes what gathered every [`FLUSH_EVERY`]
+//! in one transaction ([`Flusher`]), so the log costs no round trip per call.
 //!
 //! Bounded: at most [`MAX_FAILURES_PER_FLUSH`] failures, [`MAX_ATTEMPTS_PER_FLUSH`] logged
 //! attempts and [`MAX_MINUTE_KEYS`] function-minutes wait for a flush, log lines are cut to
 //! [`MAX_LOG_LINES`] of [`MAX_LOG_LINE_CHARS`] (and, in the invocation log, to
 //! `shoal_domain::invocation_log::MAX_LOG_BYTES` in all); what does not fit is counted and
 //! dropped, never queued. A flush that fails is logged and dropped too: telemetry never holds
-//! back dispatch or grows without bound.
+//! back a call or grows without bound.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::invocation_log::{self, AttemptRecord, Status, TraceIds};
+use crate::invocation_telemetry::{self, FailureRecord, MinuteRecord};
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use shoal_domain::invocation_log::{RequestFacts, bounded_logs};
 use shoal_domain::invocation_stats::{BUCKETS, bucket_of};
-use shoal_store::invocation_log::{self, AttemptRecord, Status, TraceIds};
-use shoal_store::invocation_telemetry::{self, FailureRecord, MinuteRecord};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
@@ -33,7 +35,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 /// under load may queue behind others, and the next tick waits for it (missed ticks are delayed).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const MAX_FAILURES_PER_FLUSH: usize = 100;
-/// Attempts for the invocation log per flush (a second): a worker making more than this many
+/// Attempts for the invocation log per flush (a second): a process making more than this many
 /// attempts a second logs the first of them; the minute counts still see every one.
 pub const MAX_ATTEMPTS_PER_FLUSH: usize = 1_000;
 pub const MAX_MINUTE_KEYS: usize = 10_000;
@@ -90,7 +92,7 @@ pub struct Delivery {
     pub trace: Option<TraceIds>,
 }
 
-/// The worker's telemetry, shared by all its listeners.
+/// A process's telemetry, shared by all its listeners (a worker) or requests (the ingress).
 #[derive(Debug, Default)]
 pub struct InvocationTelemetry {
     pending: Mutex<Pending>,
@@ -197,8 +199,9 @@ impl InvocationTelemetry {
         });
     }
 
-    /// Takes what gathered since the last flush, as `worker`'s rows; and how many records
-    /// were dropped for lack of room.
+    /// Takes what gathered since the last flush, as rows made by `worker` (a worker's name, or
+    /// the API process's for the ingress); and how many records were dropped for lack of
+    /// room.
     fn take(&self, worker: &str) -> Gathered {
         let mut pending = self.lock();
         let minutes = std::mem::take(&mut pending.minutes)
@@ -245,7 +248,8 @@ struct Gathered {
     dropped: u64,
 }
 
-/// Writes the worker's telemetry every [`FLUSH_EVERY`], and once more when stopped.
+/// Writes a process's telemetry every [`FLUSH_EVERY`], and once more when stopped; `worker`
+/// is the name its rows carry (what the explorer shows as the attempt's worker).
 pub struct Flusher {
     stop: CancellationToken,
     task: JoinHandle<()>,
@@ -303,13 +307,13 @@ async fn flush(pool: &sqlx::PgPool, worker: &str, telemetry: &InvocationTelemetr
         return;
     }
     let result = async {
-        let mut tx = shoal_store::begin_platform(pool).await?;
+        let mut tx = crate::begin_platform(pool).await?;
         invocation_telemetry::record(&mut tx, &minutes, &failures).await?;
         invocation_log::record(&mut tx, &attempts).await?;
         if prune {
             invocation_telemetry::prune(&mut tx).await?;
         }
-        shoal_store::commit(tx).await
+        crate::commit(tx).await
     };
     match tokio::time::timeout(WRITE_TIMEOUT, result).await {
         Ok(Ok(())) => {}
