@@ -1,9 +1,10 @@
 // The dashboard in real headless Chromium (Debian's /usr/bin/chromium, driven by
 // playwright-core; no browser is downloaded) against a real Shoal stack (stack.mjs): Postgres,
-// Azurite, `shoal serve`, one `shoal scheduler` and two `shoal worker`s, with the apps' handler
-// in this process (handler.mjs). Nothing is seeded in the database: the scale journey enqueues
-// a backlog into Azurite and watches the scheduler scale the app out and back in, the monitor
-// journey reads what the workers recorded of the handler's answers, failures included.
+// Azurite, the local Service Bus stand-in, `shoal serve`, one `shoal scheduler` and two
+// `shoal worker`s, with the apps' handler in this process (handler.mjs). Nothing is seeded in
+// the database: the scale journey enqueues a backlog into Azurite and watches the scheduler
+// scale the app out and back in, the monitor journey reads what the workers recorded of the
+// handler's answers, failures included; the Service Bus journey sends from the dashboard.
 //
 // This file is the one entry: it starts ONE stack and browser for the run (fixture.mjs), then
 // loads the journeys (journeys/*.mjs), each of which registers its tests as it is loaded, in the
@@ -30,6 +31,7 @@ const JOURNEYS = [
   "monitor",
   "poison",
   "send",
+  "service-bus",
   "gallery",
 ];
 for (const journey of JOURNEYS) await import(`./journeys/${journey}.mjs`);
