@@ -21,7 +21,10 @@ const CONFIG = {
       {
         Name: "e2e",
         Queues: [
-          { Name: BUS_QUEUE, Properties: { MaxDeliveryCount: MAX_DELIVERY_COUNT, LockDuration: "PT30S" } },
+          {
+            Name: BUS_QUEUE,
+            Properties: { MaxDeliveryCount: MAX_DELIVERY_COUNT, LockDuration: "PT30S" },
+          },
         ],
       },
     ],
@@ -58,10 +61,12 @@ export async function startLocalBus(bin, env) {
 /// prints once it listens.
 async function spawnOn(bin, env, port, config) {
   const args = ["local-bus", "--listen", `127.0.0.1:${port}`, "--config", config];
-  const child = track("shoal local-bus", spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] }));
+  const spawned = spawn(bin, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = track("shoal local-bus", spawned);
   let printed = "";
   const connectionString = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`shoal local-bus did not start within 30 s: ${printed}`)), 30_000);
+    const late = () => fail(new Error(`shoal local-bus did not start within 30 s: ${printed}`));
+    const timer = setTimeout(late, 30_000);
     function fail(error) {
       clearTimeout(timer);
       child.kill("SIGKILL");
@@ -81,7 +86,9 @@ async function spawnOn(bin, env, port, config) {
       printed += chunk;
       process.stderr.write(chunk);
     });
-    child.once("exit", (code, signal) => fail(new Error(`shoal local-bus exited (${code ?? signal}): ${printed}`)));
+    child.once("exit", (code, signal) =>
+      fail(new Error(`shoal local-bus exited (${code ?? signal}): ${printed}`)),
+    );
   });
   return { child, connectionString };
 }

@@ -10,7 +10,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BUS_QUEUE, MAX_DELIVERY_COUNT } from "../local-bus.mjs";
 import { call, until } from "../stack.mjs";
-import { shoal, handler, context, admin, signIn, confirm, shot, shotAtBothSizes } from "../fixture.mjs";
+import {
+  shoal,
+  handler,
+  context,
+  admin,
+  signIn,
+  confirm,
+  shot,
+  shotAtBothSizes,
+} from "../fixture.mjs";
 
 const APP = "/v1/tenants/contoso/apps/payments";
 const FUNCTION = `${APP}/functions/charge`;
@@ -26,11 +35,16 @@ async function send(page, message) {
   const { messageId } = await answer.json();
   assert.ok(messageId, "the API names the message it sent");
   // Said in words, naming the message (two sends of the same size differ only by it).
-  await page.locator("#fn-send-said", { hasText: `Sent to ${BUS_QUEUE} (message id ${messageId}, ` }).waitFor();
+  const said = `Sent to ${BUS_QUEUE} (message id ${messageId}, `;
+  await page.locator("#fn-send-said", { hasText: said }).waitFor();
   return messageId;
 }
 
-test("a Service Bus function is built through the UI, followed live in the explorer, and its dead letters replayed after a preview", async () => {
+const JOURNEY =
+  "a Service Bus function is built through the UI, followed live in the explorer, " +
+  "and its dead letters replayed after a preview";
+
+test(JOURNEY, async () => {
   const page = await context.newPage();
   await signIn(page, admin);
   await page.goto(`${shoal.base}/tenants/contoso/apps`);
@@ -51,9 +65,10 @@ test("a Service Bus function is built through the UI, followed live in the explo
   await page.waitForURL(/\/functions$/);
   await page.getByLabel("Template").selectOption("serviceBus");
   await page.getByLabel("Name", { exact: true }).fill("charge");
-  assert.equal(await page.locator('[data-path="bindings[0].type"]').inputValue(), "serviceBusTrigger");
-  await page.locator('[data-path="bindings[0].queueName"]').fill(BUS_QUEUE);
-  await page.locator('[data-path="bindings[0].connection"]').fill("PaymentsBus");
+  const binding = (key) => page.locator(`[data-path="bindings[0].${key}"]`);
+  assert.equal(await binding("type").inputValue(), "serviceBusTrigger");
+  await binding("queueName").fill(BUS_QUEUE);
+  await binding("connection").fill("PaymentsBus");
   await page.getByRole("button", { name: "Create function" }).click();
   await page.waitForURL(/\/functions\/charge$/);
   const fn = await call(shoal.base, admin, "GET", FUNCTION);
@@ -67,8 +82,10 @@ test("a Service Bus function is built through the UI, followed live in the explo
     (await call(shoal.base, admin, "GET", `${APP}/diagnostics`)).healthy,
   );
   await page.reload();
-  await page.locator("#fn-health-state", { hasText: "Healthy: every check of charge passes." }).waitFor();
-  await page.locator("#poison-depth", { hasText: `0 message(s) (approximate), for ${BUS_QUEUE}.` }).waitFor();
+  const healthy = "Healthy: every check of charge passes.";
+  await page.locator("#fn-health-state", { hasText: healthy }).waitFor();
+  const depth = (n) => `${n} message(s) (approximate), for ${BUS_QUEUE}.`;
+  await page.locator("#poison-depth", { hasText: depth(0) }).waitFor();
   await shot(page, "16-service-bus-function");
 
   // A test message from the page, followed live in the explorer: it shows up without a reload
@@ -79,7 +96,8 @@ test("a Service Bus function is built through the UI, followed live in the explo
   await explorer.getByLabel("Follow new invocations").check();
   await explorer.getByText(/^Checking every 3 s\./).waitFor();
   const shipped = await send(page, { order: 2001, outcome: "ok" });
-  await explorer.locator("#explorer-live", { hasText: /^1 new invocation\.$/ }).waitFor({ timeout: 30_000 });
+  const live = explorer.locator("#explorer-live");
+  await live.filter({ hasText: /^1 new invocation\.$/ }).waitFor({ timeout: 30_000 });
   const row = explorer.locator("tbody tr", { hasText: shipped });
   await row.locator(".status-succeeded").waitFor();
   await row.getByRole("button", { name: "Show 1 attempt" }).click();
@@ -108,16 +126,19 @@ test("a Service Bus function is built through the UI, followed live in the explo
   // Found in the explorer by its message id, its deliveries grouped under it (once the
   // workers' telemetry has written the last of them).
   await until("the invocation log has every delivery of the declined order", 20_000, async () => {
-    const log = await call(shoal.base, admin, "GET", `${FUNCTION}/invocationLog?messageId=${encodeURIComponent(declined)}`);
+    const query = `messageId=${encodeURIComponent(declined)}`;
+    const log = await call(shoal.base, admin, "GET", `${FUNCTION}/invocationLog?${query}`);
     return log.items[0]?.attemptCount === MAX_DELIVERY_COUNT;
   });
   await explorer.getByLabel("Message id").fill(declined);
   await explorer.getByRole("button", { name: "Search", exact: true }).click();
-  await explorer.locator("#explorer-live", { hasText: "1 invocation shown." }).waitFor();
+  await live.filter({ hasText: "1 invocation shown." }).waitFor();
   await explorer.getByRole("button", { name: `Show ${MAX_DELIVERY_COUNT} attempts` }).click();
   const attempts = explorer.locator(".invocation-details tbody tr");
   assert.equal(await attempts.count(), MAX_DELIVERY_COUNT);
-  const counts = await attempts.evaluateAll((rows) => rows.map((r) => r.querySelectorAll("td")[3].textContent));
+  const counts = await attempts.evaluateAll((rows) =>
+    rows.map((r) => r.querySelectorAll("td")[3].textContent),
+  );
   assert.deepEqual(counts, every.map(String));
   assert.match(await attempts.first().innerText(), /the handler answered 500/);
   assert.match(await attempts.first().innerText(), /card declined/);
@@ -132,7 +153,7 @@ test("a Service Bus function is built through the UI, followed live in the explo
   const poison = page.locator("#poison-section");
   await poison.getByRole("button", { name: "Refresh", exact: true }).click();
   const deadLetters = `${BUS_QUEUE}/$DeadLetterQueue`;
-  await poison.locator("#poison-depth", { hasText: `2 message(s) (approximate), for ${BUS_QUEUE}.` }).waitFor();
+  await poison.locator("#poison-depth", { hasText: depth(2) }).waitFor();
   await poison.getByText("All 2 listed, oldest first.").waitFor();
   assert.equal(await poison.getByRole("heading", { name: deadLetters }).count(), 1);
   const letter = poison.locator("tbody tr", { hasText: declined });
@@ -152,14 +173,18 @@ test("a Service Bus function is built through the UI, followed live in the explo
   const where = `from ${deadLetters} back to ${BUS_QUEUE}, `.replace(/\$/g, "\\$");
   assert.match(await dialog.innerText(), new RegExp(`${where}.*: ${declined}\\.`));
   await confirm(page, "Replay");
-  await poison.locator("#poison-said", { hasText: `Replayed 1 message to ${BUS_QUEUE}.` }).waitFor();
+  const replayed = `Replayed 1 message to ${BUS_QUEUE}.`;
+  await poison.locator("#poison-said", { hasText: replayed }).waitFor();
   // Read again: only the other message is left, nothing selected.
   await poison.locator("#poison-replay-selected", { hasText: "Replay selected (0)" }).waitFor();
-  await poison.locator("#poison-depth", { hasText: `1 message(s) (approximate), for ${BUS_QUEUE}.` }).waitFor();
+  await poison.locator("#poison-depth", { hasText: depth(1) }).waitFor();
   assert.deepEqual(await poison.locator("tbody code.id").allInnerTexts(), [other]);
   // Delivered again afresh (DeliveryCount 1), and shipped.
   await until("the replayed order was delivered again and shipped", 30_000, () =>
-    handler.answered().some((a) => a.function === "charge" && a.order === 2002 && a.status === 200 && a.deliveryCount === 1),
+    handler.answered().some((a) => {
+      const ok = a.function === "charge" && a.order === 2002 && a.status === 200;
+      return ok && a.deliveryCount === 1;
+    }),
   );
   await page.close();
 });
