@@ -6,7 +6,8 @@
 #                    unit tests, build, then the end-to-end tests: headless Chromium
 #                    (/usr/bin/chromium) driven by playwright-core against a real Shoal stack on
 #                    a fresh Postgres database ($DATABASE_URL, an administrator's): Azurite's
-#                    queue service in memory, `shoal serve`, one `shoal scheduler` and two
+#                    queue service in memory, the local Service Bus stand-in (`shoal
+#                    local-bus`), `shoal serve`, one `shoal scheduler` and two
 #                    `shoal worker`s ($SHOAL_BIN, default target/debug/shoal), with the apps'
 #                    handler in the test process (web/e2e/stack.mjs). Screenshots go to
 #                    web/e2e/artifacts/.

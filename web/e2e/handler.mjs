@@ -8,8 +8,11 @@
 //   decline   HTTP 500, a failure (the worker keeps the answer's body in the error);
 //   oversize  2xx with `Logs` and an `Outputs.receipt` larger than a queue message may be, so
 //             writing the output fails: a failed attempt that keeps the handler's `Logs`.
+// A declining order answers as `ok` once the test says the handler works again for it
+// (`recover(order)`), as a fixed handler would when its failed messages are replayed.
 // Every answer is recorded with the worker and instance that asked (`X-Shoal-Worker`,
-// `X-Shoal-Instance`), so the journeys compare what the workers report with what happened.
+// `X-Shoal-Instance`) and the message's DequeueCount (a queue's) or DeliveryCount (Service
+// Bus's), so the journeys compare what the workers report with what happened.
 // An HTTP trigger's request (`Data.<binding>` with its `Method`, `Query`, `Body`) is read the
 // same way from its body, and answered through `ReturnValue` (the function's `$return` http
 // output) with the order and the query it came with.
@@ -23,6 +26,7 @@ export async function startHandler() {
   const received = [];
   const answered = [];
   let gate = null;
+  const recovered = new Set();
 
   const server = createServer(async (req, res) => {
     const chunks = [];
@@ -30,6 +34,7 @@ export async function startHandler() {
     const fn = decodeURIComponent(new URL(req.url, "http://handler").pathname.split("/").pop());
     let message;
     let dequeueCount;
+    let deliveryCount;
     let http;
     try {
       const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -37,18 +42,28 @@ export async function startHandler() {
       http = data !== null && typeof data === "object" && typeof data.Method === "string" ? data : null;
       message = http ? JSON.parse(http.Body || "{}") : typeof data === "string" ? JSON.parse(data) : data;
       dequeueCount = Number(body.Metadata?.DequeueCount);
+      deliveryCount = Number(body.Metadata?.DeliveryCount);
     } catch (e) {
       res.writeHead(400).end(String(e));
       return;
     }
     const worker = req.headers["x-shoal-worker"];
     const instance = req.headers["x-shoal-instance"];
-    received.push({ function: fn, order: message.order, outcome: message.outcome, dequeueCount, worker, instance });
+    received.push({
+      function: fn,
+      order: message.order,
+      outcome: message.outcome,
+      dequeueCount,
+      deliveryCount,
+      worker,
+      instance,
+    });
     if (message.outcome === "hold" && gate) await gate.promise;
     const order = message.order;
     let status = 200;
     let reply;
-    switch (http ? "http" : message.outcome) {
+    const outcome = message.outcome === "decline" && recovered.has(order) ? "ok" : message.outcome;
+    switch (http ? "http" : outcome) {
       case "http":
         reply = {
           Logs: [`quoted order ${order}`],
@@ -82,6 +97,7 @@ export async function startHandler() {
         outcome: message.outcome,
         status,
         dequeueCount,
+        deliveryCount,
         worker,
         instance,
       }),
@@ -96,6 +112,10 @@ export async function startHandler() {
     received: () => [...received],
     /// Every answer so far, in order.
     answered: () => [...answered],
+    /// From now on `order` is shipped, not declined.
+    recover(order) {
+      recovered.add(order);
+    },
     /// Holds `hold` messages until the returned function is called.
     hold() {
       let release;

@@ -1,19 +1,21 @@
 // A real Shoal for the end-to-end tests, on a fresh Postgres database (made and dropped by
-// deploy/local/web.sh): Azurite's queue service in memory on a free port (azurite.mjs),
-// `shoal serve` serving the built dashboard, one `shoal scheduler` and two `shoal worker`s, all
-// with the same secret key, configured as docs/configuration.md says, with the timings that
-// have a setting shortened so the journeys stay quick: a 500 ms scheduler tick, 3 s leases and
-// scale-in window, the workers' local-development polling (at most 2 s between empty polls) and
-// a 5 s drain deadline. The scheduler's 10 s sampling and the workers' 1 s telemetry flush have
-// no setting and keep their values. Tokens are minted by `shoal token`
-// and data written through the API; messages go into Azurite and the handler (handler.mjs)
-// answers the workers. Every child is stopped with SIGTERM by `stop()` and killed if the test
-// process ends otherwise (processes.mjs).
+// deploy/local/web.sh): Azurite's queue service in memory on a free port (azurite.mjs), the
+// local Service Bus stand-in `shoal local-bus` likewise (local-bus.mjs), `shoal serve` serving
+// the built dashboard, one `shoal scheduler` and two `shoal worker`s, all with the same secret
+// key, configured as docs/configuration.md says, with the timings that have a setting
+// shortened so the journeys stay quick: a 500 ms scheduler tick, 3 s leases and scale-in
+// window, the workers' local-development polling (at most 2 s between empty polls) and a 5 s
+// drain deadline. The scheduler's 10 s sampling and the workers' 1 s telemetry flush have no
+// setting and keep their values. Tokens are minted by `shoal token` and data written through
+// the API; messages go into Azurite or are sent from the dashboard, and the handler
+// (handler.mjs) answers the workers. Every child is stopped with SIGTERM by `stop()` and
+// killed if the test process ends otherwise (processes.mjs).
 
 import { spawn, execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { startAzurite } from "./azurite.mjs";
+import { startLocalBus } from "./local-bus.mjs";
 import { exitedEarly, freePort, stop, track } from "./processes.mjs";
 
 const run = promisify(execFile);
@@ -48,6 +50,8 @@ async function launch({ bin, databaseUrl, webDir, environment }, started) {
     // The journeys' handler listens on loopback, which Shoal refuses unless allowed.
     SHOAL_EGRESS_ALLOW: "127.0.0.0/8,::1",
   };
+  const serviceBus = await startLocalBus(bin, env);
+  started.push(() => serviceBus.stop());
   const start = (name, args, extra = {}) => {
     const child = track(name, spawn(bin, args, { env: { ...env, ...extra }, stdio: ["ignore", "inherit", "inherit"] }));
     started.unshift(() => stop(child));
@@ -104,11 +108,13 @@ async function launch({ bin, databaseUrl, webDir, environment }, started) {
     token,
     admin,
     azurite,
-    /// Stops the workers and the scheduler, then the API, then Azurite, each with SIGTERM.
+    /// `connectionString`: the stand-in's, with its Manage policy (a fixed development key).
+    serviceBus,
+    /// Stops the workers and the scheduler, then the API, then the brokers, each with SIGTERM.
     async stop() {
       await Promise.all([scheduler, ...workers].map((child) => stop(child)));
       await stop(serve);
-      await azurite.stop();
+      await Promise.all([azurite.stop(), serviceBus.stop()]);
     },
   };
 }

@@ -2053,7 +2053,8 @@ export interface components {
             /**
              * @description The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
              *     for callers allowed to read the app's settings (`Shoal/apps/settings/list/action`),
-             *     since bodies often carry what settings protect.
+             *     since bodies often carry what settings protect (the queue's `bodiesHidden` says when
+             *     it was left out).
              */
             body?: string | null;
         };
@@ -2067,6 +2068,12 @@ export interface components {
             approximateCount: number;
             /** @description The oldest visible messages, oldest first (peeked: nothing changes). */
             messages: components["schemas"]["PoisonMessage"][];
+            /**
+             * @description Whether the bodies were left out for this caller (it may not list the app's settings,
+             *     `Shoal/apps/settings/list/action`). Said here because a message without a `body` is
+             *     otherwise ambiguous: hidden from this caller, or a message that has none.
+             */
+            bodiesHidden: boolean;
         };
         PrincipalList: {
             items: components["schemas"]["PrincipalView"][];

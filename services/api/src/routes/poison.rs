@@ -53,6 +53,10 @@ pub struct PoisonQueue {
     pub approximate_count: u64,
     /// The oldest visible messages, oldest first (peeked: nothing changes).
     pub messages: Vec<PoisonMessage>,
+    /// Whether the bodies were left out for this caller (it may not list the app's settings,
+    /// `Shoal/apps/settings/list/action`). Said here because a message without a `body` is
+    /// otherwise ambiguous: hidden from this caller, or a message that has none.
+    pub bodies_hidden: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -78,7 +82,8 @@ pub struct PoisonMessage {
     pub dead_letter_reason: Option<String>,
     /// The message text as stored (a Service Bus body that is not UTF-8 as `base64:…`); only
     /// for callers allowed to read the app's settings (`Shoal/apps/settings/list/action`),
-    /// since bodies often carry what settings protect.
+    /// since bodies often carry what settings protect (the queue's `bodiesHidden` says when
+    /// it was left out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
 }
@@ -181,6 +186,7 @@ pub async fn get_poison(
                         body: with_bodies.then_some(m.text),
                     })
                     .collect(),
+                bodies_hidden: !with_bodies,
             }
         }
         Source::ServiceBus(dead) => {
@@ -194,6 +200,7 @@ pub async fn get_poison(
                 poison_queue: format!("{}/$DeadLetterQueue", dead.entity.management_path()),
                 approximate_count,
                 messages,
+                bodies_hidden: !with_bodies,
             }
         }
         Source::Stream(dead) => {
@@ -203,6 +210,7 @@ pub async fn get_poison(
                 poison_queue: dead.topic.clone(),
                 approximate_count,
                 messages,
+                bodies_hidden: !with_bodies,
             }
         }
         Source::Kind(kind) => {
@@ -223,6 +231,7 @@ pub async fn get_poison(
                         body: m.body,
                     })
                     .collect(),
+                bodies_hidden: !with_bodies,
             }
         }
     };

@@ -113,10 +113,13 @@ async fn poisoned_messages_are_shown_replayed_and_processed() {
     let messages = seen["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
     assert!(messages.iter().all(|m| m.get("body").is_none()), "{seen}");
+    // Said in so many words, so a client can tell a hidden body from one a message lacks.
+    assert_eq!(seen["bodiesHidden"], true, "{seen}");
     let full: Value = api
         .request(Method::GET, POISON, Some(&contributor))
         .fetch_json()
         .await;
+    assert_eq!(full["bodiesHidden"], false, "{full}");
     let bodies: BTreeSet<&str> = full["messages"]
         .as_array()
         .unwrap()
@@ -339,6 +342,15 @@ async fn dead_lettered_service_bus_messages_are_shown_replayed_and_processed() {
         .map(|m| m["body"].as_str().unwrap())
         .collect();
     assert_eq!(bodies, BTreeSet::from(["first", "second"]));
+    assert_eq!(shown["bodiesHidden"], false, "{shown}");
+    let reader = api.token_for("contoso", Role::Reader);
+    let hidden: Value = api
+        .request(Method::GET, POISON, Some(&reader))
+        .fetch_json()
+        .await;
+    assert_eq!(hidden["bodiesHidden"], true, "{hidden}");
+    let listed = hidden["messages"].as_array().unwrap();
+    assert!(!listed.is_empty() && listed.iter().all(|m| m.get("body").is_none()));
 
     handler.set_behaviour(Behaviour::Respond(json!({})));
     let failed = handler.count();

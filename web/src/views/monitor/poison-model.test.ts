@@ -19,33 +19,42 @@ function message(messageId: string, body?: string | null): PoisonMessage {
   return m;
 }
 
-const queue = (messages: PoisonMessage[], approximateCount = messages.length): PoisonQueue => ({
+const queue = (messages: PoisonMessage[], approximateCount = messages.length, bodiesHidden = false): PoisonQueue => ({
   triggerQueue: "orders",
   poisonQueue: "orders-poison",
   approximateCount,
   messages,
+  bodiesHidden,
 });
 
 describe("a poison message's body", () => {
-  it("is hidden, not empty, when the API leaves it out", () => {
-    expect(bodyView(message("a"))).toEqual({ state: "hidden" });
-    expect(bodyView(message("a", null))).toEqual({ state: "hidden" });
-    expect(bodyView(message("a", ""))).toEqual({ state: "empty" });
+  it("is hidden when the API says it left the bodies out", () => {
+    expect(bodyView(message("a"), true)).toEqual({ state: "hidden" });
+    expect(bodyView(message("a", null), true)).toEqual({ state: "hidden" });
+    expect(bodyView(message("a", "x"), true)).toEqual({ state: "hidden" });
+  });
+  it("is empty, not hidden, when the message has none and nothing was hidden", () => {
+    expect(bodyView(message("a"), false)).toEqual({ state: "empty" });
+    expect(bodyView(message("a", null), false)).toEqual({ state: "empty" });
+    expect(bodyView(message("a", ""), false)).toEqual({ state: "empty" });
   });
   it("is decoded where it is base64 text or JSON", () => {
-    expect(bodyView(message("a", btoa('{"order":42}')))).toEqual({
+    expect(bodyView(message("a", btoa('{"order":42}')), false)).toEqual({
       state: "shown",
       decoded: { kind: "JSON, decoded from base64", text: '{\n  "order": 42\n}' },
     });
-    expect(bodyView(message("a", "ship it"))).toEqual({ state: "shown", decoded: { kind: "text", text: "ship it" } });
+    expect(bodyView(message("a", "ship it"), false)).toEqual({
+      state: "shown",
+      decoded: { kind: "text", text: "ship it" },
+    });
   });
   it("says a Service Bus body that is not UTF-8 is binary", () => {
-    expect(bodyView(message("a", "base64:AAEC"))).toEqual({ state: "binary", base64: "AAEC" });
+    expect(bodyView(message("a", "base64:AAEC"), false)).toEqual({ state: "binary", base64: "AAEC" });
   });
-  it("is said to be hidden when any listed body is", () => {
-    expect(bodiesHidden([message("a", "x"), message("b")])).toBe(true);
-    expect(bodiesHidden([message("a", "x"), message("b", "")])).toBe(false);
-    expect(bodiesHidden([])).toBe(false);
+  it("is said to be hidden only when the API says so and something is listed", () => {
+    expect(bodiesHidden(queue([message("a"), message("b")], 2, true))).toBe(true);
+    expect(bodiesHidden(queue([message("a"), message("b", "")], 2, false))).toBe(false);
+    expect(bodiesHidden(queue([], 0, true))).toBe(false);
   });
 });
 

@@ -23,23 +23,26 @@ const BINARY = "base64:";
 export type BodyView =
   /// The API left it out: the caller may not list the app's settings.
   | { state: "hidden" }
+  /// An empty body, or none at all (the API says when it hid one: `bodiesHidden`).
   | { state: "empty" }
   | { state: "binary"; base64: string }
   | { state: "shown"; decoded: Decoded };
 
 /// A message's body as the view shows it. The API sends `body` only to callers who may list
-/// the app's settings, so an absent body is hidden, never empty.
-export function bodyView(message: PoisonMessage): BodyView {
+/// the app's settings and says so in the queue's `bodiesHidden`: a body is hidden only then, so
+/// a message that has none reads as empty, not as hidden.
+export function bodyView(message: PoisonMessage, hidden: boolean): BodyView {
+  if (hidden) return { state: "hidden" };
   const body = message.body;
-  if (body === undefined || body === null) return { state: "hidden" };
-  if (body === "") return { state: "empty" };
+  if (body === undefined || body === null || body === "") return { state: "empty" };
   if (body.startsWith(BINARY)) return { state: "binary", base64: body.slice(BINARY.length) };
   return { state: "shown", decoded: decodePayload(body) };
 }
 
-/// Whether some listed message's body was left out for this caller.
-export function bodiesHidden(messages: PoisonMessage[]): boolean {
-  return messages.some((m) => bodyView(m).state === "hidden");
+/// Whether the listed messages' bodies were left out for this caller: the API says so (a
+/// missing body alone cannot tell hidden from absent). Nothing is hidden when nothing is listed.
+export function bodiesHidden(queue: PoisonQueue): boolean {
+  return queue.bodiesHidden && queue.messages.length > 0;
 }
 
 /// Whether a trigger's failed messages can be replayed one by one: a stream's dead letters are

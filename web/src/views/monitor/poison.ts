@@ -130,7 +130,7 @@ export function poisonSection(ctx: Context, path: Path, triggerType: string): HT
       h("h3", {}, q.poisonQueue),
       h("p", { id: "poison-depth" }, depthText(q)),
       h("p", { id: "poison-listed" }, listedText(q)),
-      bodiesHidden(q.messages)
+      bodiesHidden(q)
         ? h(
             "p",
             { class: "hint", id: "poison-bodies-hidden" },
@@ -147,7 +147,7 @@ export function poisonSection(ctx: Context, path: Path, triggerType: string): HT
             { label: "Inserted", cell: (m) => when(m.insertedAt) },
             { label: "Dequeue / delivery count", cell: (m) => m.dequeueCount },
             { label: "Reason", cell: (m) => m.deadLetterReason ?? "—" },
-            { label: "Body", cell: bodyCell },
+            { label: "Body", cell: (m) => bodyCell(m, q.bodiesHidden) },
           ], q.messages)
         : null,
     );
@@ -157,8 +157,8 @@ export function poisonSection(ctx: Context, path: Path, triggerType: string): HT
   return h("div", { id: "poison-section" }, said, content);
 }
 
-function bodyCell(m: PoisonMessage): HTMLElement {
-  const body = bodyView(m);
+function bodyCell(m: PoisonMessage, hidden: boolean): HTMLElement {
+  const body = bodyView(m, hidden);
   switch (body.state) {
     case "hidden":
       return h("span", { class: "hint body-hidden" }, "Hidden: needs access to the app's settings");
