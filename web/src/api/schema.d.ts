@@ -1976,7 +1976,10 @@ export interface components {
              */
             spanId?: string | null;
         };
-        /** @description One delivery of a message (or event, or occurrence) to the handler, with its attempts. */
+        /**
+         * @description One delivery of a message (or event, occurrence or HTTP request) to the handler, with its
+         *     attempts.
+         */
         LoggedInvocation: {
             /** @description The delivery's `webhook-id`, the same for each of its attempts. */
             deliveryKey: string;
