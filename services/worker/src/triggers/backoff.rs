@@ -44,35 +44,53 @@ const SETTLE_ATTEMPTS: u32 = 4;
 /// Runs the settlement step `op` (named `step` in the logs and its span), again after 100, 200
 /// and 300 ms while it fails with an error `transient` says may pass. The error that ended it
 /// otherwise: a lost receipt or lock is not retried, since the message is received again anyway.
-pub async fn settle<F, Fut, E>(
-    step: &str,
-    transient: impl Fn(&E) -> bool,
-    mut op: F,
-) -> Result<(), E>
+pub async fn settle<F, Fut, E>(step: &str, transient: impl Fn(&E) -> bool, op: F) -> Result<(), E>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<(), E>>,
     E: std::fmt::Display,
 {
-    let mut span = spans::settlement(step);
+    let span = spans::settlement(step);
+    let (result, tries) = settle_counted(step, transient, op).await;
+    end_settlement(span, tries, result.is_ok());
+    result
+}
+
+/// [`settle`] without its span, for a step taken on behalf of several deliveries (one
+/// acknowledgement for a run of them), with the tries it took; each delivery ends a span of
+/// its own with [`end_settlement`].
+pub async fn settle_counted<F, Fut, E>(
+    step: &str,
+    transient: impl Fn(&E) -> bool,
+    mut op: F,
+) -> (Result<(), E>, u32)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
     let mut attempt = 1;
-    let result = loop {
+    loop {
         match op().await {
-            Ok(()) => break Ok(()),
+            Ok(()) => return (Ok(()), attempt),
             Err(e) if transient(&e) && attempt < SETTLE_ATTEMPTS => {
                 tracing::debug!(step, attempt, error = %e, "settlement step failed; retrying");
                 tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
                 attempt += 1;
             }
-            Err(e) => break Err(e),
-        }
-    };
-    if let Some(mut span) = span.take() {
-        spans::settle_tries(&mut span, attempt);
-        match &result {
-            Ok(()) => span.end("settled", false),
-            Err(_) => span.end("failed", true),
+            Err(e) => return (Err(e), attempt),
         }
     }
-    result
+}
+
+/// Ends a settlement's span (from `spans::settlement`), with the tries it took.
+pub fn end_settlement(span: Option<spans::WorkerSpan>, tries: u32, settled: bool) {
+    if let Some(mut span) = span {
+        spans::settle_tries(&mut span, tries);
+        if settled {
+            span.end("settled", false);
+        } else {
+            span.end("failed", true);
+        }
+    }
 }

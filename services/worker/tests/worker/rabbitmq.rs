@@ -267,6 +267,66 @@ async fn a_message_over_the_workers_limit_is_dead_lettered_unread_and_the_rest_f
     Ok(())
 }
 
+/// How long `order-0` keeps the handler busy in the test below (within the harness's 5 s
+/// handler timeout).
+const SLOW: Duration = Duration::from_secs(3);
+
+fn order_0_is_slow(body: &Value) -> Duration {
+    match body["Data"]["order"].as_str() {
+        Some("order-0") => SLOW,
+        _ => Duration::ZERO,
+    }
+}
+
+/// Acknowledgements go out in runs (one `basic.ack multiple`), never past a message still in
+/// hand: with two messages held at once and the first one slow, the ones behind it are
+/// acknowledged without it and keep the window open, and once the worker has stopped every
+/// message was acknowledged (none comes back to the queue).
+#[tokio::test]
+async fn a_slow_message_holds_back_neither_the_ones_behind_it_nor_their_acknowledgements()
+-> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("slow-head");
+    pika(&url, &["declare", &queue]).await?;
+    let h = Harness::start(Behaviour::DelayBy(order_0_is_slow, json!({}))).await?;
+    put_app(
+        &h,
+        &url,
+        json!({"extensions": {"rabbitMQ": {"prefetchCount": 2}}}),
+    )
+    .await?;
+    h.put_function("process", json!([trigger(&queue)])).await?;
+    pika(&url, &["publish", &queue, "12", "order"]).await?;
+
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    let first = h.handler.wait_for(1, Duration::from_secs(30)).await?;
+    assert_eq!(first[0].body["Data"]["order"], "order-0");
+    // Had the eleven others waited for order-0's acknowledgement, the second of the two held
+    // would have kept the window shut until order-0 was answered.
+    let all = h.handler.wait_for(12, SLOW).await?;
+    let behind = all[11].at.duration_since(first[0].at);
+    assert!(
+        behind < SLOW,
+        "the last came {behind:?} after order-0, once it was answered"
+    );
+    let deadline = tokio::time::Instant::now() + SLOW + Duration::from_secs(20);
+    while h.handler.running_of("process") > 0 {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "order-0 never answered"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.shut_down().await?;
+    assert_eq!(
+        ready(&url, &queue).await?,
+        0,
+        "a message came back unacknowledged"
+    );
+    assert_eq!(h.handler.count(), 12, "a message was delivered twice");
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_message_without_an_id_keeps_one_idempotency_key_through_its_requeues() -> Result<()> {
     let url = rabbitmq::url()?;

@@ -6,7 +6,8 @@
 //! A message that cannot be handled now for reasons of Shoal's, not the message's — the
 //! breaker opened, the drain deadline passed, the handler could not take it for as long as it
 //! could be held — goes back to the queue with `basic.nack` and requeue, costing it no
-//! failure. Every settlement is tried a few times (`backoff::settle`); if it still fails the
+//! failure. Acknowledgements go through the channel's `acker`, which sends a run of them as
+//! one frame. Every settlement is tried a few times (`backoff::settle`); if it still fails the
 //! channel is likely gone and the broker requeues the message itself, so it may be delivered
 //! again but is never lost. A far-off retry is not parked at the broker (AMQP has no delayed
 //! redelivery without a plugin): it is waited for in hand, as a Service Bus message's short
@@ -16,7 +17,7 @@ use serde_json::{Map, Value};
 use shoal_connectors::amqp::headers;
 use shoal_connectors::amqp::lapin::message::Delivery;
 use shoal_connectors::amqp::lapin::options::{
-    BasicAckOptions, BasicNackOptions, BasicPublishOptions, BasicRejectOptions,
+    BasicNackOptions, BasicPublishOptions, BasicRejectOptions,
 };
 use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable};
 use shoal_connectors::amqp::lapin::{BasicProperties, Channel};
@@ -30,8 +31,10 @@ use uuid::Uuid;
 
 use crate::breaker::Turn;
 use crate::invocation::{FunctionHost, Hold, Retries, Unsettled};
+use crate::spans;
 use crate::triggers::backoff;
 use crate::triggers::rabbitmq::BoundRabbitMq;
+use crate::triggers::rabbitmq::acker::Acker;
 
 /// The channel a listener's messages are settled on, and the queue copies are published to.
 pub struct Settle {
@@ -39,6 +42,8 @@ pub struct Settle {
     pub queue: String,
     /// The listener's consumer's tag (`ConsumerTag` in the binding data).
     pub consumer_tag: String,
+    /// The channel's acknowledgements, batched; told of every other settlement too.
+    pub acker: Acker,
 }
 
 pub async fn deliver(
@@ -191,6 +196,7 @@ async fn reject(settle: &Settle, message: &Delivery) {
     if let Err(e) = result {
         tracing::warn!(error = %e, "rejecting the message failed; the broker gives it back");
     }
+    settle.acker.settled(delivery);
 }
 
 /// Publishes a copy of `message` to its queue through the default exchange with
@@ -233,20 +239,12 @@ async fn republish(
     }
 }
 
+/// Acknowledged through the channel's [`Acker`], perhaps with others in one frame; the span
+/// ends once the frame is written.
 async fn ack(settle: &Settle, message: &Delivery) {
-    let delivery = message.delivery_tag;
-    let channel = &settle.channel;
-    let result = backoff::settle(
-        "ack",
-        |_| true,
-        || async {
-            channel
-                .basic_ack(delivery, BasicAckOptions::default())
-                .await
-                .map(|_| ())
-        },
-    )
-    .await;
+    let span = spans::settlement("ack");
+    let (result, tries) = settle.acker.ack(message.delivery_tag).await;
+    backoff::end_settlement(span, tries, result.is_ok());
     if let Err(e) = result {
         tracing::warn!(error = %e, "acknowledging the message failed; the broker delivers it again");
     }
@@ -276,6 +274,7 @@ pub async fn give_back(settle: &Settle, message: &Delivery) {
     if let Err(e) = result {
         tracing::warn!(error = %e, "giving the message back failed; the broker gives it back when the channel closes");
     }
+    settle.acker.settled(delivery);
 }
 
 /// The handler's idempotency key (`webhook-id`): the message's own `MessageId` when the

@@ -34,6 +34,7 @@ use crate::invocation::FunctionHost;
 use crate::spans;
 use crate::triggers::backoff::Retry;
 use crate::triggers::rabbitmq::BoundRabbitMq;
+use crate::triggers::rabbitmq::acker;
 use crate::triggers::rabbitmq::delivery::{self, Settle};
 
 pub struct RabbitMqListener {
@@ -129,10 +130,12 @@ impl RabbitMqListener {
         let breaker = &self.function.breaker;
         let in_flight = Arc::new(AtomicUsize::new(0));
         let mut deliveries = JoinSet::new();
+        let (acker, acks_sent) = acker::start(channel.clone());
         let settle = Arc::new(Settle {
             channel: channel.clone(),
             queue: self.trigger.source.entity.clone(),
             consumer_tag: consumer.tag().as_str().to_owned(),
+            acker,
         });
         let ended = loop {
             let next = tokio::select! {
@@ -201,6 +204,7 @@ impl RabbitMqListener {
             stats.polled(chrono::Utc::now());
             in_flight.fetch_add(1, Ordering::AcqRel);
             stats.set_in_flight(in_flight.load(Ordering::Acquire));
+            settle.acker.taken(message.delivery_tag);
             let (trigger, function, settle) =
                 (self.trigger.clone(), self.function.clone(), settle.clone());
             let (abandon, in_flight) = (self.abandon.clone(), in_flight.clone());
@@ -224,6 +228,9 @@ impl RabbitMqListener {
             .basic_cancel(consumer.tag(), BasicCancelOptions::default())
             .await;
         while deliveries.join_next().await.is_some() {}
+        // The last reporter gone, the acker sends what is left and ends.
+        drop(settle);
+        let _ = acks_sent.await;
         ended
     }
 }

@@ -5,9 +5,13 @@
 //! with its requeue count raised (the extension's `RabbitMQListener`) or, at the fifth,
 //! rejects it to the queue's dead-letter exchange.
 //!
+//! Acknowledgements are batched: a run of settled deliveries is acknowledged with one
+//! `basic.ack multiple` that never reaches past one still in hand (`acks`, sent by `acker`).
 //! Nothing is acknowledged before it is settled, so a worker that dies loses nothing: the
 //! broker hands its unacknowledged messages to another consumer when the connection drops.
 
+mod acker;
+mod acks;
 mod delivery;
 mod listener;
 
