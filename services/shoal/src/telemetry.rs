@@ -10,6 +10,8 @@
 //! a session listener meets all the time (each "no session free" refusal of an accept is an
 //! `error` event of its link builder), so by default it would bury the lines that matter.
 
+use std::io::IsTerminal as _;
+
 use tracing_subscriber::EnvFilter;
 
 /// What is logged when `RUST_LOG` is not set: Shoal's and the libraries' information and up,
@@ -25,8 +27,11 @@ pub enum LogFormat {
 pub fn init(format: LogFormat) {
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
+    // Colours only for a person at a terminal: a log file or a container's log collector gets
+    // plain text, not escape codes (and no process spends time writing them).
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     // `init` also installs the `log` → `tracing` bridge (`tracing_log::LogTracer`).
     match format {
