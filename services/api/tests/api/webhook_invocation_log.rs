@@ -15,6 +15,15 @@ use crate::helpers::{Fetch, TestApp};
 
 const FUNCTION: &str = "/v1/tenants/contoso/apps/orders/functions";
 
+/// A test app with tenant `contoso` and its app `orders`, written with `body`.
+async fn orders_app(body: Value) -> TestApp {
+    let app = TestApp::spawn().await;
+    app.put_tenant("contoso").await;
+    let created = app.put_app("contoso", "orders", &body).await;
+    assert_eq!(created.status(), StatusCode::CREATED);
+    app
+}
+
 async fn put_function(app: &TestApp, name: &str, bindings: Value) {
     let response = app
         .admin(Method::PUT, &format!("{FUNCTION}/{name}"))
@@ -49,16 +58,8 @@ async fn calls_answered_failed_and_queued_are_logged_with_their_attempts() {
     })))
     .await
     .unwrap();
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let created = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({"handler": {"url": handler.url().as_str(), "timeoutSeconds": 5}}),
-        )
-        .await;
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let app =
+        orders_app(json!({"handler": {"url": handler.url().as_str(), "timeoutSeconds": 5}})).await;
     put_function(
         &app,
         "order",
@@ -188,19 +189,11 @@ async fn a_forwarded_request_is_logged_without_a_preview() {
     })
     .await
     .unwrap();
-    let app = TestApp::spawn().await;
-    app.put_tenant("contoso").await;
-    let created = app
-        .put_app(
-            "contoso",
-            "orders",
-            &json!({
-                "handler": {"url": handler.url().as_str()},
-                "hostConfig": {"customHandler": {"enableForwardingHttpRequest": true}}
-            }),
-        )
-        .await;
-    assert_eq!(created.status(), StatusCode::CREATED);
+    let app = orders_app(json!({
+        "handler": {"url": handler.url().as_str()},
+        "hostConfig": {"customHandler": {"enableForwardingHttpRequest": true}}
+    }))
+    .await;
     put_function(
         &app,
         "lookup",
