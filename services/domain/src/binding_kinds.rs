@@ -12,10 +12,10 @@
 //! a kind sees its own `host.json` section (a JSON value, its defaults filled in), not the
 //! whole host configuration, and answers in the plain types defined here.
 //!
-//! The kinds Shoal had before this table (Storage queues, Service Bus, Kafka and Event Hubs)
-//! are still variants of [`Binding`] with their own arms; a kind here (HTTP,
-//! `cosmosDBTrigger`, `timerTrigger`, RabbitMQ) is a [`Binding::Kind`], whose properties are kept as written (checked by the kind
-//! when read) and read into the kind's own types where they are used.
+//! A kind here (Storage queues, HTTP, `cosmosDBTrigger`, `timerTrigger`, RabbitMQ) is a
+//! [`Binding::Kind`], whose properties are kept as written (checked by the kind when read) and
+//! read into the kind's own types where they are used. Service Bus, Kafka and Event Hubs are
+//! still variants of [`Binding`] with their own arms, until they move here too.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -27,16 +27,39 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
+use crate::connection::{ConnectionKind, ConnectionSpec};
 use crate::names::{BindingName, SettingName};
 use crate::validation::{Problems, from_json};
+
+/// Declares a binding's property struct: camelCase, unknown properties rejected, `None`
+/// omitted on output, and the `dataType` every binding may carry.
+macro_rules! binding_struct {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub struct $name {
+            pub name: crate::names::BindingName,
+            $($(#[$fdoc])* pub $field: $ty,)*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub data_type: Option<crate::binding_kinds::DataType>,
+        }
+    };
+}
+pub(crate) use binding_struct;
 
 pub mod cosmos_db;
 pub mod http;
 pub mod rabbitmq;
+pub mod storage_queue;
 pub mod timer;
 
-/// Every kind described here, in the order error messages list them.
+/// Every kind described here. Types are listed (in error messages and the catalog) with the
+/// first [`LISTED_BEFORE_BUILTINS`] of these ahead of the built-in types of
+/// `crate::bindings`, the rest after them.
 const KINDS: &[&dyn BindingKind] = &[
+    &storage_queue::TRIGGER,
+    &storage_queue::OUTPUT,
     &http::TRIGGER,
     &http::OUTPUT,
     &cosmos_db::TRIGGER,
@@ -44,6 +67,11 @@ const KINDS: &[&dyn BindingKind] = &[
     &rabbitmq::TRIGGER,
     &rabbitmq::OUTPUT,
 ];
+
+/// How many of [`KINDS`] are listed ahead of the built-in types: the Storage queue kinds, which
+/// Shoal had first, so the order users see in messages and the catalog stays what it was. When
+/// the last built-in types move into this table, it is the table's order alone.
+pub const LISTED_BEFORE_BUILTINS: usize = 2;
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {
@@ -108,7 +136,14 @@ pub trait BindingKind: Send + Sync + 'static {
         &self,
         _binding: &KindBinding,
         _settings: &BTreeMap<String, String>,
-    ) -> Option<Result<BrokerSource, String>> {
+    ) -> Option<Result<Source, String>> {
+        None
+    }
+
+    /// The kind of Azure connection its connection setting names, for a kind that signs in
+    /// as Azure's SDKs do (a connection string, or an identity-based connection's settings
+    /// under the prefix): diagnostics resolve it and say how it signs in.
+    fn azure_connection(&self) -> Option<ConnectionKind> {
         None
     }
 
@@ -274,6 +309,23 @@ pub enum DataShape {
     Array,
 }
 
+/// Where a trigger of a kind here reads from (`trigger_source::TriggerSource` has a variant
+/// of its own for each).
+#[derive(Clone, Debug, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made once per resolution and moved into a `TriggerSource` at once"
+)]
+pub enum Source {
+    /// A queue of a storage account, reached through an Azure connection.
+    StorageQueue {
+        connection: ConnectionSpec,
+        queue: String,
+    },
+    /// An entity on a broker reached by URI.
+    Broker(BrokerSource),
+}
+
 /// What a trigger of a kind here reads: an entity on a broker reached by a URI kept in an app
 /// setting (`trigger_source::TriggerSource::Broker`).
 #[derive(Clone, PartialEq, Eq)]
@@ -324,10 +376,13 @@ pub fn without_credentials(uri: &str) -> String {
 
 /// A kind's section of `host.json`'s `extensions`: `read` checks what was written (pushing
 /// problems under `path`) and returns it with every default filled in, which is what is kept
-/// in [`crate::host_config::Extensions::kinds`].
+/// in [`crate::host_config::Extensions::kinds`]. A section without `read` is one
+/// `crate::host_config` reads into a typed section of its own (`queues`, whose defaults depend
+/// on where the worker runs); the kind is handed it as JSON all the same
+/// (`crate::host_config::Extensions::section_of`).
 pub struct HostSection {
     pub name: &'static str,
-    pub read: fn(Option<&Value>, &str, &mut Problems) -> Value,
+    pub read: Option<SectionReader>,
 }
 
 /// The kind whose `type` is `type_name`.
@@ -340,17 +395,22 @@ pub fn all() -> impl Iterator<Item = &'static dyn BindingKind> {
     KINDS.iter().copied()
 }
 
-/// Every kind's `host.json` section, once (a trigger and its output share one).
-pub fn host_sections() -> impl Iterator<Item = &'static HostSection> {
+/// Every kind's `host.json` section read here, once (a trigger and its output share one), with
+/// its reader.
+pub fn host_sections() -> impl Iterator<Item = (&'static str, SectionReader)> {
     let mut seen = Vec::new();
     all()
         .filter_map(|k| k.host_section())
-        .filter(move |section| {
-            let first = !seen.contains(&section.name);
-            seen.push(section.name);
+        .filter_map(|section| Some((section.name, section.read?)))
+        .filter(move |(name, _)| {
+            let first = !seen.contains(name);
+            seen.push(*name);
             first
         })
 }
+
+/// Reads a kind's `host.json` section (see [`HostSection`]).
+pub type SectionReader = fn(Option<&Value>, &str, &mut Problems) -> Value;
 
 /// A binding of a kind in the table: its descriptor, its name and its properties as written
 /// (checked by the kind when it was read).
@@ -468,7 +528,7 @@ mod tests {
 
     #[test]
     fn host_sections_have_distinct_names() {
-        let mut names: Vec<&str> = host_sections().map(|s| s.name).collect();
+        let mut names: Vec<&str> = host_sections().map(|(name, _)| name).collect();
         let count = names.len();
         names.sort();
         names.dedup();

@@ -7,7 +7,6 @@
 
 mod catalog;
 mod checks;
-mod output_names;
 mod properties;
 mod trigger_data;
 
@@ -24,12 +23,14 @@ use crate::names::BindingName;
 use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
+pub use crate::binding_kinds::storage_queue::{
+    OutputQueueName, QueueOutputBinding, QueueTriggerBinding, resolved_queue_name,
+};
 pub use catalog::{BindingType, binding_types};
-pub use output_names::{OutputQueueName, resolved_queue_name};
 pub use properties::{
     Cardinality, DataType, Direction, EventHubOutputBinding, EventHubTriggerBinding,
-    KafkaClientSettings, KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding, QueueOutputBinding,
-    QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    KafkaClientSettings, KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 pub use trigger_data::{DataShape, check_for_trigger};
 
@@ -38,8 +39,6 @@ use crate::binding_kinds::{self, KindBinding};
 /// One element of `bindings`, by `type`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Binding {
-    QueueTrigger(QueueTriggerBinding),
-    Queue(QueueOutputBinding),
     ServiceBusTrigger(ServiceBusTriggerBinding),
     ServiceBus(ServiceBusOutputBinding),
     EventHubTrigger(EventHubTriggerBinding),
@@ -60,9 +59,7 @@ enum Role {
 }
 
 /// `(type, role)` for every built-in binding type, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 8] = [
-    ("queueTrigger", Role::Trigger),
-    ("queue", Role::Output),
+const KNOWN_TYPES: [(&str, Role); 6] = [
     ("serviceBusTrigger", Role::Trigger),
     ("serviceBus", Role::Output),
     ("eventHubTrigger", Role::Trigger),
@@ -71,27 +68,64 @@ const KNOWN_TYPES: [(&str, Role); 8] = [
     ("kafka", Role::Output),
 ];
 
-/// The trigger types something in Shoal runs, in table order (the built-in ones, then the
-/// kinds of [`crate::binding_kinds`]).
-pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
-    KNOWN_TYPES
-        .iter()
-        .filter(|(_, role)| *role == Role::Trigger)
-        .map(|(t, _)| *t)
+/// Every binding type in the order users see them listed: the first of the table's kinds
+/// (see [`binding_kinds::LISTED_BEFORE_BUILTINS`]), the built-in types, then the rest of the
+/// table's.
+fn listed() -> impl Iterator<Item = Listed> {
+    let kind = Listed::Kind;
+    let first = binding_kinds::LISTED_BEFORE_BUILTINS;
+    binding_kinds::all()
+        .take(first)
+        .map(kind)
         .chain(
-            binding_kinds::all()
-                .filter(|k| k.is_trigger() && k.runs())
-                .map(|k| k.type_name()),
+            KNOWN_TYPES
+                .iter()
+                .map(|(t, role)| Listed::Builtin(t, *role)),
         )
+        .chain(binding_kinds::all().skip(first).map(kind))
 }
 
-/// Every binding type Shoal knows, built-in ones first (the client's project import asks it
-/// which of a project's bindings map).
+/// A binding type as [`listed`]: built in, or a kind of the table.
+#[derive(Clone, Copy)]
+enum Listed {
+    Builtin(&'static str, Role),
+    Kind(&'static dyn binding_kinds::BindingKind),
+}
+
+impl Listed {
+    fn type_name(self) -> &'static str {
+        match self {
+            Listed::Builtin(t, _) => t,
+            Listed::Kind(k) => k.type_name(),
+        }
+    }
+
+    fn is_trigger(self) -> bool {
+        match self {
+            Listed::Builtin(_, role) => role == Role::Trigger,
+            Listed::Kind(k) => k.is_trigger(),
+        }
+    }
+
+    fn runs(self) -> bool {
+        match self {
+            Listed::Builtin(..) => true,
+            Listed::Kind(k) => k.runs(),
+        }
+    }
+}
+
+/// The trigger types something in Shoal runs, in the order they are listed.
+pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
+    listed()
+        .filter(|t| t.is_trigger() && t.runs())
+        .map(Listed::type_name)
+}
+
+/// Every binding type Shoal knows, in the order error messages list them (the client's project
+/// import asks it which of a project's bindings map).
 pub fn known_type_names() -> impl Iterator<Item = &'static str> {
-    KNOWN_TYPES
-        .iter()
-        .map(|(t, _)| *t)
-        .chain(binding_kinds::all().map(|k| k.type_name()))
+    listed().map(Listed::type_name)
 }
 
 /// The built-in binding type written `name`, if there is one.
@@ -106,8 +140,6 @@ pub(crate) fn builtin_type(name: &str) -> Option<&'static str> {
 impl Binding {
     pub fn type_name(&self) -> &'static str {
         match self {
-            Binding::QueueTrigger(_) => "queueTrigger",
-            Binding::Queue(_) => "queue",
             Binding::ServiceBusTrigger(_) => "serviceBusTrigger",
             Binding::ServiceBus(_) => "serviceBus",
             Binding::EventHubTrigger(_) => "eventHubTrigger",
@@ -120,8 +152,6 @@ impl Binding {
 
     pub fn name(&self) -> &BindingName {
         match self {
-            Binding::QueueTrigger(b) => &b.name,
-            Binding::Queue(b) => &b.name,
             Binding::ServiceBusTrigger(b) => &b.name,
             Binding::ServiceBus(b) => &b.name,
             Binding::EventHubTrigger(b) => &b.name,
@@ -157,11 +187,17 @@ impl Binding {
         matches!(self, Binding::Kind(b) if b.kind().answers_its_caller())
     }
 
+    /// The binding of a kind of [`crate::binding_kinds`], if it is one.
+    pub fn as_kind(&self) -> Option<&KindBinding> {
+        match self {
+            Binding::Kind(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The `connection` property, `None` when absent or empty (the type's default connection).
     pub fn connection(&self) -> Option<&str> {
         let connection = match self {
-            Binding::QueueTrigger(b) => b.connection.as_deref(),
-            Binding::Queue(b) => b.connection.as_deref(),
             Binding::ServiceBusTrigger(b) => b.connection.as_deref(),
             Binding::ServiceBus(b) => b.connection.as_deref(),
             Binding::EventHubTrigger(b) => b.connection.as_deref(),
@@ -174,10 +210,7 @@ impl Binding {
 }
 
 fn is_trigger_type(type_name: &str) -> bool {
-    KNOWN_TYPES
-        .iter()
-        .any(|(t, role)| *t == type_name && *role != Role::Output)
-        || binding_kinds::find(type_name).is_some_and(|k| k.is_trigger())
+    listed().any(|t| t.type_name() == type_name && t.is_trigger())
 }
 
 /// Validate a bindings array: every element an object with a known `type`, a `direction`
@@ -319,8 +352,6 @@ impl Serialize for Binding {
             };
         }
         match self {
-            Binding::QueueTrigger(b) => tagged!(b),
-            Binding::Queue(b) => tagged!(b),
             Binding::ServiceBusTrigger(b) if b.cardinality == Some(Cardinality::Many) => {
                 // `isBatched` was implied by `cardinality`; write back only what was written.
                 let b = ServiceBusTriggerBinding {

@@ -22,7 +22,6 @@ use crate::connection::{ConnectionKind, resolve};
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
-use crate::queue_trigger::{NoPoisonQueue, poison_queue_name, trigger_queue_name};
 use crate::stream_trigger::{stream_output, stream_source};
 
 pub mod sign_in;
@@ -84,37 +83,6 @@ pub struct Diagnostics {
     pub connections: Vec<ConnectionSignIn>,
 }
 
-/// The checks for one function (pure, so the rules are unit-tested without HTTP).
-/// Where `queue`'s failed messages go after `maxDequeueCount` attempts. A queue without a poison
-/// queue is a warning when that is because of its name's length (a surprise: its failures are
-/// retried for ever), not when it is itself a poison queue (a function draining one is the usual
-/// reason to trigger on it).
-fn poison_queue_check(
-    queue: &str,
-    host: &HostConfig,
-    check: impl Fn(CheckStatus, String) -> Check,
-) -> Check {
-    let attempts = host.extensions.queues.max_dequeue_count;
-    match poison_queue_name(queue) {
-        Ok(poison) => check(
-            CheckStatus::Ok,
-            format!("messages that fail {attempts} attempts go to {poison}"),
-        ),
-        Err(reason) => {
-            let status = match reason {
-                NoPoisonQueue::IsPoisonQueue(_) => CheckStatus::Ok,
-                NoPoisonQueue::NameTooLong(_) => CheckStatus::Warning,
-            };
-            check(
-                status,
-                format!(
-                    "no poison queue: {reason}; a failed message stays on {queue}, invisible until its invisibility lapses, and is tried again up to {attempts} attempts, then left there"
-                ),
-            )
-        }
-    }
-}
-
 /// The checks of one function's configuration, as of now (a timer says when it runs next).
 pub fn check_function(
     function: &str,
@@ -143,16 +111,12 @@ pub fn check_function_at(
         detail,
     };
     for binding in &spec.bindings {
-        let (kind, queue_name) = match binding {
-            Binding::QueueTrigger(b) => (
-                Some(ConnectionKind::StorageQueue),
-                Some(b.queue_name.clone()),
-            ),
-            Binding::Queue(b) => (Some(ConnectionKind::StorageQueue), b.queue_name.literal()),
+        let kind = match binding {
             Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => {
-                (Some(ConnectionKind::ServiceBus), None)
+                Some(ConnectionKind::ServiceBus)
             }
-            _ => (None, None),
+            Binding::Kind(b) => b.kind().azure_connection(),
+            _ => None,
         };
         if let Some(kind) = kind {
             let outcome = resolve(kind, binding.connection(), settings);
@@ -160,49 +124,6 @@ pub fn check_function_at(
                 Ok(spec) => check(binding, "connection", CheckStatus::Ok, spec.describe()),
                 Err(err) => check(binding, "connection", CheckStatus::Error, err.to_string()),
             });
-        }
-        // An output name with binding expressions: its settings resolve now, the rest per message.
-        if let Binding::Queue(output) = binding
-            && let Ok(template) = output.queue_name.template()
-            && template.has_expressions()
-        {
-            checks.push(match template.bind_settings(settings) {
-                Ok(_) => check(
-                    binding,
-                    "queueName",
-                    CheckStatus::Ok,
-                    format!(
-                        "{} is resolved for each message from the trigger's binding data",
-                        output.queue_name
-                    ),
-                ),
-                Err(message) => check(binding, "queueName", CheckStatus::Error, message),
-            });
-        }
-        // A name written in another case, or with %Setting% references, says what it stands for.
-        if let Some(name) = &queue_name
-            && (name.has_setting_references()
-                || name.as_str().bytes().any(|b| b.is_ascii_uppercase()))
-        {
-            checks.push(match trigger_queue_name(name, settings) {
-                Ok(value) => check(
-                    binding,
-                    "queueName",
-                    CheckStatus::Ok,
-                    format!("{name} resolves to {value}"),
-                ),
-                Err(message) => check(binding, "queueName", CheckStatus::Error, message),
-            });
-        }
-        // Where a queue trigger's finally failed messages go, or that they stay on the queue.
-        if let Binding::QueueTrigger(trigger) = binding
-            && let Ok(queue) = trigger_queue_name(&trigger.queue_name, settings)
-        {
-            checks.push(poison_queue_check(
-                queue.as_str(),
-                host,
-                |status, detail| check(binding, "poisonQueue", status, detail),
-            ));
         }
         // A stream binding resolves its brokers, topic and group (or says what is missing),
         // exactly as its listener or output will.
@@ -231,11 +152,11 @@ pub fn check_function_at(
         }
         // A kind of `binding_kinds` says what it checks itself.
         if let Binding::Kind(kind) = binding {
-            let section = kind
+            let section = host.extensions.section_of(kind.kind());
+            let findings = kind
                 .kind()
-                .host_section()
-                .and_then(|s| host.extensions.kinds.get(s.name));
-            for (subject, finding) in kind.kind().diagnose(kind, settings, section, now) {
+                .diagnose(kind, settings, section.as_deref(), now);
+            for (subject, finding) in findings {
                 checks.push(match finding {
                     Finding::Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
                     Finding::Warning(detail) => {

@@ -18,6 +18,7 @@ pub(crate) mod section;
 mod service_bus;
 pub mod stored;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -27,6 +28,7 @@ use section::Section;
 use utoipa::ToSchema;
 
 use crate::binding_kinds;
+use crate::binding_kinds::storage_queue::HOST_SECTION as QUEUES;
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, ValidationError};
 
@@ -152,6 +154,19 @@ pub struct Extensions {
     pub kinds: KindSections,
 }
 
+impl Extensions {
+    /// The section `kind` reads (see [`binding_kinds::HostSection`]), defaults filled in, as
+    /// JSON: a table section as kept, `queues` (read here, its defaults depending on where the
+    /// worker runs) written out. None for a kind without one.
+    pub fn section_of(&self, kind: &dyn binding_kinds::BindingKind) -> Option<Cow<'_, Value>> {
+        let name = kind.host_section()?.name;
+        if name == QUEUES {
+            return serde_json::to_value(&self.queues).ok().map(Cow::Owned);
+        }
+        self.kinds.get(name).map(Cow::Borrowed)
+    }
+}
+
 /// The sections of `extensions` the kinds of `binding_kinds` read, by name; by default each
 /// with its own defaults.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -167,10 +182,9 @@ impl KindSections {
     fn read(ext: &Section<'_>, problems: &mut Problems) -> KindSections {
         KindSections(
             binding_kinds::host_sections()
-                .map(|section| {
-                    let path = ext.path(section.name);
-                    let read = (section.read)(ext.raw(section.name), &path, problems);
-                    (section.name.to_owned(), read)
+                .map(|(name, read)| {
+                    let path = ext.path(name);
+                    (name.to_owned(), read(ext.raw(name), &path, problems))
                 })
                 .collect(),
         )
@@ -182,12 +196,7 @@ impl Default for KindSections {
         let mut ignored = Problems::new();
         KindSections(
             binding_kinds::host_sections()
-                .map(|section| {
-                    (
-                        section.name.to_owned(),
-                        (section.read)(None, "", &mut ignored),
-                    )
-                })
+                .map(|(name, read)| (name.to_owned(), read(None, "", &mut ignored)))
                 .collect(),
         )
     }
@@ -337,7 +346,7 @@ impl HostConfig {
             Some(TimeSpan::from_secs(600)),
         );
         let mut sections = vec![
-            "queues",
+            QUEUES,
             "serviceBus",
             "eventHubs",
             "http",
@@ -346,7 +355,7 @@ impl HostConfig {
             "blobs",
             "sendGrid",
         ];
-        sections.extend(binding_kinds::host_sections().map(|s| s.name));
+        sections.extend(binding_kinds::host_sections().map(|(name, _)| name));
         let ext = root.child(&mut problems, "extensions", &sections);
         let kinds = KindSections::read(&ext, &mut problems);
         let queues = parse_queues(&mut problems, &ext, defaults);
@@ -404,7 +413,7 @@ fn parse_queues(
 ) -> QueuesOptions {
     let queues = extensions.child(
         problems,
-        "queues",
+        QUEUES,
         &[
             "batchSize",
             "newBatchThreshold",

@@ -4,13 +4,13 @@
 //!
 //! The worker owns the I/O; every decision it takes about a message comes from here.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
+pub use crate::binding_kinds::storage_queue::{
+    NoPoisonQueue, POISON_SUFFIX, poison_queue_name, trigger_queue_name,
+};
 use crate::bindings::DataType;
 use crate::host_config::{MessageEncoding, QueuesOptions};
-pub use crate::names::POISON_SUFFIX;
-use crate::names::QueueName;
 
 mod polling;
 #[cfg(test)]
@@ -25,43 +25,6 @@ pub const INVISIBILITY: Duration = Duration::from_secs(600);
 /// The renewal period for a given invisibility: half of it, so one missed renewal is survivable.
 pub fn renewal_period(invisibility: Duration) -> Duration {
     invisibility / 2
-}
-
-/// Why a trigger queue has no poison queue.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum NoPoisonQueue {
-    #[error("queue {0} is itself a poison queue (its name ends in {POISON_SUFFIX})")]
-    IsPoisonQueue(String),
-    #[error("{0}{POISON_SUFFIX} would be longer than {MAX_QUEUE_NAME} characters")]
-    NameTooLong(String),
-}
-
-/// The longest queue name Azure Storage accepts.
-const MAX_QUEUE_NAME: usize = 63;
-
-/// The queue a function's messages go to after `maxDequeueCount` failed deliveries,
-/// `<queue>-poison`, or none, as Azure decides (`QueueListenerFactory.CreatePoisonQueueReference`
-/// in azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.Storage.Queues`): a queue that is
-/// itself a poison queue gets none, and neither does one whose poison queue's name would be too
-/// long. Without one, a failed message is left invisible and tried again when its invisibility
-/// lapses ([`AfterFailure::LeaveInvisible`]).
-pub fn poison_queue_name(queue: &str) -> Result<String, NoPoisonQueue> {
-    if queue.ends_with(POISON_SUFFIX) {
-        return Err(NoPoisonQueue::IsPoisonQueue(queue.to_owned()));
-    }
-    if queue.len() + POISON_SUFFIX.len() > MAX_QUEUE_NAME {
-        return Err(NoPoisonQueue::NameTooLong(queue.to_owned()));
-    }
-    Ok(format!("{queue}{POISON_SUFFIX}"))
-}
-
-/// The queue a trigger listens to: its `queueName` resolved (see [`QueueName::resolve`]). A
-/// literal name was checked on write; one taken from an app setting is checked here.
-pub fn trigger_queue_name(
-    name: &QueueName,
-    settings: &BTreeMap<String, String>,
-) -> Result<QueueName, String> {
-    name.resolve(settings)
 }
 
 /// Whether the listener may fetch another batch: only once in-flight work has dropped to

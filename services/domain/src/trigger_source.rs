@@ -4,18 +4,17 @@
 //! reading and replaying what failed, putting a test message on it, or diagnosing it), so they
 //! connect to the same place under the same rules as the worker's listener.
 //!
-//! The built-in kinds have a variant each here and an arm in [`resolve`]; a kind of
-//! [`crate::binding_kinds`] resolves its own source through its descriptor, as a
-//! [`TriggerSource::Broker`]: a broker reached by a URI kept in an app setting.
+//! A kind of [`crate::binding_kinds`] resolves its own source through its descriptor (a
+//! storage queue, or a broker reached by a URI kept in an app setting); the built-in kinds
+//! have an arm each in [`resolve`].
 
 use std::collections::BTreeMap;
 
+use crate::binding_kinds::Source;
 pub use crate::binding_kinds::{BrokerSource, without_credentials};
 use crate::bindings::Binding;
 use crate::connection::{ConnectionKind, ConnectionSpec, resolve as resolve_connection};
 use crate::host_config::HostConfig;
-use crate::names::QueueName;
-use crate::queue_trigger::trigger_queue_name;
 use crate::service_bus_entity::path::EntityPath;
 use crate::service_bus_trigger::trigger_entity;
 use crate::stream_trigger::{StreamSource, stream_source};
@@ -89,6 +88,17 @@ impl TriggerSource {
     }
 }
 
+impl From<Source> for TriggerSource {
+    fn from(source: Source) -> TriggerSource {
+        match source {
+            Source::StorageQueue { connection, queue } => {
+                TriggerSource::StorageQueue { connection, queue }
+            }
+            Source::Broker(broker) => TriggerSource::Broker(broker),
+        }
+    }
+}
+
 /// The source `trigger` reads from; None for a trigger that reads from nowhere Shoal reaches
 /// (`httpTrigger`, a trigger nothing runs) and for an output binding.
 pub fn resolve(
@@ -97,7 +107,6 @@ pub fn resolve(
     host: &HostConfig,
 ) -> Option<Result<TriggerSource, SourceError>> {
     let source = match trigger {
-        Binding::QueueTrigger(b) => storage_queue(b.connection.as_deref(), &b.queue_name, settings),
         Binding::ServiceBusTrigger(b) => service_bus(
             b.connection.as_deref(),
             trigger_entity(b, settings),
@@ -106,24 +115,10 @@ pub fn resolve(
         Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
             stream_source(trigger, settings, host).map(TriggerSource::Stream)
         }
-        Binding::Kind(b) => b.kind().source(b, settings)?.map(TriggerSource::Broker),
+        Binding::Kind(b) => b.kind().source(b, settings)?.map(TriggerSource::from),
         _ => return None,
     };
     Some(source.map_err(SourceError))
-}
-
-fn storage_queue(
-    connection: Option<&str>,
-    queue_name: &QueueName,
-    settings: &BTreeMap<String, String>,
-) -> Result<TriggerSource, String> {
-    let connection = resolve_connection(ConnectionKind::StorageQueue, connection, settings)
-        .map_err(|e| e.to_string())?;
-    let queue = trigger_queue_name(queue_name, settings)?;
-    Ok(TriggerSource::StorageQueue {
-        connection,
-        queue: queue.as_str().to_owned(),
-    })
 }
 
 fn service_bus(

@@ -21,6 +21,7 @@ use serde_json::Value;
 use shoal_connectors::kafka::{KafkaProperties, OutgoingRecord, StreamProducer};
 use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace, StorageQueues};
 use shoal_domain::binding_expressions::{BindingData, BoundTemplate, Template};
+use shoal_domain::binding_kinds::storage_queue::{self, QueueOutputBinding};
 use shoal_domain::bindings::{Binding, resolved_queue_name};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -194,30 +195,6 @@ pub fn bind(
     let mut outputs = Vec::new();
     for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
         match binding {
-            Binding::Queue(out) => {
-                let queues = connections::storage_queues(out.connection.as_deref(), app, config)?;
-                let encoding = app.host.extensions.queues.message_encoding;
-                let name = NameTemplate::of(out.queue_name.as_str(), &app.settings)
-                    .map_err(|e| format!("output {}: {e}", out.name))?;
-                if let Some(name) = name {
-                    outputs.push(Output {
-                        binding: out.name.as_str().to_owned(),
-                        target: Target::QueueByName(Box::new(NamedQueues {
-                            queues,
-                            encoding,
-                            created: SyncMutex::new(HashSet::new()),
-                        })),
-                        name: Some(name),
-                    });
-                    continue;
-                }
-                let Some(literal) = out.queue_name.literal() else {
-                    return Err(format!("output {}: the queue name did not parse", out.name));
-                };
-                let name = literal.resolve(&app.settings)?;
-                let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
-                outputs.push(Output::queue(out.name.as_str().to_owned(), queue, encoding));
-            }
             Binding::ServiceBus(out) => {
                 let spec = connections::service_bus(out.connection.as_deref(), app, config)?;
                 let entity = output_entity(out, &app.settings)?;
@@ -262,6 +239,10 @@ pub fn bind(
                 });
             }
             Binding::Kind(out) => {
+                if let Some(written) = storage_queue::output(out) {
+                    outputs.push(queue_output(&written?, app, config)?);
+                    continue;
+                }
                 let Some(kind) = kinds::kind_of(out) else {
                     return Err(format!(
                         "{} output bindings are not available yet (binding {})",
@@ -293,6 +274,35 @@ pub fn bind(
         }
     }
     Ok(outputs)
+}
+
+/// A `queue` output: to one queue, or to the queues its name's expressions resolve to.
+fn queue_output(
+    out: &QueueOutputBinding,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<Output, String> {
+    let queues = connections::storage_queues(out.connection.as_deref(), app, config)?;
+    let encoding = app.host.extensions.queues.message_encoding;
+    let name = NameTemplate::of(out.queue_name.as_str(), &app.settings)
+        .map_err(|e| format!("output {}: {e}", out.name))?;
+    if let Some(name) = name {
+        return Ok(Output {
+            binding: out.name.as_str().to_owned(),
+            target: Target::QueueByName(Box::new(NamedQueues {
+                queues,
+                encoding,
+                created: SyncMutex::new(HashSet::new()),
+            })),
+            name: Some(name),
+        });
+    }
+    let Some(literal) = out.queue_name.literal() else {
+        return Err(format!("output {}: the queue name did not parse", out.name));
+    };
+    let name = literal.resolve(&app.settings)?;
+    let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
+    Ok(Output::queue(out.name.as_str().to_owned(), queue, encoding))
 }
 
 /// What an invocation's outputs are resolved from: the request its handler was sent and the

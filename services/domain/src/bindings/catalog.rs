@@ -20,10 +20,10 @@ use utoipa::openapi::{RefOr, Schema};
 
 use super::properties::{
     EventHubOutputBinding, EventHubTriggerBinding, KafkaOutputBinding, KafkaTriggerBinding,
-    QueueOutputBinding, QueueTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
-use super::{KNOWN_TYPES, Role};
-use crate::binding_kinds::{self, BindingKind, PropertiesSchema};
+use super::{Listed, listed};
+use crate::binding_kinds::PropertiesSchema;
 
 /// One binding type as a client sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -48,8 +48,6 @@ pub struct BindingType {
 /// The schema of a built-in kind's properties, by `type`.
 fn builtin_properties(type_name: &str) -> Option<PropertiesSchema> {
     Some(match type_name {
-        "queueTrigger" => PropertiesSchema::of::<QueueTriggerBinding>(),
-        "queue" => PropertiesSchema::of::<QueueOutputBinding>(),
         "serviceBusTrigger" => PropertiesSchema::of::<ServiceBusTriggerBinding>(),
         "serviceBus" => PropertiesSchema::of::<ServiceBusOutputBinding>(),
         "eventHubTrigger" => PropertiesSchema::of::<EventHubTriggerBinding>(),
@@ -60,25 +58,22 @@ fn builtin_properties(type_name: &str) -> Option<PropertiesSchema> {
     })
 }
 
-/// Every binding type Shoal knows, in the order error messages list them (built-in kinds,
-/// then the table's).
+/// Every binding type Shoal knows, in the order error messages list them.
 pub fn binding_types() -> Vec<BindingType> {
-    let builtin = KNOWN_TYPES.iter().filter_map(|(type_name, role)| {
-        let properties = builtin_properties(type_name)?;
-        Some(BindingType {
-            type_name,
-            direction: if *role == Role::Output { "out" } else { "in" },
-            runs: true,
-            schema: properties.written_out(),
+    listed()
+        .filter_map(|listed| {
+            let properties = match listed {
+                Listed::Builtin(type_name, _) => builtin_properties(type_name)?,
+                Listed::Kind(kind) => kind.properties(),
+            };
+            Some(BindingType {
+                type_name: listed.type_name(),
+                direction: if listed.is_trigger() { "in" } else { "out" },
+                runs: listed.runs(),
+                schema: properties.written_out(),
+            })
         })
-    });
-    let kinds = binding_kinds::all().map(|kind: &'static dyn BindingKind| BindingType {
-        type_name: kind.type_name(),
-        direction: if kind.is_trigger() { "in" } else { "out" },
-        runs: kind.runs(),
-        schema: kind.properties().written_out(),
-    });
-    builtin.chain(kinds).collect()
+        .collect()
 }
 
 impl PropertiesSchema {

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 use super::known_type_names;
 use super::{
     Binding, Cardinality, EventHubOutputBinding, EventHubTriggerBinding, KafkaClientSettings,
-    KafkaOutputBinding, KafkaTriggerBinding, QueueTriggerBinding, ServiceBusOutputBinding,
-    ServiceBusTriggerBinding,
+    KafkaOutputBinding, KafkaTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use crate::binding_expressions::{Template, output_name};
 use crate::binding_kinds::{self, KindBinding};
@@ -19,7 +18,6 @@ use crate::validation::{Problems, from_json, join_path};
 /// The target names of an output binding that may hold binding expressions, by property.
 pub(super) fn output_templates(binding: &Binding) -> Vec<(&'static str, Template)> {
     let written: Vec<(&'static str, &str)> = match binding {
-        Binding::Queue(b) => vec![("queueName", b.queue_name.as_str())],
         Binding::ServiceBus(b) => [("queueName", &b.queue_name), ("topicName", &b.topic_name)]
             .into_iter()
             .filter_map(|(field, name)| Some((field, name.as_deref()?)))
@@ -65,10 +63,6 @@ pub(super) fn read_properties(
     let path = |field: &str| join_path(prefix, field);
     let is_batched_written = properties.contains_key("isBatched");
     let binding = match t {
-        "queueTrigger" => {
-            Binding::QueueTrigger(props::<QueueTriggerBinding>(properties, prefix, problems)?)
-        }
-        "queue" => Binding::Queue(props(properties, prefix, problems)?),
         "serviceBusTrigger" => {
             let mut b: ServiceBusTriggerBinding = props(properties, prefix, problems)?;
             check_service_bus_entity(

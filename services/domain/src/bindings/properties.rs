@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::OutputQueueName;
-use crate::names::{BindingName, QueueName};
+use crate::binding_kinds::binding_struct;
 use crate::service_bus_entity::settings::EntitySettings;
 
 /// Data flow of a binding, as `function.json` spells it.
@@ -25,42 +24,6 @@ pub enum Cardinality {
     One,
     Many,
 }
-
-/// Declares a binding's property struct: camelCase, unknown properties rejected, `None`
-/// omitted on output, and the `dataType` every binding may carry.
-macro_rules! binding_struct {
-    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident : $ty:ty),* $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
-        #[serde(deny_unknown_fields, rename_all = "camelCase")]
-        pub struct $name {
-            pub name: BindingName,
-            $($(#[$fdoc])* pub $field: $ty,)*
-            #[serde(default, skip_serializing_if = "Option::is_none")]
-            pub data_type: Option<DataType>,
-        }
-    };
-}
-
-binding_struct!(
-    /// `queueTrigger`: runs the function for each message on a storage queue.
-    QueueTriggerBinding {
-        queue_name: QueueName,
-        /// App setting (or prefix of settings) naming the account; empty means `AzureWebJobsStorage`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        connection: Option<String>,
-    }
-);
-
-binding_struct!(
-    /// `queue` (out): enqueues the handler's output after a successful invocation.
-    QueueOutputBinding {
-        /// May hold binding expressions (`out-{Id}`), resolved per invocation.
-        queue_name: OutputQueueName,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        connection: Option<String>,
-    }
-);
 
 binding_struct!(
     /// `serviceBusTrigger`: a queue, or a topic subscription, of a Service Bus namespace.

@@ -4,10 +4,8 @@
 //! The names are those Azure's extensions put in the binding data contract, which Shoal passes
 //! to the handler in `Metadata`:
 //!
-//! * `queueTrigger`: azure-sdk-for-net `Microsoft.Azure.WebJobs.Extensions.Storage.Queues`,
-//!   `src/Triggers/QueueTriggerBinding.cs` (`CreateBindingDataContract`, `CreateBindingData`)
-//!   (`QueueTrigger`, `DequeueCount`, `ExpirationTime`, `Id`, `InsertionTime`,
-//!   `NextVisibleTime`, `PopReceipt`);
+//! * `queueTrigger` and `rabbitMQTrigger`: their descriptors' in `crate::binding_kinds`, each
+//!   citing its extension;
 //! * `serviceBusTrigger`: `Microsoft.Azure.WebJobs.Extensions.ServiceBus`,
 //!   `src/Triggers/ServiceBusTriggerBindingStrategy.cs` (`GetBindingContract`);
 //! * `eventHubTrigger`: `Microsoft.Azure.WebJobs.Extensions.EventHubs`,
@@ -36,16 +34,6 @@ use crate::binding_kinds::{self, timer};
 use DataShape as Shape;
 
 type Names = &'static [(&'static str, Shape)];
-
-const QUEUE: Names = &[
-    ("QueueTrigger", Shape::Text),
-    ("DequeueCount", Shape::Text),
-    ("ExpirationTime", Shape::DateTime),
-    ("Id", Shape::Text),
-    ("InsertionTime", Shape::DateTime),
-    ("NextVisibleTime", Shape::DateTime),
-    ("PopReceipt", Shape::Text),
-];
 
 const SERVICE_BUS: Names = &[
     ("DeliveryCount", Shape::Text),
@@ -99,8 +87,7 @@ const SYS: Names = &[
 ];
 
 /// The triggers whose listeners resolve expressions, with their binding data.
-const KINDS: [(&str, Names); 4] = [
-    ("queueTrigger", QUEUE),
+const KINDS: [(&str, Names); 3] = [
     ("serviceBusTrigger", SERVICE_BUS),
     ("kafkaTrigger", KAFKA),
     ("eventHubTrigger", EVENT_HUB),
@@ -128,7 +115,6 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
     let text = |data_type: Option<DataType>| matches!(data_type, None | Some(DataType::String));
     let many = |c: Option<Cardinality>| c == Some(Cardinality::Many);
     let (kind, names, batched, json_body) = match trigger {
-        Binding::QueueTrigger(b) => ("queueTrigger", QUEUE, false, text(b.data_type)),
         Binding::ServiceBusTrigger(b) => (
             "serviceBusTrigger",
             SERVICE_BUS,

@@ -140,7 +140,6 @@ pub fn sign_ins(
     let mut checks = Vec::new();
     for binding in &spec.bindings {
         let kind = match binding {
-            Binding::QueueTrigger(_) | Binding::Queue(_) => ConnectionKind::StorageQueue,
             Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => ConnectionKind::ServiceBus,
             Binding::KafkaTrigger(_)
             | Binding::Kafka(_)
@@ -152,7 +151,10 @@ pub fn sign_ins(
                 }
                 continue;
             }
-            _ => continue,
+            Binding::Kind(b) => match b.kind().azure_connection() {
+                Some(kind) => kind,
+                None => continue,
+            },
         };
         let Ok(ConnectionSpec::Identity(connection)) =
             resolve(kind, binding.connection(), context.settings)

@@ -64,7 +64,6 @@ pub fn needs_an_instance(trigger: &Binding) -> bool {
 fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     let ext = &host.extensions;
     let (metric, per_instance) = match trigger {
-        Binding::QueueTrigger(_) => (MetricKind::QueueLength, ext.queues.batch_size),
         Binding::ServiceBusTrigger(b) => {
             let sb = &ext.service_bus;
             let batched = b.is_batched || b.cardinality == Some(Cardinality::Many);
@@ -89,12 +88,15 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
             MetricKind::ConsumerLag,
             b.lag_threshold.unwrap_or(DEFAULT_KAFKA_LAG_THRESHOLD),
         ),
-        Binding::Queue(_) | Binding::ServiceBus(_) | Binding::EventHub(_) | Binding::Kafka(_) => {
+        Binding::ServiceBus(_) | Binding::EventHub(_) | Binding::Kafka(_) => {
             return None;
         }
         Binding::Kind(b) => {
-            let section = b.kind().host_section().and_then(|s| ext.kinds.get(s.name));
-            (b.kind().metric(), b.kind().per_instance(b, section)?)
+            let section = ext.section_of(b.kind());
+            (
+                b.kind().metric(),
+                b.kind().per_instance(b, section.as_deref())?,
+            )
         }
     };
     // Validation already rejects zeros; a zero here would divide by zero, so it counts as 1.

@@ -12,7 +12,7 @@ use super::{
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
     BindingKind, BrokerSource, DataShape, Finding, HostSection, KindBinding, PropertiesSchema,
-    read_section, read_typed, without_credentials,
+    Source, read_section, read_typed, without_credentials,
 };
 use crate::names::BindingName;
 use crate::validation::{Problems, join_path};
@@ -25,7 +25,7 @@ pub const OUTPUT: Output = Output;
 
 static SECTION: HostSection = HostSection {
     name: HOST_SECTION,
-    read: read_options,
+    read: Some(read_options),
 };
 
 /// The binding data contract of `RabbitMQTriggerBinding.CreateBindingDataContract`.
@@ -113,8 +113,8 @@ impl BindingKind for Trigger {
         &self,
         binding: &KindBinding,
         settings: &BTreeMap<String, String>,
-    ) -> Option<Result<BrokerSource, String>> {
-        Some(trigger_source(binding, settings))
+    ) -> Option<Result<Source, String>> {
+        Some(trigger_source(binding, settings).map(Source::Broker))
     }
 
     fn per_instance(&self, _binding: &KindBinding, section: Option<&Value>) -> Option<u32> {

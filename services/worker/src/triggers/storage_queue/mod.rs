@@ -14,6 +14,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use shoal_connectors::Queue;
+use shoal_domain::binding_kinds::storage_queue;
 use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::QueuesOptions;
 use shoal_domain::queue_trigger::poison_queue_name;
@@ -34,11 +35,11 @@ pub struct StorageQueueTrigger;
 
 impl TriggerKind for StorageQueueTrigger {
     fn binding_type(&self) -> &'static str {
-        "queueTrigger"
+        storage_queue::TRIGGER_TYPE
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        let Binding::QueueTrigger(trigger) = trigger else {
+        let Some(Ok(trigger)) = trigger.as_kind().and_then(storage_queue::trigger) else {
             return String::new();
         };
         trigger
@@ -57,16 +58,18 @@ impl TriggerKind for StorageQueueTrigger {
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, BindError> {
         let (
-            Binding::QueueTrigger(binding),
+            Some(Ok(trigger)),
             TriggerSource::StorageQueue {
                 connection,
                 queue: queue_name,
             },
-        ) = (trigger, source_of(trigger, app)?)
+        ) = (
+            trigger.as_kind().and_then(storage_queue::trigger),
+            source_of(trigger, app)?,
+        )
         else {
             return Err(BindError::Mismatch("queue trigger"));
         };
-        let trigger = binding;
         let queues = connections::storage_queues_at(&connection, app, config)?;
         let queue_name = queue_name.as_str();
         let queue = queues
