@@ -12,10 +12,10 @@
 //! a kind sees its own `host.json` section (a JSON value, its defaults filled in), not the
 //! whole host configuration, and answers in the plain types defined here.
 //!
-//! A kind here (Storage queues, HTTP, `cosmosDBTrigger`, `timerTrigger`, RabbitMQ) is a
-//! [`Binding::Kind`], whose properties are kept as written (checked by the kind when read) and
-//! read into the kind's own types where they are used. Service Bus, Kafka and Event Hubs are
-//! still variants of [`Binding`] with their own arms, until they move here too.
+//! A kind here (Storage queues, Service Bus, HTTP, `cosmosDBTrigger`, `timerTrigger`, RabbitMQ)
+//! is a [`Binding::Kind`], whose properties are kept as written (checked by the kind when read)
+//! and read into the kind's own types where they are used. Kafka and Event Hubs are still
+//! variants of [`Binding`] with their own arms, until they move here too.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -51,6 +51,7 @@ pub(crate) use binding_struct;
 pub mod cosmos_db;
 pub mod http;
 pub mod rabbitmq;
+pub mod service_bus;
 pub mod storage_queue;
 pub mod timer;
 
@@ -60,6 +61,8 @@ pub mod timer;
 const KINDS: &[&dyn BindingKind] = &[
     &storage_queue::TRIGGER,
     &storage_queue::OUTPUT,
+    &service_bus::TRIGGER,
+    &service_bus::OUTPUT,
     &http::TRIGGER,
     &http::OUTPUT,
     &cosmos_db::TRIGGER,
@@ -68,10 +71,11 @@ const KINDS: &[&dyn BindingKind] = &[
     &rabbitmq::OUTPUT,
 ];
 
-/// How many of [`KINDS`] are listed ahead of the built-in types: the Storage queue kinds, which
-/// Shoal had first, so the order users see in messages and the catalog stays what it was. When
+/// How many of [`KINDS`] are listed ahead of the built-in types: the Storage queue and Service
+/// Bus kinds, which Shoal had first, so the order users see in messages and the catalog stays
+/// what it was. When
 /// the last built-in types move into this table, it is the table's order alone.
-pub const LISTED_BEFORE_BUILTINS: usize = 2;
+pub const LISTED_BEFORE_BUILTINS: usize = 4;
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {
@@ -116,6 +120,12 @@ pub trait BindingKind: Send + Sync + 'static {
     /// Azure extension's binding data contract has them.
     fn binding_data(&self) -> &'static [(&'static str, DataShape)] {
         &[]
+    }
+
+    /// Whether a trigger written as `properties` runs on batches: its binding data are then
+    /// arrays, which cannot be part of an output's name.
+    fn batched(&self, _properties: &Map<String, Value>) -> bool {
+        false
     }
 
     /// Whether a trigger's value can be a JSON object whose properties are binding data too.
@@ -235,6 +245,14 @@ impl DataType {
     }
 }
 
+/// Whether a trigger delivers one message per invocation or a batch (Azure's `cardinality`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Cardinality {
+    One,
+    Many,
+}
+
 /// The backlog a trigger's scaler reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -312,15 +330,16 @@ pub enum DataShape {
 /// Where a trigger of a kind here reads from (`trigger_source::TriggerSource` has a variant
 /// of its own for each).
 #[derive(Clone, Debug, PartialEq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "made once per resolution and moved into a `TriggerSource` at once"
-)]
 pub enum Source {
     /// A queue of a storage account, reached through an Azure connection.
     StorageQueue {
         connection: ConnectionSpec,
         queue: String,
+    },
+    /// A queue, or a topic's subscription, of a Service Bus namespace.
+    ServiceBus {
+        connection: ConnectionSpec,
+        entity: service_bus::EntityPath,
     },
     /// An entity on a broker reached by URI.
     Broker(BrokerSource),
@@ -474,6 +493,14 @@ impl fmt::Debug for KindBinding {
             .field("properties", &self.properties)
             .finish()
     }
+}
+
+/// `binding`'s properties read into `T` when it is of type `type_name`; None for another type.
+pub fn typed_if<T: DeserializeOwned>(
+    binding: &KindBinding,
+    type_name: &str,
+) -> Option<Result<T, String>> {
+    (binding.kind().type_name() == type_name).then(|| binding.typed())
 }
 
 /// Reads `properties` into the kind's type `T`, pushing the first problem serde finds.

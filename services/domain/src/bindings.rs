@@ -23,6 +23,7 @@ use crate::names::BindingName;
 use crate::service_bus_entity::settings::EntitySettings;
 use crate::validation::{Problems, ValidationError, join_path};
 
+pub use crate::binding_kinds::service_bus::{ServiceBusOutputBinding, ServiceBusTriggerBinding};
 pub use crate::binding_kinds::storage_queue::{
     OutputQueueName, QueueOutputBinding, QueueTriggerBinding, resolved_queue_name,
 };
@@ -30,7 +31,6 @@ pub use catalog::{BindingType, binding_types};
 pub use properties::{
     Cardinality, DataType, Direction, EventHubOutputBinding, EventHubTriggerBinding,
     KafkaClientSettings, KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 pub use trigger_data::{DataShape, check_for_trigger};
 
@@ -39,8 +39,6 @@ use crate::binding_kinds::{self, KindBinding};
 /// One element of `bindings`, by `type`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Binding {
-    ServiceBusTrigger(ServiceBusTriggerBinding),
-    ServiceBus(ServiceBusOutputBinding),
     EventHubTrigger(EventHubTriggerBinding),
     EventHub(EventHubOutputBinding),
     KafkaTrigger(KafkaTriggerBinding),
@@ -59,9 +57,7 @@ enum Role {
 }
 
 /// `(type, role)` for every built-in binding type, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 6] = [
-    ("serviceBusTrigger", Role::Trigger),
-    ("serviceBus", Role::Output),
+const KNOWN_TYPES: [(&str, Role); 4] = [
     ("eventHubTrigger", Role::Trigger),
     ("eventHub", Role::Output),
     ("kafkaTrigger", Role::Trigger),
@@ -140,8 +136,6 @@ pub(crate) fn builtin_type(name: &str) -> Option<&'static str> {
 impl Binding {
     pub fn type_name(&self) -> &'static str {
         match self {
-            Binding::ServiceBusTrigger(_) => "serviceBusTrigger",
-            Binding::ServiceBus(_) => "serviceBus",
             Binding::EventHubTrigger(_) => "eventHubTrigger",
             Binding::EventHub(_) => "eventHub",
             Binding::KafkaTrigger(_) => "kafkaTrigger",
@@ -152,8 +146,6 @@ impl Binding {
 
     pub fn name(&self) -> &BindingName {
         match self {
-            Binding::ServiceBusTrigger(b) => &b.name,
-            Binding::ServiceBus(b) => &b.name,
             Binding::EventHubTrigger(b) => &b.name,
             Binding::EventHub(b) => &b.name,
             Binding::KafkaTrigger(b) => &b.name,
@@ -198,8 +190,6 @@ impl Binding {
     /// The `connection` property, `None` when absent or empty (the type's default connection).
     pub fn connection(&self) -> Option<&str> {
         let connection = match self {
-            Binding::ServiceBusTrigger(b) => b.connection.as_deref(),
-            Binding::ServiceBus(b) => b.connection.as_deref(),
             Binding::EventHubTrigger(b) => b.connection.as_deref(),
             Binding::EventHub(b) => b.connection.as_deref(),
             Binding::KafkaTrigger(_) | Binding::Kafka(_) => None,
@@ -352,16 +342,6 @@ impl Serialize for Binding {
             };
         }
         match self {
-            Binding::ServiceBusTrigger(b) if b.cardinality == Some(Cardinality::Many) => {
-                // `isBatched` was implied by `cardinality`; write back only what was written.
-                let b = ServiceBusTriggerBinding {
-                    is_batched: false,
-                    ..b.clone()
-                };
-                tagged!(&b)
-            }
-            Binding::ServiceBusTrigger(b) => tagged!(b),
-            Binding::ServiceBus(b) => tagged!(b),
             Binding::EventHubTrigger(b) => tagged!(b),
             Binding::EventHub(b) => tagged!(b),
             Binding::KafkaTrigger(b) => tagged!(b),

@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use crate::binding_kinds::Finding;
 use crate::bindings::Binding;
-use crate::connection::{ConnectionKind, resolve};
+use crate::connection::resolve;
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
@@ -111,13 +111,7 @@ pub fn check_function_at(
         detail,
     };
     for binding in &spec.bindings {
-        let kind = match binding {
-            Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => {
-                Some(ConnectionKind::ServiceBus)
-            }
-            Binding::Kind(b) => b.kind().azure_connection(),
-            _ => None,
-        };
+        let kind = binding.as_kind().and_then(|b| b.kind().azure_connection());
         if let Some(kind) = kind {
             let outcome = resolve(kind, binding.connection(), settings);
             checks.push(match outcome {

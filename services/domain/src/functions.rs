@@ -262,7 +262,6 @@ impl FunctionSpec {
 /// Where a non-stream trigger's failed messages go, for the error that refuses `deadLetter`.
 fn own_dead_letter(trigger: &Binding) -> &'static str {
     match trigger {
-        Binding::ServiceBusTrigger(_) => "the entity's dead-letter queue",
         Binding::Kind(b) => b.kind().failed_messages(),
         _ => "its caller gets the handler's answer",
     }

@@ -28,6 +28,7 @@ use section::Section;
 use utoipa::ToSchema;
 
 use crate::binding_kinds;
+use crate::binding_kinds::service_bus::HOST_SECTION as SERVICE_BUS;
 use crate::binding_kinds::storage_queue::HOST_SECTION as QUEUES;
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, ValidationError};
@@ -156,14 +157,17 @@ pub struct Extensions {
 
 impl Extensions {
     /// The section `kind` reads (see [`binding_kinds::HostSection`]), defaults filled in, as
-    /// JSON: a table section as kept, `queues` (read here, its defaults depending on where the
-    /// worker runs) written out. None for a kind without one.
+    /// JSON: a table section as kept, one read here into a typed section (`queues`, whose
+    /// defaults depend on where the worker runs; `serviceBus`) written out. None for a kind
+    /// without one.
     pub fn section_of(&self, kind: &dyn binding_kinds::BindingKind) -> Option<Cow<'_, Value>> {
         let name = kind.host_section()?.name;
-        if name == QUEUES {
-            return serde_json::to_value(&self.queues).ok().map(Cow::Owned);
-        }
-        self.kinds.get(name).map(Cow::Borrowed)
+        let typed = match name {
+            QUEUES => serde_json::to_value(&self.queues),
+            SERVICE_BUS => serde_json::to_value(&self.service_bus),
+            _ => return self.kinds.get(name).map(Cow::Borrowed),
+        };
+        typed.ok().map(Cow::Owned)
     }
 }
 
@@ -347,7 +351,7 @@ impl HostConfig {
         );
         let mut sections = vec![
             QUEUES,
-            "serviceBus",
+            SERVICE_BUS,
             "eventHubs",
             "http",
             "durableTask",

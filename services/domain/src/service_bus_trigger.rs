@@ -13,11 +13,16 @@
 //!   properties;
 //! * [`parked`]: a message re-sent as a scheduled copy for a far-off retry, and read back.
 
-pub mod entity;
 pub mod metadata;
 pub mod output;
 pub mod parked;
 pub mod settlement;
+
+/// Which entity a trigger listens to and an output sends to: the Service Bus kinds' own (see
+/// `crate::binding_kinds::service_bus`).
+pub mod entity {
+    pub use crate::binding_kinds::service_bus::entity::*;
+}
 
 pub use entity::{EntityPath, check_output_entity, output_entity, trigger_entity};
 pub use metadata::{InvocationContext, ReceivedMessage, batch_payload, single_payload};

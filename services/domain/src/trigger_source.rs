@@ -5,18 +5,17 @@
 //! connect to the same place under the same rules as the worker's listener.
 //!
 //! A kind of [`crate::binding_kinds`] resolves its own source through its descriptor (a
-//! storage queue, or a broker reached by a URI kept in an app setting); the built-in kinds
-//! have an arm each in [`resolve`].
+//! storage queue, a Service Bus entity, or a broker reached by a URI kept in an app setting);
+//! Kafka and Event Hubs, still built in, share an arm in [`resolve`].
 
 use std::collections::BTreeMap;
 
 use crate::binding_kinds::Source;
 pub use crate::binding_kinds::{BrokerSource, without_credentials};
 use crate::bindings::Binding;
-use crate::connection::{ConnectionKind, ConnectionSpec, resolve as resolve_connection};
+use crate::connection::ConnectionSpec;
 use crate::host_config::HostConfig;
 use crate::service_bus_entity::path::EntityPath;
-use crate::service_bus_trigger::trigger_entity;
 use crate::stream_trigger::{StreamSource, stream_source};
 
 /// Where a trigger reads from. `Debug` never shows a secret (the connection's and the stream
@@ -94,6 +93,9 @@ impl From<Source> for TriggerSource {
             Source::StorageQueue { connection, queue } => {
                 TriggerSource::StorageQueue { connection, queue }
             }
+            Source::ServiceBus { connection, entity } => {
+                TriggerSource::ServiceBus { connection, entity }
+            }
             Source::Broker(broker) => TriggerSource::Broker(broker),
         }
     }
@@ -107,11 +109,6 @@ pub fn resolve(
     host: &HostConfig,
 ) -> Option<Result<TriggerSource, SourceError>> {
     let source = match trigger {
-        Binding::ServiceBusTrigger(b) => service_bus(
-            b.connection.as_deref(),
-            trigger_entity(b, settings),
-            settings,
-        ),
         Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
             stream_source(trigger, settings, host).map(TriggerSource::Stream)
         }
@@ -119,19 +116,6 @@ pub fn resolve(
         _ => return None,
     };
     Some(source.map_err(SourceError))
-}
-
-fn service_bus(
-    connection: Option<&str>,
-    entity: Result<EntityPath, String>,
-    settings: &BTreeMap<String, String>,
-) -> Result<TriggerSource, String> {
-    let connection = resolve_connection(ConnectionKind::ServiceBus, connection, settings)
-        .map_err(|e| e.to_string())?;
-    Ok(TriggerSource::ServiceBus {
-        connection,
-        entity: entity?,
-    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
-use shoal_domain::bindings::Binding;
+use shoal_domain::binding_kinds::service_bus;
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::AllowList;
@@ -207,11 +207,10 @@ fn declared(
     for app in running {
         let allow = egress_allow.get(&app.key.tenant).unwrap_or(&none);
         for f in &app.functions {
-            let (
-                Binding::ServiceBusTrigger(trigger),
-                Ok(TriggerSource::ServiceBus { connection, entity }),
-            ) = (&f.trigger, &f.source)
-            else {
+            let (Some(Ok(trigger)), Ok(TriggerSource::ServiceBus { connection, entity })) = (
+                f.trigger.as_kind().and_then(service_bus::trigger),
+                &f.source,
+            ) else {
                 continue;
             };
             let Some(settings) = trigger.entity.as_ref().filter(|e| e.declares_entity()) else {

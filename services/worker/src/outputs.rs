@@ -21,6 +21,7 @@ use serde_json::Value;
 use shoal_connectors::kafka::{KafkaProperties, OutgoingRecord, StreamProducer};
 use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace, StorageQueues};
 use shoal_domain::binding_expressions::{BindingData, BoundTemplate, Template};
+use shoal_domain::binding_kinds::service_bus::{self, ServiceBusOutputBinding};
 use shoal_domain::binding_kinds::storage_queue::{self, QueueOutputBinding};
 use shoal_domain::bindings::{Binding, resolved_queue_name};
 use shoal_domain::connection::ConnectionSpec;
@@ -158,7 +159,7 @@ const CREATED_KEPT: usize = 1024;
 
 /// A Service Bus queue or topic; the connection and the sender are made on first use and kept.
 pub struct ServiceBusOutput {
-    binding: shoal_domain::bindings::ServiceBusOutputBinding,
+    binding: ServiceBusOutputBinding,
     spec: ConnectionSpec,
     identities: AppIdentities,
     connector: shoal_connectors::ConnectorOptions,
@@ -195,26 +196,6 @@ pub fn bind(
     let mut outputs = Vec::new();
     for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
         match binding {
-            Binding::ServiceBus(out) => {
-                let spec = connections::service_bus(out.connection.as_deref(), app, config)?;
-                let entity = output_entity(out, &app.settings)?;
-                let name = NameTemplate::of(&entity, &app.settings)
-                    .map_err(|e| format!("output {}: {e}", out.name))?;
-                outputs.push(Output {
-                    binding: out.name.as_str().to_owned(),
-                    name,
-                    target: Target::ServiceBus(Box::new(ServiceBusOutput {
-                        binding: out.clone(),
-                        spec,
-                        identities: app.identities.clone(),
-                        connector: connections::connector_options(app, config),
-                        entity,
-                        sender: Mutex::new(None),
-                        named_senders: Mutex::new(Vec::new()),
-                        namespace: Arc::new(OnceCell::new()),
-                    })),
-                });
-            }
             Binding::Kafka(_) | Binding::EventHub(_) => {
                 let target = stream_output(binding, &app.settings)
                     .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
@@ -241,6 +222,10 @@ pub fn bind(
             Binding::Kind(out) => {
                 if let Some(written) = storage_queue::output(out) {
                     outputs.push(queue_output(&written?, app, config)?);
+                    continue;
+                }
+                if let Some(written) = service_bus::output(out) {
+                    outputs.push(service_bus_output(written?, app, config)?);
                     continue;
                 }
                 let Some(kind) = kinds::kind_of(out) else {
@@ -303,6 +288,32 @@ fn queue_output(
     let name = literal.resolve(&app.settings)?;
     let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
     Ok(Output::queue(out.name.as_str().to_owned(), queue, encoding))
+}
+
+/// A `serviceBus` output: its sender is made on first use.
+fn service_bus_output(
+    out: ServiceBusOutputBinding,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<Output, String> {
+    let spec = connections::service_bus(out.connection.as_deref(), app, config)?;
+    let entity = output_entity(&out, &app.settings)?;
+    let name = NameTemplate::of(&entity, &app.settings)
+        .map_err(|e| format!("output {}: {e}", out.name))?;
+    Ok(Output {
+        binding: out.name.as_str().to_owned(),
+        name,
+        target: Target::ServiceBus(Box::new(ServiceBusOutput {
+            binding: out,
+            spec,
+            identities: app.identities.clone(),
+            connector: connections::connector_options(app, config),
+            entity,
+            sender: Mutex::new(None),
+            named_senders: Mutex::new(Vec::new()),
+            namespace: Arc::new(OnceCell::new()),
+        })),
+    })
 }
 
 /// What an invocation's outputs are resolved from: the request its handler was sent and the

@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 
 use shoal_connectors::{ConnectorOptions, ServiceBusError, ServiceBusNamespace};
+use shoal_domain::binding_kinds::service_bus::{self, ServiceBusTriggerBinding};
 use shoal_domain::binding_kinds::{BrokerSource, KindBinding};
-use shoal_domain::bindings::{Binding, ServiceBusTriggerBinding};
+use shoal_domain::bindings::Binding;
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::AllowList;
@@ -46,7 +47,7 @@ pub(crate) enum TriggerSource<'a> {
         queue_name: String,
     },
     ServiceBus {
-        binding: &'a ServiceBusTriggerBinding,
+        binding: Box<ServiceBusTriggerBinding>,
         connection: ConnectionSpec,
         entity: EntityPath,
     },
@@ -138,23 +139,24 @@ impl FunctionContext {
                     queue_name: queue,
                 }
             }
-            (
-                ResolvedSource::ServiceBus { connection, entity },
-                Binding::ServiceBusTrigger(binding),
-            ) => TriggerSource::ServiceBus {
-                binding,
-                connection,
-                entity,
-            },
+            (ResolvedSource::ServiceBus { connection, entity }, binding) => {
+                match binding.as_kind().and_then(service_bus::trigger) {
+                    // Checked when it was stored; one its type can no longer read is a conflict.
+                    Some(read) => TriggerSource::ServiceBus {
+                        binding: Box::new(read.map_err(ApiError::Conflict)?),
+                        connection,
+                        entity,
+                    },
+                    // Not reachable: only a `serviceBusTrigger` resolves to a Service Bus entity.
+                    None => TriggerSource::Other(Some(binding.type_name())),
+                }
+            }
             (ResolvedSource::Stream(source), binding) => TriggerSource::Stream { binding, source },
             (ResolvedSource::Broker(source), Binding::Kind(binding)) => {
                 TriggerSource::Kind { binding, source }
             }
-            // Not reachable: only a `serviceBusTrigger` resolves to a Service Bus entity, only
-            // a kind of `binding_kinds` to a broker.
-            (ResolvedSource::ServiceBus { .. } | ResolvedSource::Broker(_), other) => {
-                TriggerSource::Other(Some(other.type_name()))
-            }
+            // Not reachable: only a kind of `binding_kinds` resolves to a broker.
+            (ResolvedSource::Broker(_), other) => TriggerSource::Other(Some(other.type_name())),
         })
     }
 

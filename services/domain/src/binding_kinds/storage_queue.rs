@@ -18,9 +18,7 @@ mod output_name;
 
 use std::collections::BTreeMap;
 
-use serde::de::DeserializeOwned;
-
-use crate::binding_kinds::{KindBinding, Source};
+use crate::binding_kinds::{KindBinding, Source, typed_if};
 use crate::connection::{ConnectionKind, resolve as resolve_connection};
 pub use crate::names::POISON_SUFFIX;
 use crate::names::QueueName;
@@ -63,13 +61,6 @@ pub fn trigger(binding: &KindBinding) -> Option<Result<QueueTriggerBinding, Stri
 /// A `queue` output's properties; None for a binding of another type.
 pub fn output(binding: &KindBinding) -> Option<Result<QueueOutputBinding, String>> {
     typed_if(binding, OUTPUT_TYPE)
-}
-
-fn typed_if<T: DeserializeOwned>(
-    binding: &KindBinding,
-    type_name: &str,
-) -> Option<Result<T, String>> {
-    (binding.kind().type_name() == type_name).then(|| binding.typed())
 }
 
 /// The queue a trigger listens to on the account its connection names.

@@ -20,7 +20,6 @@ use utoipa::openapi::{RefOr, Schema};
 
 use super::properties::{
     EventHubOutputBinding, EventHubTriggerBinding, KafkaOutputBinding, KafkaTriggerBinding,
-    ServiceBusOutputBinding, ServiceBusTriggerBinding,
 };
 use super::{Listed, listed};
 use crate::binding_kinds::PropertiesSchema;
@@ -48,8 +47,6 @@ pub struct BindingType {
 /// The schema of a built-in kind's properties, by `type`.
 fn builtin_properties(type_name: &str) -> Option<PropertiesSchema> {
     Some(match type_name {
-        "serviceBusTrigger" => PropertiesSchema::of::<ServiceBusTriggerBinding>(),
-        "serviceBus" => PropertiesSchema::of::<ServiceBusOutputBinding>(),
         "eventHubTrigger" => PropertiesSchema::of::<EventHubTriggerBinding>(),
         "eventHub" => PropertiesSchema::of::<EventHubOutputBinding>(),
         "kafkaTrigger" => PropertiesSchema::of::<KafkaTriggerBinding>(),

@@ -5,23 +5,17 @@ use serde_json::{Map, Value};
 
 use super::known_type_names;
 use super::{
-    Binding, Cardinality, EventHubOutputBinding, EventHubTriggerBinding, KafkaClientSettings,
-    KafkaOutputBinding, KafkaTriggerBinding, ServiceBusOutputBinding, ServiceBusTriggerBinding,
+    Binding, EventHubOutputBinding, EventHubTriggerBinding, KafkaClientSettings,
+    KafkaOutputBinding, KafkaTriggerBinding,
 };
 use crate::binding_expressions::{Template, output_name};
 use crate::binding_kinds::{self, KindBinding};
 use crate::names::SettingName;
-use crate::service_bus_entity::path::check_binding_entity;
-use crate::service_bus_entity::settings::{self, EntityContext};
 use crate::validation::{Problems, from_json, join_path};
 
 /// The target names of an output binding that may hold binding expressions, by property.
 pub(super) fn output_templates(binding: &Binding) -> Vec<(&'static str, Template)> {
     let written: Vec<(&'static str, &str)> = match binding {
-        Binding::ServiceBus(b) => [("queueName", &b.queue_name), ("topicName", &b.topic_name)]
-            .into_iter()
-            .filter_map(|(field, name)| Some((field, name.as_deref()?)))
-            .collect(),
         Binding::Kafka(b) => vec![("topic", b.topic.as_str())],
         Binding::Kind(b) => b.kind().output_names(b.properties()),
         _ => Vec::new(),
@@ -61,50 +55,7 @@ pub(super) fn read_properties(
     problems: &mut Problems,
 ) -> Option<Binding> {
     let path = |field: &str| join_path(prefix, field);
-    let is_batched_written = properties.contains_key("isBatched");
     let binding = match t {
-        "serviceBusTrigger" => {
-            let mut b: ServiceBusTriggerBinding = props(properties, prefix, problems)?;
-            check_service_bus_entity(
-                problems,
-                prefix,
-                &b.queue_name,
-                &b.topic_name,
-                Some(&b.subscription_name),
-            );
-            check_entity_settings(problems, prefix, &b);
-            match b.cardinality {
-                Some(c) if is_batched_written && (c == Cardinality::Many) != b.is_batched => {
-                    problems.push(path("cardinality"), "contradicts isBatched");
-                }
-                Some(Cardinality::Many) => b.is_batched = true,
-                _ => {}
-            }
-            Binding::ServiceBusTrigger(b)
-        }
-        "serviceBus" => {
-            let b: ServiceBusOutputBinding = props(properties, prefix, problems)?;
-            // Names with expressions are checked as templates here and as names once resolved.
-            let mut literal = |field: &str, name: &Option<String>| match name.as_deref() {
-                Some(written) => match output_name(
-                    written,
-                    service_bus_char,
-                    "a Service Bus queue or topic name",
-                ) {
-                    Ok(Some(_)) => Some("templated".to_owned()),
-                    Ok(None) => Some(written.to_owned()),
-                    Err(message) => {
-                        problems.push(path(field), message);
-                        Some("refused".to_owned())
-                    }
-                },
-                None => None,
-            };
-            let queue = literal("queueName", &b.queue_name);
-            let topic = literal("topicName", &b.topic_name);
-            check_service_bus_entity(problems, prefix, &queue, &topic, None);
-            Binding::ServiceBus(b)
-        }
         "eventHubTrigger" => {
             let b: EventHubTriggerBinding = props(properties, prefix, problems)?;
             if let Some(name) = &b.event_hub_name {
@@ -162,11 +113,6 @@ pub(super) fn read_properties(
     Some(binding)
 }
 
-/// What Service Bus queue and topic paths are made of (see `service_bus_entity::path`).
-fn service_bus_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/')
-}
-
 /// What Kafka topics are made of.
 fn stream_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')
@@ -176,45 +122,6 @@ fn stream_char(c: char) -> bool {
 fn check_connection(problems: &mut Problems, path: &str, connection: Option<&str>) {
     if let Some(connection) = connection {
         binding_kinds::check_setting_name(problems, path, connection);
-    }
-}
-
-/// Service Bus: exactly one of `queueName` or `topicName` (+ `subscriptionName` for triggers),
-/// each named as the service allows (see [`check_binding_entity`]).
-fn check_service_bus_entity(
-    problems: &mut Problems,
-    prefix: &str,
-    queue: &Option<String>,
-    topic: &Option<String>,
-    subscription: Option<&Option<String>>,
-) {
-    let trigger = subscription.is_some();
-    let subscription = subscription.and_then(Option::as_deref);
-    if let Err(found) =
-        check_binding_entity(queue.as_deref(), topic.as_deref(), subscription, trigger)
-    {
-        for (field, message) in found {
-            problems.push(join_path(prefix, field), message);
-        }
-    }
-}
-
-/// The trigger's `entity` settings, under `<prefix>.entity`.
-fn check_entity_settings(
-    problems: &mut Problems,
-    prefix: &str,
-    binding: &ServiceBusTriggerBinding,
-) {
-    let Some(entity) = &binding.entity else {
-        return;
-    };
-    let context = EntityContext {
-        topic: binding.topic_name.is_some(),
-        sessions: binding.is_sessions_enabled,
-    };
-    let entity_path = join_path(prefix, "entity");
-    for (field, message) in settings::check(entity, context) {
-        problems.push(join_path(&entity_path, field), message);
     }
 }
 

@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::binding_kinds::binding_struct;
-use crate::service_bus_entity::settings::EntitySettings;
 
 /// Data flow of a binding, as `function.json` spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -17,55 +16,7 @@ pub enum Direction {
 
 pub use crate::binding_kinds::DataType;
 
-/// Whether a trigger delivers one message per invocation or a batch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Cardinality {
-    One,
-    Many,
-}
-
-binding_struct!(
-    /// `serviceBusTrigger`: a queue, or a topic subscription, of a Service Bus namespace.
-    ServiceBusTriggerBinding {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        queue_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        topic_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        subscription_name: Option<String>,
-        /// Empty means `AzureWebJobsServiceBus`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        connection: Option<String>,
-        #[serde(default, skip_serializing_if = "is_false")]
-        is_sessions_enabled: bool,
-        /// Batched execution; also set by Azure's `"cardinality": "many"`.
-        #[serde(default, skip_serializing_if = "is_false")]
-        is_batched: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        cardinality: Option<Cardinality>,
-        /// Overrides `hostConfig.extensions.serviceBus.autoCompleteMessages` for this function.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        auto_complete_messages: Option<bool>,
-        /// Settings of the queue or subscription (and the namespace's tier), checked on write,
-        /// compared with the live entity by diagnostics and applied when the connection may
-        /// manage it. A Shoal extension: Azure Functions leaves entities to ARM/Bicep.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        entity: Option<EntitySettings>,
-    }
-);
-
-binding_struct!(
-    /// `serviceBus` (out): sends the handler's output to a queue or topic.
-    ServiceBusOutputBinding {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        queue_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        topic_name: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        connection: Option<String>,
-    }
-);
+pub use crate::binding_kinds::Cardinality;
 
 binding_struct!(
     /// `eventHubTrigger`: events from an event hub partition set.
@@ -238,9 +189,3 @@ binding_struct!(
         connection: Option<String>,
     }
 );
-
-/// `false` flags are the default, so reads return them only when they are set, which keeps a
-/// read equal to what was written in the usual case of leaving them out.
-fn is_false(flag: &bool) -> bool {
-    !*flag
-}

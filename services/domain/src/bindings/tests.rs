@@ -73,10 +73,13 @@ fn every_known_type_parses() {
 fn service_bus_cardinality_many_means_batched() {
     let written = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "msgs", "queueName": "orders", "cardinality": "many"}]);
     let bindings = parse_bindings(&written, "bindings").unwrap();
-    let Binding::ServiceBusTrigger(b) = &bindings[0] else {
+    let Some(Ok(b)) = bindings[0]
+        .as_kind()
+        .and_then(crate::binding_kinds::service_bus::trigger)
+    else {
         panic!("{bindings:?}")
     };
-    assert!(b.is_batched && !b.is_sessions_enabled);
+    assert!(b.batched() && !b.is_sessions_enabled);
     assert_eq!(serde_json::to_value(&bindings).unwrap(), written);
     let conflicting = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "m", "queueName": "q", "cardinality": "one", "isBatched": true}]);
     assert_eq!(

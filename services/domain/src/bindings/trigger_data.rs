@@ -4,10 +4,8 @@
 //! The names are those Azure's extensions put in the binding data contract, which Shoal passes
 //! to the handler in `Metadata`:
 //!
-//! * `queueTrigger` and `rabbitMQTrigger`: their descriptors' in `crate::binding_kinds`, each
-//!   citing its extension;
-//! * `serviceBusTrigger`: `Microsoft.Azure.WebJobs.Extensions.ServiceBus`,
-//!   `src/Triggers/ServiceBusTriggerBindingStrategy.cs` (`GetBindingContract`);
+//! * `queueTrigger`, `serviceBusTrigger` and `rabbitMQTrigger`: their descriptors' in
+//!   `crate::binding_kinds`, each citing its extension;
 //! * `eventHubTrigger`: `Microsoft.Azure.WebJobs.Extensions.EventHubs`,
 //!   `src/Triggers/EventHubTriggerBindingStrategy.cs` (`GetBindingContract`);
 //! * `kafkaTrigger`: Azure/azure-functions-kafka-extension, `KafkaTriggerBindingStrategy.cs`
@@ -34,28 +32,6 @@ use crate::binding_kinds::{self, timer};
 use DataShape as Shape;
 
 type Names = &'static [(&'static str, Shape)];
-
-const SERVICE_BUS: Names = &[
-    ("DeliveryCount", Shape::Text),
-    ("DeadLetterSource", Shape::Text),
-    ("LockToken", Shape::Text),
-    ("ExpiresAtUtc", Shape::DateTime),
-    ("EnqueuedTimeUtc", Shape::DateTime),
-    ("MessageId", Shape::Text),
-    ("ContentType", Shape::Text),
-    ("ReplyTo", Shape::Text),
-    ("SequenceNumber", Shape::Text),
-    ("To", Shape::Text),
-    ("Label", Shape::Text),
-    ("Subject", Shape::Text),
-    ("CorrelationId", Shape::Text),
-    ("ApplicationProperties", Shape::Object),
-    ("UserProperties", Shape::Object),
-    ("SessionId", Shape::Text),
-    ("ReplyToSessionId", Shape::Text),
-    ("PartitionKey", Shape::Text),
-    ("TransactionPartitionKey", Shape::Text),
-];
 
 const KAFKA: Names = &[
     ("Key", Shape::Text),
@@ -87,11 +63,7 @@ const SYS: Names = &[
 ];
 
 /// The triggers whose listeners resolve expressions, with their binding data.
-const KINDS: [(&str, Names); 3] = [
-    ("serviceBusTrigger", SERVICE_BUS),
-    ("kafkaTrigger", KAFKA),
-    ("eventHubTrigger", EVENT_HUB),
-];
+const KINDS: [(&str, Names); 2] = [("kafkaTrigger", KAFKA), ("eventHubTrigger", EVENT_HUB)];
 
 /// Every trigger with binding data and its names: the built-in ones, then the table's.
 fn all_kinds() -> impl Iterator<Item = (&'static str, Names)> {
@@ -115,12 +87,6 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
     let text = |data_type: Option<DataType>| matches!(data_type, None | Some(DataType::String));
     let many = |c: Option<Cardinality>| c == Some(Cardinality::Many);
     let (kind, names, batched, json_body) = match trigger {
-        Binding::ServiceBusTrigger(b) => (
-            "serviceBusTrigger",
-            SERVICE_BUS,
-            b.is_batched || many(b.cardinality),
-            text(b.data_type),
-        ),
         // The value a string-bound Kafka function receives is the KafkaEventData JSON: its
         // properties are the metadata and `Value`, never the event's own JSON.
         Binding::KafkaTrigger(b) => ("kafkaTrigger", KAFKA, many(b.cardinality), false),
@@ -134,7 +100,7 @@ fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
         Binding::Kind(b) if b.kind().is_trigger() && !b.kind().binding_data().is_empty() => (
             b.kind().type_name(),
             b.kind().binding_data(),
-            false,
+            b.kind().batched(b.properties()),
             b.kind().json_body(b.properties()),
         ),
         _ => return None,

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::{Check, CheckStatus};
 use crate::bindings::Binding;
 use crate::connection::outbound::{AppIdentities, FederatedCredential, Outbound, outbound};
-use crate::connection::{ConnectionKind, ConnectionSpec, resolve};
+use crate::connection::{ConnectionSpec, resolve};
 use crate::functions::FunctionSpec;
 
 mod stream;
@@ -140,7 +140,6 @@ pub fn sign_ins(
     let mut checks = Vec::new();
     for binding in &spec.bindings {
         let kind = match binding {
-            Binding::ServiceBusTrigger(_) | Binding::ServiceBus(_) => ConnectionKind::ServiceBus,
             Binding::KafkaTrigger(_)
             | Binding::Kafka(_)
             | Binding::EventHubTrigger(_)

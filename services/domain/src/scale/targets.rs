@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::bindings::{Binding, Cardinality};
+use crate::bindings::Binding;
 use crate::host_config::HostConfig;
 
 /// Azure's default `lagThreshold` for `kafkaTrigger`.
@@ -40,9 +40,8 @@ pub struct MetricSample {
 /// runs on one instance at a time, as Azure's listener is a singleton), for triggers nothing in
 /// Shoal runs ([`Binding::has_runner`]) and for non-trigger bindings.
 ///
-/// Service Bus follows Azure's `ServiceBusTargetScaler`: batched (`isBatched` or
-/// `cardinality: many`) uses `maxMessageBatchSize` even when sessions are on, then sessions use
-/// `maxConcurrentSessions`, otherwise `maxConcurrentCalls`. Event Hubs uses
+/// A kind of `crate::binding_kinds` says its own (Service Bus follows Azure's
+/// `ServiceBusTargetScaler`, see its descriptor). Event Hubs uses
 /// `targetUnprocessedEventThreshold` when it is set and positive, else `maxEventBatchSize`.
 pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     // No listener takes a backlog nothing runs, so it asks for no instances: not a target, and
@@ -64,18 +63,6 @@ pub fn needs_an_instance(trigger: &Binding) -> bool {
 fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     let ext = &host.extensions;
     let (metric, per_instance) = match trigger {
-        Binding::ServiceBusTrigger(b) => {
-            let sb = &ext.service_bus;
-            let batched = b.is_batched || b.cardinality == Some(Cardinality::Many);
-            let per = if batched {
-                sb.max_message_batch_size
-            } else if b.is_sessions_enabled {
-                sb.max_concurrent_sessions
-            } else {
-                sb.max_concurrent_calls
-            };
-            (MetricKind::ActiveMessages, per)
-        }
         Binding::EventHubTrigger(_) => {
             let eh = &ext.event_hubs;
             let per = eh
@@ -88,7 +75,7 @@ fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
             MetricKind::ConsumerLag,
             b.lag_threshold.unwrap_or(DEFAULT_KAFKA_LAG_THRESHOLD),
         ),
-        Binding::ServiceBus(_) | Binding::EventHub(_) | Binding::Kafka(_) => {
+        Binding::EventHub(_) | Binding::Kafka(_) => {
             return None;
         }
         Binding::Kind(b) => {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
-use shoal_domain::bindings::Binding;
+use shoal_domain::binding_kinds::service_bus;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
 use shoal_domain::egress::destinations;
@@ -29,7 +29,10 @@ pub(super) async fn entity_checks(
     identities: &AppIdentities,
     egress: &Egress,
 ) -> Vec<Check> {
-    let Some(binding @ Binding::ServiceBusTrigger(trigger)) = spec.trigger() else {
+    let Some(binding) = spec.trigger() else {
+        return Vec::new();
+    };
+    let Some(Ok(trigger)) = binding.as_kind().and_then(service_bus::trigger) else {
         return Vec::new();
     };
     let Some(Ok(TriggerSource::ServiceBus { connection, entity })) =

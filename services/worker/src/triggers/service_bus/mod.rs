@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use shoal_domain::bindings::{Binding, Cardinality, DataType};
+use shoal_domain::binding_kinds::service_bus;
+use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::ServiceBusOptions;
 use shoal_domain::service_bus_trigger::{EntityPath, trigger_entity};
 use shoal_domain::trigger_source::TriggerSource;
@@ -37,14 +38,14 @@ pub struct ServiceBusTrigger;
 
 impl TriggerKind for ServiceBusTrigger {
     fn binding_type(&self) -> &'static str {
-        "serviceBusTrigger"
+        service_bus::TRIGGER_TYPE
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        let Binding::ServiceBusTrigger(trigger) = trigger else {
+        let Some(Ok(trigger)) = trigger.as_kind().and_then(service_bus::trigger) else {
             return String::new();
         };
-        match trigger_entity(trigger, &app.settings) {
+        match trigger_entity(&trigger, &app.settings) {
             Ok(entity) => entity.management_path(),
             Err(_) => match (
                 &trigger.queue_name,
@@ -65,12 +66,12 @@ impl TriggerKind for ServiceBusTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, BindError> {
-        let (Binding::ServiceBusTrigger(binding), TriggerSource::ServiceBus { connection, entity }) =
-            (trigger, source_of(trigger, app)?)
-        else {
+        let (Some(Ok(trigger)), TriggerSource::ServiceBus { connection, entity }) = (
+            trigger.as_kind().and_then(service_bus::trigger),
+            source_of(trigger, app)?,
+        ) else {
             return Err(BindError::Mismatch("Service Bus trigger"));
         };
-        let trigger = binding;
         let spec = connections::service_bus_at(connection, app, config)?;
         let options = app.host.extensions.service_bus.clone();
         Ok(Box::new(BoundServiceBusTrigger {
@@ -81,7 +82,7 @@ impl TriggerKind for ServiceBusTrigger {
             auto_complete: trigger
                 .auto_complete_messages
                 .unwrap_or(options.auto_complete_messages),
-            batched: trigger.is_batched || trigger.cardinality == Some(Cardinality::Many),
+            batched: trigger.batched(),
             sessions: trigger.is_sessions_enabled,
             options,
             connector: Connector {

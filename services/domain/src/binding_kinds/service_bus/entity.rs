@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::bindings::{ServiceBusOutputBinding, ServiceBusTriggerBinding};
+use super::{ServiceBusOutputBinding, ServiceBusTriggerBinding};
 pub use crate::service_bus_entity::path::EntityPath;
 use crate::service_bus_entity::path::{NameKind, check_name, resolve_name, resolve_trigger_entity};
 
