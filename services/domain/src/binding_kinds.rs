@@ -12,10 +12,11 @@
 //! a kind sees its own `host.json` section (a JSON value, its defaults filled in), not the
 //! whole host configuration, and answers in the plain types defined here.
 //!
-//! A kind here (Storage queues, Service Bus, HTTP, `cosmosDBTrigger`, `timerTrigger`, RabbitMQ)
-//! is a [`Binding::Kind`], whose properties are kept as written (checked by the kind when read)
-//! and read into the kind's own types where they are used. Kafka and Event Hubs are still
-//! variants of [`Binding`] with their own arms, until they move here too.
+//! Every binding type is a kind here (Storage queues, Service Bus, Event Hubs, Kafka, HTTP,
+//! `cosmosDBTrigger`, `timerTrigger`, RabbitMQ), and a binding (`crate::bindings::Binding`)
+//! is a [`KindBinding`]: its kind's descriptor, its name and its properties kept as written
+//! (checked by the kind when read), read into the kind's own types where they are used (each
+//! kind's module has an accessor, such as `service_bus::trigger`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -46,23 +47,25 @@ macro_rules! binding_struct {
         }
     };
 }
-pub(crate) use binding_struct;
 
 pub mod cosmos_db;
 pub mod http;
 pub mod rabbitmq;
 pub mod service_bus;
 pub mod storage_queue;
+pub mod stream;
 pub mod timer;
 
-/// Every kind described here. Types are listed (in error messages and the catalog) with the
-/// first [`LISTED_BEFORE_BUILTINS`] of these ahead of the built-in types of
-/// `crate::bindings`, the rest after them.
+/// Every binding kind Shoal knows, in the order error messages and the catalog list them.
 const KINDS: &[&dyn BindingKind] = &[
     &storage_queue::TRIGGER,
     &storage_queue::OUTPUT,
     &service_bus::TRIGGER,
     &service_bus::OUTPUT,
+    &stream::EVENT_HUB_TRIGGER,
+    &stream::EVENT_HUB_OUTPUT,
+    &stream::KAFKA_TRIGGER,
+    &stream::KAFKA_OUTPUT,
     &http::TRIGGER,
     &http::OUTPUT,
     &cosmos_db::TRIGGER,
@@ -70,12 +73,6 @@ const KINDS: &[&dyn BindingKind] = &[
     &rabbitmq::TRIGGER,
     &rabbitmq::OUTPUT,
 ];
-
-/// How many of [`KINDS`] are listed ahead of the built-in types: the Storage queue and Service
-/// Bus kinds, which Shoal had first, so the order users see in messages and the catalog stays
-/// what it was. When
-/// the last built-in types move into this table, it is the table's order alone.
-pub const LISTED_BEFORE_BUILTINS: usize = 4;
 
 /// The descriptor of one binding `type`.
 pub trait BindingKind: Send + Sync + 'static {
@@ -141,11 +138,12 @@ pub trait BindingKind: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Where a trigger reads from; None for an output.
+    /// Where a trigger reads from, given its `host.json` section; None for an output.
     fn source(
         &self,
         _binding: &KindBinding,
         _settings: &BTreeMap<String, String>,
+        _section: Option<&Value>,
     ) -> Option<Result<Source, String>> {
         None
     }
@@ -179,6 +177,12 @@ pub trait BindingKind: Send + Sync + 'static {
     /// trigger whose listener starts the work itself (a timer, whose occurrences come whether
     /// or not anything is queued) keeps its app at one instance at least.
     fn needs_an_instance(&self) -> bool {
+        false
+    }
+
+    /// Whether a trigger's finally failed messages go to its function's `deadLetter` target (a
+    /// stream's events, whose checkpoint moves past them), rather than somewhere of its own.
+    fn uses_dead_letter(&self) -> bool {
         false
     }
 
@@ -327,8 +331,8 @@ pub enum DataShape {
     Array,
 }
 
-/// Where a trigger of a kind here reads from (`trigger_source::TriggerSource` has a variant
-/// of its own for each).
+/// Where a trigger reads from (`crate::trigger_source::TriggerSource`, as the other layers
+/// name it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
     /// A queue of a storage account, reached through an Azure connection.
@@ -341,6 +345,9 @@ pub enum Source {
         connection: ConnectionSpec,
         entity: service_bus::EntityPath,
     },
+    /// A consumer group on a topic (`kafkaTrigger`, or `eventHubTrigger` through the event
+    /// hub's Kafka endpoint).
+    Stream(stream::source::StreamSource),
     /// An entity on a broker reached by URI.
     Broker(BrokerSource),
 }
@@ -409,7 +416,7 @@ pub fn find(type_name: &str) -> Option<&'static dyn BindingKind> {
     KINDS.iter().copied().find(|k| k.type_name() == type_name)
 }
 
-/// Every kind in the table.
+/// Every kind in the table, in its order.
 pub fn all() -> impl Iterator<Item = &'static dyn BindingKind> {
     KINDS.iter().copied()
 }
@@ -539,18 +546,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_has_its_own_type_name_and_none_is_a_builtin_one() {
+    fn every_kind_has_its_own_type_name() {
         let mut names: Vec<&str> = all().map(|k| k.type_name()).collect();
         let count = names.len();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), count, "a type name appears twice");
-        for name in names {
-            assert!(
-                crate::bindings::builtin_type(name).is_none(),
-                "{name} is also a built-in binding type"
-            );
-        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! A function's `bindings`: the `function.json` array Azure Functions users already write.
 //!
-//! Each element is dispatched on its `type` by hand and its remaining properties are read into
-//! that type's struct with unknown properties rejected. (serde's internally tagged enums would
-//! do the dispatch too, but they buffer the input and lose the path of the failing property.)
-//! Problems in different bindings are all reported at once, each with its path.
+//! Each element is dispatched on its `type` to its kind's descriptor (`crate::binding_kinds`),
+//! which reads the remaining properties into the kind's struct with unknown properties
+//! rejected. (serde's internally tagged enums would do the dispatch too, but they buffer the
+//! input and lose the path of the failing property.) Problems in different bindings are all
+//! reported at once, each with its path.
 
 mod catalog;
 mod checks;
@@ -14,7 +15,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -27,131 +28,36 @@ pub use crate::binding_kinds::service_bus::{ServiceBusOutputBinding, ServiceBusT
 pub use crate::binding_kinds::storage_queue::{
     OutputQueueName, QueueOutputBinding, QueueTriggerBinding, resolved_queue_name,
 };
-pub use catalog::{BindingType, binding_types};
-pub use properties::{
-    Cardinality, DataType, Direction, EventHubOutputBinding, EventHubTriggerBinding,
-    KafkaClientSettings, KafkaOutputBinding, KafkaSsl, KafkaTriggerBinding,
+pub use crate::binding_kinds::stream::{
+    EventHubOutputBinding, EventHubTriggerBinding, KafkaClientSettings, KafkaOutputBinding,
+    KafkaSsl, KafkaTriggerBinding,
 };
+pub use catalog::{BindingType, binding_types};
+pub use properties::{Cardinality, DataType, Direction};
 pub use trigger_data::{DataShape, check_for_trigger};
 
-use crate::binding_kinds::{self, KindBinding};
+use crate::binding_kinds;
 
-/// One element of `bindings`, by `type`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Binding {
-    EventHubTrigger(EventHubTriggerBinding),
-    EventHub(EventHubOutputBinding),
-    KafkaTrigger(KafkaTriggerBinding),
-    Kafka(KafkaOutputBinding),
-    /// A kind described in the table of [`crate::binding_kinds`].
-    Kind(KindBinding),
-}
-
-/// What Shoal does with a built-in binding type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
-    Output,
-    /// A trigger something in Shoal runs: a worker's listener (the worker's trigger kinds, whose
-    /// tests check them against this table).
-    Trigger,
-}
-
-/// `(type, role)` for every built-in binding type, in the order error messages list them.
-const KNOWN_TYPES: [(&str, Role); 4] = [
-    ("eventHubTrigger", Role::Trigger),
-    ("eventHub", Role::Output),
-    ("kafkaTrigger", Role::Trigger),
-    ("kafka", Role::Output),
-];
-
-/// Every binding type in the order users see them listed: the first of the table's kinds
-/// (see [`binding_kinds::LISTED_BEFORE_BUILTINS`]), the built-in types, then the rest of the
-/// table's.
-fn listed() -> impl Iterator<Item = Listed> {
-    let kind = Listed::Kind;
-    let first = binding_kinds::LISTED_BEFORE_BUILTINS;
-    binding_kinds::all()
-        .take(first)
-        .map(kind)
-        .chain(
-            KNOWN_TYPES
-                .iter()
-                .map(|(t, role)| Listed::Builtin(t, *role)),
-        )
-        .chain(binding_kinds::all().skip(first).map(kind))
-}
-
-/// A binding type as [`listed`]: built in, or a kind of the table.
-#[derive(Clone, Copy)]
-enum Listed {
-    Builtin(&'static str, Role),
-    Kind(&'static dyn binding_kinds::BindingKind),
-}
-
-impl Listed {
-    fn type_name(self) -> &'static str {
-        match self {
-            Listed::Builtin(t, _) => t,
-            Listed::Kind(k) => k.type_name(),
-        }
-    }
-
-    fn is_trigger(self) -> bool {
-        match self {
-            Listed::Builtin(_, role) => role == Role::Trigger,
-            Listed::Kind(k) => k.is_trigger(),
-        }
-    }
-
-    fn runs(self) -> bool {
-        match self {
-            Listed::Builtin(..) => true,
-            Listed::Kind(k) => k.runs(),
-        }
-    }
-}
+/// One element of `bindings`: a binding of a kind of [`crate::binding_kinds`], its properties
+/// kept as written (checked by its kind when read).
+pub use crate::binding_kinds::KindBinding as Binding;
 
 /// The trigger types something in Shoal runs, in the order they are listed.
 pub fn triggers_with_runner() -> impl Iterator<Item = &'static str> {
-    listed()
-        .filter(|t| t.is_trigger() && t.runs())
-        .map(Listed::type_name)
+    binding_kinds::all()
+        .filter(|k| k.is_trigger() && k.runs())
+        .map(|k| k.type_name())
 }
 
 /// Every binding type Shoal knows, in the order error messages list them (the client's project
 /// import asks it which of a project's bindings map).
 pub fn known_type_names() -> impl Iterator<Item = &'static str> {
-    listed().map(Listed::type_name)
-}
-
-/// The built-in binding type written `name`, if there is one.
-#[cfg(test)]
-pub(crate) fn builtin_type(name: &str) -> Option<&'static str> {
-    KNOWN_TYPES
-        .iter()
-        .find(|(t, _)| *t == name)
-        .map(|(t, _)| *t)
+    binding_kinds::all().map(|k| k.type_name())
 }
 
 impl Binding {
     pub fn type_name(&self) -> &'static str {
-        match self {
-            Binding::EventHubTrigger(_) => "eventHubTrigger",
-            Binding::EventHub(_) => "eventHub",
-            Binding::KafkaTrigger(_) => "kafkaTrigger",
-            Binding::Kafka(_) => "kafka",
-            Binding::Kind(b) => b.kind().type_name(),
-        }
-    }
-
-    pub fn name(&self) -> &BindingName {
-        match self {
-            Binding::EventHubTrigger(b) => &b.name,
-            Binding::EventHub(b) => &b.name,
-            Binding::KafkaTrigger(b) => &b.name,
-            Binding::Kafka(b) => &b.name,
-            Binding::Kind(b) => b.name(),
-        }
+        self.kind().type_name()
     }
 
     /// Triggers are `in`, outputs `out`; no known type is `inout`.
@@ -164,43 +70,38 @@ impl Binding {
     }
 
     pub fn is_trigger(&self) -> bool {
-        is_trigger_type(self.type_name())
+        self.kind().is_trigger()
     }
 
     /// Whether something in Shoal runs this trigger (see [`triggers_with_runner`]); false for
     /// outputs.
     pub fn has_runner(&self) -> bool {
-        triggers_with_runner().any(|t| t == self.type_name())
+        self.kind().is_trigger() && self.kind().runs()
     }
 
     /// Whether it is a trigger whose caller waits for the handler's answer (`httpTrigger`; see
     /// [`binding_kinds::BindingKind::answers_its_caller`]).
     pub fn answers_its_caller(&self) -> bool {
-        matches!(self, Binding::Kind(b) if b.kind().answers_its_caller())
+        self.kind().answers_its_caller()
     }
 
-    /// The binding of a kind of [`crate::binding_kinds`], if it is one.
-    pub fn as_kind(&self) -> Option<&KindBinding> {
-        match self {
-            Binding::Kind(b) => Some(b),
-            _ => None,
-        }
+    /// Its `dataType`, which every kind may carry (checked when the binding was read).
+    pub fn data_type(&self) -> Option<DataType> {
+        let written = self.properties().get("dataType")?;
+        serde_json::from_value(written.clone()).ok()
     }
 
-    /// The `connection` property, `None` when absent or empty (the type's default connection).
+    /// The property naming its connection (`connection`, or a kind's own such as
+    /// `connectionStringSetting`), `None` when absent or empty (the type's default
+    /// connection).
     pub fn connection(&self) -> Option<&str> {
-        let connection = match self {
-            Binding::EventHubTrigger(b) => b.connection.as_deref(),
-            Binding::EventHub(b) => b.connection.as_deref(),
-            Binding::KafkaTrigger(_) | Binding::Kafka(_) => None,
-            Binding::Kind(b) => b.kind().connection(b.properties()).map(|(_, v)| v),
-        };
+        let connection = self.kind().connection(self.properties()).map(|(_, v)| v);
         connection.filter(|c| !c.is_empty())
     }
 }
 
 fn is_trigger_type(type_name: &str) -> bool {
-    listed().any(|t| t.type_name() == type_name && t.is_trigger())
+    binding_kinds::find(type_name).is_some_and(|k| k.is_trigger())
 }
 
 /// Validate a bindings array: every element an object with a known `type`, a `direction`
@@ -323,32 +224,20 @@ pub fn parse_binding(value: &Value, prefix: &str) -> Result<Binding, ValidationE
 impl Serialize for Binding {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
-        struct Tagged<'a, T: Serialize> {
+        struct Tagged<'a> {
             #[serde(rename = "type")]
             type_name: &'static str,
             direction: Direction,
+            /// The properties as written, `name` among them.
             #[serde(flatten)]
-            properties: &'a T,
+            properties: &'a Map<String, Value>,
         }
-        let (type_name, direction) = (self.type_name(), self.direction());
-        macro_rules! tagged {
-            ($b:expr) => {
-                Tagged {
-                    type_name,
-                    direction,
-                    properties: $b,
-                }
-                .serialize(serializer)
-            };
+        Tagged {
+            type_name: self.type_name(),
+            direction: self.direction(),
+            properties: self.properties(),
         }
-        match self {
-            Binding::EventHubTrigger(b) => tagged!(b),
-            Binding::EventHub(b) => tagged!(b),
-            Binding::KafkaTrigger(b) => tagged!(b),
-            Binding::Kafka(b) => tagged!(b),
-            // The properties as written, `name` among them.
-            Binding::Kind(b) => tagged!(b.properties()),
-        }
+        .serialize(serializer)
     }
 }
 

@@ -22,7 +22,6 @@ use crate::connection::resolve;
 use crate::functions::FunctionSpec;
 use crate::host_config::HostConfig;
 use crate::host_config::stored::{full_path, legacy_keys, no_effect_keys};
-use crate::stream_trigger::{stream_output, stream_source};
 
 pub mod sign_in;
 
@@ -111,7 +110,7 @@ pub fn check_function_at(
         detail,
     };
     for binding in &spec.bindings {
-        let kind = binding.as_kind().and_then(|b| b.kind().azure_connection());
+        let kind = binding.kind().azure_connection();
         if let Some(kind) = kind {
             let outcome = resolve(kind, binding.connection(), settings);
             checks.push(match outcome {
@@ -119,46 +118,18 @@ pub fn check_function_at(
                 Err(err) => check(binding, "connection", CheckStatus::Error, err.to_string()),
             });
         }
-        // A stream binding resolves its brokers, topic and group (or says what is missing),
-        // exactly as its listener or output will.
-        let stream = match binding {
-            Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => Some(
-                stream_source(binding, settings, host)
-                    .map(|source| format!("reads {}", source.describe())),
-            ),
-            Binding::Kafka(_) | Binding::EventHub(_) => {
-                Some(stream_output(binding, settings).map(|target| {
-                    let servers = target
-                        .properties
-                        .iter()
-                        .find(|(k, _)| k == "bootstrap.servers")
-                        .map_or("(no brokers)", |(_, v)| v.as_str());
-                    format!("writes to {} on {servers}", target.topic)
-                }))
-            }
-            _ => None,
-        };
-        if let Some(outcome) = stream {
-            checks.push(match outcome {
-                Ok(detail) => check(binding, "stream", CheckStatus::Ok, detail),
-                Err(message) => check(binding, "stream", CheckStatus::Error, message),
+        // Its kind says what it checks itself (a queue name, where failures go, a stream's
+        // brokers and topic, a schedule's next occurrences).
+        let section = host.extensions.section_of(binding.kind());
+        let findings = binding
+            .kind()
+            .diagnose(binding, settings, section.as_deref(), now);
+        for (subject, finding) in findings {
+            checks.push(match finding {
+                Finding::Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
+                Finding::Warning(detail) => check(binding, subject, CheckStatus::Warning, detail),
+                Finding::Error(problem) => check(binding, subject, CheckStatus::Error, problem),
             });
-        }
-        // A kind of `binding_kinds` says what it checks itself.
-        if let Binding::Kind(kind) = binding {
-            let section = host.extensions.section_of(kind.kind());
-            let findings = kind
-                .kind()
-                .diagnose(kind, settings, section.as_deref(), now);
-            for (subject, finding) in findings {
-                checks.push(match finding {
-                    Finding::Ok(detail) => check(binding, subject, CheckStatus::Ok, detail),
-                    Finding::Warning(detail) => {
-                        check(binding, subject, CheckStatus::Warning, detail)
-                    }
-                    Finding::Error(problem) => check(binding, subject, CheckStatus::Error, problem),
-                });
-            }
         }
         if binding.is_trigger() && !binding.has_runner() {
             checks.push(check(

@@ -156,10 +156,7 @@ impl FunctionSpec {
         };
         if dead_letter.is_some()
             && let Some(trigger) = bindings.iter().find(|b| b.is_trigger())
-            && !matches!(
-                trigger,
-                Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_)
-            )
+            && !trigger.kind().uses_dead_letter()
         {
             problems.push(
                 "deadLetter",
@@ -261,10 +258,7 @@ impl FunctionSpec {
 
 /// Where a non-stream trigger's failed messages go, for the error that refuses `deadLetter`.
 fn own_dead_letter(trigger: &Binding) -> &'static str {
-    match trigger {
-        Binding::Kind(b) => b.kind().failed_messages(),
-        _ => "its caller gets the handler's answer",
-    }
+    trigger.kind().failed_messages()
 }
 
 fn boolean(problems: &mut Problems, path: &str, value: &Option<Value>) -> bool {

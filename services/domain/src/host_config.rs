@@ -30,6 +30,7 @@ use utoipa::ToSchema;
 use crate::binding_kinds;
 use crate::binding_kinds::service_bus::HOST_SECTION as SERVICE_BUS;
 use crate::binding_kinds::storage_queue::HOST_SECTION as QUEUES;
+use crate::binding_kinds::stream::HOST_SECTION as EVENT_HUBS;
 use crate::timespan::TimeSpan;
 use crate::validation::{Problems, ValidationError};
 
@@ -158,13 +159,14 @@ pub struct Extensions {
 impl Extensions {
     /// The section `kind` reads (see [`binding_kinds::HostSection`]), defaults filled in, as
     /// JSON: a table section as kept, one read here into a typed section (`queues`, whose
-    /// defaults depend on where the worker runs; `serviceBus`) written out. None for a kind
-    /// without one.
+    /// defaults depend on where the worker runs; `serviceBus`, `eventHubs`) written out. None
+    /// for a kind without one.
     pub fn section_of(&self, kind: &dyn binding_kinds::BindingKind) -> Option<Cow<'_, Value>> {
         let name = kind.host_section()?.name;
         let typed = match name {
             QUEUES => serde_json::to_value(&self.queues),
             SERVICE_BUS => serde_json::to_value(&self.service_bus),
+            EVENT_HUBS => serde_json::to_value(&self.event_hubs),
             _ => return self.kinds.get(name).map(Cow::Borrowed),
         };
         typed.ok().map(Cow::Owned)
@@ -352,7 +354,7 @@ impl HostConfig {
         let mut sections = vec![
             QUEUES,
             SERVICE_BUS,
-            "eventHubs",
+            EVENT_HUBS,
             "http",
             "durableTask",
             "cosmosDB",

@@ -4,41 +4,21 @@
 //! reading and replaying what failed, putting a test message on it, or diagnosing it), so they
 //! connect to the same place under the same rules as the worker's listener.
 //!
-//! A kind of [`crate::binding_kinds`] resolves its own source through its descriptor (a
-//! storage queue, a Service Bus entity, or a broker reached by a URI kept in an app setting);
-//! Kafka and Event Hubs, still built in, share an arm in [`resolve`].
+//! Each kind of [`crate::binding_kinds`] resolves its own source through its descriptor (a
+//! storage queue, a Service Bus entity, a topic of Kafka or of an event hub's Kafka endpoint,
+//! or a broker reached by a URI kept in an app setting).
 
 use std::collections::BTreeMap;
 
-use crate::binding_kinds::Source;
 pub use crate::binding_kinds::{BrokerSource, without_credentials};
 use crate::bindings::Binding;
 use crate::connection::ConnectionSpec;
 use crate::host_config::HostConfig;
-use crate::service_bus_entity::path::EntityPath;
-use crate::stream_trigger::{StreamSource, stream_source};
 
-/// Where a trigger reads from. `Debug` never shows a secret (the connection's and the stream
-/// properties' own `Debug` mask them).
-#[derive(Clone, Debug, PartialEq)]
-pub enum TriggerSource {
-    /// `queueTrigger`: a queue of a storage account.
-    StorageQueue {
-        connection: ConnectionSpec,
-        queue: String,
-    },
-    /// `serviceBusTrigger`: a queue, or a topic's subscription, of a namespace.
-    ServiceBus {
-        connection: ConnectionSpec,
-        entity: EntityPath,
-    },
-    /// `kafkaTrigger`, or `eventHubTrigger` through the event hub's Kafka endpoint: a consumer
-    /// group on a topic.
-    Stream(StreamSource),
-    /// A trigger of a kind in [`crate::binding_kinds`] (`rabbitMQTrigger`): what it reads on a
-    /// broker reached by URI.
-    Broker(BrokerSource),
-}
+/// Where a trigger reads from: a kind's [`Source`], under the name every layer knows it by.
+/// `Debug` never shows a secret (the connection's and the stream properties' own `Debug` mask
+/// them).
+pub use crate::binding_kinds::Source as TriggerSource;
 
 /// Why a trigger's source cannot be resolved: a setting missing or unusable, named with the
 /// property or setting it comes from (never a secret value).
@@ -87,20 +67,6 @@ impl TriggerSource {
     }
 }
 
-impl From<Source> for TriggerSource {
-    fn from(source: Source) -> TriggerSource {
-        match source {
-            Source::StorageQueue { connection, queue } => {
-                TriggerSource::StorageQueue { connection, queue }
-            }
-            Source::ServiceBus { connection, entity } => {
-                TriggerSource::ServiceBus { connection, entity }
-            }
-            Source::Broker(broker) => TriggerSource::Broker(broker),
-        }
-    }
-}
-
 /// The source `trigger` reads from; None for a trigger that reads from nowhere Shoal reaches
 /// (`httpTrigger`, a trigger nothing runs) and for an output binding.
 pub fn resolve(
@@ -108,13 +74,9 @@ pub fn resolve(
     settings: &BTreeMap<String, String>,
     host: &HostConfig,
 ) -> Option<Result<TriggerSource, SourceError>> {
-    let source = match trigger {
-        Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => {
-            stream_source(trigger, settings, host).map(TriggerSource::Stream)
-        }
-        Binding::Kind(b) => b.kind().source(b, settings)?.map(TriggerSource::from),
-        _ => return None,
-    };
+    let kind = trigger.kind();
+    let section = host.extensions.section_of(kind);
+    let source = kind.source(trigger, settings, section.as_deref())?;
     Some(source.map_err(SourceError))
 }
 

@@ -207,10 +207,9 @@ fn declared(
     for app in running {
         let allow = egress_allow.get(&app.key.tenant).unwrap_or(&none);
         for f in &app.functions {
-            let (Some(Ok(trigger)), Ok(TriggerSource::ServiceBus { connection, entity })) = (
-                f.trigger.as_kind().and_then(service_bus::trigger),
-                &f.source,
-            ) else {
+            let (Some(Ok(trigger)), Ok(TriggerSource::ServiceBus { connection, entity })) =
+                (service_bus::trigger(&f.trigger), &f.source)
+            else {
                 continue;
             };
             let Some(settings) = trigger.entity.as_ref().filter(|e| e.declares_entity()) else {

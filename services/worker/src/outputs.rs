@@ -23,6 +23,7 @@ use shoal_connectors::{MessageSender, Queue, ServiceBusNamespace, StorageQueues}
 use shoal_domain::binding_expressions::{BindingData, BoundTemplate, Template};
 use shoal_domain::binding_kinds::service_bus::{self, ServiceBusOutputBinding};
 use shoal_domain::binding_kinds::storage_queue::{self, QueueOutputBinding};
+use shoal_domain::binding_kinds::stream;
 use shoal_domain::bindings::{Binding, resolved_queue_name};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
@@ -32,8 +33,9 @@ use shoal_domain::queue_trigger::encode_body;
 use shoal_domain::service_bus_trigger::{
     check_output_entity, output_entity, service_bus_output_messages,
 };
+use shoal_domain::stream_trigger::source::StreamTarget;
 use shoal_domain::stream_trigger::source::check_topic;
-use shoal_domain::stream_trigger::{stream_output, stream_output_records};
+use shoal_domain::stream_trigger::stream_output_records;
 use shoal_domain::trace_context::TraceContext;
 use shoal_egress::Egress;
 use tokio::sync::{Mutex, OnceCell};
@@ -195,68 +197,40 @@ pub fn bind(
 ) -> Result<Vec<Output>, String> {
     let mut outputs = Vec::new();
     for binding in function.spec.bindings.iter().filter(|b| !b.is_trigger()) {
-        match binding {
-            Binding::Kafka(_) | Binding::EventHub(_) => {
-                let target = stream_output(binding, &app.settings)
-                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
-                connections::check_brokers(&target.properties, app, config)
-                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
-                let mut properties = KafkaProperties::new();
-                for (key, value) in &target.properties {
-                    properties.set(key, value);
-                }
-                let name = NameTemplate::of(&target.topic, &app.settings)
-                    .map_err(|e| format!("output {}: {e}", binding.name().as_str()))?;
-                outputs.push(Output {
-                    binding: binding.name().as_str().to_owned(),
-                    name,
-                    target: Target::Stream(Box::new(StreamOutput {
-                        topic: target.topic,
-                        properties,
-                        event_data_form: matches!(binding, Binding::Kafka(_)),
-                        producer: OnceCell::new(),
-                        egress: config.egress.for_tenant(&app.egress_allow),
-                    })),
-                });
-            }
-            Binding::Kind(out) => {
-                if let Some(written) = storage_queue::output(out) {
-                    outputs.push(queue_output(&written?, app, config)?);
-                    continue;
-                }
-                if let Some(written) = service_bus::output(out) {
-                    outputs.push(service_bus_output(written?, app, config)?);
-                    continue;
-                }
-                let Some(kind) = kinds::kind_of(out) else {
-                    return Err(format!(
-                        "{} output bindings are not available yet (binding {})",
-                        out.kind().type_name(),
-                        out.name()
-                    ));
-                };
-                let bound = kind
-                    .bind(out, app, config)
-                    .map_err(|e| format!("output {}: {e}", out.name()))?;
-                let name = match &bound.name {
-                    Some(written) => NameTemplate::of(written, &app.settings)
-                        .map_err(|e| format!("output {}: {e}", out.name()))?,
-                    None => None,
-                };
-                outputs.push(Output {
-                    binding: out.name().as_str().to_owned(),
-                    name,
-                    target: Target::Kind(kind.binding_type(), bound.target),
-                });
-            }
-            other => {
-                return Err(format!(
-                    "{} output bindings are not available yet (binding {})",
-                    other.type_name(),
-                    other.name().as_str()
-                ));
-            }
+        let out = binding;
+        if let Some(written) = storage_queue::output(out) {
+            outputs.push(queue_output(&written?, app, config)?);
+            continue;
         }
+        if let Some(written) = service_bus::output(out) {
+            outputs.push(service_bus_output(written?, app, config)?);
+            continue;
+        }
+        if let Some(target) = stream::client(out, &app.settings) {
+            let target = target.map_err(|e| format!("output {}: {e}", out.name()))?;
+            outputs.push(stream_output(out, target, app, config)?);
+            continue;
+        }
+        let Some(kind) = kinds::kind_of(out) else {
+            return Err(format!(
+                "{} output bindings are not available yet (binding {})",
+                out.kind().type_name(),
+                out.name()
+            ));
+        };
+        let bound = kind
+            .bind(out, app, config)
+            .map_err(|e| format!("output {}: {e}", out.name()))?;
+        let name = match &bound.name {
+            Some(written) => NameTemplate::of(written, &app.settings)
+                .map_err(|e| format!("output {}: {e}", out.name()))?,
+            None => None,
+        };
+        outputs.push(Output {
+            binding: out.name().as_str().to_owned(),
+            name,
+            target: Target::Kind(kind.binding_type(), bound.target),
+        });
     }
     Ok(outputs)
 }
@@ -288,6 +262,34 @@ fn queue_output(
     let name = literal.resolve(&app.settings)?;
     let queue = queues.queue(name.as_str()).map_err(|e| e.to_string())?;
     Ok(Output::queue(out.name.as_str().to_owned(), queue, encoding))
+}
+
+/// A `kafka` or `eventHub` output writing to `target`: its producer is made on first use.
+fn stream_output(
+    out: &Binding,
+    target: StreamTarget,
+    app: &HostedApp,
+    config: &WorkerConfig,
+) -> Result<Output, String> {
+    connections::check_brokers(&target.properties, app, config)
+        .map_err(|e| format!("output {}: {e}", out.name()))?;
+    let mut properties = KafkaProperties::new();
+    for (key, value) in &target.properties {
+        properties.set(key, value);
+    }
+    let name = NameTemplate::of(&target.topic, &app.settings)
+        .map_err(|e| format!("output {}: {e}", out.name()))?;
+    Ok(Output {
+        binding: out.name().as_str().to_owned(),
+        name,
+        target: Target::Stream(Box::new(StreamOutput {
+            topic: target.topic,
+            properties,
+            event_data_form: !stream::is_event_hubs(out),
+            producer: OnceCell::new(),
+            egress: config.egress.for_tenant(&app.egress_allow),
+        })),
+    })
 }
 
 /// A `serviceBus` output: its sender is made on first use.

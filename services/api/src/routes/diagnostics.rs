@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::State;
-use shoal_domain::bindings::Binding;
 use shoal_domain::connection::outbound::federation_issuer;
 use shoal_domain::diagnostics::health::check_listeners;
 use shoal_domain::diagnostics::sign_in::{SignInContext, sign_ins};
@@ -122,7 +121,7 @@ pub async fn get_diagnostics(
         // Only a kind with API routes looks at its source live (a timer has none to look at).
         if spec
             .trigger()
-            .is_some_and(|t| matches!(t, Binding::Kind(_)) && kinds::find(t.type_name()).is_some())
+            .is_some_and(|t| kinds::find(t.type_name()).is_some())
         {
             checks.extend(kind::source_checks(&state, &id, app.as_str(), &function.name).await);
         }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use shoal_connectors::{ConnectorOptions, ServiceBusError, ServiceBusNamespace};
 use shoal_domain::binding_kinds::service_bus::{self, ServiceBusTriggerBinding};
+use shoal_domain::binding_kinds::stream::is_stream;
 use shoal_domain::binding_kinds::{BrokerSource, KindBinding};
 use shoal_domain::bindings::Binding;
 use shoal_domain::connection::ConnectionSpec;
@@ -123,10 +124,7 @@ impl FunctionContext {
             None => return Ok(TriggerSource::Other(Some(binding.type_name()))),
             Some(Ok(source)) => source,
             Some(Err(e)) => {
-                let what = match binding {
-                    Binding::KafkaTrigger(_) | Binding::EventHubTrigger(_) => "topic",
-                    _ => "queue",
-                };
+                let what = if is_stream(binding) { "topic" } else { "queue" };
                 return Err(ApiError::Conflict(format!(
                     "the trigger's {what} cannot be used: {e}"
                 )));
@@ -140,7 +138,7 @@ impl FunctionContext {
                 }
             }
             (ResolvedSource::ServiceBus { connection, entity }, binding) => {
-                match binding.as_kind().and_then(service_bus::trigger) {
+                match service_bus::trigger(binding) {
                     // Checked when it was stored; one its type can no longer read is a conflict.
                     Some(read) => TriggerSource::ServiceBus {
                         binding: Box::new(read.map_err(ApiError::Conflict)?),
@@ -152,11 +150,7 @@ impl FunctionContext {
                 }
             }
             (ResolvedSource::Stream(source), binding) => TriggerSource::Stream { binding, source },
-            (ResolvedSource::Broker(source), Binding::Kind(binding)) => {
-                TriggerSource::Kind { binding, source }
-            }
-            // Not reachable: only a kind of `binding_kinds` resolves to a broker.
-            (ResolvedSource::Broker(_), other) => TriggerSource::Other(Some(other.type_name())),
+            (ResolvedSource::Broker(source), binding) => TriggerSource::Kind { binding, source },
         })
     }
 

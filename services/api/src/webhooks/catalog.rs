@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use shoal_domain::apps::{AppSpec, AppState as RunState};
 use shoal_domain::binding_kinds::http;
-use shoal_domain::bindings::Binding;
 use shoal_domain::egress::AllowList;
 use shoal_domain::functions::FunctionSpec;
 use shoal_domain::invocation::forward::is_http_in_and_out;
@@ -297,9 +296,7 @@ fn http_function(name: &str, spec: &FunctionSpec, forwarding: bool) -> Option<Ht
     if !spec.runs() {
         return None;
     }
-    let Some(Binding::Kind(trigger)) = spec.trigger() else {
-        return None;
-    };
+    let trigger = spec.trigger()?;
     // A stored binding was checked when it was read; one its type can no longer read is not
     // served rather than half-served.
     let trigger = http::trigger_of(trigger)?.ok()?;

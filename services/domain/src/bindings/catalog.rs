@@ -18,11 +18,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
 
-use super::properties::{
-    EventHubOutputBinding, EventHubTriggerBinding, KafkaOutputBinding, KafkaTriggerBinding,
-};
-use super::{Listed, listed};
-use crate::binding_kinds::PropertiesSchema;
+use crate::binding_kinds::{self, BindingKind, PropertiesSchema};
 
 /// One binding type as a client sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -44,31 +40,14 @@ pub struct BindingType {
     pub schema: Value,
 }
 
-/// The schema of a built-in kind's properties, by `type`.
-fn builtin_properties(type_name: &str) -> Option<PropertiesSchema> {
-    Some(match type_name {
-        "eventHubTrigger" => PropertiesSchema::of::<EventHubTriggerBinding>(),
-        "eventHub" => PropertiesSchema::of::<EventHubOutputBinding>(),
-        "kafkaTrigger" => PropertiesSchema::of::<KafkaTriggerBinding>(),
-        "kafka" => PropertiesSchema::of::<KafkaOutputBinding>(),
-        _ => return None,
-    })
-}
-
 /// Every binding type Shoal knows, in the order error messages list them.
 pub fn binding_types() -> Vec<BindingType> {
-    listed()
-        .filter_map(|listed| {
-            let properties = match listed {
-                Listed::Builtin(type_name, _) => builtin_properties(type_name)?,
-                Listed::Kind(kind) => kind.properties(),
-            };
-            Some(BindingType {
-                type_name: listed.type_name(),
-                direction: if listed.is_trigger() { "in" } else { "out" },
-                runs: listed.runs(),
-                schema: properties.written_out(),
-            })
+    binding_kinds::all()
+        .map(|kind: &'static dyn BindingKind| BindingType {
+            type_name: kind.type_name(),
+            direction: if kind.is_trigger() { "in" } else { "out" },
+            runs: kind.runs(),
+            schema: kind.properties().written_out(),
         })
         .collect()
 }

@@ -73,10 +73,7 @@ fn every_known_type_parses() {
 fn service_bus_cardinality_many_means_batched() {
     let written = json!([{"type": "serviceBusTrigger", "direction": "in", "name": "msgs", "queueName": "orders", "cardinality": "many"}]);
     let bindings = parse_bindings(&written, "bindings").unwrap();
-    let Some(Ok(b)) = bindings[0]
-        .as_kind()
-        .and_then(crate::binding_kinds::service_bus::trigger)
-    else {
+    let Some(Ok(b)) = crate::binding_kinds::service_bus::trigger(&bindings[0]) else {
         panic!("{bindings:?}")
     };
     assert!(b.batched() && !b.is_sessions_enabled);

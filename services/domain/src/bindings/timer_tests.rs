@@ -6,10 +6,7 @@ use serde_json::json;
 
 /// The timer binding read into its type (the binding table's `timerTrigger`).
 fn timer_binding(binding: &Binding) -> TriggerBinding {
-    let Binding::Kind(kind) = binding else {
-        panic!("{binding:?}")
-    };
-    timer_of(kind).expect("a timerTrigger").unwrap()
+    timer_of(binding).expect("a timerTrigger").unwrap()
 }
 
 fn errors(value: Value) -> Vec<(String, String)> {

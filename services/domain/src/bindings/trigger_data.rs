@@ -4,13 +4,10 @@
 //! The names are those Azure's extensions put in the binding data contract, which Shoal passes
 //! to the handler in `Metadata`:
 //!
-//! * `queueTrigger`, `serviceBusTrigger` and `rabbitMQTrigger`: their descriptors' in
-//!   `crate::binding_kinds`, each citing its extension;
-//! * `eventHubTrigger`: `Microsoft.Azure.WebJobs.Extensions.EventHubs`,
-//!   `src/Triggers/EventHubTriggerBindingStrategy.cs` (`GetBindingContract`);
-//! * `kafkaTrigger`: Azure/azure-functions-kafka-extension, `KafkaTriggerBindingStrategy.cs`
-//!   (`Key`, `Partition`, `Topic`, `Timestamp`, `Offset`, `Headers`, …), plus `Value`, which
-//!   the script host takes from the `KafkaEventData` JSON a string-bound function receives;
+//! * each trigger kind's own, from its descriptor in `crate::binding_kinds`, which cites its
+//!   extension (`queueTrigger`, `serviceBusTrigger`, `eventHubTrigger`, `kafkaTrigger` — plus
+//!   `Value`, which the script host takes from the `KafkaEventData` JSON a string-bound function
+//!   receives —, `rabbitMQTrigger`);
 //! * `timerTrigger`: azure-webjobs-sdk-extensions,
 //!   `src/WebJobs.Extensions/Extensions/Timers/Bindings/TimerTriggerBinding.cs`
 //!   (`CreateBindingDataContract`: `TimerTrigger` only, the invocation's local time as text);
@@ -23,7 +20,7 @@
 //! checked per invocation. A batched trigger's value is an array: its binding data are arrays
 //! (`…Array`), which cannot be part of a name, and it has no JSON properties.
 
-use super::{Binding, Cardinality, DataType};
+use super::Binding;
 use crate::binding_expressions::format::{self, ValueKind};
 use crate::binding_expressions::{Expression, Template};
 
@@ -33,45 +30,17 @@ use DataShape as Shape;
 
 type Names = &'static [(&'static str, Shape)];
 
-const KAFKA: Names = &[
-    ("Key", Shape::Text),
-    ("Partition", Shape::Text),
-    ("Topic", Shape::Text),
-    ("Timestamp", Shape::DateTime),
-    ("Offset", Shape::Text),
-    ("Headers", Shape::Array),
-    ("LeaderEpoch", Shape::Text),
-    ("IsPartitionEOF", Shape::Text),
-];
-
-const EVENT_HUB: Names = &[
-    ("PartitionContext", Shape::Object),
-    ("TriggerPartitionContext", Shape::Object),
-    ("PartitionKey", Shape::Text),
-    ("Offset", Shape::Text),
-    ("OffsetString", Shape::Text),
-    ("SequenceNumber", Shape::Text),
-    ("EnqueuedTimeUtc", Shape::DateTime),
-    ("Properties", Shape::Object),
-    ("SystemProperties", Shape::Object),
-];
-
 const SYS: Names = &[
     ("MethodName", Shape::Text),
     ("UtcNow", Shape::DateTime),
     ("RandGuid", Shape::Text),
 ];
 
-/// The triggers whose listeners resolve expressions, with their binding data.
-const KINDS: [(&str, Names); 2] = [("kafkaTrigger", KAFKA), ("eventHubTrigger", EVENT_HUB)];
-
-/// Every trigger with binding data and its names: the built-in ones, then the table's.
+/// Every trigger with binding data and its names, in the table's order.
 fn all_kinds() -> impl Iterator<Item = (&'static str, Names)> {
-    KINDS.iter().copied().chain(
-        binding_kinds::all()
-            .filter(|k| k.is_trigger() && !k.binding_data().is_empty())
-            .map(|k| (k.type_name(), k.binding_data())),
-    )
+    binding_kinds::all()
+        .filter(|k| k.is_trigger() && !k.binding_data().is_empty())
+        .map(|k| (k.type_name(), k.binding_data()))
 }
 
 /// What the function's trigger supplies.
@@ -84,32 +53,17 @@ struct TriggerData {
 }
 
 fn trigger_data(trigger: &Binding) -> Option<TriggerData> {
-    let text = |data_type: Option<DataType>| matches!(data_type, None | Some(DataType::String));
-    let many = |c: Option<Cardinality>| c == Some(Cardinality::Many);
-    let (kind, names, batched, json_body) = match trigger {
-        // The value a string-bound Kafka function receives is the KafkaEventData JSON: its
-        // properties are the metadata and `Value`, never the event's own JSON.
-        Binding::KafkaTrigger(b) => ("kafkaTrigger", KAFKA, many(b.cardinality), false),
-        Binding::EventHubTrigger(b) => (
-            "eventHubTrigger",
-            EVENT_HUB,
-            many(b.cardinality),
-            text(b.data_type),
-        ),
-        // A kind with no binding data (`httpTrigger`) supplies nothing to resolve from.
-        Binding::Kind(b) if b.kind().is_trigger() && !b.kind().binding_data().is_empty() => (
-            b.kind().type_name(),
-            b.kind().binding_data(),
-            b.kind().batched(b.properties()),
-            b.kind().json_body(b.properties()),
-        ),
-        _ => return None,
-    };
+    let kind = trigger.kind();
+    // A kind with no binding data (`httpTrigger`) supplies nothing to resolve from.
+    if !kind.is_trigger() || kind.binding_data().is_empty() {
+        return None;
+    }
+    let batched = kind.batched(trigger.properties());
     Some(TriggerData {
-        kind,
-        names,
+        kind: kind.type_name(),
+        names: kind.binding_data(),
         batched,
-        json_body: json_body && !batched,
+        json_body: kind.json_body(trigger.properties()) && !batched,
     })
 }
 

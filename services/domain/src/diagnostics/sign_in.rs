@@ -9,6 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{Check, CheckStatus};
+use crate::binding_kinds::stream::is_stream;
 use crate::bindings::Binding;
 use crate::connection::outbound::{AppIdentities, FederatedCredential, Outbound, outbound};
 use crate::connection::{ConnectionSpec, resolve};
@@ -139,21 +140,15 @@ pub fn sign_ins(
     let mut sign_ins = Vec::new();
     let mut checks = Vec::new();
     for binding in &spec.bindings {
-        let kind = match binding {
-            Binding::KafkaTrigger(_)
-            | Binding::Kafka(_)
-            | Binding::EventHubTrigger(_)
-            | Binding::EventHub(_) => {
-                if let Some((entry, check)) = stream_sign_in(function, binding, context.settings) {
-                    sign_ins.push(entry);
-                    checks.extend(check);
-                }
-                continue;
+        if is_stream(binding) {
+            if let Some((entry, check)) = stream_sign_in(function, binding, context.settings) {
+                sign_ins.push(entry);
+                checks.extend(check);
             }
-            Binding::Kind(b) => match b.kind().azure_connection() {
-                Some(kind) => kind,
-                None => continue,
-            },
+            continue;
+        }
+        let Some(kind) = binding.kind().azure_connection() else {
+            continue;
         };
         let Ok(ConnectionSpec::Identity(connection)) =
             resolve(kind, binding.connection(), context.settings)

@@ -7,8 +7,7 @@ use utoipa::ToSchema;
 use crate::bindings::Binding;
 use crate::host_config::HostConfig;
 
-/// Azure's default `lagThreshold` for `kafkaTrigger`.
-pub const DEFAULT_KAFKA_LAG_THRESHOLD: u32 = 1000;
+pub use crate::binding_kinds::stream::DEFAULT_KAFKA_LAG_THRESHOLD;
 
 /// What one trigger scales on and how much one instance is meant to take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -40,9 +39,9 @@ pub struct MetricSample {
 /// runs on one instance at a time, as Azure's listener is a singleton), for triggers nothing in
 /// Shoal runs ([`Binding::has_runner`]) and for non-trigger bindings.
 ///
-/// A kind of `crate::binding_kinds` says its own (Service Bus follows Azure's
-/// `ServiceBusTargetScaler`, see its descriptor). Event Hubs uses
-/// `targetUnprocessedEventThreshold` when it is set and positive, else `maxEventBatchSize`.
+/// Each kind of `crate::binding_kinds` says its own (`BindingKind::metric`,
+/// `BindingKind::per_instance`): Service Bus follows Azure's `ServiceBusTargetScaler`, Event
+/// Hubs its `EventHubsTargetScaler`, Kafka the extension's `lagThreshold`.
 pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
     // No listener takes a backlog nothing runs, so it asks for no instances: not a target, and
     // not the one instance an unreadable metric keeps to report from. Diagnostics say why.
@@ -56,36 +55,15 @@ pub fn target_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
 /// whose listener starts the work itself (`timerTrigger`, whose occurrences come whether or not
 /// anything is queued) keeps its app at one instance at least while the app runs.
 pub fn needs_an_instance(trigger: &Binding) -> bool {
-    trigger.has_runner() && matches!(trigger, Binding::Kind(b) if b.kind().needs_an_instance())
+    trigger.has_runner() && trigger.kind().needs_an_instance()
 }
 
 /// The rule Azure documents for a trigger, whether or not Shoal runs it yet.
 fn documented_rule(trigger: &Binding, host: &HostConfig) -> Option<TargetRule> {
-    let ext = &host.extensions;
-    let (metric, per_instance) = match trigger {
-        Binding::EventHubTrigger(_) => {
-            let eh = &ext.event_hubs;
-            let per = eh
-                .target_unprocessed_event_threshold
-                .filter(|t| *t > 0)
-                .unwrap_or(eh.max_event_batch_size);
-            (MetricKind::UnprocessedEvents, per)
-        }
-        Binding::KafkaTrigger(b) => (
-            MetricKind::ConsumerLag,
-            b.lag_threshold.unwrap_or(DEFAULT_KAFKA_LAG_THRESHOLD),
-        ),
-        Binding::EventHub(_) | Binding::Kafka(_) => {
-            return None;
-        }
-        Binding::Kind(b) => {
-            let section = ext.section_of(b.kind());
-            (
-                b.kind().metric(),
-                b.kind().per_instance(b, section.as_deref())?,
-            )
-        }
-    };
+    let kind = trigger.kind();
+    let section = host.extensions.section_of(kind);
+    let per_instance = kind.per_instance(trigger, section.as_deref())?;
+    let metric = kind.metric();
     // Validation already rejects zeros; a zero here would divide by zero, so it counts as 1.
     Some(TargetRule {
         metric,

@@ -32,7 +32,7 @@ pub(super) async fn entity_checks(
     let Some(binding) = spec.trigger() else {
         return Vec::new();
     };
-    let Some(Ok(trigger)) = binding.as_kind().and_then(service_bus::trigger) else {
+    let Some(Ok(trigger)) = service_bus::trigger(binding) else {
         return Vec::new();
     };
     let Some(Ok(TriggerSource::ServiceBus { connection, entity })) =

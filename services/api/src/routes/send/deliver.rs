@@ -5,6 +5,7 @@ use shoal_connectors::kafka::{
     KafkaError, KafkaProperties, OutgoingRecord, StreamProducer, check_cluster,
 };
 use shoal_connectors::{QueueError, StorageQueues};
+use shoal_domain::binding_kinds::stream::is_event_hubs;
 use shoal_domain::bindings::Binding;
 use shoal_domain::service_bus_entity::path::EntityPath;
 use shoal_domain::service_bus_trigger::output::OutgoingMessage;
@@ -128,9 +129,10 @@ pub(super) async fn stream(
         properties.set(key, value);
     }
     // The setting a refusal names, as the worker's refusals do.
-    let setting = match binding {
-        Binding::EventHubTrigger(_) => "connection",
-        _ => "brokerList",
+    let setting = if is_event_hubs(binding) {
+        "connection"
+    } else {
+        "brokerList"
     };
     let refused = |e: KafkaError| match e {
         KafkaError::Refused(why) => ApiError::Conflict(format!(

@@ -113,6 +113,7 @@ impl BindingKind for Trigger {
         &self,
         binding: &KindBinding,
         settings: &BTreeMap<String, String>,
+        _section: Option<&Value>,
     ) -> Option<Result<Source, String>> {
         Some(trigger_source(binding, settings).map(Source::Broker))
     }

@@ -128,6 +128,7 @@ impl BindingKind for Trigger {
         &self,
         binding: &KindBinding,
         settings: &BTreeMap<String, String>,
+        _section: Option<&Value>,
     ) -> Option<Result<Source, String>> {
         Some(
             binding

@@ -6,10 +6,12 @@
 use std::collections::BTreeMap;
 
 use super::{ConnectionSignIn, SignInKind};
+use crate::binding_kinds::stream;
+use crate::binding_kinds::stream::source::{
+    DEFAULT_EVENT_HUBS_CONNECTION, StreamTarget, event_hubs_connection,
+};
 use crate::bindings::Binding;
 use crate::diagnostics::{Check, CheckStatus};
-use crate::stream_trigger::source::{DEFAULT_EVENT_HUBS_CONNECTION, event_hubs_connection};
-use crate::stream_trigger::{StreamTarget, stream_client};
 
 /// librdkafka's `security.protocol` when the binding sets no `protocol`.
 const DEFAULT_PROTOCOL: &str = "PLAINTEXT";
@@ -24,10 +26,10 @@ pub(super) fn stream_sign_in(
     binding: &Binding,
     settings: &BTreeMap<String, String>,
 ) -> Option<(ConnectionSignIn, Option<Check>)> {
-    let client = stream_client(binding, settings).ok()?;
+    let client = stream::client(binding, settings)?.ok()?;
     let property = |key: &str| property(&client, key);
     let protocol = property("security.protocol").unwrap_or(DEFAULT_PROTOCOL);
-    let event_hubs = matches!(binding, Binding::EventHubTrigger(_) | Binding::EventHub(_));
+    let event_hubs = stream::is_event_hubs(binding);
     let mut entry = ConnectionSignIn::new(
         function,
         binding,
@@ -88,19 +90,22 @@ fn property<'a>(client: &'a StreamTarget, key: &str) -> Option<&'a str> {
 /// binding has none, so its `brokerList` as written stands for it (a setting's name, a
 /// `%Setting%` reference, or the brokers themselves — never a secret).
 fn connection_name(binding: &Binding, settings: &BTreeMap<String, String>) -> String {
-    match binding {
-        Binding::KafkaTrigger(b) => b.broker_list.clone(),
-        Binding::Kafka(b) => b.broker_list.clone(),
-        _ => event_hubs_connection(binding.connection(), settings).map_or_else(
-            |_| {
-                binding
-                    .connection()
-                    .unwrap_or(DEFAULT_EVENT_HUBS_CONNECTION)
-                    .to_owned()
-            },
-            |connection| connection.setting,
-        ),
+    if !stream::is_event_hubs(binding) {
+        let broker_list = binding.properties().get("brokerList");
+        return broker_list
+            .and_then(|b| b.as_str())
+            .unwrap_or_default()
+            .to_owned();
     }
+    event_hubs_connection(binding.connection(), settings).map_or_else(
+        |_| {
+            binding
+                .connection()
+                .unwrap_or(DEFAULT_EVENT_HUBS_CONNECTION)
+                .to_owned()
+        },
+        |connection| connection.setting,
+    )
 }
 
 #[cfg(test)]

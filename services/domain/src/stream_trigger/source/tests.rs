@@ -4,7 +4,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::bindings::parse_bindings;
+use crate::bindings::{Cardinality, parse_bindings};
 
 fn trigger(value: serde_json::Value) -> Binding {
     parse_bindings(&json!([value]), "bindings")

@@ -52,12 +52,10 @@ impl TriggerKind for RabbitMqTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, BindError> {
-        let (Binding::Kind(kind), TriggerSource::Broker(source)) =
-            (trigger, source_of(trigger, app)?)
-        else {
+        let TriggerSource::Broker(source) = source_of(trigger, app)? else {
             return Err(BindError::Mismatch("RabbitMQ trigger"));
         };
-        let binding: TriggerBinding = kind.typed().map_err(BindError::Source)?;
+        let binding: TriggerBinding = trigger.typed().map_err(BindError::Source)?;
         let egress = config.egress.for_tenant(&app.egress_allow);
         // A URI whose text names a refused address (a literal internal IP, localhost) is
         // refused here; names are resolved and checked each time the connection is dialled.

@@ -42,7 +42,7 @@ impl TriggerKind for ServiceBusTrigger {
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        let Some(Ok(trigger)) = trigger.as_kind().and_then(service_bus::trigger) else {
+        let Some(Ok(trigger)) = service_bus::trigger(trigger) else {
             return String::new();
         };
         match trigger_entity(&trigger, &app.settings) {
@@ -66,10 +66,9 @@ impl TriggerKind for ServiceBusTrigger {
         app: &HostedApp,
         config: &WorkerConfig,
     ) -> Result<Box<dyn TriggerListener>, BindError> {
-        let (Some(Ok(trigger)), TriggerSource::ServiceBus { connection, entity }) = (
-            trigger.as_kind().and_then(service_bus::trigger),
-            source_of(trigger, app)?,
-        ) else {
+        let (Some(Ok(trigger)), TriggerSource::ServiceBus { connection, entity }) =
+            (service_bus::trigger(trigger), source_of(trigger, app)?)
+        else {
             return Err(BindError::Mismatch("Service Bus trigger"));
         };
         let spec = connections::service_bus_at(connection, app, config)?;

@@ -39,7 +39,7 @@ impl TriggerKind for StorageQueueTrigger {
     }
 
     fn source(&self, trigger: &Binding, app: &HostedApp) -> String {
-        let Some(Ok(trigger)) = trigger.as_kind().and_then(storage_queue::trigger) else {
+        let Some(Ok(trigger)) = storage_queue::trigger(trigger) else {
             return String::new();
         };
         trigger
@@ -63,10 +63,7 @@ impl TriggerKind for StorageQueueTrigger {
                 connection,
                 queue: queue_name,
             },
-        ) = (
-            trigger.as_kind().and_then(storage_queue::trigger),
-            source_of(trigger, app)?,
-        )
+        ) = (storage_queue::trigger(trigger), source_of(trigger, app)?)
         else {
             return Err(BindError::Mismatch("queue trigger"));
         };

@@ -30,6 +30,7 @@ use std::time::Duration;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use shoal_connectors::kafka::KafkaProperties;
+use shoal_domain::binding_kinds::stream::is_event_hubs;
 use shoal_domain::bindings::{Binding, DataType};
 use shoal_domain::host_config::RetryPolicy;
 use shoal_domain::stream_trigger::{StreamSource, default_target, stream_source};
@@ -79,11 +80,15 @@ impl TriggerKind for StreamTrigger {
 fn describe(trigger: &Binding, app: &HostedApp) -> String {
     match stream_source(trigger, &app.settings, &app.host) {
         Ok(source) => source.topic,
-        Err(_) => match trigger {
-            Binding::KafkaTrigger(b) => b.topic.clone(),
-            Binding::EventHubTrigger(b) => b.event_hub_name.clone().unwrap_or_default(),
-            _ => String::new(),
-        },
+        Err(_) => {
+            let written = if is_event_hubs(trigger) {
+                "eventHubName"
+            } else {
+                "topic"
+            };
+            let written = trigger.properties().get(written).and_then(|v| v.as_str());
+            written.unwrap_or_default().to_owned()
+        }
     }
 }
 
@@ -107,11 +112,8 @@ fn bind(
         DeadLetterSink::bind(&target, &source, app, config).map_err(BindError::DeadLetter)?;
     let egress = config.egress.for_tenant(&app.egress_allow);
     let retries = RetryTopic::new(&source, egress.clone());
-    let (binding, data_type) = match trigger {
-        Binding::KafkaTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
-        Binding::EventHubTrigger(b) => (b.name.as_str().to_owned(), b.data_type),
-        _ => return Err(BindError::Mismatch("stream trigger")),
-    };
+    let binding = trigger.name().as_str().to_owned();
+    let data_type = trigger.data_type();
     let timeout = Duration::from_secs(u64::from(app.handler.timeout_seconds))
         .min(app.host.function_timeout.as_duration());
     let retry = function

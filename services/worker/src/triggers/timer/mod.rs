@@ -67,10 +67,7 @@ impl TriggerKind for TimerTrigger {
 
 /// The timer binding of `trigger` read into its type, when it is one.
 fn timer_binding(trigger: &Binding) -> Option<Result<TimerBinding, String>> {
-    match trigger {
-        Binding::Kind(kind) => timer_of(kind),
-        _ => None,
-    }
+    timer_of(trigger)
 }
 
 /// A timer with its schedule and time zone resolved.

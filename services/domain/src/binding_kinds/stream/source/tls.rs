@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::resolve_secure;
-use crate::bindings::KafkaSsl;
+use crate::binding_kinds::stream::KafkaSsl;
 
 /// The TLS material as librdkafka takes it, as the Kafka extension sets it
 /// (`KafkaProducerFactory.GetProducerConfig`, `Azure/azure-functions-kafka-extension`): every
