@@ -510,6 +510,24 @@ pub fn typed_if<T: DeserializeOwned>(
     (binding.kind().type_name() == type_name).then(|| binding.typed())
 }
 
+/// `field` and its text, when the binding wrote it as text: a connection's setting, or an
+/// output's one target name.
+pub fn written_text<'a>(
+    properties: &'a Map<String, Value>,
+    field: &'static str,
+) -> Option<(&'static str, &'a str)> {
+    Some((field, properties.get(field)?.as_str()?))
+}
+
+/// Whether a trigger hands its handler text (`dataType` `string` or absent), which a JSON body
+/// may be, rather than bytes (`binary`, `stream`).
+pub fn reads_text(properties: &Map<String, Value>) -> bool {
+    matches!(
+        properties.get("dataType").and_then(Value::as_str),
+        None | Some("string")
+    )
+}
+
 /// Reads `properties` into the kind's type `T`, pushing the first problem serde finds.
 pub fn read_typed<T: DeserializeOwned>(
     properties: &Map<String, Value>,

@@ -11,7 +11,7 @@ use super::{
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
     BindingKind, Cardinality, DataShape, HostSection, KindBinding, MetricKind, PropertiesSchema,
-    Source, read_typed,
+    Source, read_typed, reads_text, written_text,
 };
 use crate::connection::{ConnectionKind, resolve as resolve_connection};
 use crate::names::BindingName;
@@ -102,7 +102,7 @@ impl BindingKind for Trigger {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn azure_connection(&self) -> Option<ConnectionKind> {
@@ -118,10 +118,7 @@ impl BindingKind for Trigger {
     }
 
     fn json_body(&self, properties: &Map<String, Value>) -> bool {
-        matches!(
-            properties.get("dataType").and_then(Value::as_str),
-            None | Some("string")
-        )
+        reads_text(properties)
     }
 
     fn source(
@@ -219,7 +216,7 @@ impl BindingKind for Output {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn azure_connection(&self) -> Option<ConnectionKind> {
@@ -229,7 +226,7 @@ impl BindingKind for Output {
     fn output_names<'a>(&self, properties: &'a Map<String, Value>) -> Vec<(&'static str, &'a str)> {
         ["queueName", "topicName"]
             .into_iter()
-            .filter_map(|field| Some((field, properties.get(field)?.as_str()?)))
+            .filter_map(|field| written_text(properties, field))
             .collect()
     }
 
@@ -297,11 +294,4 @@ fn check_entity_settings(
     for (field, message) in settings::check(entity, context) {
         problems.push(join_path(&entity_path, field), message);
     }
-}
-
-fn connection_property(properties: &Map<String, Value>) -> Option<(&'static str, &str)> {
-    properties
-        .get("connection")
-        .and_then(Value::as_str)
-        .map(|setting| ("connection", setting))
 }

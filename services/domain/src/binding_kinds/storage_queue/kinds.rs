@@ -10,7 +10,8 @@ use super::{
     TRIGGER_TYPE, poison_queue_name, trigger_queue_name, trigger_source,
 };
 use crate::binding_kinds::{
-    BindingKind, DataShape, Finding, HostSection, KindBinding, PropertiesSchema, Source, read_typed,
+    BindingKind, DataShape, Finding, HostSection, KindBinding, PropertiesSchema, Source,
+    read_typed, reads_text, written_text,
 };
 use crate::connection::ConnectionKind;
 use crate::names::{BindingName, QueueName};
@@ -73,7 +74,7 @@ impl BindingKind for Trigger {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn azure_connection(&self) -> Option<ConnectionKind> {
@@ -85,10 +86,7 @@ impl BindingKind for Trigger {
     }
 
     fn json_body(&self, properties: &Map<String, Value>) -> bool {
-        matches!(
-            properties.get("dataType").and_then(Value::as_str),
-            None | Some("string")
-        )
+        reads_text(properties)
     }
 
     fn source(
@@ -171,7 +169,7 @@ impl BindingKind for Output {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn azure_connection(&self) -> Option<ConnectionKind> {
@@ -179,11 +177,7 @@ impl BindingKind for Output {
     }
 
     fn output_names<'a>(&self, properties: &'a Map<String, Value>) -> Vec<(&'static str, &'a str)> {
-        properties
-            .get("queueName")
-            .and_then(Value::as_str)
-            .map(|name| vec![("queueName", name)])
-            .unwrap_or_default()
+        written_text(properties, "queueName").into_iter().collect()
     }
 
     /// The output writes bodies in the section's `messageEncoding`.
@@ -263,11 +257,4 @@ fn poison_queue_finding(queue: &str, attempts: u64) -> Finding {
 
 fn section_number(section: Option<&Value>, field: &str) -> Option<u64> {
     section?.get(field)?.as_u64()
-}
-
-fn connection_property(properties: &Map<String, Value>) -> Option<(&'static str, &str)> {
-    properties
-        .get("connection")
-        .and_then(Value::as_str)
-        .map(|setting| ("connection", setting))
 }

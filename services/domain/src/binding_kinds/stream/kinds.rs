@@ -15,7 +15,7 @@ use super::{
 };
 use crate::binding_kinds::{
     BindingKind, DataShape, Finding, HostSection, KindBinding, MetricKind, PropertiesSchema,
-    Source, read_typed,
+    Source, read_typed, reads_text, written_text,
 };
 use crate::names::BindingName;
 use crate::validation::{Problems, join_path};
@@ -175,11 +175,7 @@ impl BindingKind for KafkaOutput {
     }
 
     fn output_names<'a>(&self, properties: &'a Map<String, Value>) -> Vec<(&'static str, &'a str)> {
-        properties
-            .get("topic")
-            .and_then(Value::as_str)
-            .map(|topic| vec![("topic", topic)])
-            .unwrap_or_default()
+        written_text(properties, "topic").into_iter().collect()
     }
 
     fn diagnose(
@@ -232,7 +228,7 @@ impl BindingKind for EventHubTrigger {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn binding_data(&self) -> &'static [(&'static str, DataShape)] {
@@ -244,10 +240,7 @@ impl BindingKind for EventHubTrigger {
     }
 
     fn json_body(&self, properties: &Map<String, Value>) -> bool {
-        matches!(
-            properties.get("dataType").and_then(Value::as_str),
-            None | Some("string")
-        )
+        reads_text(properties)
     }
 
     fn source(
@@ -334,7 +327,7 @@ impl BindingKind for EventHubOutput {
         &self,
         properties: &'a Map<String, Value>,
     ) -> Option<(&'static str, &'a str)> {
-        connection_property(properties)
+        written_text(properties, "connection")
     }
 
     fn diagnose(
@@ -381,11 +374,4 @@ fn writes(
         format!("writes to {} on {servers}", target.topic)
     });
     vec![("stream", described.into())]
-}
-
-fn connection_property(properties: &Map<String, Value>) -> Option<(&'static str, &str)> {
-    properties
-        .get("connection")
-        .and_then(Value::as_str)
-        .map(|setting| ("connection", setting))
 }
