@@ -30,7 +30,7 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::connection::{ConnectionKind, ConnectionSpec};
 use crate::names::{BindingName, SettingName};
-use crate::validation::{Problems, from_json};
+use crate::validation::{Problems, from_json, from_json_object};
 
 /// Declares a binding's property struct: camelCase, unknown properties rejected, `None`
 /// omitted on output, and the `dataType` every binding may carry.
@@ -479,7 +479,7 @@ impl KindBinding {
     /// The properties read into the kind's own type. They were checked when the binding was
     /// read, so this fails only if that type changed since; the error says so.
     pub fn typed<T: DeserializeOwned>(&self) -> Result<T, String> {
-        from_json(Value::Object(self.properties.clone()), "")
+        from_json_object(&self.properties, "")
             .map_err(|e| format!("{} binding {}: {e}", self.kind.type_name(), self.name))
     }
 }
@@ -534,7 +534,7 @@ pub fn read_typed<T: DeserializeOwned>(
     prefix: &str,
     problems: &mut Problems,
 ) -> Option<T> {
-    from_json(Value::Object(properties.clone()), prefix)
+    from_json_object(properties, prefix)
         .map_err(|err| problems.absorb(err))
         .ok()
 }

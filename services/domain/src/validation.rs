@@ -101,7 +101,23 @@ pub fn from_json<T: DeserializeOwned>(
     value: serde_json::Value,
     prefix: &str,
 ) -> Result<T, ValidationError> {
-    serde_path_to_error::deserialize(value).map_err(|err| {
+    deserialize_at(value, prefix)
+}
+
+/// [`from_json`] reading an object in place, without copying it first.
+pub fn from_json_object<T: DeserializeOwned>(
+    object: &serde_json::Map<String, serde_json::Value>,
+    prefix: &str,
+) -> Result<T, ValidationError> {
+    deserialize_at(object, prefix)
+}
+
+fn deserialize_at<'de, D, T>(deserializer: D, prefix: &str) -> Result<T, ValidationError>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    serde_path_to_error::deserialize(deserializer).map_err(|err| {
         let mut path = prefix.to_owned();
         for segment in err.path().iter() {
             match segment {
