@@ -183,6 +183,42 @@ async fn the_output_publishes_to_the_queue_its_expression_names() -> Result<()> 
     Ok(())
 }
 
+/// Every output's messages are made and checked before any is written: a binary output whose
+/// value is not base64 fails the invocation without the output listed before it writing.
+#[tokio::test]
+async fn an_output_value_that_cannot_be_sent_fails_the_invocation_before_any_output_writes()
+-> Result<()> {
+    let url = rabbitmq::url()?;
+    let queue = rabbitmq::queue_name("in");
+    let (text, binary) = (format!("{queue}-text"), format!("{queue}-binary"));
+    for name in [&queue, &text, &binary] {
+        pika(&url, &["declare", name]).await?;
+    }
+    let h = Harness::start(Behaviour::Respond(
+        json!({"Outputs": {"text": "fine", "raw": "not base64!"}}),
+    ))
+    .await?;
+    put_app(&h, &url, json!({})).await?;
+    h.put_function(
+        "copy",
+        json!([trigger(&queue),
+            {"type": "rabbitMQ", "direction": "out", "name": "text", "queueName": text,
+                "connectionStringSetting": "Rabbit"},
+            {"type": "rabbitMQ", "direction": "out", "name": "raw", "queueName": binary,
+                "dataType": "binary", "connectionStringSetting": "Rabbit"}]),
+    )
+    .await?;
+    pika(&url, &["publish", &queue, "1", "x"]).await?;
+    let worker = h.start_worker(h.worker_config("w1"))?;
+    // The message is delivered again after its first invocation failed: by then that
+    // invocation's outputs were either written or refused.
+    h.handler.wait_for(2, Duration::from_secs(30)).await?;
+    assert_eq!(ready(&url, &text).await?, 0, "the text output was written");
+    assert_eq!(ready(&url, &binary).await?, 0);
+    worker.shut_down().await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_broker_the_egress_policy_refuses_is_never_dialled() -> Result<()> {
     let h = Harness::start(Behaviour::Respond(json!({}))).await?;

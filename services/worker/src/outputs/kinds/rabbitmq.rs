@@ -6,7 +6,6 @@
 //! failed write.
 
 use futures::FutureExt as _;
-use futures::future::BoxFuture;
 use serde_json::Value;
 use shoal_connectors::amqp::lapin::options::BasicPublishOptions;
 use shoal_connectors::amqp::lapin::types::{AMQPValue, FieldTable};
@@ -22,7 +21,7 @@ use shoal_domain::trace_context::TraceContext;
 use shoal_egress::Egress;
 use tokio::sync::Mutex;
 
-use super::{Bound, KindTarget, OutputKind};
+use super::{Bound, KindTarget, OutputKind, Prepared};
 use crate::config::WorkerConfig;
 use crate::error::OutputWriteError;
 use crate::hosted_apps::HostedApp;
@@ -87,44 +86,47 @@ struct Publisher {
 }
 
 impl KindTarget for Publisher {
-    fn check_name(&self, resolved: &str) -> Result<(), String> {
-        check_queue_name(resolved).map_err(|e| format!("{resolved:?} {e}"))
+    fn check_name(&self, _written: &str, resolved: String) -> Result<String, String> {
+        match check_queue_name(&resolved) {
+            Ok(()) => Ok(resolved),
+            Err(e) => Err(format!("{resolved:?} {e}")),
+        }
     }
 
-    fn write<'a>(
+    fn prepare<'a>(
         &'a self,
-        name: Option<&'a str>,
         value: &'a Value,
         trace: &'a TraceContext,
-    ) -> BoxFuture<'a, Result<usize, OutputWriteError>> {
-        async move {
-            let messages = queue_output_messages(value);
-            if messages.is_empty() {
-                return Ok(0);
-            }
-            let bodies = messages
-                .iter()
-                .map(|m| self.body(m))
-                .collect::<Result<Vec<_>, _>>()?;
-            let queue = name.unwrap_or(&self.queue);
-            let mut held = self.channel.lock().await;
-            if held.is_none() {
-                *held = Some(self.open().await?);
-            }
-            let Some((_, channel)) = held.as_ref() else {
-                return Err("no channel".into());
-            };
-            let published = publish(channel, queue, &bodies, trace).await;
-            if published.is_err() {
-                // Made again on the next write.
-                if let Some((connection, _)) = held.take() {
-                    let _ = connection.close(200, "write failed".into()).await;
+    ) -> Result<Prepared<'a>, OutputWriteError> {
+        let bodies = queue_output_messages(value)
+            .iter()
+            .map(|m| self.body(m))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Box::new(move |name, _| {
+            async move {
+                if bodies.is_empty() {
+                    return Ok(0);
                 }
+                let queue = name.as_deref().unwrap_or(&self.queue);
+                let mut held = self.channel.lock().await;
+                if held.is_none() {
+                    *held = Some(self.open().await?);
+                }
+                let Some((_, channel)) = held.as_ref() else {
+                    return Err("no channel".into());
+                };
+                let published = publish(channel, queue, &bodies, trace).await;
+                if published.is_err() {
+                    // Made again on the next write.
+                    if let Some((connection, _)) = held.take() {
+                        let _ = connection.close(200, "write failed".into()).await;
+                    }
+                }
+                published?;
+                Ok(bodies.len())
             }
-            published?;
-            Ok(bodies.len())
-        }
-        .boxed()
+            .boxed()
+        }))
     }
 }
 
