@@ -26,13 +26,20 @@ pub use crate::binding_kinds::Source as TriggerSource;
 #[error("{0}")]
 pub struct SourceError(pub String);
 
+/// The kinds of source [`TriggerSource::kind`] names, besides a broker's trigger `type`.
+pub const STORAGE_QUEUE: &str = "storageQueue";
+pub const SERVICE_BUS: &str = "serviceBus";
+pub const STREAM: &str = "stream";
+
 impl TriggerSource {
-    /// The kind of source, for keys and logs: `storageQueue`, `serviceBus`, `stream`.
+    /// The kind of source, for keys, logs and the registries each layer finds a kind's part
+    /// in: `storageQueue`, `serviceBus`, `stream`, or a broker's trigger `type`
+    /// (`rabbitMQTrigger`).
     pub fn kind(&self) -> &'static str {
         match self {
-            TriggerSource::StorageQueue { .. } => "storageQueue",
-            TriggerSource::ServiceBus { .. } => "serviceBus",
-            TriggerSource::Stream(_) => "stream",
+            TriggerSource::StorageQueue { .. } => STORAGE_QUEUE,
+            TriggerSource::ServiceBus { .. } => SERVICE_BUS,
+            TriggerSource::Stream(_) => STREAM,
             TriggerSource::Broker(broker) => broker.kind,
         }
     }

@@ -1,8 +1,9 @@
 //! Trigger metrics for the scale math: storage queue lengths (and, for incremental scaling,
 //! the age of the oldest visible message, see [`storage_queue`]), Service Bus active message
-//! counts (see [`service_bus`]) and stream consumer-group lags (see [`streams`]), read through
-//! the connectors. Each kind of source is a module implementing [`MetricKind`], named by a line
-//! in [`kind_of`]; this one keeps what holds for all of them.
+//! counts (see [`service_bus`]), stream consumer-group lags (see [`streams`]) and RabbitMQ
+//! queue depths (see [`rabbitmq`]), read through the connectors. Each kind of source is a
+//! module implementing [`MetricKind`] and a line in [`KINDS`]; this one keeps what holds for
+//! all of them.
 //!
 //! Reads are pure reads: nothing on a tenant's source changes because the scheduler looked at
 //! it (keeping a Service Bus entity's declared settings is a step of its own, after the
@@ -52,8 +53,12 @@ use crate::config::MetricsConfig;
 pub(crate) use service_bus::admin as service_bus_admin;
 
 /// How metrics read one kind of trigger source: the account a source is read through, and a
-/// client for an account. One module a kind, and a line in [`kind_of`].
+/// client for an account. One module a kind, and a line in [`KINDS`].
 trait MetricKind: Send + Sync {
+    /// The kind of source it reads, as [`TriggerSource::kind`] names it (`storageQueue`, a
+    /// broker's trigger `type`).
+    fn source_kind(&self) -> &'static str;
+
     /// The account `source` is read through: sources of one kind on one account (with the same
     /// identities and egress allowances) share a client and the account's read budget.
     fn account(&self, source: &TriggerSource) -> Account;
@@ -93,26 +98,32 @@ trait MetricClient: Send + Sync {
     ) -> BoxFuture<'a, Result<QueueReading, ReadFailure>>;
 }
 
-/// The metric reads of each kind of source.
+/// Every kind of source the scheduler reads, one line each.
+const KINDS: &[&dyn MetricKind] = &[
+    &storage_queue::StorageQueueMetrics,
+    &service_bus::ServiceBusMetrics,
+    &streams::StreamMetrics,
+    &rabbitmq::RabbitMqMetrics,
+];
+
+/// The metric reads of `source`'s kind; a kind with none answers every read with why.
 fn kind_of(source: &TriggerSource) -> &'static dyn MetricKind {
-    match source {
-        TriggerSource::StorageQueue { .. } => &storage_queue::StorageQueueMetrics,
-        TriggerSource::ServiceBus { .. } => &service_bus::ServiceBusMetrics,
-        TriggerSource::Stream(_) => &streams::StreamMetrics,
-        TriggerSource::Broker(broker) => BROKERS
-            .iter()
-            .find(|(kind, _)| *kind == broker.kind)
-            .map_or(&Unread, |(_, metrics)| *metrics),
-    }
+    let kind = source.kind();
+    KINDS
+        .iter()
+        .copied()
+        .find(|k| k.source_kind() == kind)
+        .unwrap_or(&Unread)
 }
 
-/// The metric reads of the broker sources of `shoal_domain::binding_kinds`, by trigger type.
-const BROKERS: &[(&str, &dyn MetricKind)] = &[("rabbitMQTrigger", &rabbitmq::RabbitMqMetrics)];
-
-/// A broker source whose kind has no metric reads: every read says so.
+/// A source whose kind has no metric reads: every read says so.
 struct Unread;
 
 impl MetricKind for Unread {
+    fn source_kind(&self) -> &'static str {
+        "unread"
+    }
+
     fn account(&self, source: &TriggerSource) -> Account {
         Account::of_broker(source)
     }

@@ -13,6 +13,7 @@ use shoal_connectors::amqp::lapin::options::QueueDeclareOptions;
 use shoal_connectors::amqp::lapin::types::FieldTable;
 use shoal_connectors::amqp::lapin::{Channel, Connection};
 use shoal_connectors::amqp::{self, AmqpError, Confirms};
+use shoal_domain::binding_kinds::rabbitmq::TRIGGER_TYPE;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::trigger_source::{TriggerSource, without_credentials};
 use shoal_egress::Egress;
@@ -23,6 +24,10 @@ use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
 pub(super) struct RabbitMqMetrics;
 
 impl MetricKind for RabbitMqMetrics {
+    fn source_kind(&self) -> &'static str {
+        TRIGGER_TYPE
+    }
+
     /// One broker URI (with its credentials) is one account.
     fn account(&self, source: &TriggerSource) -> Account {
         Account::of_broker(source)

@@ -18,7 +18,7 @@ use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
 use shoal_domain::connection::ConnectionSpec;
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::destinations;
-use shoal_domain::trigger_source::TriggerSource;
+use shoal_domain::trigger_source::{self, TriggerSource};
 use shoal_egress::Egress;
 
 use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
@@ -26,9 +26,15 @@ use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
 pub(super) struct ServiceBusMetrics;
 
 impl MetricKind for ServiceBusMetrics {
+    fn source_kind(&self) -> &'static str {
+        trigger_source::SERVICE_BUS
+    }
+
     fn account(&self, source: &TriggerSource) -> Account {
         let TriggerSource::ServiceBus { connection, .. } = source else {
-            unreachable!("kind_of names these metrics for Service Bus entities only")
+            // Not reached: `KINDS` finds these metrics by the source's kind. Another kind's
+            // source gets an account this kind's `connect` refuses.
+            return Account::of_broker(source);
         };
         Account::Azure(Box::new(connection.clone()))
     }

@@ -10,7 +10,7 @@ use futures::future::BoxFuture;
 use shoal_connectors::{ConnectorOptions, QueueError, StorageQueues};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::egress::destinations;
-use shoal_domain::trigger_source::TriggerSource;
+use shoal_domain::trigger_source::{self, TriggerSource};
 use shoal_egress::Egress;
 
 use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
@@ -18,9 +18,15 @@ use super::{Account, MetricClient, MetricKind, QueueReading, ReadFailure};
 pub(super) struct StorageQueueMetrics;
 
 impl MetricKind for StorageQueueMetrics {
+    fn source_kind(&self) -> &'static str {
+        trigger_source::STORAGE_QUEUE
+    }
+
     fn account(&self, source: &TriggerSource) -> Account {
         let TriggerSource::StorageQueue { connection, .. } = source else {
-            unreachable!("kind_of names these metrics for storage queues only")
+            // Not reached: `KINDS` finds these metrics by the source's kind. Another kind's
+            // source gets an account this kind's `connect` refuses.
+            return Account::of_broker(source);
         };
         Account::Azure(Box::new(connection.clone()))
     }

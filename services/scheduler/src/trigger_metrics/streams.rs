@@ -12,7 +12,7 @@ use shoal_connectors::ConnectorOptions;
 use shoal_connectors::kafka::{KafkaProperties, check_cluster, consumer_lag};
 use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::stream_trigger::StreamSource;
-use shoal_domain::trigger_source::TriggerSource;
+use shoal_domain::trigger_source::{self, TriggerSource};
 use shoal_egress::Egress;
 
 use super::{Account, MetricClient, MetricKind, Properties, QueueReading, ReadFailure};
@@ -20,11 +20,17 @@ use super::{Account, MetricClient, MetricKind, Properties, QueueReading, ReadFai
 pub(super) struct StreamMetrics;
 
 impl MetricKind for StreamMetrics {
+    fn source_kind(&self) -> &'static str {
+        trigger_source::STREAM
+    }
+
     /// The brokers and how to sign in: triggers on the same brokers with the same credentials
     /// share one account's read budget.
     fn account(&self, source: &TriggerSource) -> Account {
         let TriggerSource::Stream(stream) = source else {
-            unreachable!("kind_of names the stream metrics for streams only")
+            // Not reached: `KINDS` finds these metrics by the source's kind. Another kind's
+            // source gets an account this kind's `connect` refuses.
+            return Account::of_broker(source);
         };
         Account::Properties(brokers(stream))
     }
