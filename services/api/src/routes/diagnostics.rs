@@ -6,10 +6,10 @@
 //! reported. What the app's live listeners report (a listener stopped or in error, token
 //! errors, outputs the handler sets in vain) is checked here too. The keys of the app's `hostConfig` and its functions' documents
 //! that are stored without effect are listed too (`noEffect`), after the function checks.
-//! A Service Bus trigger's entity is probed through the management API: missing, unreachable,
-//! listen-only, and each declared entity setting the live entity lacks. A trigger of a kind
-//! with API routes (RabbitMQ) has its source looked at by its kind (`routes::kinds`): whether
-//! its queue and its dead-letter queue exist.
+//! A trigger's source is looked at live by its kind (`routes::kinds`): a Service Bus trigger's
+//! entity probed through the management API (missing, unreachable, listen-only, and each
+//! declared entity setting the live entity lacks), a RabbitMQ trigger's queue and its
+//! dead-letter queue (whether they exist).
 
 use std::collections::BTreeMap;
 
@@ -37,7 +37,6 @@ use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
 mod kind;
-mod service_bus;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_diagnostics))
@@ -107,21 +106,11 @@ pub async fn get_diagnostics(
         connections.extend(sign_ins);
         checks.extend(sign_in_checks);
         checks.extend(check_undeclared_outputs(&function.name, &spec, &listeners));
-        checks.extend(
-            service_bus::entity_checks(
-                &function.name,
-                &spec,
-                &settings,
-                &host,
-                &identities,
-                state.egress(),
-            )
-            .await,
-        );
-        // Only a kind with API routes looks at its source live (a timer has none to look at).
+        // Only a kind that probes looks at its source live (a timer has none to look at).
         if spec
             .trigger()
-            .is_some_and(|t| kinds::find(t.type_name()).is_some())
+            .and_then(|t| kinds::find(t.type_name()))
+            .is_some_and(|k| k.probes())
         {
             checks.extend(kind::source_checks(&state, &id, app.as_str(), &function.name).await);
         }

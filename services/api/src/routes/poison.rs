@@ -1,28 +1,20 @@
 //! `…/functions/{function}/poison` and `…/poison/replay`: where a function's messages go after
 //! their last failed delivery — a queue trigger's poison queue (`<queue>-poison`, after
 //! `maxDequeueCount`), a Service Bus queue trigger's dead-letter queue (after the entity's
-//! `MaxDeliveryCount`), a stream trigger's dead-letter topic (`dead_letter_topic`), a RabbitMQ
-//! trigger's dead-letter queue (`deadLetterQueueName`, `crate::routes::kinds`) — its depth
-//! and oldest messages, and moving messages back to the trigger's queue or topic with their
-//! body intact and a fresh dequeue or delivery count once the handler works again.
+//! `MaxDeliveryCount`), a stream trigger's dead-letter topic (`deadLetter.topic`), a RabbitMQ
+//! trigger's dead-letter queue (`deadLetterQueueName`), each reached by its kind
+//! (`crate::routes::kinds`) — its depth and oldest messages, and moving messages back to the
+//! trigger's queue or topic with their body intact and a fresh dequeue or delivery count once
+//! the handler works again.
 //!
 //! The API reaches the queues with the app's connection as this process can sign in (like the
 //! Service Bus probe of diagnostics): connection strings everywhere, identity-based
 //! connections where the API's host may sign in as the app's identity.
 
-mod dead_letter_topic;
-mod dead_letters;
-mod source;
-
-use source::{Source, TriggerQueues};
-
-use std::time::Duration;
-
 use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use shoal_connectors::QueueError;
 use shoal_store::TenantId;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -32,17 +24,14 @@ use super::{TAG_FUNCTIONS, authorize};
 use crate::access::{Caller, allow, permits};
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, JsonBody, Query};
-use crate::routes::kinds::Wanted;
+use crate::routes::kinds::{self, KindRoutes, Target};
+use crate::routes::trigger_source::FunctionContext;
 use crate::state::AppState;
 use shoal_domain::rbac::{Scope, actions};
 
 /// Most messages one replay moves, and the default.
 const MAX_REPLAY: u32 = 1000;
 const DEFAULT_REPLAY: u32 = 32;
-/// How long a message taken for replay stays invisible: enough for its copy and delete.
-const REPLAY_VISIBILITY: Duration = Duration::from_secs(30);
-/// Longest one request waits on the storage service.
-const STORAGE_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -120,16 +109,6 @@ pub struct ReplayResult {
     pub not_found: Vec<String>,
 }
 
-impl ReplayResult {
-    fn new(moved: Vec<String>, wanted: Wanted<'_>) -> ReplayResult {
-        ReplayResult {
-            replayed: moved.len() as u32,
-            message_ids: moved,
-            not_found: wanted.not_found(),
-        }
-    }
-}
-
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_poison))
@@ -161,79 +140,26 @@ pub async fn get_poison(
         &Scope::app(&tenant, &app),
     );
     let id = TenantId::new(tenant);
-    let view = match Source::open(&state, &id, app.as_str(), function.as_str()).await? {
-        Source::Queue(queues) => {
-            let (approximate_count, peeked) = bounded(async {
-                match queues.poison.approximate_length().await {
-                    Err(QueueError::QueueNotFound { .. }) => Ok((0, Vec::new())),
-                    Err(e) => Err(e),
-                    Ok(count) => Ok((count, queues.poison.peek(top).await?)),
-                }
+    let context = FunctionContext::load(&state, &id, app.as_str(), function.as_str()).await?;
+    let (routes, target) = failed_messages_of(&context)?;
+    let failed = routes.failed(target, top, with_bodies).await?;
+    let view = PoisonQueue {
+        trigger_queue: failed.source,
+        poison_queue: failed.failed,
+        approximate_count: failed.count,
+        messages: failed
+            .messages
+            .into_iter()
+            .map(|m| PoisonMessage {
+                message_id: m.message_id,
+                inserted_at: m.failed_at,
+                expires_at: m.expires_at,
+                dequeue_count: m.failures,
+                dead_letter_reason: m.reason,
+                body: m.body,
             })
-            .await?;
-            PoisonQueue {
-                trigger_queue: queues.trigger.name().to_owned(),
-                poison_queue: queues.poison.name().to_owned(),
-                approximate_count,
-                messages: peeked
-                    .into_iter()
-                    .map(|m| PoisonMessage {
-                        message_id: m.message_id,
-                        inserted_at: m.insertion_time,
-                        expires_at: Some(m.expiration_time),
-                        dequeue_count: m.dequeue_count,
-                        dead_letter_reason: None,
-                        body: with_bodies.then_some(m.text),
-                    })
-                    .collect(),
-                bodies_hidden: !with_bodies,
-            }
-        }
-        Source::ServiceBus(dead) => {
-            let (approximate_count, messages) = bounded(async {
-                let depth = dead.depth().await?;
-                Ok::<_, String>((depth, dead.peek(top, with_bodies).await?))
-            })
-            .await?;
-            PoisonQueue {
-                trigger_queue: dead.entity.management_path(),
-                poison_queue: format!("{}/$DeadLetterQueue", dead.entity.management_path()),
-                approximate_count,
-                messages,
-                bodies_hidden: !with_bodies,
-            }
-        }
-        Source::Stream(dead) => {
-            let (approximate_count, messages) = bounded(dead.peek(top, with_bodies)).await?;
-            PoisonQueue {
-                trigger_queue: dead.source_topic.clone(),
-                poison_queue: dead.topic.clone(),
-                approximate_count,
-                messages,
-                bodies_hidden: !with_bodies,
-            }
-        }
-        Source::Kind(kind) => {
-            let failed = timed(kind.routes.failed(kind.target(), top, with_bodies)).await?;
-            PoisonQueue {
-                trigger_queue: failed.source,
-                poison_queue: failed.failed,
-                approximate_count: failed.count,
-                messages: failed
-                    .messages
-                    .into_iter()
-                    .map(|m| PoisonMessage {
-                        message_id: m.message_id,
-                        inserted_at: m.failed_at,
-                        expires_at: None,
-                        dequeue_count: m.failures,
-                        dead_letter_reason: m.reason,
-                        body: m.body,
-                    })
-                    .collect(),
-                bodies_hidden: !with_bodies,
-            }
-        }
+            .collect(),
+        bodies_hidden: !with_bodies,
     };
     Ok(Json(view))
 }
@@ -263,25 +189,14 @@ pub async fn replay_poison(
     let request = parse_replay(&body)?;
     let limit = request.limit();
     let id = TenantId::new(tenant);
-    let result = match Source::open(&state, &id, app.as_str(), function.as_str()).await? {
-        Source::Queue(queues) => bounded(replay(&queues, &request, limit)).await?,
-        Source::ServiceBus(dead) => bounded(dead.replay(&request, limit)).await?,
-        Source::Stream(_) if request.message_ids.is_some() => {
-            return Err(ApiError::validation(
-                "messageIds",
-                dead_letter_topic::NO_SELECTION,
-            ));
-        }
-        Source::Stream(dead) => bounded(dead.replay(&request, limit)).await?,
-        Source::Kind(kind) => {
-            let ids = request.message_ids.as_deref();
-            let replayed = timed(kind.routes.replay(kind.target(), ids, limit)).await?;
-            ReplayResult {
-                replayed: replayed.moved.len() as u32,
-                message_ids: replayed.moved,
-                not_found: replayed.not_found,
-            }
-        }
+    let context = FunctionContext::load(&state, &id, app.as_str(), function.as_str()).await?;
+    let (routes, target) = failed_messages_of(&context)?;
+    let ids = request.message_ids.as_deref();
+    let replayed = routes.replay(target, ids, limit).await?;
+    let result = ReplayResult {
+        replayed: replayed.moved.len() as u32,
+        message_ids: replayed.moved,
+        not_found: replayed.not_found,
     };
     // Audited after the move: the entry records what was done, even if only part of it.
     let write = authorized.begin(&id).await?;
@@ -367,78 +282,22 @@ fn parse_replay(body: &serde_json::Value) -> Result<ReplayRequest, ApiError> {
     Ok(ReplayRequest { count, message_ids })
 }
 
-/// Receives from the poison queue until `count` messages (or every named one) moved back or
-/// the queue has no more visible messages; messages received but not named are made visible
-/// again at once.
-async fn replay(
-    queues: &TriggerQueues,
-    request: &ReplayRequest,
-    limit: u32,
-) -> Result<ReplayResult, QueueError> {
-    let mut wanted = Wanted::new(request.message_ids.as_deref());
-    let mut moved = Vec::new();
-    let mut skipped = Vec::new();
-    let result = async {
-        while (moved.len() as u32) < limit {
-            let take = (limit - moved.len() as u32).clamp(1, 32) as u8;
-            let batch = match queues.poison.receive(take, REPLAY_VISIBILITY).await {
-                Err(QueueError::QueueNotFound { .. }) => break,
-                other => other?,
-            };
-            if batch.is_empty() {
-                break;
-            }
-            for message in batch {
-                if !wanted.take(&message.message_id) || moved.len() as u32 >= limit {
-                    skipped.push(message);
-                    continue;
-                }
-                queues.trigger.enqueue(&message.text).await?;
-                queues
-                    .poison
-                    .delete(&message.message_id, &message.pop_receipt)
-                    .await?;
-                moved.push(message.message_id);
-            }
-            if wanted.all_found() {
-                break;
-            }
-        }
-        Ok::<(), QueueError>(())
-    }
-    .await;
-    // Whatever happened, what was taken but not moved becomes visible again.
-    for message in &skipped {
-        let _ = queues
-            .poison
-            .update_visibility(&message.message_id, &message.pop_receipt, Duration::ZERO)
-            .await;
-    }
-    result?;
-    Ok(ReplayResult::new(moved, wanted))
-}
-
-/// Runs a storage call with the request's time bound, mapping its failure to a 502.
-async fn bounded<T, E: std::fmt::Display>(
-    work: impl Future<Output = Result<T, E>>,
-) -> Result<T, ApiError> {
-    match tokio::time::timeout(STORAGE_TIMEOUT, work).await {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(ApiError::Storage(format!("the queue service failed: {e}"))),
-        Err(_) => Err(not_answered()),
-    }
-}
-
-/// Runs a call that answers in the API's own terms (a kind's) with the request's time bound.
-async fn timed<T>(work: impl Future<Output = Result<T, ApiError>>) -> Result<T, ApiError> {
-    tokio::time::timeout(STORAGE_TIMEOUT, work)
-        .await
-        .unwrap_or_else(|_| Err(not_answered()))
-}
-
-fn not_answered() -> ApiError {
-    ApiError::Storage(format!(
-        "the queue service did not answer within {} s",
-        STORAGE_TIMEOUT.as_secs()
-    ))
+/// The kind of the function's trigger and the trigger, for reading or replaying what failed;
+/// 409 for a trigger with nowhere its failed messages go that the API reaches.
+fn failed_messages_of(
+    context: &FunctionContext,
+) -> Result<(&'static dyn KindRoutes, Target<'_>), ApiError> {
+    let function = &context.function;
+    let Some(target) = Target::of(context)? else {
+        return Err(ApiError::Conflict(format!(
+            "function {function} has no queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger or rabbitMQTrigger, so it has no poison queue, dead-letter queue or dead-letter topic"
+        )));
+    };
+    let kind = target.binding.type_name();
+    let routes = kinds::find(kind).ok_or_else(|| {
+        ApiError::Conflict(format!(
+            "function {function}'s {kind} has no poison or dead-letter endpoint yet"
+        ))
+    })?;
+    Ok((routes, target))
 }

@@ -1,7 +1,7 @@
 //! `POST …/functions/{function}/send`: put one test message on the function's trigger source —
 //! the Storage queue of a `queueTrigger`, the Service Bus queue or topic of a
 //! `serviceBusTrigger`, the topic or event hub of a `kafkaTrigger` / `eventHubTrigger`, the
-//! queue of a `rabbitMQTrigger` (`crate::routes::kinds`) — as the
+//! queue of a `rabbitMQTrigger`, each sent by its kind (`crate::routes::kinds`) — as the
 //! app, so the function receives it as it would any other message ("Send test message" in a
 //! portal, `shoal send` on the command line).
 //!
@@ -14,13 +14,10 @@
 //! ([`crate::routes::trigger_source`]): the app's settings and connections, its identities,
 //! and every destination checked against the tenant's egress policy before it is dialled.
 
-mod deliver;
-
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
-use shoal_domain::host_config::MessageEncoding;
 use shoal_domain::rbac::{Scope, actions};
 use shoal_store::TenantId;
 use utoipa::ToSchema;
@@ -28,13 +25,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::kinds::{self, Target};
-use super::trigger_source::{FunctionContext, TriggerSource};
+use super::trigger_source::FunctionContext;
 use super::{TAG_FUNCTIONS, authorize};
 use crate::access::Caller;
 use crate::error::{ApiError, Problem};
 use crate::extract::{FunctionPath, JsonBody};
 use crate::state::AppState;
-use shoal_domain::send_message::{self as request, Carrier};
+use shoal_domain::send_message as request;
 
 /// Longest one send waits on the queue service or the brokers.
 const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -115,68 +112,25 @@ pub async fn send_message(
     let id = TenantId::new(tenant);
     let context = FunctionContext::load(&state, &id, app.as_str(), function.as_str()).await?;
     let send = async {
-        match context.trigger()? {
-            TriggerSource::StorageQueue {
-                connection,
-                queue_name,
-            } => {
-                let base64 =
-                    context.host.extensions.queues.message_encoding == MessageEncoding::Base64;
-                let text = request
-                    .check(Carrier::StorageQueue { base64 })
-                    .map_err(ApiError::Validation)?
-                    .unwrap_or_default();
-                deliver::storage_queue(&context, &connection, &queue_name, &text).await
-            }
-            TriggerSource::ServiceBus {
-                binding,
-                connection,
-                entity,
-            } => {
-                request
-                    .check(Carrier::ServiceBus {
-                        sessions: binding.is_sessions_enabled,
-                    })
-                    .map_err(ApiError::Validation)?;
-                deliver::service_bus(&context, &connection, &entity, request).await
-            }
-            TriggerSource::Stream { binding, source } => {
-                request
-                    .check(Carrier::Stream)
-                    .map_err(ApiError::Validation)?;
-                deliver::stream(&context, binding, &source, request).await
-            }
-            TriggerSource::Kind { binding, source } => {
-                let routes = kinds::find(source.kind).ok_or_else(|| {
-                    ApiError::Conflict(format!(
-                        "function {function}'s {} takes no test message yet",
-                        source.kind
-                    ))
-                })?;
-                let target = Target {
-                    context: &context,
-                    binding,
-                    source: &source,
-                };
-                let sent = routes.send(target, request).await?;
-                Ok(SendResult {
-                    trigger: source.kind.to_owned(),
-                    destination: sent.destination,
-                    message_id: sent.message_id,
-                    size: sent.size,
-                    session_id: None,
-                    partition: None,
-                    offset: None,
-                })
-            }
-            TriggerSource::Other(Some("httpTrigger")) => Err(ApiError::Conflict(format!(
-                "function {function} has an httpTrigger: call it at its webhook, POST /webhooks/{id}/{app}/{function}, instead of sending it a message"
-            ))),
-            TriggerSource::Other(kind) => Err(ApiError::Conflict(format!(
-                "function {function} has {}, which Shoal does not take messages for: only a queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger or rabbitMQTrigger reads a queue or topic a test message can be sent to",
-                kind.map_or("no trigger".to_owned(), |k| format!("a {k}"))
-            ))),
-        }
+        let Some(target) = Target::of(&context)? else {
+            return Err(takes_no_messages(&context));
+        };
+        let trigger = target.binding.type_name();
+        let routes = kinds::find(trigger).ok_or_else(|| {
+            ApiError::Conflict(format!(
+                "function {function}'s {trigger} takes no test message yet"
+            ))
+        })?;
+        let sent = routes.send(target, request).await?;
+        Ok(SendResult {
+            trigger: trigger.to_owned(),
+            destination: sent.destination,
+            message_id: sent.message_id,
+            size: sent.size,
+            session_id: sent.session_id,
+            partition: sent.partition,
+            offset: sent.offset,
+        })
     };
     let sent = match tokio::time::timeout(SEND_TIMEOUT, send).await {
         Ok(sent) => sent?,
@@ -195,4 +149,19 @@ pub async fn send_message(
         ))
         .await?;
     Ok((StatusCode::ACCEPTED, Json(sent)))
+}
+
+/// Why a function whose trigger reads from nowhere Shoal reaches (or that has none) takes no
+/// message.
+fn takes_no_messages(context: &FunctionContext) -> ApiError {
+    let (id, app, function) = (&context.tenant, &context.app, &context.function);
+    match context.spec.trigger().map(|t| t.type_name()) {
+        Some("httpTrigger") => ApiError::Conflict(format!(
+            "function {function} has an httpTrigger: call it at its webhook, POST /webhooks/{id}/{app}/{function}, instead of sending it a message"
+        )),
+        kind => ApiError::Conflict(format!(
+            "function {function} has {}, which Shoal does not take messages for: only a queueTrigger, serviceBusTrigger, kafkaTrigger, eventHubTrigger or rabbitMQTrigger reads a queue or topic a test message can be sent to",
+            kind.map_or("no trigger".to_owned(), |k| format!("a {k}"))
+        )),
+    }
 }

@@ -1,4 +1,4 @@
-//! The live checks of a trigger whose kind has API routes (`crate::routes::kinds`): the
+//! The live checks of a trigger whose kind probes its source (`crate::routes::kinds`): the
 //! function's trigger is reached as its app, through the tenant's egress policy, exactly as
 //! the send and poison routes reach it.
 
@@ -6,7 +6,7 @@ use shoal_domain::diagnostics::Check;
 use shoal_store::TenantId;
 
 use crate::routes::kinds::{self, Target};
-use crate::routes::trigger_source::{FunctionContext, TriggerSource};
+use crate::routes::trigger_source::FunctionContext;
 use crate::state::AppState;
 
 /// The kind's checks of `function`'s source; none for other triggers, or when the source does
@@ -20,16 +20,11 @@ pub(super) async fn source_checks(
     let Ok(context) = FunctionContext::load(state, tenant, app, function).await else {
         return Vec::new();
     };
-    let Ok(TriggerSource::Kind { binding, source }) = context.trigger() else {
+    let Ok(Some(target)) = Target::of(&context) else {
         return Vec::new();
     };
-    let Some(routes) = kinds::find(binding.kind().type_name()) else {
+    let Some(routes) = kinds::find(target.binding.type_name()) else {
         return Vec::new();
-    };
-    let target = Target {
-        context: &context,
-        binding,
-        source: &source,
     };
     routes.probe(function, target).await
 }

@@ -29,9 +29,10 @@ use shoal_domain::binding_kinds::rabbitmq::{
 };
 use shoal_domain::diagnostics::Check;
 use shoal_domain::send_message::{AMQP_MAX_BYTES, BodyForm, Carrier, SendRequest};
+use shoal_domain::trigger_source::TriggerSource;
 use uuid::Uuid;
 
-use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target, Wanted};
+use super::{FailedMessage, FailedMessages, KindRoutes, Replayed, Sent, Target, Wanted, timed};
 use crate::error::ApiError;
 
 mod probe;
@@ -63,8 +64,9 @@ impl KindRoutes for RabbitMqRoutes {
         request: SendRequest,
     ) -> BoxFuture<'a, Result<Sent, ApiError>> {
         async move {
+            let source = broker(&target)?;
             request.check(Carrier::Amqp).map_err(ApiError::Validation)?;
-            let opened = open(target.source, &target, Confirms::On, amqp::CONSUMES_NOTHING).await?;
+            let opened = open(source, &target, Confirms::On, amqp::CONSUMES_NOTHING).await?;
             let message_id = Uuid::new_v4().to_string();
             let content_type = match request.form {
                 BodyForm::Json => "application/json",
@@ -82,8 +84,8 @@ impl KindRoutes for RabbitMqRoutes {
                 .with_headers(headers);
             let published = publish(
                 &opened.channel,
-                target.source,
-                &target.source.entity,
+                source,
+                &source.entity,
                 &request.body,
                 properties,
             )
@@ -91,9 +93,12 @@ impl KindRoutes for RabbitMqRoutes {
             close(opened).await;
             published?;
             Ok(Sent {
-                destination: target.source.entity.clone(),
+                destination: source.entity.clone(),
                 message_id: Some(message_id),
                 size: request.body.len() as u64,
+                session_id: None,
+                partition: None,
+                offset: None,
             })
         }
         .boxed()
@@ -105,19 +110,20 @@ impl KindRoutes for RabbitMqRoutes {
         top: u8,
         with_bodies: bool,
     ) -> BoxFuture<'a, Result<FailedMessages, ApiError>> {
-        async move {
-            let dead = dead_letter_queue(&target)?;
+        timed(async move {
+            let source = broker(&target)?;
+            let dead = dead_letter_queue(&target, source)?;
             let opened = open(&dead, &target, Confirms::Off, MAX_SHOWN_BYTES).await?;
             let read = peek(&opened, &dead, top, with_bodies).await;
             close(opened).await;
             let (count, messages) = read?;
             Ok(FailedMessages {
-                source: target.source.entity.clone(),
+                source: source.entity.clone(),
                 failed: dead.entity,
                 count,
                 messages,
             })
-        }
+        })
         .boxed()
     }
 
@@ -127,14 +133,19 @@ impl KindRoutes for RabbitMqRoutes {
         ids: Option<&'a [String]>,
         limit: u32,
     ) -> BoxFuture<'a, Result<Replayed, ApiError>> {
-        async move {
-            let dead = dead_letter_queue(&target)?;
+        timed(async move {
+            let source = broker(&target)?;
+            let dead = dead_letter_queue(&target, source)?;
             let opened = open(&dead, &target, Confirms::On, MAX_REPLAYED_BYTES).await?;
-            let moved = replay(&opened, target.source, &dead, ids, limit).await;
+            let moved = replay(&opened, source, &dead, ids, limit).await;
             close(opened).await;
             moved
-        }
+        })
         .boxed()
+    }
+
+    fn probes(&self) -> bool {
+        true
     }
 
     fn probe<'a>(&'a self, function: &'a str, target: Target<'a>) -> BoxFuture<'a, Vec<Check>> {
@@ -142,15 +153,23 @@ impl KindRoutes for RabbitMqRoutes {
     }
 }
 
+/// The trigger's broker and queue.
+fn broker<'t>(target: &'t Target<'_>) -> Result<&'t BrokerSource, ApiError> {
+    match &target.source {
+        TriggerSource::Broker(source) => Ok(source),
+        _ => Err(target.unexpected()),
+    }
+}
+
 /// The queue the binding's `deadLetterQueueName` names, on the trigger's broker.
-fn dead_letter_queue(target: &Target<'_>) -> Result<BrokerSource, ApiError> {
+fn dead_letter_queue(target: &Target<'_>, source: &BrokerSource) -> Result<BrokerSource, ApiError> {
     match dead_letter_source(target.binding, &target.context.settings) {
         Ok(Some(dead)) => Ok(dead),
         Ok(None) => Err(ApiError::Conflict(format!(
             "the rabbitMQTrigger names no deadLetterQueueName: the broker dead-letters a failed \
              message where queue {}'s x-dead-letter-exchange and x-dead-letter-routing-key say; \
              name that queue in the binding's deadLetterQueueName to list and replay it here",
-            target.source.entity
+            source.entity
         ))),
         Err(e) => Err(ApiError::Conflict(format!(
             "the trigger's dead-letter queue cannot be used: {e}"
@@ -262,6 +281,7 @@ async fn peek(
         messages.push(FailedMessage {
             message_id: message_id(&got),
             failed_at: failed_at(&got),
+            expires_at: None,
             failures: failed_deliveries(headers::requeue_count(&got.properties)),
             reason: death_field(&got, "reason"),
             body: body.filter(|_| with_bodies),

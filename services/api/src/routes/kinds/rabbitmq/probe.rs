@@ -14,13 +14,17 @@ use shoal_domain::binding_kinds::BrokerSource;
 use shoal_domain::binding_kinds::rabbitmq::dead_letter_source;
 use shoal_domain::diagnostics::{Check, QueueProbe, check_broker_queues};
 
-use super::super::Target;
+use super::broker;
+use crate::routes::kinds::Target;
 
 /// Longest diagnostics wait for one queue's answer (as for a Service Bus namespace).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
 
 pub(super) async fn probe(function: &str, target: Target<'_>) -> Vec<Check> {
-    let queue = declare(target.source, &target).await;
+    let Ok(source) = broker(&target) else {
+        return Vec::new();
+    };
+    let queue = declare(source, &target).await;
     // A dead-letter name that does not resolve is reported by the binding's own checks.
     let dead = dead_letter_source(target.binding, &target.context.settings)
         .ok()
@@ -34,7 +38,7 @@ pub(super) async fn probe(function: &str, target: Target<'_>) -> Vec<Check> {
     check_broker_queues(
         function,
         target.binding.name().as_str(),
-        target.source,
+        source,
         &queue,
         dead.as_ref()
             .map(|d| d.entity.as_str())

@@ -3,52 +3,33 @@
 //! process can). The probe is bounded in time: a namespace that does not answer is reported,
 //! never waited on.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
-use shoal_domain::binding_kinds::service_bus;
-use shoal_domain::connection::outbound::AppIdentities;
 use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
 use shoal_domain::egress::destinations;
-use shoal_domain::functions::FunctionSpec;
-use shoal_domain::host_config::HostConfig;
-use shoal_domain::trigger_source::{TriggerSource, resolve};
-use shoal_egress::Egress;
+
+use crate::routes::kinds::Target;
 
 /// Longest a diagnostics request waits for one namespace.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(8);
 
-/// The entity checks of the function's Service Bus trigger; none for other triggers, or when
-/// the connection or entity name does not resolve (reported by the other checks).
-pub(super) async fn entity_checks(
-    function: &str,
-    spec: &FunctionSpec,
-    settings: &BTreeMap<String, String>,
-    host: &HostConfig,
-    identities: &AppIdentities,
-    egress: &Egress,
-) -> Vec<Check> {
-    let Some(binding) = spec.trigger() else {
+/// The entity checks of the function's Service Bus trigger; none when its binding cannot be
+/// read (reported by the other checks).
+pub(super) async fn entity_checks(function: &str, target: Target<'_>) -> Vec<Check> {
+    let Ok((trigger, connection, entity)) = super::entity(&target) else {
         return Vec::new();
     };
-    let Some(Ok(trigger)) = service_bus::trigger(binding) else {
-        return Vec::new();
-    };
-    let Some(Ok(TriggerSource::ServiceBus { connection, entity })) =
-        resolve(binding, settings, host)
-    else {
-        return Vec::new();
-    };
+    let (identities, egress) = (&target.context.identities, &target.context.egress);
     // A namespace the egress policy refuses is not probed: a probe's answer would tell open
     // ports of internal addresses from closed ones.
-    let refused = egress.check_destinations(&destinations::of_connection(&connection));
+    let refused = egress.check_destinations(&destinations::of_connection(connection));
     let probe = match refused.and_then(|()| {
-        ServiceBusAdmin::connect_for_app(&connection, &ConnectorOptions::default(), identities)
+        ServiceBusAdmin::connect_for_app(connection, &ConnectorOptions::default(), identities)
             .map_err(|e| e.to_string())
     }) {
         Err(e) => EntityProbe::NotChecked(e),
-        Ok(admin) => match tokio::time::timeout(PROBE_TIMEOUT, admin.entity(&entity)).await {
+        Ok(admin) => match tokio::time::timeout(PROBE_TIMEOUT, admin.entity(entity)).await {
             Err(_) => {
                 EntityProbe::Unreachable(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()))
             }
@@ -64,7 +45,7 @@ pub(super) async fn entity_checks(
     check_service_bus_entity(
         function,
         trigger.name.as_str(),
-        &entity,
+        entity,
         trigger.entity.as_ref(),
         &probe,
     )

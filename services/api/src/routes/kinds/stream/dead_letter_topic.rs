@@ -20,7 +20,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use futures::future::try_join_all;
 use shoal_connectors::kafka::{
@@ -31,8 +30,7 @@ use shoal_domain::stream_trigger::StreamEvent;
 use shoal_domain::stream_trigger::replay::{REPLAY_COUNT, dead_lettered_by, header, replay_record};
 use shoal_egress::Egress;
 
-use super::{PoisonMessage, ReplayRequest, ReplayResult};
-use crate::routes::kinds::Wanted;
+use crate::routes::kinds::{FailedMessage, Replayed, Wanted, body_text};
 
 /// Most bytes one read of the dead-letter topic takes (keys, values and headers).
 const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
@@ -84,7 +82,7 @@ impl DeadLetterTopic {
         &self,
         top: u8,
         with_bodies: bool,
-    ) -> Result<(u64, Vec<PoisonMessage>), String> {
+    ) -> Result<(u64, Vec<FailedMessage>), String> {
         self.check_brokers().await?;
         let limits = ReadLimits {
             max_events: MAX_PEEK_READ,
@@ -106,12 +104,8 @@ impl DeadLetterTopic {
 
     /// Writes up to `limit` of this function's dead letters back to the trigger's topic, in
     /// order per partition, and moves the position past them (see the module doc).
-    pub async fn replay(
-        &self,
-        request: &ReplayRequest,
-        limit: u32,
-    ) -> Result<ReplayResult, String> {
-        if request.message_ids.is_some() {
+    pub async fn replay(&self, ids: Option<&[String]>, limit: u32) -> Result<Replayed, String> {
+        if ids.is_some() {
             // Checked when the request is parsed; kept here so no caller can bypass it.
             return Err(NO_SELECTION.into());
         }
@@ -169,7 +163,7 @@ impl DeadLetterTopic {
                 break;
             }
         }
-        Ok(ReplayResult::new(replayed, Wanted::new(None)))
+        Ok(Replayed::new(replayed, Wanted::new(None)))
     }
 
     async fn check_brokers(&self) -> Result<(), String> {
@@ -200,30 +194,19 @@ fn dead_letter_id(record: &StreamEvent) -> String {
     format!("{}-{}", record.partition, record.offset)
 }
 
-fn poison_message(record: &StreamEvent, with_bodies: bool) -> PoisonMessage {
+fn poison_message(record: &StreamEvent, with_bodies: bool) -> FailedMessage {
     let failed_at = header(record, "shoal-dead-letter-time")
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
         .map(|t| t.with_timezone(&Utc));
-    PoisonMessage {
+    FailedMessage {
         message_id: dead_letter_id(record),
-        inserted_at: record.timestamp.or(failed_at).unwrap_or_default(),
+        failed_at: record.timestamp.or(failed_at).unwrap_or_default(),
         expires_at: None,
-        dequeue_count: header(record, REPLAY_COUNT)
+        failures: header(record, REPLAY_COUNT)
             .and_then(|c| c.parse().ok())
             .unwrap_or(0),
-        dead_letter_reason: header(record, "shoal-dead-letter-reason").map(str::to_owned),
+        reason: header(record, "shoal-dead-letter-reason").map(str::to_owned),
         body: with_bodies.then(|| body_text(record.value.as_deref().unwrap_or_default())),
-    }
-}
-
-/// A value as text when it is UTF-8, else as base64 (prefixed so the two cannot be confused).
-fn body_text(body: &[u8]) -> String {
-    match std::str::from_utf8(body) {
-        Ok(text) => text.to_owned(),
-        Err(_) => format!(
-            "base64:{}",
-            base64::engine::general_purpose::STANDARD.encode(body)
-        ),
     }
 }
 

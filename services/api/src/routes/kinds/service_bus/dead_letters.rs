@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use shoal_connectors::{
     ConnectorOptions, QueueError, Received, ServiceBusAdmin, ServiceBusNamespace,
 };
@@ -15,9 +14,9 @@ use shoal_domain::service_bus_entity::path::EntityPath;
 use shoal_domain::service_bus_trigger::Settlement;
 use shoal_domain::service_bus_trigger::output::OutgoingMessage;
 
-use super::{PoisonMessage, ReplayRequest, ReplayResult};
+use super::open_namespace;
 use crate::error::ApiError;
-use crate::routes::kinds::Wanted;
+use crate::routes::kinds::{FailedMessage, Replayed, Wanted, body_text};
 
 /// How long one receive from the dead-letter queue waits for messages.
 const RECEIVE_WAIT: Duration = Duration::from_secs(1);
@@ -42,8 +41,7 @@ impl DeadLetters {
             ServiceBusAdmin::connect_for_app(connection, options, identities).map_err(|e| {
                 ApiError::Conflict(format!("the trigger's namespace cannot be used: {e}"))
             })?;
-        let namespace =
-            crate::routes::trigger_source::open_namespace(connection, options, identities).await?;
+        let namespace = open_namespace(connection, options, identities).await?;
         Ok(DeadLetters {
             entity,
             namespace,
@@ -59,7 +57,7 @@ impl DeadLetters {
         }
     }
 
-    pub async fn peek(&self, top: u8, with_bodies: bool) -> Result<Vec<PoisonMessage>, String> {
+    pub async fn peek(&self, top: u8, with_bodies: bool) -> Result<Vec<FailedMessage>, String> {
         let mut receiver = self
             .namespace
             .dead_letter_receiver(&self.entity)
@@ -70,14 +68,14 @@ impl DeadLetters {
         Ok(peeked
             .map_err(|e| e.to_string())?
             .into_iter()
-            .map(|m| PoisonMessage {
+            .map(|m| FailedMessage {
                 message_id: m
                     .message_id
                     .unwrap_or_else(|| format!("sequence-{}", m.sequence_number)),
-                inserted_at: m.enqueued_time,
+                failed_at: m.enqueued_time,
                 expires_at: Some(m.expires_at),
-                dequeue_count: m.delivery_count,
-                dead_letter_reason: m.dead_letter_reason,
+                failures: m.delivery_count,
+                reason: m.dead_letter_reason,
                 body: with_bodies.then(|| body_text(&m.body)),
             })
             .collect())
@@ -85,11 +83,7 @@ impl DeadLetters {
 
     /// Moves messages from the dead-letter queue back to the queue (see the module doc).
     /// Only a queue's: a subscription's dead letters cannot be sent to that one subscription.
-    pub async fn replay(
-        &self,
-        request: &ReplayRequest,
-        limit: u32,
-    ) -> Result<ReplayResult, String> {
+    pub async fn replay(&self, ids: Option<&[String]>, limit: u32) -> Result<Replayed, String> {
         let EntityPath::Queue(queue) = &self.entity else {
             return Err("a subscription's dead letters cannot be replayed: sending to the topic would reach every subscription".into());
         };
@@ -103,7 +97,7 @@ impl DeadLetters {
             .sender(queue)
             .await
             .map_err(|e| e.to_string())?;
-        let mut wanted = Wanted::new(request.message_ids.as_deref());
+        let mut wanted = Wanted::new(ids);
         let mut moved = Vec::new();
         let mut skipped: Vec<Received> = Vec::new();
         let result = async {
@@ -148,7 +142,7 @@ impl DeadLetters {
         let _ = receiver.close().await;
         let _ = sender.close().await;
         result?;
-        Ok(ReplayResult::new(moved, wanted))
+        Ok(Replayed::new(moved, wanted))
     }
 }
 
@@ -174,16 +168,5 @@ fn copy(message: &Received) -> OutgoingMessage {
         time_to_live: None,
         scheduled_enqueue_time: None,
         application_properties,
-    }
-}
-
-/// A body as text when it is UTF-8, else as base64 (prefixed so the two cannot be confused).
-fn body_text(body: &[u8]) -> String {
-    match std::str::from_utf8(body) {
-        Ok(text) => text.to_owned(),
-        Err(_) => format!(
-            "base64:{}",
-            base64::engine::general_purpose::STANDARD.encode(body)
-        ),
     }
 }
