@@ -207,17 +207,19 @@ impl FunctionHost {
         retries: Retries,
     ) -> Result<T, Unsettled> {
         let mut delivery = None;
-        let result = self
-            .delivery_attempts(
-                &mut delivery,
-                invocation_id,
-                request,
-                accept,
-                partly_done,
-                hold,
-                retries,
-            )
-            .await;
+        // Boxed: the calls' state (the request, its retries, the handler call, the outputs) is
+        // about 14 KB, and every future awaiting it inline grows by as much. A RabbitMQ
+        // listener's task per message in hand measured 62 KB with it inline, 6 KB boxed.
+        let result = Box::pin(self.delivery_attempts(
+            &mut delivery,
+            invocation_id,
+            request,
+            accept,
+            partly_done,
+            hold,
+            retries,
+        ))
+        .await;
         if let Some((trace, span)) = delivery {
             let (outcome, failed) = match &result {
                 Ok(_) => ("succeeded", false),
