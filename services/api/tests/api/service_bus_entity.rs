@@ -143,3 +143,60 @@ async fn diagnostics_report_an_unreachable_namespace() {
     assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
     assert_eq!(diagnostics["healthy"], false);
 }
+
+/// A namespace whose name passes the egress policy's text check but resolves to an address the
+/// policy refuses (this machine's name, to loopback) is not probed: diagnostics say the entity
+/// was not checked, and nothing connects to the port.
+#[tokio::test]
+async fn diagnostics_do_not_probe_a_namespace_that_resolves_to_a_refused_address() {
+    let app = TestApp::spawn_with(Options {
+        outbound: shoal_api::OutboundConfig::default(),
+        ..Options::default()
+    })
+    .await;
+    app.with_app_at("contoso", "orders", "https://handler.example.com/api")
+        .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
+    let accepting = tokio::spawn(async move {
+        while let Ok((_socket, _)) = listener.accept().await {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let name = shoal_testkit::loopback_host_name();
+    let patch = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"OrdersBus": format!(
+            "Endpoint=sb://{name}:{port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
+        )}}))
+        .fetch()
+        .await;
+    assert!(patch.status().is_success(), "{}", patch.status());
+    let put = app
+        .admin(Method::PUT, PATH)
+        .json(&trigger(json!({"queueName": "orders"})))
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+    let response = app.get("/v1/tenants/contoso/apps/orders/diagnostics").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let diagnostics: Value = response.json().await.unwrap();
+    let entity: Vec<&Value> = diagnostics["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["subject"] == "entity")
+        .collect();
+    assert_eq!(entity.len(), 1, "{diagnostics}");
+    let detail = entity[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("egress policy"), "{detail}");
+    assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the probe never connected to the namespace's address"
+    );
+    accepting.abort();
+}

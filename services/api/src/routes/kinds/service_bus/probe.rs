@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
-use shoal_connectors::{ConnectorOptions, QueueError, ServiceBusAdmin};
+use shoal_connectors::{QueueError, ServiceBusAdmin};
 use shoal_domain::diagnostics::{Check, EntityProbe, check_service_bus_entity};
 use shoal_domain::egress::destinations;
 
+use crate::error::ApiError;
 use crate::routes::kinds::Target;
 
 /// Longest a diagnostics request waits for one namespace.
@@ -22,13 +23,29 @@ pub(super) async fn entity_checks(function: &str, target: Target<'_>) -> Vec<Che
     };
     let (identities, egress) = (&target.context.identities, &target.context.egress);
     // A namespace the egress policy refuses is not probed: a probe's answer would tell open
-    // ports of internal addresses from closed ones.
-    let refused = egress.check_destinations(&destinations::of_connection(connection));
-    let probe = match refused.and_then(|()| {
-        ServiceBusAdmin::connect_for_app(connection, &ConnectorOptions::default(), identities)
-            .map_err(|e| e.to_string())
-    }) {
-        Err(e) => EntityProbe::NotChecked(e),
+    // ports of internal addresses from closed ones. Its name is checked first, then the
+    // addresses it resolves to (under the tenant's policy, as the worker dials it); the client
+    // checks them again when it dials.
+    let checked = match egress.check_destinations(&destinations::of_connection(connection)) {
+        Err(refused) => Err(EntityProbe::NotChecked(refused)),
+        Ok(()) => match target.context.check_egress(connection).await {
+            Ok(()) => Ok(()),
+            Err(refused @ ApiError::Conflict(_)) => {
+                Err(EntityProbe::NotChecked(refused.to_string()))
+            }
+            Err(unresolved) => Err(EntityProbe::Unreachable(unresolved.to_string())),
+        },
+    };
+    let connected = checked.and_then(|()| {
+        ServiceBusAdmin::connect_for_app(
+            connection,
+            &target.context.connector_options(),
+            identities,
+        )
+        .map_err(|e| EntityProbe::NotChecked(e.to_string()))
+    });
+    let probe = match connected {
+        Err(probe) => probe,
         Ok(admin) => match tokio::time::timeout(PROBE_TIMEOUT, admin.entity(entity)).await {
             Err(_) => {
                 EntityProbe::Unreachable(format!("no answer within {} s", PROBE_TIMEOUT.as_secs()))
