@@ -109,17 +109,22 @@ async fn serve(
     let bus = service_bus::start().await?;
     let pool = shoal_store::pool::connect_lazy(database_url, &PoolConfig::default())?;
     let cipher = shoal_store::crypto::Cipher::new(&secret_key);
+    // What the demo's functions and printed commands reach. Every run starts the stand-in,
+    // so the Service Bus function always runs here.
+    let services = demo::LocalServices {
+        storage_connection: azurite.connection_string(),
+        queue_endpoint: azurite.queue_endpoint(),
+        queue_sas: shoal_connectors::account_sas(
+            shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
+            shoal_domain::connection::DEVELOPMENT_ACCOUNT_KEY,
+            chrono::Utc::now() + chrono::TimeDelta::days(7),
+        )?,
+        service_bus_connection: Some(bus.connection_string()),
+    };
     let (handler_listener, handler_url) = demo::bind_handler().await?;
-    let secret = demo::ensure_app(
-        &pool,
-        &cipher,
-        &handler_url,
-        &azurite.connection_string(),
-        &bus.connection_string(),
-    )
-    .await?;
+    let secret = demo::ensure_app(&pool, &cipher, &handler_url, &services).await?;
     demo::start_handler(handler_listener, secret);
-    demo::create_queues(&azurite.connection_string()).await?;
+    demo::prepare(&services).await?;
     // Workers and the scheduler sign in as apps' identities with assertions issued under the
     // API's URL; known up front unless the API listens on a port picked at random.
     let public_url = (args.listen.port() != 0)
@@ -182,23 +187,23 @@ async fn serve(
         (true, true) => format!("{base}/ (one-click sign-in)"),
         (true, false) => format!("{base}/ (paste the token below)"),
     };
-    let sas = shoal_connectors::account_sas(
-        shoal_domain::connection::DEVELOPMENT_ACCOUNT_NAME,
-        shoal_domain::connection::DEVELOPMENT_ACCOUNT_KEY,
-        chrono::Utc::now() + chrono::TimeDelta::days(7),
-    )?;
     println!(
         "\nShoal is running.\n\n  Dashboard      {dashboard}\n  API            {base}/v1\n  API reference  {base}/docs\n  OpenAPI        {base}/openapi.json\n  Metrics        {base}/metrics\n\n\
          Egress: handlers may be on loopback here ({egress_allow}); `shoal serve` and `shoal worker`\n\
          allow only public addresses unless --egress-allow says more (docs/operating/egress.md).\n\n\
          Platform-admin token (valid 24 h):\n\n  export SHOAL_TOKEN={token}\n\n\
          Try:\n\n  curl -s {base}/v1/tenants/demo/apps -H \"Authorization: Bearer $SHOAL_TOKEN\"\n\n\
-         Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n{}\n\
+         Azurite (queues, in memory)\n\n  endpoint          {}\n  connection string {}\n\n{}\n\
          Stop with Ctrl-C.\n",
-        azurite.queue_endpoint(),
-        azurite.connection_string(),
-        demo::instructions(&azurite.queue_endpoint(), &sas, &base, &invoker),
-        service_bus::instructions(&bus),
+        services.queue_endpoint,
+        services.storage_connection,
+        demo::instructions(
+            &services,
+            &demo::ApiAccess {
+                base: &base,
+                invoker_token: &invoker,
+            }
+        ),
     );
     let shutdown = shutdown_on_signal();
     let scheduler = scheduler.start(shutdown.clone());

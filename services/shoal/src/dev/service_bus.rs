@@ -25,23 +25,12 @@ pub async fn start() -> anyhow::Result<LocalBus> {
         .context("starting the local Service Bus stand-in")
 }
 
-/// The lines `shoal dev` prints about the stand-in: its connection string and how to send to
-/// the demo queue and read the receipts with Microsoft's Python SDK (installed by `make dev`).
-pub fn instructions(bus: &LocalBus) -> String {
-    let connection = bus.connection_string();
-    let python = ".shoal/python/bin/python";
+/// The lines `shoal dev` prints about the stand-in: what it is and its connection string,
+/// which the demo's printed commands use.
+pub fn describe(connection: &str) -> String {
     format!(
         "Local Service Bus stand-in (AMQP 1.0 and the management API on one port, in memory; a\n\
          stand-in for development, not Azure Service Bus — see docs/local-bus.md)\n\n  \
-         connection string {connection}\n\n\
-         Demo: function orders: Service Bus queue {ORDERS_QUEUE} → handler → queue {RECEIPTS_QUEUE}.\n\
-         Send with any Service Bus SDK, e.g. Python:\n\n  \
-         {python} -c 'import sys; from azure.servicebus import ServiceBusClient, ServiceBusMessage as M; \
-         c = ServiceBusClient.from_connection_string(sys.argv[1]); \
-         c.get_queue_sender(\"{ORDERS_QUEUE}\").send_messages(M(\"{{\\\"item\\\": \\\"tea\\\"}}\", application_properties={{\"priority\": \"high\"}}))' \\\n    '{connection}'\n\n\
-         and read the receipts:\n\n  \
-         {python} -c 'import sys; from azure.servicebus import ServiceBusClient; \
-         r = ServiceBusClient.from_connection_string(sys.argv[1]).get_queue_receiver(\"{RECEIPTS_QUEUE}\", max_wait_time=5); \
-         [print(str(m)) or r.complete_message(m) for m in r]' \\\n    '{connection}'\n"
+         connection string {connection}\n"
     )
 }
