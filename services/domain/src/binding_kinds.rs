@@ -166,6 +166,21 @@ pub trait BindingKind: Send + Sync + 'static {
         None
     }
 
+    /// For a trigger whose [`BindingKind::per_instance`] is what one listener holds
+    /// unacknowledged at once and which a worker lowers to what its own limit lets a listener
+    /// hold (RabbitMQ's `prefetchCount`, its `basic.qos`): the setting's name and what one
+    /// instance takes of `per_instance` on a worker whose listeners hold at most `hold_limit`
+    /// messages — the figure the worker's listener uses. None (the default) for a kind whose
+    /// target no worker lowers (a Storage queue's `batchSize`, Service Bus's
+    /// `maxConcurrentCalls`: their listeners take them as written).
+    fn held_per_instance(
+        &self,
+        _per_instance: u32,
+        _hold_limit: u16,
+    ) -> Option<(&'static str, u32)> {
+        None
+    }
+
     /// Whether a trigger is called by a client that waits for the handler's answer
     /// (`httpTrigger`): the caller sees a failure and decides what to do, so a retry policy, a
     /// circuit breaker and a concurrency cap have nothing to act on, and no listener runs it.

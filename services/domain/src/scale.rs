@@ -3,6 +3,8 @@
 //!
 //! * `targets`: what each trigger scales on and how much one instance is meant to take
 //!   (`host.json` and binding settings, Azure's defaults).
+//! * `held`: a target that is what one listener holds at once (RabbitMQ's `prefetchCount`),
+//!   lowered to what the workers' listeners really hold.
 //! * `incremental`: Azure's ±1 votes over the last five samples, used when
 //!   `TARGET_BASED_SCALING_ENABLED=0` or when a function's metric cannot be read.
 //! * `decision`: one function's request per trigger, aggregated per app, damped on the way
@@ -12,6 +14,7 @@
 //! recommendations in, stores the [`ScaleDecision`] that comes out, and tests can replay it.
 
 mod decision;
+mod held;
 mod incremental;
 mod listeners;
 mod targets;
@@ -27,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 pub use decision::{FunctionScaleInput, FunctionVerdict, ScaleDecision, ScaleInput, decide};
+pub use held::{HeldByWorkers, held_rule};
 pub use incremental::{Vote, VoteRule, incremental_vote};
 pub use listeners::ListenerLoad;
 pub use targets::{

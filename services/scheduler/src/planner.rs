@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use shoal_domain::placement::{AppDemand, Assignment, Placement, TenantWeight, WorkerSlot, place};
 use shoal_domain::scale::{
     FunctionScaleInput, INCREMENTAL_SAMPLES, ListenerLoad, MetricSample, ScaleDecision, ScaleInput,
-    decide,
+    decide, held_rule,
 };
 
 use crate::catalog::{AppKey, ScalableApp, Snapshot};
@@ -45,6 +45,11 @@ pub struct Inputs<'a> {
     pub in_flight: &'a InFlight,
     pub listeners: &'a ListenerCounts,
     pub workers: &'a [WorkerSlot],
+    /// The smallest number of messages a live worker's listener holds at once, among the live
+    /// workers that report one: a target that is what a listener holds (RabbitMQ's
+    /// `prefetchCount`) is capped at it. None when no live worker reports one; targets are then
+    /// used as written (see `held_rule`).
+    pub hold_limit: Option<u16>,
     pub current: &'a [Assignment],
     pub now: Instant,
 }
@@ -192,6 +197,8 @@ fn scale_input(
 ) -> ScaleInput {
     let mut functions = Vec::with_capacity(app.functions.len());
     for f in &app.functions {
+        // What an instance takes is what it holds, on any worker it may be placed on.
+        let (rule, held_by_workers) = held_rule(&f.trigger, f.rule, inputs.hold_limit);
         let (samples, last_read) = history.samples.entry(f.name.clone()).or_default();
         // Not read yet (the first read is still running) is not unreadable: no sample, no vote.
         let reading = inputs.readings.get(&(app.key.clone(), f.name.clone()));
@@ -233,7 +240,7 @@ fn scale_input(
                     let listeners = inputs.listeners.get(&listener_key).copied().unwrap_or(0);
                     listener_load = Some(ListenerLoad {
                         in_flight,
-                        capacity: u64::from(listeners) * u64::from(f.rule.per_instance),
+                        capacity: u64::from(listeners) * u64::from(rule.per_instance),
                         cause: why.clone(),
                     });
                 }
@@ -242,11 +249,12 @@ fn scale_input(
         }
         functions.push(FunctionScaleInput {
             function: f.name.clone(),
-            rule: f.rule,
+            rule,
             samples: samples.iter().copied().collect(),
             latest_unreadable,
             listener_load,
             max_concurrency: f.max_concurrency,
+            held_by_workers,
         });
     }
     history
@@ -391,6 +399,7 @@ mod tests {
                 in_flight: &self.in_flight,
                 listeners: &self.listeners,
                 workers: &self.workers,
+                hold_limit: None,
                 current,
                 now,
             })

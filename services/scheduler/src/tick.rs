@@ -152,6 +152,7 @@ impl Leader {
             in_flight,
             listeners: listener_counts,
             workers: &slots,
+            hold_limit: smallest_hold_limit(live),
             current: &current,
             now: Instant::now(),
         });
@@ -396,6 +397,14 @@ async fn read(
     Ok((live, snapshot, in_flight, listener_counts))
 }
 
+/// The fewest messages a live worker's listener holds at once: an instance may be placed on any
+/// live worker, so it is counted as taking no more than the smallest of them holds. Workers
+/// that report no limit (a version from before the report) are left out; when none reports
+/// one, None, and targets are taken as written, since nothing says what an instance will hold.
+fn smallest_hold_limit(live: &[LiveWorker]) -> Option<u16> {
+    live.iter().filter_map(|w| w.hold_limit).min()
+}
+
 /// Runs one phase of a tick as a span under the tick's, with the store operations it runs
 /// under it (no span when the tick has none: export off).
 async fn phase<T>(name: &'static str, work: impl Future<Output = T>) -> T {
@@ -477,6 +486,38 @@ mod tests {
 
     fn change(app: &str, why: Option<&str>) -> (String, String, Option<String>) {
         ("t".into(), app.into(), why.map(str::to_owned))
+    }
+
+    #[test]
+    fn the_smallest_reported_hold_limit_caps_what_an_instance_takes() {
+        let worker = |name: &str, hold_limit| LiveWorker {
+            name: name.into(),
+            capacity: 10,
+            hold_limit,
+        };
+        // (case, live workers, the limit targets are capped at)
+        let cases = [
+            ("no live worker", vec![], None),
+            ("one at the defaults", vec![worker("a", Some(32))], Some(32)),
+            (
+                "the smallest of several",
+                vec![worker("a", Some(512)), worker("b", Some(32))],
+                Some(32),
+            ),
+            (
+                "a worker reporting none is left out",
+                vec![worker("a", None), worker("b", Some(512))],
+                Some(512),
+            ),
+            (
+                "none reports a limit",
+                vec![worker("a", None), worker("b", None)],
+                None,
+            ),
+        ];
+        for (name, live, want) in cases {
+            assert_eq!(smallest_hold_limit(&live), want, "{name}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The worker registry (platform scope): one row per worker name, rewritten by each heartbeat
-//! with the worker's state and listener statistics. A worker whose heartbeat is older than the
+//! with the worker's state, its limits and listener statistics. A worker whose heartbeat is older than the
 //! lease TTL it wrote is dead (the scheduler moves its instances), judged on the database's
 //! clock.
 
@@ -34,6 +34,8 @@ pub struct WorkerRecord {
 pub struct LiveWorker {
     pub name: String,
     pub capacity: u32,
+    /// Messages one of its listeners holds unacknowledged at once; None when it reports none.
+    pub hold_limit: Option<u16>,
 }
 
 /// What a heartbeat writes.
@@ -46,6 +48,9 @@ pub struct Heartbeat<'a> {
     pub listeners: &'a [ListenerReport],
     pub capacity: u32,
     pub lease_ttl: Duration,
+    /// Messages one of its listeners holds unacknowledged at once (what its held-bytes limit
+    /// holds of its largest messages); None reports no limit.
+    pub hold_limit: Option<u16>,
 }
 
 /// Registers the worker or records its heartbeat (the database's clock stamps it, so workers
@@ -55,11 +60,13 @@ pub async fn heartbeat(tx: &mut Tx, beat: &Heartbeat<'_>) -> Result<(), StoreErr
         let listeners = serde_json::to_value(beat.listeners)
             .map_err(|e| StoreError::Corrupt(format!("listener statistics: {e}")))?;
         sqlx::query(
-            "insert into workers (name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms)
-             values ($1, $2, $3, $4, now(), $5, $6, $7)
+            "insert into workers (name, state, version, started_at, heartbeat_at, listeners, capacity, lease_ttl_ms,
+                 listener_hold_limit)
+             values ($1, $2, $3, $4, now(), $5, $6, $7, $8)
              on conflict (name) do update set state = excluded.state, version = excluded.version,
                  started_at = excluded.started_at, heartbeat_at = now(), listeners = excluded.listeners,
-                 capacity = excluded.capacity, lease_ttl_ms = excluded.lease_ttl_ms",
+                 capacity = excluded.capacity, lease_ttl_ms = excluded.lease_ttl_ms,
+                 listener_hold_limit = excluded.listener_hold_limit",
         )
         .bind(beat.name)
         .bind(beat.state.as_str())
@@ -68,6 +75,7 @@ pub async fn heartbeat(tx: &mut Tx, beat: &Heartbeat<'_>) -> Result<(), StoreErr
         .bind(listeners)
         .bind(i32::try_from(beat.capacity).unwrap_or(i32::MAX))
         .bind(i32::try_from(beat.lease_ttl.as_millis()).unwrap_or(i32::MAX).max(1))
+        .bind(beat.hold_limit.map(|l| i32::from(l.max(1))))
         .execute(&mut **tx)
         .await?;
         Ok(())
@@ -96,7 +104,7 @@ pub async fn list(tx: &mut Tx, page: &PageRequest) -> Result<Page<WorkerRecord>,
 pub async fn live(tx: &mut Tx) -> Result<Vec<LiveWorker>, StoreError> {
     measured(Operation::WorkersLive, async move {
         let rows = sqlx::query(
-            "select name, capacity from workers
+            "select name, capacity, listener_hold_limit from workers
              where state = 'running' and heartbeat_at + make_interval(secs => lease_ttl_ms / 1000.0) > now()
              order by name",
         )
@@ -105,9 +113,12 @@ pub async fn live(tx: &mut Tx) -> Result<Vec<LiveWorker>, StoreError> {
         rows.iter()
             .map(|r| {
                 let capacity: i32 = r.try_get("capacity")?;
+                let hold_limit: Option<i32> = r.try_get("listener_hold_limit")?;
                 Ok(LiveWorker {
                     name: r.try_get("name")?,
                     capacity: u32::try_from(capacity).unwrap_or(0),
+                    // The column's check keeps it within 1..=65535.
+                    hold_limit: hold_limit.and_then(|l| u16::try_from(l).ok()),
                 })
             })
             .collect()

@@ -130,6 +130,16 @@ async fn seed_app(pool: &sqlx::PgPool, app: &str) -> anyhow::Result<()> {
 }
 
 async fn beat(pool: &sqlx::PgPool, name: &str, ttl: Duration) -> anyhow::Result<()> {
+    beat_holding(pool, name, ttl, Some(32)).await
+}
+
+/// A heartbeat from a worker whose listeners hold at most `hold_limit` messages at once.
+async fn beat_holding(
+    pool: &sqlx::PgPool,
+    name: &str,
+    ttl: Duration,
+    hold_limit: Option<u16>,
+) -> anyhow::Result<()> {
     let mut tx = begin_platform(pool).await?;
     workers::heartbeat(
         &mut tx,
@@ -141,6 +151,7 @@ async fn beat(pool: &sqlx::PgPool, name: &str, ttl: Duration) -> anyhow::Result<
             listeners: &[],
             capacity: 10,
             lease_ttl: ttl,
+            hold_limit,
         },
     )
     .await?;
@@ -153,6 +164,40 @@ async fn claim(pool: &sqlx::PgPool, key: &InstanceKey, worker: &str) -> anyhow::
     let claimed = assignments::claim(&mut tx, key, worker).await?;
     shoal_store::commit(tx).await?;
     Ok(claimed)
+}
+
+#[tokio::test]
+async fn live_workers_report_what_their_listeners_hold_at_once() -> anyhow::Result<()> {
+    let (_db, pool) = database().await?;
+    let ttl = Duration::from_secs(30);
+    beat_holding(&pool, "w1", ttl, Some(32)).await?;
+    beat_holding(&pool, "w2", ttl, None).await?;
+    let live = |pool: sqlx::PgPool| async move {
+        let mut tx = begin_platform(&pool).await?;
+        let live = workers::live(&mut tx).await?;
+        shoal_store::commit(tx).await?;
+        anyhow::Ok(
+            live.into_iter()
+                .map(|w| (w.name, w.hold_limit))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        live(pool.clone()).await?,
+        [("w1".to_owned(), Some(32)), ("w2".to_owned(), None)]
+    );
+
+    // Each heartbeat writes the limit again: a restarted worker with other limits says so.
+    beat_holding(&pool, "w1", ttl, Some(512)).await?;
+    beat_holding(&pool, "w2", ttl, Some(u16::MAX)).await?;
+    assert_eq!(
+        live(pool.clone()).await?,
+        [
+            ("w1".to_owned(), Some(512)),
+            ("w2".to_owned(), Some(u16::MAX))
+        ]
+    );
+    Ok(())
 }
 
 #[tokio::test]

@@ -131,7 +131,10 @@ impl WorkerConfig {
     }
 
     /// How many messages a listener may hold at once: what [`Self::max_held_bytes`] holds of
-    /// messages of [`Self::max_message_bytes`], at least one.
+    /// messages of [`Self::max_message_bytes`], at least one. Reported with every heartbeat: a
+    /// RabbitMQ listener holds `held_at_once(prefetchCount, this)`
+    /// (`shoal_domain::binding_kinds::rabbitmq`), and the scheduler counts an instance as
+    /// taking no more.
     pub fn held_messages(&self) -> u16 {
         let fits = self.max_held_bytes / self.max_message_bytes.max(1);
         u16::try_from(fits.max(1)).unwrap_or(u16::MAX)

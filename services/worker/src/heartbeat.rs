@@ -1,5 +1,6 @@
 //! Heartbeats: the worker's registry row, rewritten every interval with its state, capacity,
-//! lease TTL and listener statistics. Each beat that succeeds renews the worker's [`Lease`]
+//! lease TTL, what one of its listeners holds at once (the scheduler counts a RabbitMQ
+//! instance as taking no more) and listener statistics. Each beat that succeeds renews the worker's [`Lease`]
 //! from the moment it was sent; a failed beat is logged and retried at the next interval.
 
 use std::sync::Arc;
@@ -30,6 +31,8 @@ struct Beat {
     stats: Arc<StatsRegistry>,
     capacity: u32,
     lease_ttl: Duration,
+    /// `WorkerConfig::held_messages`.
+    hold_limit: u16,
     step_timeout: Duration,
     lease: Lease,
 }
@@ -45,6 +48,7 @@ impl Beat {
             listeners: &listeners,
             capacity: self.capacity,
             lease_ttl: self.lease_ttl,
+            hold_limit: Some(self.hold_limit),
         };
         // Taken before the transaction begins, so before the database stamps `now()`.
         let sent_at = Instant::now();
@@ -87,6 +91,7 @@ impl Heartbeats {
             stats,
             capacity: config.capacity,
             lease_ttl: config.lease_ttl,
+            hold_limit: config.held_messages(),
             step_timeout: config.database_step_timeout,
             lease,
         });

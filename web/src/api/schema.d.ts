@@ -1556,6 +1556,13 @@ export interface components {
             perInstance: number;
             /**
              * Format: int32
+             * @description What the trigger's setting asks one instance to take (RabbitMQ's `prefetchCount`), when
+             *     `perInstance` is lower: the workers hold fewer messages at once, and an instance takes
+             *     only what it holds.
+             */
+            askedPerInstance?: number | null;
+            /**
+             * Format: int32
              * @description The function's `maxConcurrency`, when its request was cut to it.
              */
             cappedByConcurrency?: number | null;

@@ -56,6 +56,7 @@ async fn report(app: &TestApp, listener: Value) {
             listeners: &[listener],
             capacity: 10,
             lease_ttl: Duration::from_secs(60),
+            hold_limit: Some(32),
         },
     )
     .await

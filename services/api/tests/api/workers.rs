@@ -37,6 +37,7 @@ async fn beat_with(
             listeners,
             capacity,
             lease_ttl,
+            hold_limit: Some(32),
         },
     )
     .await

@@ -160,6 +160,8 @@ pub async fn heartbeat_workers(
                 listeners: &[],
                 capacity,
                 lease_ttl,
+                // The fleet's apps scale on storage queues, whose targets no limit lowers.
+                hold_limit: None,
             },
         )
         .await?;

@@ -110,6 +110,7 @@ fn world(apps: usize, workers: usize) -> World {
                     latest_unreadable: false,
                     listener_load: None,
                     max_concurrency: None,
+                    held_by_workers: None,
                 }],
                 recent_recommendations,
             };

@@ -19,7 +19,9 @@
 //!
 //! Scaling follows KEDA's RabbitMQ scaler in `QueueLength` mode (messages ready in the queue)
 //! with `prefetchCount` as its `value`: one instance is meant to take what it holds at once,
-//! as Azure's target scalers use a Storage queue's `batchSize`.
+//! as Azure's target scalers use a Storage queue's `batchSize`. A worker holds no more than its
+//! own limit allows, so what an instance holds is [`held_at_once`], which both the worker's
+//! `basic.qos` and the scheduler's per-instance target are.
 
 mod kinds;
 mod payload;
@@ -152,6 +154,15 @@ fn default_prefetch() -> u16 {
     30
 }
 
+/// How many messages one instance holds unacknowledged at once when the app asks for
+/// `prefetch_count` and a worker's listener may hold at most `hold_limit` (what the worker's
+/// held-bytes limit holds of its largest messages): the worker's `basic.qos`, and so what the
+/// scheduler counts one instance as taking. One function for both, so the scale target never
+/// counts on messages a listener would not take. At least 1: a `basic.qos` of 0 is no limit.
+pub fn held_at_once(prefetch_count: u16, hold_limit: u16) -> u16 {
+    prefetch_count.min(hold_limit).max(1)
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -282,4 +293,30 @@ pub fn connection_uri(
         return Err(format!("app setting {setting} names no host"));
     }
     Ok(uri.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instance_holds_the_prefetch_count_or_the_workers_limit_whichever_is_smaller() {
+        // (case, prefetchCount, the worker's hold limit, held at once)
+        let cases = [
+            ("default prefetch under the default limit", 30, 32, 30),
+            ("prefetch at the limit", 32, 32, 32),
+            ("prefetch above the default limit", 250, 32, 32),
+            ("largest prefetch", u16::MAX, 32, 32),
+            ("a worker with room for more", 250, 512, 250),
+            ("a limit of one message", 250, 1, 1),
+            ("prefetch of one", 1, 32, 1),
+            ("no limit at all", u16::MAX, u16::MAX, u16::MAX),
+            ("zero is never held (basic.qos 0 means no limit)", 0, 0, 1),
+            ("zero prefetch", 0, 32, 1),
+            ("zero limit", 30, 0, 1),
+        ];
+        for (name, prefetch, limit, want) in cases {
+            assert_eq!(held_at_once(prefetch, limit), want, "{name}");
+        }
+    }
 }

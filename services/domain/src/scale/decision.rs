@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::held::HeldByWorkers;
 use super::incremental::{Vote, VoteRule, incremental_vote};
 use super::listeners::ListenerLoad;
 use super::targets::{MetricSample, TargetRule, target_instances};
@@ -33,6 +34,9 @@ pub struct FunctionScaleInput {
     /// The function's `maxConcurrency`: it never asks for more instances than it has slots,
     /// since an instance beyond that could never start a call.
     pub max_concurrency: Option<u32>,
+    /// Why `rule.per_instance` is lower than the trigger's setting, when it is: the workers'
+    /// listeners hold fewer messages at once than the setting asks (see `held_rule`).
+    pub held_by_workers: Option<HeldByWorkers>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +76,11 @@ pub struct FunctionVerdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote: Option<Vote>,
     pub per_instance: u32,
+    /// What the trigger's setting asks one instance to take (RabbitMQ's `prefetchCount`), when
+    /// `perInstance` is lower: the workers hold fewer messages at once, and an instance takes
+    /// only what it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_per_instance: Option<u32>,
     /// The function's `maxConcurrency`, when its request was cut to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capped_by_concurrency: Option<u32>,
@@ -213,6 +222,7 @@ fn judge(f: &FunctionScaleInput, mode: ScaleMode, current: u32) -> Judged<'_> {
         target: None,
         vote: None,
         per_instance: f.rule.per_instance,
+        asked_per_instance: f.held_by_workers.map(|h| h.asked),
         capped_by_concurrency: None,
     };
     let mut judged = judge_uncapped(f, mode, current, latest, verdict);

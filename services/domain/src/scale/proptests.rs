@@ -49,6 +49,7 @@ fn function() -> impl Strategy<Value = FunctionScaleInput> {
                     latest_unreadable,
                     listener_load: None,
                     max_concurrency,
+                    held_by_workers: None,
                 }
             },
         )

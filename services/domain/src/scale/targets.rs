@@ -116,13 +116,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn binding(value: serde_json::Value) -> Binding {
-        crate::bindings::parse_binding(&value, "bindings[0]").expect("test binding is valid")
-    }
-
-    fn host(value: serde_json::Value) -> HostConfig {
-        HostConfig::parse(&value, "hostConfig").expect("test hostConfig is valid")
-    }
+    use crate::scale::tests::{binding, host};
 
     fn rule(metric: MetricKind, per_instance: u32) -> Option<TargetRule> {
         Some(TargetRule {

@@ -8,6 +8,16 @@ use super::*;
 mod incremental;
 mod reasons;
 
+/// A trigger binding as a function's `function.json` writes it.
+pub(super) fn binding(value: serde_json::Value) -> crate::bindings::Binding {
+    crate::bindings::parse_binding(&value, "bindings[0]").expect("test binding is valid")
+}
+
+/// An app's `host.json`.
+pub(super) fn host(value: serde_json::Value) -> crate::host_config::HostConfig {
+    crate::host_config::HostConfig::parse(&value, "hostConfig").expect("test hostConfig is valid")
+}
+
 pub(super) fn rule(metric: MetricKind, per_instance: u32) -> TargetRule {
     TargetRule {
         metric,
@@ -36,6 +46,7 @@ pub(super) fn func(name: &str, rule: TargetRule, values: &[u64]) -> FunctionScal
         latest_unreadable: false,
         listener_load: None,
         max_concurrency: None,
+        held_by_workers: None,
     }
 }
 

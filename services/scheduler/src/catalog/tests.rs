@@ -26,11 +26,28 @@ pub(crate) fn http() -> Value {
     json!({"bindings": [{"type": "httpTrigger", "direction": "in", "name": "req"}]})
 }
 
+/// A `rabbitMQTrigger` on the broker the setting `Rabbit` names.
+pub(crate) fn rabbit() -> Value {
+    json!({"bindings": [
+        {"type": "rabbitMQTrigger", "direction": "in", "name": "order", "queueName": "orders",
+         "connectionStringSetting": "Rabbit"}
+    ]})
+}
+
 /// The app `t/a` (limit 10) with `functions`, parsed as the catalog parses stored ones.
 pub(crate) fn app(functions: &[(&str, Value)]) -> ScalableApp {
-    let body = json!({"handler": {"url": "http://127.0.0.1:7071"},
-                      "appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true"},
-                      "scale": {"limit": 10}});
+    app_with_host(Value::Null, functions)
+}
+
+/// [`app`] with `host_config` as its `hostConfig` (none when null).
+pub(crate) fn app_with_host(host_config: Value, functions: &[(&str, Value)]) -> ScalableApp {
+    let mut body = json!({"handler": {"url": "http://127.0.0.1:7071"},
+                          "appSettings": {"AzureWebJobsStorage": "UseDevelopmentStorage=true",
+                                          "Rabbit": "amqp://shoal:secret@127.0.0.1:5672/%2f"},
+                          "scale": {"limit": 10}});
+    if !host_config.is_null() {
+        body["hostConfig"] = host_config;
+    }
     let spec = AppSpec::parse("a", &body).expect("test app is valid").spec;
     let functions: Vec<(&str, FunctionSpec)> = functions
         .iter()

@@ -64,6 +64,16 @@ async fn heartbeats_carry_listener_statistics_and_metrics_show_them() -> anyhow:
         (100, Duration::from_secs(10)),
         "the defaults the scheduler places by"
     );
+    // What a listener holds at once, which the scheduler counts a RabbitMQ instance as taking.
+    let mut tx = begin_platform(&h.pool).await?;
+    let live = workers::live(&mut tx).await?;
+    shoal_store::commit(tx).await?;
+    let observed = live.iter().find(|w| w.name == "w-observed").unwrap();
+    assert_eq!(
+        observed.hold_limit,
+        Some(h.worker_config("w-observed").held_messages())
+    );
+    assert_eq!(observed.hold_limit, Some(32), "at the default limits");
     let count = row
         .listeners
         .iter()

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{
     DataType, HOST_SECTION, OUTPUT_TYPE, Options, OutputBinding, TRIGGER_TYPE, TriggerBinding,
-    check_queue_name, connection_uri, resolve_queue_name,
+    check_queue_name, connection_uri, held_at_once, resolve_queue_name,
 };
 use crate::binding_expressions::output_name;
 use crate::binding_kinds::{
@@ -120,6 +120,15 @@ impl BindingKind for Trigger {
 
     fn per_instance(&self, _binding: &KindBinding, section: Option<&Value>) -> Option<u32> {
         Some(u32::from(Options::of(section).prefetch_count))
+    }
+
+    fn held_per_instance(&self, per_instance: u32, hold_limit: u16) -> Option<(&'static str, u32)> {
+        // `per_instance` is `prefetchCount`, a u16.
+        let prefetch = u16::try_from(per_instance).unwrap_or(u16::MAX);
+        Some((
+            "prefetchCount",
+            u32::from(held_at_once(prefetch, hold_limit)),
+        ))
     }
 
     fn failed_messages(&self) -> &'static str {

@@ -67,7 +67,9 @@ pub(super) fn sentence(
     s
 }
 
-/// `orders queueLength 1000 / 16 per instance = 63`, or `orders votes scaleIn (idle for 5 samples)`.
+/// `orders queueLength 1000 / 16 per instance = 63`, `orders queueLength 2000 / 32 per instance
+/// (prefetchCount 250, held 32 at a time by workers) = 63`, or `orders votes scaleIn (idle for 5
+/// samples)`.
 fn describe(j: &Judged) -> String {
     let described = describe_request(j);
     match j.verdict.capped_by_concurrency {
@@ -79,11 +81,20 @@ fn describe(j: &Judged) -> String {
 fn describe_request(j: &Judged) -> String {
     let f = &j.input.function;
     match (j.rule, j.verdict.metric, j.verdict.target) {
-        (None, Some(metric), Some(target)) => format!(
-            "{f} {} {metric} / {} per instance = {target}",
-            j.input.rule.metric.as_str(),
-            j.input.rule.per_instance,
-        ),
+        (None, Some(metric), Some(target)) => {
+            let per_instance = j.input.rule.per_instance;
+            let held = match j.input.held_by_workers {
+                Some(h) => format!(
+                    " ({} {}, held {per_instance} at a time by workers)",
+                    h.setting, h.asked
+                ),
+                None => String::new(),
+            };
+            format!(
+                "{f} {} {metric} / {per_instance} per instance{held} = {target}",
+                j.input.rule.metric.as_str(),
+            )
+        }
         (Some(rule), _, _) => {
             let unreadable = match (&j.input.listener_load, j.input.latest_unreadable) {
                 (Some(load), true) => format!(

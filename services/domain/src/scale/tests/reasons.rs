@@ -88,12 +88,36 @@ fn verdicts_keep_the_function_order_and_readings() {
         target: Some(3),
         vote: None,
         per_instance: 16,
+        asked_per_instance: None,
         capped_by_concurrency: None,
     };
     assert_eq!(d.functions[0], want_b);
     assert_eq!(
         (d.functions[1].function.as_str(), d.functions[1].target),
         ("a", Some(0))
+    );
+}
+
+/// A target lowered to what the workers hold at once says so, in the reason and the verdict.
+#[test]
+fn a_target_held_by_workers_says_what_the_setting_asked() {
+    let held = FunctionScaleInput {
+        held_by_workers: Some(HeldByWorkers {
+            setting: "prefetchCount",
+            asked: 250,
+        }),
+        ..func("Take", rule(MetricKind::QueueLength, 32), &[2000])
+    };
+    let d = decide(&target(0, vec![held]));
+    assert_eq!(
+        d.reason,
+        "scale out: Take queueLength 2000 / 32 per instance (prefetchCount 250, held 32 at a \
+         time by workers) = 63; +4 per decision"
+    );
+    assert_eq!(
+        serde_json::to_value(&d.functions).unwrap(),
+        serde_json::json!([{"function": "Take", "mode": "target", "metric": 2000, "target": 63,
+                            "perInstance": 32, "askedPerInstance": 250}])
     );
 }
 

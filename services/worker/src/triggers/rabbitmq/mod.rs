@@ -17,7 +17,7 @@ mod listener;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use shoal_domain::binding_kinds::rabbitmq::{HOST_SECTION, Options, TriggerBinding};
+use shoal_domain::binding_kinds::rabbitmq::{HOST_SECTION, Options, TriggerBinding, held_at_once};
 use shoal_domain::bindings::Binding;
 use shoal_domain::trigger_source::{BrokerSource, TriggerSource};
 use std::sync::Arc;
@@ -69,7 +69,7 @@ impl TriggerKind for RabbitMqTrigger {
             source,
             binary: binding.reads_binary(),
             binding: binding.name.as_str().to_owned(),
-            prefetch: asked.min(config.held_messages()),
+            prefetch: held_at_once(asked, config.held_messages()),
             asked_prefetch: asked,
             max_body: config.max_message_bytes,
             held_bytes: config.max_held_bytes,
