@@ -17,6 +17,44 @@ fn trigger(extra: Value) -> Value {
     json!({"bindings": [binding]})
 }
 
+/// Points the app's `OrdersBus` setting at the namespace `host_port` (emulator-style, with a
+/// key the diagnostics must never show) and writes the trigger with `extra`.
+async fn trigger_on_namespace(app: &TestApp, host_port: &str, extra: Value) {
+    let patch = app
+        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
+        .json(&json!({"appSettings": {"OrdersBus": format!(
+            "Endpoint=sb://{host_port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
+        )}}))
+        .fetch()
+        .await;
+    assert!(patch.status().is_success(), "{}", patch.status());
+    let put = app
+        .admin(Method::PUT, PATH)
+        .json(&trigger(extra))
+        .fetch()
+        .await;
+    assert_eq!(put.status(), StatusCode::CREATED);
+}
+
+/// The app's diagnostics (200) and their one entity check's detail, which must not show the
+/// namespace's key.
+async fn entity_check(app: &TestApp) -> (Value, Value) {
+    let response = app.get("/v1/tenants/contoso/apps/orders/diagnostics").await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let diagnostics: Value = response.json().await.unwrap();
+    let entity: Vec<&Value> = diagnostics["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["subject"] == "entity")
+        .collect();
+    assert_eq!(entity.len(), 1, "{diagnostics}");
+    let entity = entity[0].clone();
+    let detail = entity["detail"].as_str().unwrap();
+    assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
+    (diagnostics, entity)
+}
+
 #[tokio::test]
 async fn entity_settings_and_names_are_422_with_field_paths() {
     let app = TestApp::spawn().await;
@@ -111,36 +149,16 @@ async fn diagnostics_report_an_unreachable_namespace() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let patch = app
-        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
-        .json(&json!({"appSettings": {"OrdersBus": format!(
-            "Endpoint=sb://127.0.0.1:{port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
-        )}}))
-        .fetch()
-        .await;
-    assert!(patch.status().is_success(), "{}", patch.status());
-    let put = app
-        .admin(Method::PUT, PATH)
-        .json(&trigger(
-            json!({"queueName": "orders", "entity": {"maxDeliveryCount": 3}}),
-        ))
-        .fetch()
-        .await;
-    assert_eq!(put.status(), StatusCode::CREATED);
-    let response = app.get("/v1/tenants/contoso/apps/orders/diagnostics").await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let diagnostics: Value = response.json().await.unwrap();
-    let entity: Vec<&Value> = diagnostics["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["subject"] == "entity")
-        .collect();
-    assert_eq!(entity.len(), 1, "{diagnostics}");
-    assert_eq!(entity[0]["status"], "error");
-    let detail = entity[0]["detail"].as_str().unwrap();
+    trigger_on_namespace(
+        &app,
+        &format!("127.0.0.1:{port}"),
+        json!({"queueName": "orders", "entity": {"maxDeliveryCount": 3}}),
+    )
+    .await;
+    let (diagnostics, entity) = entity_check(&app).await;
+    assert_eq!(entity["status"], "error");
+    let detail = entity["detail"].as_str().unwrap();
     assert!(detail.contains("unreachable"), "{detail}");
-    assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
     assert_eq!(diagnostics["healthy"], false);
 }
 
@@ -166,33 +184,15 @@ async fn diagnostics_do_not_probe_a_namespace_that_resolves_to_a_refused_address
         }
     });
     let name = shoal_testkit::loopback_host_name();
-    let patch = app
-        .admin(Method::PATCH, "/v1/tenants/contoso/apps/orders")
-        .json(&json!({"appSettings": {"OrdersBus": format!(
-            "Endpoint=sb://{name}:{port};SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true"
-        )}}))
-        .fetch()
-        .await;
-    assert!(patch.status().is_success(), "{}", patch.status());
-    let put = app
-        .admin(Method::PUT, PATH)
-        .json(&trigger(json!({"queueName": "orders"})))
-        .fetch()
-        .await;
-    assert_eq!(put.status(), StatusCode::CREATED);
-    let response = app.get("/v1/tenants/contoso/apps/orders/diagnostics").await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let diagnostics: Value = response.json().await.unwrap();
-    let entity: Vec<&Value> = diagnostics["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["subject"] == "entity")
-        .collect();
-    assert_eq!(entity.len(), 1, "{diagnostics}");
-    let detail = entity[0]["detail"].as_str().unwrap();
+    trigger_on_namespace(
+        &app,
+        &format!("{name}:{port}"),
+        json!({"queueName": "orders"}),
+    )
+    .await;
+    let (_, entity) = entity_check(&app).await;
+    let detail = entity["detail"].as_str().unwrap();
     assert!(detail.contains("egress policy"), "{detail}");
-    assert!(!detail.contains("SAS_KEY_VALUE"), "{detail}");
     assert_eq!(
         connections.load(std::sync::atomic::Ordering::SeqCst),
         0,
