@@ -139,6 +139,12 @@ impl TraceContext {
         format!("{:016x}", self.span_id)
     }
 
+    /// The trace's and this span's ids as numbers, for an exporter that takes them as such
+    /// (formatting them as hex only to parse them back costs a delivery two strings).
+    pub fn ids(&self) -> (u128, u64) {
+        (self.trace_id, self.span_id)
+    }
+
     /// The same position with the sampled flag set as a sampler decided: a trace Shoal starts
     /// tells the handler whether its spans are kept.
     pub fn with_sampled(&self, sampled: bool) -> TraceContext {

@@ -137,9 +137,10 @@ pub fn child_of_current(
 }
 
 fn ids(trace: &TraceContext) -> (TraceId, SpanId) {
+    let (trace_id, span_id) = trace.ids();
     (
-        TraceId::from_hex(&trace.trace_id()).unwrap_or(TraceId::INVALID),
-        SpanId::from_hex(&trace.span_id()).unwrap_or(SpanId::INVALID),
+        TraceId::from_bytes(trace_id.to_be_bytes()),
+        SpanId::from_bytes(span_id.to_be_bytes()),
     )
 }
 
