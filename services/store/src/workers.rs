@@ -1,7 +1,7 @@
 //! The worker registry (platform scope): one row per worker name, rewritten by each heartbeat
-//! with the worker's state, its limits and listener statistics. A worker whose heartbeat is older than the
-//! lease TTL it wrote is dead (the scheduler moves its instances), judged on the database's
-//! clock.
+//! with the worker's state, its limits and listener statistics. A worker whose heartbeat is
+//! older than the lease TTL it wrote is dead (the scheduler moves its instances), judged on the
+//! database's clock.
 
 use std::time::Duration;
 

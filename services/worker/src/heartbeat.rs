@@ -1,7 +1,8 @@
 //! Heartbeats: the worker's registry row, rewritten every interval with its state, capacity,
 //! lease TTL, what one of its listeners holds at once (the scheduler counts a RabbitMQ
-//! instance as taking no more) and listener statistics. Each beat that succeeds renews the worker's [`Lease`]
-//! from the moment it was sent; a failed beat is logged and retried at the next interval.
+//! instance as taking no more) and listener statistics. Each beat that succeeds renews the
+//! worker's [`Lease`] from the moment it was sent; a failed beat is logged and retried at the
+//! next interval.
 
 use std::sync::Arc;
 use std::time::Duration;
